@@ -1,0 +1,3 @@
+from benchtop.cli import main
+
+raise SystemExit(main())

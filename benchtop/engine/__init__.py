@@ -1,0 +1,347 @@
+"""The Python side of the native engine: start/stop, live knobs, snapshots.
+
+Everything here checks its arguments in Python and turns the engine's return
+codes into `EngineError`.  Calls into the engine release the GIL (cffi API
+mode), so a UI or a headless loop keeps running while the engine works.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from benchtop import __version__
+from benchtop.engine.histogram import Histogram, nbuckets
+from benchtop.snapshots import ERROR_KINDS, STATES, EngineSample
+
+try:
+    from benchtop.engine._native import ffi, lib
+except ImportError as exc:  # pragma: no cover - only without a build
+    raise ImportError(
+        "benchtop's native engine is not built: install with `pip install .` (it compiles native/)"
+    ) from exc
+
+if ffi.string(lib.bt_version()).decode() != __version__:
+    raise ImportError(
+        f"native engine {ffi.string(lib.bt_version()).decode()} does not match benchtop {__version__}: reinstall"
+    )
+
+DRIVERS = {"null": lib.BT_DRIVER_NULL, "sqlite": lib.BT_DRIVER_SQLITE, "mysql": lib.BT_DRIVER_MYSQL,
+           "postgresql": lib.BT_DRIVER_PGSQL}
+DISTRIBUTIONS = {"uniform": lib.BT_DIST_UNIFORM, "gaussian": lib.BT_DIST_GAUSSIAN,
+                 "special": lib.BT_DIST_SPECIAL, "pareto": lib.BT_DIST_PARETO,
+                 "zipfian": lib.BT_DIST_ZIPFIAN}
+ARRIVALS = {"uniform": lib.BT_ARRIVAL_UNIFORM, "poisson": lib.BT_ARRIVAL_POISSON}
+MAX_THREADS = lib.BT_MAX_THREADS
+
+
+class EngineError(RuntimeError):
+    """An engine call failed; the message is one line."""
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != lib.BT_OK:
+        raise EngineError(f"{what}: {ffi.string(lib.bt_strerror(rc)).decode()}")
+
+
+def driver_available(name: str) -> bool:
+    return name in DRIVERS and bool(lib.bt_driver_available(DRIVERS[name]))
+
+
+@dataclass(frozen=True, slots=True)
+class ConnSettings:
+    """How each worker connects (the password never leaves this object)."""
+
+    driver: str = "null"
+    host: str = ""
+    port: int = 0
+    user: str = ""
+    password: str | None = field(default=None, repr=False)
+    database: str = ""
+    socket: str = ""
+    options: str = ""
+    ssl: int = 0
+    prepare: bool = True
+    pipeline: bool = False
+    connect_timeout_s: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    threads: int = 1
+    rate: float = 0.0
+    arrival: str = "uniform"
+    max_events: int = 0
+    rand_type: str = "uniform"
+    rand_spec_iter: int = 12
+    rand_spec_pct: float = 1.0
+    rand_spec_res: float = 75.0
+    rand_pareto_h: float = 0.2
+    rand_zipfian_exp: float = 0.8
+    seed: int = 0
+    reconnect_every: int = 0
+    ignore_all_errors: bool = False
+    ignore_codes: tuple[int, ...] = ()
+    max_retries: int = 0
+
+
+class _Keep:
+    """Holds cffi allocations that C keeps pointers to for the engine's life."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def new(self, ctype: str, init: Any = None) -> Any:
+        obj = ffi.new(ctype, init)
+        self.items.append(obj)
+        return obj
+
+    def cstr(self, s: str | None) -> Any:
+        if s is None or s == "":
+            return ffi.NULL
+        return self.new("char[]", s.encode())
+
+
+def _fill_conn(c: Any, conn: ConnSettings, keep: _Keep) -> None:
+    if conn.driver not in DRIVERS:
+        raise EngineError(f"unknown engine {conn.driver!r}: use one of {', '.join(DRIVERS)}")
+    if not lib.bt_driver_available(DRIVERS[conn.driver]):
+        raise EngineError(
+            f"this build of benchtop has no {conn.driver} driver: install the client library "
+            f"({'libmariadb-dev' if conn.driver == 'mysql' else 'libpq-dev'}) and reinstall benchtop"
+        )
+    c.driver = DRIVERS[conn.driver]
+    c.host = keep.cstr(conn.host)
+    c.port = conn.port
+    c.user = keep.cstr(conn.user)
+    c.password = keep.cstr(conn.password) if conn.password is not None else ffi.NULL
+    c.database = keep.cstr(conn.database)
+    c.socket = keep.cstr(conn.socket)
+    c.options = keep.cstr(conn.options)
+    c.ssl = conn.ssl
+    c.prepare = 1 if conn.prepare else 0
+    c.pipeline = 1 if conn.pipeline else 0
+    c.connect_timeout_s = conn.connect_timeout_s
+
+
+def _program_struct(program: Any, keep: _Keep) -> Any:
+    """cffi structs for a compiled benchtop.workload.Program."""
+    p = keep.new("bt_program *")
+    ops = keep.new("bt_op[]", max(1, len(program.ops)))
+    for i, op in enumerate(program.ops):
+        o = ops[i]
+        o.code, o.a, o.b, o.c, o.d, o.x, o.y = op
+    params = keep.new("bt_param[]", max(1, len(program.params)))
+    for i, (kind, reg, k) in enumerate(program.params):
+        params[i].kind, params[i].reg, params[i].k = kind, reg, k
+    stmts = keep.new("bt_stmt[]", max(1, len(program.stmts)))
+    for i, st in enumerate(program.stmts):
+        stmts[i].sql = keep.cstr(st.sql)
+        stmts[i].table_reg = st.table_reg
+        stmts[i].nparams = st.nparams
+        stmts[i].kind = st.kind
+        stmts[i].is_begin = st.is_begin
+    strings = keep.new("char *[]", max(1, len(program.strings)))
+    for i, s in enumerate(program.strings):
+        strings[i] = keep.cstr(s) if s else keep.new("char[]", b"")
+    types = keep.new("bt_txn_type[]", max(1, len(program.txn_types)))
+    for i, tt in enumerate(program.txn_types):
+        types[i].name = keep.cstr(tt.name)
+        types[i].weight = tt.weight
+        types[i].first_op = tt.first_op
+        types[i].nops = tt.nops
+    regs = keep.new("int64_t[]", max(1, len(program.init_regs)))
+    for i, v in enumerate(program.init_regs):
+        regs[i] = v
+    p.ops, p.nops = ops, len(program.ops)
+    p.params, p.nparams = params, len(program.params)
+    p.stmts, p.nstmts = stmts, len(program.stmts)
+    p.strings, p.nstrings = strings, len(program.strings)
+    p.txn_types, p.ntxn_types = types, len(program.txn_types)
+    p.max_table = program.max_table
+    p.init_regs, p.ninit_regs = regs, len(program.init_regs)
+    return p
+
+
+class Engine:
+    """One run of the native engine.
+
+    >>> from benchtop.workload import builtin_program
+    >>> eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2), builtin_program("oltp_point_select", "null"))
+    >>> eng.start(); import time; time.sleep(0.05); eng.stop(); eng.join()
+    >>> eng.snapshot().transactions > 0
+    True
+    >>> eng.close()
+    """
+
+    def __init__(self, conn: ConnSettings, settings: EngineSettings, program: Any | None) -> None:
+        if not 0 <= settings.threads <= MAX_THREADS:
+            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {settings.threads}")
+        if settings.rate < 0:
+            raise EngineError(f"rate must be >= 0, not {settings.rate}")
+        if settings.arrival not in ARRIVALS:
+            raise EngineError(f"unknown arrival process {settings.arrival!r}: use uniform or poisson")
+        if settings.rand_type not in DISTRIBUTIONS:
+            raise EngineError(
+                f"unknown --rand-type {settings.rand_type!r}: use one of {', '.join(DISTRIBUTIONS)}"
+            )
+        self._keep = _Keep()
+        self._lock = threading.Lock()
+        self.program = program
+        self.conn = conn
+        cfg = self._keep.new("bt_config *")
+        _fill_conn(cfg.conn, conn, self._keep)
+        cfg.program = _program_struct(program, self._keep) if program is not None else ffi.NULL
+        cfg.threads = settings.threads
+        cfg.rate = settings.rate
+        cfg.arrival = ARRIVALS[settings.arrival]
+        cfg.max_events = settings.max_events
+        cfg.rand_type = DISTRIBUTIONS[settings.rand_type]
+        cfg.rand_spec_iter = settings.rand_spec_iter
+        cfg.rand_spec_pct = settings.rand_spec_pct
+        cfg.rand_spec_res = settings.rand_spec_res
+        cfg.rand_pareto_h = settings.rand_pareto_h
+        cfg.rand_zipfian_exp = settings.rand_zipfian_exp
+        cfg.seed = settings.seed
+        cfg.reconnect_every = settings.reconnect_every
+        cfg.ignore_all_errors = 1 if settings.ignore_all_errors else 0
+        codes = self._keep.new("int32_t[]", max(1, len(settings.ignore_codes)))
+        for i, code in enumerate(settings.ignore_codes):
+            codes[i] = code
+        cfg.ignore_codes = codes
+        cfg.nignore_codes = len(settings.ignore_codes)
+        cfg.max_retries = settings.max_retries
+        out = ffi.new("bt_engine **")
+        rc = lib.bt_engine_new(cfg, out)
+        if rc == lib.BT_EINVAL:
+            raise EngineError("the engine refused this configuration (a workload program or option is invalid)")
+        _check(rc, "cannot create the engine")
+        self._h = out[0]
+        self._arrival = settings.arrival
+        n = nbuckets()
+        self._lat = ffi.new("uint64_t[]", n)
+        self._svc = ffi.new("uint64_t[]", n)
+        self._snap = ffi.new("bt_snapshot *")
+        self._closed = False
+
+    # -- lifecycle -------------------------------------------------------------
+    def start(self) -> None:
+        _check(lib.bt_engine_start(self._h), "cannot start the engine")
+
+    def stop(self) -> None:
+        _check(lib.bt_engine_stop(self._h), "cannot stop the engine")
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the workers to finish their current transaction and exit.
+        Returns False if they are still busy after `timeout` (a hung server)."""
+        t = threading.Thread(target=lib.bt_engine_join, args=(self._h,), daemon=True)
+        t.start()
+        t.join(timeout)
+        return not t.is_alive()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            lib.bt_engine_free(self._h)
+
+    # -- knobs -----------------------------------------------------------------
+    def set_threads(self, n: int) -> None:
+        if not 0 <= n <= MAX_THREADS:
+            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {n}")
+        _check(lib.bt_engine_set_threads(self._h, n), "cannot change threads")
+
+    def set_rate(self, rate: float, arrival: str | None = None) -> None:
+        if rate < 0:
+            raise EngineError(f"rate must be >= 0, not {rate}")
+        arrival = arrival or self._arrival
+        if arrival not in ARRIVALS:
+            raise EngineError(f"unknown arrival process {arrival!r}: use uniform or poisson")
+        self._arrival = arrival
+        _check(lib.bt_engine_set_rate(self._h, float(rate), ARRIVALS[arrival]), "cannot change rate")
+
+    def set_paused(self, paused: bool) -> None:
+        _check(lib.bt_engine_set_paused(self._h, 1 if paused else 0), "cannot pause")
+
+    # -- reading -----------------------------------------------------------------
+    def snapshot(self) -> EngineSample:
+        with self._lock:
+            _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")
+            s = self._snap
+            n = nbuckets()
+            lat = Histogram(tuple(ffi.unpack(self._lat, n)))
+            svc = Histogram(tuple(ffi.unpack(self._svc, n)))
+            return EngineSample(
+                t=s.t,
+                state=STATES[s.state] if 0 <= s.state < len(STATES) else "failed",
+                threads_target=s.threads_target,
+                threads_running=s.threads_running,
+                paused=bool(s.paused),
+                rate=s.rate,
+                transactions=s.transactions,
+                rollbacks=s.rollbacks,
+                reads=s.queries[0],
+                writes=s.queries[1],
+                other=s.queries[2],
+                errors={k: s.errors[i] for i, k in enumerate(ERROR_KINDS)},
+                retries=s.retries,
+                reconnects=s.reconnects,
+                connects=s.connects,
+                connect_ns_sum=s.connect_ns_sum,
+                connect_ns_max=s.connect_ns_max,
+                latency_ns_sum=s.latency_ns_sum,
+                latency_ns_min=s.latency_ns_min,
+                latency_ns_max=s.latency_ns_max,
+                service_ns_sum=s.service_ns_sum,
+                service_ns_max=s.service_ns_max,
+                busy_ns=s.busy_ns,
+                queue_ns=s.queue_ns,
+                tickets_due=s.tickets_due,
+                txn_by_type=tuple(s.txn_by_type),
+                txn_ns_by_type=tuple(s.txn_ns_by_type),
+                rows_loaded=s.rows_loaded,
+                error=ffi.string(s.error).decode(errors="replace"),
+                latency=lat,
+                service=svc,
+            )
+
+    # -- bulk load ---------------------------------------------------------------
+    def load(self, spec: Any, threads: int) -> None:
+        """Blocking multi-threaded bulk load (run it in a thread and watch
+        snapshot().rows_loaded for progress)."""
+        keep = _Keep()
+        ld = keep.new("bt_load *")
+        cols = keep.new("bt_gen[]", max(1, len(spec.cols)))
+        for i, g in enumerate(spec.cols):
+            cols[i].kind, cols[i].dist, cols[i].lo, cols[i].hi = g.kind, g.dist, g.lo, g.hi
+            cols[i].text = keep.cstr(g.text) if g.text else ffi.NULL
+        ld.insert_prefix = keep.cstr(spec.insert_prefix)
+        ld.cols, ld.ncols = cols, len(spec.cols)
+        ld.first_table, ld.last_table = spec.first_table, spec.last_table
+        ld.rows = spec.rows
+        ld.rows_per_insert = spec.rows_per_insert
+        ld.rows_per_commit = spec.rows_per_commit
+        rc = lib.bt_engine_load(self._h, ld, threads)
+        if rc != lib.BT_OK:
+            err = self.snapshot().error
+            raise EngineError(err or ffi.string(lib.bt_strerror(rc)).decode())
+
+
+def exec_sql(conn: ConnSettings, sql: str) -> str | None:
+    """Run one statement on a fresh connection; the first column of the first
+    row as text (None if no row).  Raises EngineError with the server's message."""
+    keep = _Keep()
+    c = keep.new("bt_conn_config *")
+    _fill_conn(c, conn, keep)
+    out = ffi.new("char[]", 4096)
+    err = ffi.new("char[]", 1024)
+    rc = lib.bt_exec_sql(c, sql.encode(), out, 4096, err, 1024)
+    if rc != lib.BT_OK:
+        raise EngineError(ffi.string(err).decode(errors="replace") or ffi.string(lib.bt_strerror(rc)).decode())
+    value = ffi.string(out).decode(errors="replace")
+    return value if value != "" else None
+
+
+def exec_script(conn: ConnSettings, statements: Sequence[str]) -> None:
+    for sql in statements:
+        exec_sql(conn, sql)

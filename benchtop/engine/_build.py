@@ -1,0 +1,151 @@
+"""cffi API-mode build of the native engine (used by setup.py only; never
+imported at run time).
+
+The MySQL and PostgreSQL drivers are compiled in when their client libraries
+are found (mariadb_config / mysql_config, pg_config or pkg-config); the engine
+reports which drivers it has through bt_driver_available().
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from cffi import FFI
+
+ROOT = Path(__file__).resolve().parents[2]
+NATIVE = ROOT / "native"
+
+CORE_SOURCES = [
+    "engine.c",
+    "worker.c",
+    "scheduler.c",
+    "histogram.c",
+    "workload.c",
+    "rand.c",
+    "load.c",
+    "driver_common.c",
+    "driver_null.c",
+    "driver_sqlite.c",
+]
+
+
+def _cdef_text() -> str:
+    """benchtop_api.h without preprocessor lines: cdef() takes plain C."""
+    text = (NATIVE / "benchtop_api.h").read_text()
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    return "\n".join(lines)
+
+
+def _run(cmd: list[str]) -> str | None:
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _mysql_flags() -> tuple[list[str], list[str]] | None:
+    for tool in ("mariadb_config", "mysql_config"):
+        cflags = _run([tool, "--cflags"])
+        libs = _run([tool, "--libs"])
+        if cflags is not None and libs is not None:
+            return shlex.split(cflags), shlex.split(libs)
+    for pkg in ("libmariadb", "mariadb", "mysqlclient"):
+        cflags = _run(["pkg-config", "--cflags", pkg])
+        libs = _run(["pkg-config", "--libs", pkg])
+        if cflags is not None and libs is not None:
+            return shlex.split(cflags), shlex.split(libs)
+    return None
+
+
+def _pg_flags() -> tuple[list[str], list[str]] | None:
+    inc = _run(["pg_config", "--includedir"])
+    libdir = _run(["pg_config", "--libdir"])
+    if inc is not None and libdir is not None:
+        return [f"-I{inc}"], [f"-L{libdir}", "-lpq"]
+    cflags = _run(["pkg-config", "--cflags", "libpq"])
+    libs = _run(["pkg-config", "--libs", "libpq"])
+    if cflags is not None and libs is not None:
+        return shlex.split(cflags), shlex.split(libs)
+    return None
+
+
+def _split_libs(flags: list[str]) -> tuple[list[str], list[str], list[str]]:
+    libs, dirs, other = [], [], []
+    for f in flags:
+        if f.startswith("-l"):
+            libs.append(f[2:])
+        elif f.startswith("-L"):
+            dirs.append(f[2:])
+        else:
+            other.append(f)
+    return libs, dirs, other
+
+
+def build_options() -> dict[str, list[str]]:
+    sources = [str(NATIVE / s) for s in CORE_SOURCES]
+    cflags = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-O2"]
+    libraries = ["sqlite3", "pthread", "m"]
+    library_dirs: list[str] = []
+    link_args: list[str] = []
+    macros: list[str] = []
+    extra = os.environ.get("BENCHTOP_CFLAGS")
+    if extra:
+        cflags += shlex.split(extra)
+        link_args += [f for f in shlex.split(extra) if f.startswith("-fsanitize")]
+
+    want_mysql = os.environ.get("BENCHTOP_WITHOUT_MYSQL") is None
+    mysql = _mysql_flags() if want_mysql and (NATIVE / "driver_mysql.c").exists() else None
+    if mysql:
+        sources.append(str(NATIVE / "driver_mysql.c"))
+        cflags += [f for f in mysql[0] if not re.match(r"-O\d|-g$", f)]
+        libs, dirs, other = _split_libs(mysql[1])
+        libraries += libs
+        library_dirs += dirs
+        link_args += other
+        macros.append("BT_HAVE_MYSQL")
+
+    want_pg = os.environ.get("BENCHTOP_WITHOUT_PGSQL") is None
+    pg = _pg_flags() if want_pg and (NATIVE / "driver_pg.c").exists() else None
+    if pg:
+        sources.append(str(NATIVE / "driver_pg.c"))
+        cflags += pg[0]
+        libs, dirs, other = _split_libs(pg[1])
+        libraries += libs
+        library_dirs += dirs
+        link_args += other
+        macros.append("BT_HAVE_PGSQL")
+
+    cflags += [f"-D{m}" for m in macros]
+    return {
+        "sources": sources,
+        "extra_compile_args": cflags,
+        "libraries": libraries,
+        "library_dirs": library_dirs,
+        "extra_link_args": link_args,
+        "include_dirs": [str(NATIVE)],
+    }
+
+
+ffibuilder = FFI()
+ffibuilder.cdef(_cdef_text())
+_opts = build_options()
+ffibuilder.set_source(
+    "benchtop.engine._native",
+    '#include "benchtop_api.h"\n',
+    sources=_opts["sources"],
+    include_dirs=_opts["include_dirs"],
+    extra_compile_args=_opts["extra_compile_args"],
+    libraries=_opts["libraries"],
+    library_dirs=_opts["library_dirs"],
+    extra_link_args=_opts["extra_link_args"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,100 @@
+"""Text renditions: sysbench-style interval lines and the final summary
+(sysbench 1.0.20's layout, which is what users and their parsers know)."""
+
+from __future__ import annotations
+
+from benchtop.snapshots import IntervalStats, RunSummary, _pct_key
+
+
+def _pct_label(p: float) -> str:
+    return f"{p:g}"
+
+
+def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -> str:
+    """One report line, byte-compatible with sysbench's for the same numbers.
+
+    The percentile is printed as sysbench does (`lat (ms,95%)`); a
+    non-integer percentile keeps its decimals.
+    """
+    lat = iv.latency_ms.get(_pct_key(percentile), 0.0)
+    line = (
+        f"[ {iv.t - t_offset:.0f}s ] thds: {iv.threads} tps: {iv.tps:4.2f} qps: {iv.qps:4.2f} "
+        f"(r/w/o: {iv.reads_per_s:4.2f}/{iv.writes_per_s:4.2f}/{iv.other_per_s:4.2f}) "
+        f"lat (ms,{_pct_label(percentile)}%): {lat:4.2f} err/s: {iv.errors_per_s:4.2f} "
+        f"reconn/s: {iv.reconnects_per_s:4.2f}"
+    )
+    if iv.paused:
+        line += " [paused]"
+    if iv.rate_mode:
+        svc = iv.service_latency_ms.get(_pct_key(percentile), 0.0)
+        line += (
+            f"\n[ {iv.t - t_offset:.0f}s ] queue length: {iv.queue:.1f}, concurrency: {iv.concurrency:.1f}, "
+            f"rate: {iv.rate_target:g}, service lat (ms,{_pct_label(percentile)}%): {svc:4.2f}"
+        )
+    return line
+
+
+def summary_text(s: RunSummary, percentile: float, histogram: bool = False, header: str = "") -> str:
+    lat = s.latency_ms
+    svc = s.service_latency_ms
+    t = max(s.time_s, 1e-9)
+    lines = []
+    if header:
+        lines += [header, ""]
+    lines += [
+        "SQL statistics:",
+        "    queries performed:",
+        f"        read:                            {s.reads}",
+        f"        write:                           {s.writes}",
+        f"        other:                           {s.other}",
+        f"        total:                           {s.queries}",
+        f"    transactions:                        {s.transactions:<6d} ({s.transactions / t:.2f} per sec.)",
+        f"    queries:                             {s.queries:<6d} ({s.queries / t:.2f} per sec.)",
+        f"    ignored errors:                      {s.error_count:<6d} ({s.error_count / t:.2f} per sec.)",
+        f"    reconnects:                          {s.reconnects:<6d} ({s.reconnects / t:.2f} per sec.)",
+        "",
+        "General statistics:",
+        f"    total time:                          {s.time_s:.4f}s",
+        f"    total number of events:              {s.transactions}",
+        "",
+        "Latency (ms):",
+        f"         min: {lat.get('min', 0.0):39.2f}",
+        f"         avg: {lat.get('avg', 0.0):39.2f}",
+        f"         max: {lat.get('max', 0.0):39.2f}",
+    ]
+    if percentile > 0:
+        lines.append(f"        {percentile:3.0f}th percentile: {lat.get(_pct_key(percentile), 0.0):27.2f}")
+    else:
+        lines.append("         percentile stats:               disabled")
+    lines.append(f"         sum: {lat.get('avg', 0.0) * s.transactions:39.2f}")
+    extra = []
+    if s.rate > 0:
+        extra.append(
+            f"    service time (ms): avg {svc.get('avg', 0.0):.2f}, {percentile:g}th {svc.get(_pct_key(percentile), 0.0):.2f}, "
+            f"max {svc.get('max', 0.0):.2f} (latency above counts from each intended start)"
+        )
+    if s.connects:
+        extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms")
+    if s.rollbacks:
+        extra.append(f"    rolled back by the workload: {s.rollbacks}")
+    errs = {k: v for k, v in s.errors.items() if v}
+    if errs:
+        extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))
+    if s.stopped_by:
+        extra.append(f"    stopped by: {s.stopped_by}")
+    if extra:
+        lines += ["", "benchtop:"] + extra
+    if histogram:
+        lines += ["", histogram_text(s)]
+    return "\n".join(lines)
+
+
+def histogram_text(s: RunSummary, width: int = 40) -> str:
+    """ASCII latency histogram like sysbench --histogram (value, bar, count)."""
+    rows = s.latency.coarse(per_decade=20)
+    out = ["Latency histogram (values are in milliseconds)", "       value  ------------- distribution ------------- count"]
+    top = max((c for _, c in rows), default=0)
+    for le, c in rows:
+        bar = "*" * max(1, round(c / top * width)) if top else ""
+        out.append(f"{le:12.3f} |{bar:<{width}} {c}")
+    return "\n".join(out)

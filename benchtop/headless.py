@@ -1,0 +1,106 @@
+"""The headless run loop: sample on each report tick, print sysbench-style
+lines or JSON Lines, stop on time/events/signal/failure, print the summary.
+Never imports textual."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+from benchtop.formats import interval_line, summary_text
+from benchtop.run import RunController
+from benchtop.snapshots import IntervalStats, RunSummary
+
+
+class StopFlag:
+    """Set by SIGINT/SIGTERM; the loop ends the run cleanly on its next tick."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.reason = ""
+
+    def set(self, reason: str) -> None:
+        if not self.event.is_set():
+            self.reason = reason
+            self.event.set()
+
+    def install(self) -> None:
+        def handler(signum: int, _frame: object) -> None:
+            self.set(f"signal {signal.Signals(signum).name}")
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                signal.signal(sig, handler)
+            except ValueError:  # not the main thread (e.g. under a test runner)
+                pass
+
+
+def _emit(ctl: RunController, iv: IntervalStats, out: TextIO) -> None:
+    cfg = ctl.cfg
+    if cfg.json:
+        d = iv.to_dict()
+        d["t"] = round(iv.t - ctl.t_offset, 3)
+        print(json.dumps(d), file=out, flush=True)
+    else:
+        print(interval_line(iv, cfg.percentile, ctl.t_offset), file=out, flush=True)
+
+
+def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | None = None,
+                 guard: Any | None = None) -> RunSummary:
+    """Runs until the time or event limit, a signal, a --stop-if guard or a
+    fatal error; returns the summary (also printed)."""
+    cfg = ctl.cfg
+    stop = stop or StopFlag()
+    interval = cfg.report_interval if cfg.report_interval > 0 else 1.0
+    if not cfg.json:
+        rate = f", rate {cfg.rate:g}/s ({cfg.arrival} arrivals)" if cfg.rate > 0 else ""
+        print(f"benchtop {ctl.label}: {cfg.threads} thread(s){rate}, --rand-type={cfg.rand_type}", file=out)
+        if cfg.warmup_s > 0:
+            print(f"Warming up for {cfg.warmup_s:g} seconds...", file=out)
+        print("", file=out, flush=True)
+    ctl.start()
+    t0 = time.monotonic()
+    end_at = t0 + cfg.time_s + cfg.warmup_s if cfg.time_s > 0 else float("inf")
+    next_tick = t0 + interval
+    reason = ""
+    while True:
+        now = time.monotonic()
+        if stop.event.wait(min(0.25, max(0.0, min(next_tick, end_at) - now))):
+            reason = stop.reason
+            break
+        now = time.monotonic()
+        at_end = now >= end_at
+        if at_end and next_tick > end_at + 0.05 * interval:
+            reason = "time"
+            break
+        if now < next_tick and not at_end:
+            continue
+        next_tick += interval
+        if next_tick < now:  # a stalled tick: no burst of catch-up lines
+            next_tick = now + interval
+        iv = ctl.sample()
+        if cfg.report_interval > 0 and ctl.history and ctl.history[-1] is iv:
+            _emit(ctl, iv, out)
+        if guard is not None:
+            why = guard.check(iv)
+            if why:
+                reason = f"stop-if: {why}"
+                break
+        if at_end:
+            reason = "time"
+            break
+        if ctl.finished:
+            failed = ctl.failed_error
+            reason = f"error: {failed}" if failed else ("events" if cfg.events else "time")
+            break
+    summary = ctl.stop(reason)
+    if cfg.json:
+        print(json.dumps(summary.to_dict()), file=out, flush=True)
+    else:
+        print("", file=out)
+        print(summary_text(summary, cfg.percentile, cfg.histogram), file=out, flush=True)
+    return summary

@@ -1,0 +1,107 @@
+"""`benchtop prepare` / `cleanup`: create, load and index a workload's tables
+(sysbench-compatible for the oltp_* family), or drop them."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import TextIO
+
+from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings, exec_sql
+from benchtop.workload import Program
+
+
+class PrepareError(RuntimeError):
+    """One line saying what failed."""
+
+
+def _run(conn: ConnSettings, sql: str) -> None:
+    try:
+        exec_sql(conn, sql)
+    except EngineError as exc:
+        raise PrepareError(f"{sql.split('(')[0].strip()[:80]}: {exc}") from None
+
+
+def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sys.stderr, quiet: bool = False) -> int:
+    """Create tables, load rows on `threads` threads, then build secondary
+    indexes (after the load, which is faster).  Returns rows loaded."""
+    schema = program.schema
+    if schema is None:
+        raise PrepareError(f"workload {program.name} has no [schema]: nothing to prepare")
+    for sql in schema.once_before:
+        _run(conn, sql)
+    for t in range(1, schema.tables + 1):
+        for sql in schema.per_table(schema.create, t):
+            _run(conn, sql)
+    total_rows = sum(ld.rows * (ld.last_table - ld.first_table + 1) for ld in program.loads)
+    if not quiet:
+        print(f"Creating {schema.tables} table(s) and loading {total_rows} rows on {threads} thread(s)...", file=out)
+    t0 = time.monotonic()
+    if program.loads:
+        eng = Engine(conn, EngineSettings(threads=0), None)
+        try:
+            for ld in program.loads:
+                err: list[BaseException] = []
+
+                def work() -> None:
+                    try:
+                        eng.load(ld, threads)
+                    except EngineError as exc:  # reported below, with the table
+                        err.append(exc)
+
+                th = threading.Thread(target=work, daemon=True)
+                th.start()
+                last_print = 0.0
+                while th.is_alive():
+                    th.join(0.5)
+                    now = time.monotonic()
+                    if not quiet and now - last_print >= 2.0 and th.is_alive():
+                        done = eng.snapshot().rows_loaded
+                        pct = 100.0 * done / total_rows if total_rows else 100.0
+                        print(f"  {done} rows ({pct:.0f}%), {done / max(now - t0, 1e-9):.0f} rows/s", file=out)
+                        last_print = now
+                if err:
+                    raise PrepareError(str(err[0]))
+        finally:
+            eng.close()
+    for t in range(1, schema.tables + 1):
+        for sql in schema.per_table(schema.after_load, t):
+            _run(conn, sql)
+        for sql in schema.per_table(schema.indexes, t):
+            _run(conn, sql)
+    if not quiet:
+        dt = time.monotonic() - t0
+        print(f"Prepared {program.name}: {total_rows} rows in {dt:.1f} s ({total_rows / max(dt, 1e-9):.0f} rows/s)", file=out)
+    return total_rows
+
+
+def cleanup(program: Program, conn: ConnSettings, out: TextIO = sys.stderr, quiet: bool = False) -> None:
+    schema = program.schema
+    if schema is None:
+        return
+    for t in range(1, schema.tables + 1):
+        for sql in schema.per_table(schema.drop, t):
+            _run(conn, sql)
+    if not quiet:
+        print(f"Dropped {schema.tables} table(s) of {program.name}", file=out)
+
+
+def check_ready(program: Program, conn: ConnSettings) -> None:
+    """Fail early, in one line, when the tables are missing or the server
+    cannot be reached: before any worker starts."""
+    schema = program.schema
+    if schema is None or not schema.check:
+        return
+    for t in range(1, schema.tables + 1):
+        sql = schema.check.replace("{t}", str(t))
+        try:
+            exec_sql(conn, sql)
+        except EngineError as exc:
+            msg = str(exc)
+            low = msg.lower()
+            if any(w in low for w in ("doesn't exist", "does not exist", "no such table", "unknown table")):
+                raise PrepareError(
+                    f"table for {program.name} is missing ({msg.splitlines()[0]}): run `benchtop prepare` with the same options first"
+                ) from None
+            raise PrepareError(msg.splitlines()[0] if msg else "cannot reach the server") from None

@@ -1,0 +1,283 @@
+"""One benchmark run: the engine, its live knobs, the timeline of changes,
+the intervals and the results folder.  Headless mode and the TUI both drive
+a RunController; neither touches the engine directly."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from benchtop.config import RunConfig, parse_ignore_errors
+from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.formats import summary_text
+from benchtop.results import ResultsWriter
+from benchtop.snapshots import EngineSample, IntervalStats, RunSummary
+from benchtop.workload import Program
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEvent:
+    t: float
+    kind: str  # threads, rate, pause, resume, mark, instrumentation, outage, note
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "event", "t": round(self.t, 3), "kind": self.kind, "text": self.text}
+
+
+class RunController:
+    def __init__(
+        self,
+        cfg: RunConfig,
+        program: Program,
+        conn: ConnSettings,
+        writer: ResultsWriter | None = None,
+        instrumentation: Any | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.program = program
+        self.writer = writer
+        self.instrumentation = instrumentation
+        self.workload = program.name
+        self.target = cfg.target.describe()
+        self.label = f"{self.target} {self.workload}"
+        self.duration_s = cfg.time_s
+        self.report_interval = cfg.report_interval or 1.0
+        self.history: list[IntervalStats] = []
+        self.timeline: list[TimelineEvent] = []
+        self._lock = threading.RLock()
+        self._summary: RunSummary | None = None
+        self._prev: EngineSample | None = None
+        self._base: EngineSample | None = None
+        self._last: EngineSample | None = None
+        self._percentiles = (cfg.percentile,) if cfg.percentile > 0 else ()
+        self.on_event: Callable[[TimelineEvent], None] | None = None
+        ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
+        if not cfg.ignore_errors and cfg.engine in ("mysql", "postgresql"):
+            # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
+            # are already retried as deadlocks/lock waits; 1020 is "record changed".
+            codes = (1020,)
+        self.engine = Engine(
+            conn,
+            EngineSettings(
+                threads=cfg.threads,
+                rate=cfg.rate,
+                arrival=cfg.arrival,
+                max_events=cfg.events,
+                rand_type=cfg.rand_type,
+                rand_spec_iter=cfg.rand_spec_iter,
+                rand_spec_pct=cfg.rand_spec_pct,
+                rand_spec_res=cfg.rand_spec_res,
+                rand_pareto_h=cfg.rand_pareto_h,
+                rand_zipfian_exp=cfg.rand_zipfian_exp,
+                seed=cfg.rand_seed,
+                reconnect_every=cfg.reconnect,
+                ignore_all_errors=ignore_all,
+                ignore_codes=codes,
+            ),
+            program,
+        )
+        self._t0: float | None = None
+        self._threads = cfg.threads
+        self._rate = cfg.rate
+        self._paused = False
+
+    # -- lifecycle --------------------------------------------------------------
+    def start(self) -> None:
+        self._t0 = time.monotonic()
+        self.engine.start()
+        first = self.engine.snapshot()
+        self._prev = first
+        self._base = first if self.cfg.warmup_s <= 0 else None
+        self._last = first
+        if self.writer:
+            self.writer.write_json("config.json", self.cfg.to_dict())
+
+    @property
+    def warming_up(self) -> bool:
+        return self._base is None
+
+    @property
+    def t_offset(self) -> float:
+        """Seconds of warm-up that report lines subtract (as sysbench does)."""
+        return self.cfg.warmup_s if self.cfg.warmup_s > 0 else 0.0
+
+    def sample(self) -> IntervalStats:
+        with self._lock:
+            cur = self.engine.snapshot()
+            assert self._prev is not None, "start() first"
+            iv = IntervalStats.between(self._prev, cur, self._percentiles)
+            self._prev = cur
+            self._last = cur
+            if self._base is None and cur.t >= self.cfg.warmup_s:
+                self._base = cur
+                self._event("note", "warm-up over")
+            elif self._base is not None:
+                self.history.append(iv)
+                if self.writer:
+                    d = iv.to_dict()
+                    d["t"] = round(iv.t - self.t_offset, 3)
+                    self.writer.append("intervals.jsonl", d)
+            return iv
+
+    def _event(self, kind: str, text: str) -> TimelineEvent:
+        t = self.elapsed
+        ev = TimelineEvent(t=t, kind=kind, text=text)
+        with self._lock:
+            self.timeline.append(ev)
+        if self.writer:
+            self.writer.append("timeline.jsonl", ev.to_dict())
+        if self.on_event:
+            self.on_event(ev)
+        return ev
+
+    # -- knobs ------------------------------------------------------------------
+    def set_threads(self, n: int) -> None:
+        n = max(0, int(n))
+        self.engine.set_threads(n)
+        self._threads = n
+        self._event("threads", f"threads {n}")
+
+    def set_rate(self, rate: float) -> None:
+        rate = max(0.0, float(rate))
+        self.engine.set_rate(rate)
+        self._rate = rate
+        self._event("rate", f"rate {rate:g}/s" if rate > 0 else "rate unlimited")
+
+    def set_paused(self, paused: bool) -> None:
+        self.engine.set_paused(paused)
+        self._paused = paused
+        self._event("pause" if paused else "resume", "paused" if paused else "resumed")
+
+    def mark(self, text: str) -> None:
+        self._event("mark", text)
+
+    def note(self, kind: str, text: str) -> None:
+        self._event(kind, text)
+
+    def cycle_instrumentation(self) -> str | None:
+        if self.instrumentation is None:
+            return None
+        name = self.instrumentation.cycle()
+        self._event("instrumentation", f"instrumentation {name}")
+        return name
+
+    # -- state ------------------------------------------------------------------
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    @property
+    def rate(self) -> float:
+        return self._rate
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0 if self._t0 is not None else 0.0
+
+    @property
+    def remaining(self) -> float | None:
+        if self.duration_s <= 0:
+            return None
+        return max(0.0, self.duration_s + self.cfg.warmup_s - self.elapsed)
+
+    @property
+    def finished(self) -> bool:
+        last = self._last
+        if last is None:
+            return False
+        if last.state in ("failed", "stopped", "stopping"):
+            return True
+        return self.duration_s > 0 and self.elapsed >= self.duration_s + self.cfg.warmup_s
+
+    @property
+    def failed_error(self) -> str | None:
+        last = self._last
+        return last.error if last is not None and last.state == "failed" else None
+
+    @property
+    def errors_total(self) -> int:
+        return self._last.error_count if self._last else 0
+
+    @property
+    def reconnects_total(self) -> int:
+        return self._last.reconnects if self._last else 0
+
+    def current_summary(self, stopped_by: str = "") -> RunSummary:
+        with self._lock:
+            last = self.engine.snapshot()
+            base = self._base or last
+            return RunSummary.between(base, last, self._percentiles, self.program.txn_names, stopped_by)
+
+    def stop(self, reason: str = "") -> RunSummary:
+        with self._lock:
+            if self._summary is not None:
+                return self._summary
+            self.engine.stop()
+            joined = self.engine.join(timeout=60)
+            last = self.engine.snapshot()
+            self._last = last
+            if last.state == "failed":
+                reason = f"error: {last.error}"
+            elif not joined:
+                reason = (reason + "; " if reason else "") + "workers still blocked on the server after 60 s"
+            base = self._base or last
+            self._summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
+            if self.writer:
+                self.save_summary(self._summary)
+            if self.instrumentation is not None:
+                self.instrumentation.restore()
+            return self._summary
+
+    def save_summary(self, summary: RunSummary, steps: list[dict[str, Any]] | None = None) -> None:
+        if not self.writer:
+            return
+        d = summary.to_dict()
+        d["workload"] = self.workload
+        d["target"] = self.target
+        d["steps"] = steps if steps is not None else [self._step_dict(summary)]
+        self.writer.write_json("summary.json", d)
+        self.writer.write_json(
+            "histogram.json",
+            {"unit": "ns", "layout": "benchtop-loglinear-128", "latency": summary.latency.to_sparse(),
+             "service": summary.service.to_sparse()},
+        )
+
+    def _step_dict(self, s: RunSummary) -> dict[str, Any]:
+        return {
+            "threads": s.threads,
+            "rate": s.rate,
+            "tps": round(s.tps, 2),
+            "qps": round(s.qps, 2),
+            "latency_ms": {k: round(v, 3) for k, v in s.latency_ms.items()},
+            "errors": s.error_count,
+            "time_s": round(s.time_s, 3),
+        }
+
+    def save(self, prefix: Path) -> list[Path]:
+        """Results so far into `prefix`-named files (the TUI's `s` key)."""
+        import json
+
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+        summary = self.current_summary("saved while running")
+        p1 = prefix.with_suffix(".summary.json")
+        p1.write_text(json.dumps(summary.to_dict(), indent=2))
+        p2 = prefix.with_suffix(".intervals.jsonl")
+        p2.write_text("".join(json.dumps(iv.to_dict()) + "\n" for iv in list(self.history)))
+        return [p1, p2]
+
+    def summary_text(self, histogram: bool | None = None) -> str:
+        s = self._summary or self.current_summary()
+        return summary_text(s, self.cfg.percentile, self.cfg.histogram if histogram is None else histogram)
+
+    def close(self) -> None:
+        self.engine.close()
+        if self.writer:
+            self.writer.close()

@@ -1,0 +1,284 @@
+"""Immutable values that flow from the engine to the screens and files.
+
+`EngineSample` is one cumulative reading of the engine; `IntervalStats` is the
+difference between two readings (what one report line shows); `RunSummary`
+is the whole run (or one scenario step).  Screens and writers only read these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchtop.engine.histogram import Histogram
+
+ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal")
+STATES = ("idle", "running", "stopping", "stopped", "failed")
+DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSample:
+    """Cumulative counters since the run started, merged over every worker."""
+
+    t: float
+    state: str
+    threads_target: int
+    threads_running: int
+    paused: bool
+    rate: float  # target; 0 = closed loop
+    transactions: int
+    rollbacks: int
+    reads: int
+    writes: int
+    other: int
+    errors: dict[str, int]
+    retries: int
+    reconnects: int
+    connects: int
+    connect_ns_sum: int
+    connect_ns_max: int
+    latency_ns_sum: int
+    latency_ns_min: int
+    latency_ns_max: int
+    service_ns_sum: int
+    service_ns_max: int
+    busy_ns: int
+    queue_ns: float
+    tickets_due: int
+    txn_by_type: tuple[int, ...]
+    txn_ns_by_type: tuple[int, ...]
+    rows_loaded: int
+    error: str
+    latency: Histogram
+    service: Histogram
+
+    @property
+    def queries(self) -> int:
+        return self.reads + self.writes + self.other
+
+    @property
+    def error_count(self) -> int:
+        """Errors a user sees counted: everything but fatal (which stops the run)."""
+        return sum(v for k, v in self.errors.items() if k != "fatal")
+
+
+def _pct_key(p: float) -> str:
+    """50 -> 'p50', 99.9 -> 'p999', 99.99 -> 'p9999'."""
+    text = f"{p:g}".replace(".", "")
+    return f"p{text}"
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalStats:
+    """What happened between two samples: one report line."""
+
+    t: float  # end of the interval, seconds since start
+    dt: float
+    threads: int
+    rate_target: float
+    paused: bool
+    transactions: int
+    tps: float
+    qps: float
+    reads_per_s: float
+    writes_per_s: float
+    other_per_s: float
+    errors_per_s: float
+    reconnects_per_s: float
+    errors: dict[str, int]
+    latency_ms: dict[str, float]  # p50, p95, p99, max (+ any requested percentile), avg
+    service_latency_ms: dict[str, float]
+    queue: float  # average tickets due but not started over the interval
+    concurrency: float  # average busy workers over the interval
+    latency: Histogram = field(repr=False)
+    service: Histogram = field(repr=False)
+    txn_by_type: tuple[int, ...] = ()
+
+    @property
+    def rate_mode(self) -> bool:
+        return self.rate_target > 0
+
+    @classmethod
+    def between(
+        cls, prev: EngineSample, cur: EngineSample, percentiles: tuple[float, ...] = DEFAULT_PERCENTILES
+    ) -> "IntervalStats":
+        dt = max(cur.t - prev.t, 1e-9)
+        lat = cur.latency - prev.latency
+        svc = cur.service - prev.service
+        n = lat.total
+        ps = sorted(set(DEFAULT_PERCENTILES) | set(percentiles))
+        lat_p = lat.percentiles_ms(ps)
+        svc_p = svc.percentiles_ms(ps)
+        lat_ms = {_pct_key(p): lat_p[p] for p in ps}
+        svc_ms = {_pct_key(p): svc_p[p] for p in ps}
+        lat_ms["max"] = lat.max_ns() / 1e6
+        svc_ms["max"] = svc.max_ns() / 1e6
+        lat_ms["avg"] = (cur.latency_ns_sum - prev.latency_ns_sum) / n / 1e6 if n else 0.0
+        svc_ms["avg"] = (cur.service_ns_sum - prev.service_ns_sum) / n / 1e6 if n else 0.0
+        errors = {k: max(0, cur.errors.get(k, 0) - prev.errors.get(k, 0)) for k in ERROR_KINDS}
+        dt_ns = dt * 1e9
+        return cls(
+            t=cur.t,
+            dt=dt,
+            threads=cur.threads_running,
+            rate_target=cur.rate,
+            paused=cur.paused,
+            transactions=n,
+            tps=n / dt,
+            qps=(cur.queries - prev.queries) / dt,
+            reads_per_s=(cur.reads - prev.reads) / dt,
+            writes_per_s=(cur.writes - prev.writes) / dt,
+            other_per_s=(cur.other - prev.other) / dt,
+            errors_per_s=sum(v for k, v in errors.items() if k != "fatal") / dt,
+            reconnects_per_s=(cur.reconnects - prev.reconnects) / dt,
+            errors=errors,
+            latency_ms=lat_ms,
+            service_latency_ms=svc_ms,
+            queue=max(0.0, (cur.queue_ns - prev.queue_ns) / dt_ns),
+            concurrency=max(0.0, (cur.busy_ns - prev.busy_ns) / dt_ns),
+            latency=lat,
+            service=svc,
+            txn_by_type=tuple(max(0, a - b) for a, b in zip(cur.txn_by_type, prev.txn_by_type)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON Lines interval object."""
+        lat = {k: round(v, 3) for k, v in self.latency_ms.items() if k != "avg"}
+        out: dict[str, Any] = {
+            "type": "interval",
+            "t": round(self.t, 3),
+            "threads": self.threads,
+            "tps": round(self.tps, 2),
+            "qps": round(self.qps, 2),
+            "reads": round(self.reads_per_s, 2),
+            "writes": round(self.writes_per_s, 2),
+            "other": round(self.other_per_s, 2),
+            "errors_per_s": round(self.errors_per_s, 2),
+            "reconnects_per_s": round(self.reconnects_per_s, 2),
+            "latency_ms": lat,
+        }
+        if self.paused:
+            out["paused"] = True
+        if self.rate_mode:
+            out["rate"] = self.rate_target
+            out["queue"] = round(self.queue, 3)
+            out["concurrency"] = round(self.concurrency, 3)
+            out["service_latency_ms"] = {
+                k: round(v, 3) for k, v in self.service_latency_ms.items() if k != "avg"
+            }
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """A whole run, or one step of a scenario."""
+
+    time_s: float
+    threads: int
+    rate: float
+    transactions: int
+    rollbacks: int
+    reads: int
+    writes: int
+    other: int
+    errors: dict[str, int]
+    reconnects: int
+    connects: int
+    connect_ms_avg: float
+    latency_ms: dict[str, float]  # min, avg, max, p50, p95, p99, p999 (+ requested)
+    service_latency_ms: dict[str, float]
+    latency: Histogram = field(repr=False)
+    service: Histogram = field(repr=False)
+    txn_types: dict[str, int] = field(default_factory=dict)
+    stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
+
+    @property
+    def queries(self) -> int:
+        return self.reads + self.writes + self.other
+
+    @property
+    def tps(self) -> float:
+        return self.transactions / self.time_s if self.time_s > 0 else 0.0
+
+    @property
+    def qps(self) -> float:
+        return self.queries / self.time_s if self.time_s > 0 else 0.0
+
+    @property
+    def error_count(self) -> int:
+        return sum(v for k, v in self.errors.items() if k != "fatal")
+
+    @classmethod
+    def between(
+        cls,
+        first: EngineSample,
+        last: EngineSample,
+        percentiles: tuple[float, ...] = DEFAULT_PERCENTILES,
+        txn_names: tuple[str, ...] = (),
+        stopped_by: str = "",
+    ) -> "RunSummary":
+        lat = last.latency - first.latency
+        svc = last.service - first.service
+        n = lat.total
+        ps = sorted(set(DEFAULT_PERCENTILES) | {99.9} | set(percentiles))
+        lp = lat.percentiles_ms(ps)
+        sp = svc.percentiles_ms(ps)
+        whole = first.t == 0 and first.transactions == 0
+        lat_ms = {_pct_key(p): lp[p] for p in ps}
+        svc_ms = {_pct_key(p): sp[p] for p in ps}
+        lat_ms["min"] = (last.latency_ns_min if whole else lat.min_ns()) / 1e6
+        lat_ms["max"] = (last.latency_ns_max if whole else lat.max_ns()) / 1e6
+        lat_ms["avg"] = (last.latency_ns_sum - first.latency_ns_sum) / n / 1e6 if n else 0.0
+        svc_ms["min"] = svc.min_ns() / 1e6
+        svc_ms["max"] = (last.service_ns_max if whole else svc.max_ns()) / 1e6
+        svc_ms["avg"] = (last.service_ns_sum - first.service_ns_sum) / n / 1e6 if n else 0.0
+        connects = last.connects - first.connects
+        by_type = [max(0, a - b) for a, b in zip(last.txn_by_type, first.txn_by_type)]
+        return cls(
+            time_s=max(last.t - first.t, 0.0),
+            threads=last.threads_target,
+            rate=last.rate,
+            transactions=n,
+            rollbacks=last.rollbacks - first.rollbacks,
+            reads=last.reads - first.reads,
+            writes=last.writes - first.writes,
+            other=last.other - first.other,
+            errors={k: max(0, last.errors.get(k, 0) - first.errors.get(k, 0)) for k in ERROR_KINDS},
+            reconnects=last.reconnects - first.reconnects,
+            connects=connects,
+            connect_ms_avg=(last.connect_ns_sum - first.connect_ns_sum) / connects / 1e6 if connects else 0.0,
+            latency_ms=lat_ms,
+            service_latency_ms=svc_ms,
+            latency=lat,
+            service=svc,
+            txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
+            stopped_by=stopped_by,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON summary object; histogram counts add up to `transactions`."""
+        return {
+            "type": "summary",
+            "transactions": self.transactions,
+            "queries": self.queries,
+            "reads": self.reads,
+            "writes": self.writes,
+            "other": self.other,
+            "errors": self.error_count,
+            "errors_by_kind": {k: v for k, v in self.errors.items() if v},
+            "rollbacks": self.rollbacks,
+            "reconnects": self.reconnects,
+            "connects": self.connects,
+            "connect_ms_avg": round(self.connect_ms_avg, 3),
+            "time_s": round(self.time_s, 3),
+            "threads": self.threads,
+            "rate": self.rate,
+            "tps": round(self.tps, 2),
+            "qps": round(self.qps, 2),
+            "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
+            "service_latency_ms": {k: round(v, 3) for k, v in self.service_latency_ms.items()},
+            "txn_types": self.txn_types,
+            "stopped_by": self.stopped_by,
+            "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
+        }

@@ -1,0 +1,106 @@
+"""What every server/proxy source is: a poller that owns one connection and
+returns immutable snapshots.  No UI code here.
+
+A source's snapshot holds *panels*: each panel is either data (rows or a
+mapping) or a `Missing` that says what is lacking and how to grant it, so one
+missing privilege degrades one panel, not the whole source.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from benchtop.target import Target
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A panel that could not be read: what is missing and how to fix it."""
+
+    what: str
+    hint: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"missing": self.what, "hint": self.hint}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSnapshot:
+    """One poll of one source.
+
+    `panels` maps a panel name (e.g. "pools", "waits", "innodb", "checkpoints")
+    to plain JSON-able data (dict, list of dicts, number) or a `Missing`.
+    Rates in panels are per second over [prev poll, this poll].
+    """
+
+    name: str
+    kind: str  # proxysql | pgbouncer | mysql | postgresql | os
+    t: float  # unix time of the poll's end
+    ok: bool
+    poll_ms: float = 0.0  # the poll's own cost, to tell it apart from the load
+    error: str | None = None
+    interval_s: float | None = None  # time since the previous poll (None on the first)
+    panels: Mapping[str, Any] = field(default_factory=dict)
+
+    def panel(self, name: str, default: Any = None) -> Any:
+        value = self.panels.get(name, default)
+        return default if isinstance(value, Missing) else value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object `benchtop monitor --json` prints for this source."""
+        out: dict[str, Any] = {"kind": self.kind, "ok": self.ok, "poll_ms": round(self.poll_ms, 3)}
+        if self.error:
+            out["error"] = self.error
+        if self.interval_s is not None:
+            out["interval_s"] = round(self.interval_s, 3)
+        for key, value in self.panels.items():
+            out[key] = value.to_dict() if isinstance(value, Missing) else value
+        return out
+
+
+class SourceError(Exception):
+    """A poll failed as a whole (connection lost, server gone); one line."""
+
+
+class Source(ABC):
+    """A poller: `connect()`, then `poll()` at the caller's pace, then `close()`.
+
+    Sources are used from one thread at a time (the caller guarantees polls
+    never overlap).  They issue read-only statements only, each under a
+    statement timeout, on a connection of their own.
+    """
+
+    kind: ClassVar[str]
+    CAN_CHANGE_SETTINGS: ClassVar[bool] = False
+
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
+        self.name = name
+        self.target = target
+        self.timeout_s = timeout_s
+
+    @abstractmethod
+    def connect(self) -> None:
+        """Open the connection; raises SourceError with a one-line message."""
+
+    @abstractmethod
+    def poll(self) -> SourceSnapshot:
+        """Read once; raises SourceError if the connection is lost."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close quietly (never raises)."""
+
+    def try_reconnect(self) -> bool:
+        """Close and connect again; False (not an exception) if still down."""
+        self.close()
+        try:
+            self.connect()
+        except SourceError:
+            return False
+        return True
+
+    def failed_snapshot(self, error: str) -> SourceSnapshot:
+        return SourceSnapshot(name=self.name, kind=self.kind, t=time.time(), ok=False, error=error)

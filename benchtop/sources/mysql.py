@@ -1,0 +1,560 @@
+"""MySQL / MariaDB / Percona server source over PyMySQL.
+
+One connection of its own, autocommit, a read-only session and a statement
+timeout on both sides (server: max_statement_time / max_execution_time;
+client: read_timeout), so a hung server costs one timeout, not a frozen UI.
+A poll is a handful of statements: SHOW GLOBAL STATUS, the settings, the
+performance_schema wait summary, and SHOW BINARY LOGS when the binary log is on.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import ssl as ssl_module
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import pymysql
+
+from benchtop.sources import sql
+from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.rates import CounterTracker, Interval, to_number
+
+# Client-side errors meaning the connection is gone (CR_* codes), plus
+# MariaDB/MySQL's "server shutdown in progress" and "connection killed".
+_CONNECTION_LOST = {1053, 1927, 2002, 2003, 2006, 2013, 2055, 4031}
+_STATEMENT_TIMEOUT = {1969, 3024}
+_DENIED = {1044, 1045, 1142, 1143, 1227, 1370}
+
+STATUS_RATES = {
+    # key in the panel: SHOW GLOBAL STATUS variable
+    "questions_per_s": "Questions",
+    "commits_per_s": "Com_commit",
+    "rollbacks_per_s": "Com_rollback",
+    "com_select_per_s": "Com_select",
+    "com_insert_per_s": "Com_insert",
+    "com_update_per_s": "Com_update",
+    "com_delete_per_s": "Com_delete",
+    "bytes_received_per_s": "Bytes_received",
+    "bytes_sent_per_s": "Bytes_sent",
+    "slow_queries_per_s": "Slow_queries",
+    "tmp_disk_tables_per_s": "Created_tmp_disk_tables",
+    "connections_per_s": "Connections",
+}
+
+_INNODB_COUNTERS = {
+    "lsn": None,  # filled from whichever LSN source the server has
+    "pages_flushed": "Innodb_buffer_pool_pages_flushed",
+    "bp_reads": "Innodb_buffer_pool_reads",
+    "bp_read_requests": "Innodb_buffer_pool_read_requests",
+    "row_lock_waits": "Innodb_row_lock_waits",
+    "os_log_written": "Innodb_os_log_written",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerVersion:
+    flavour: str  # mariadb | mysql | percona
+    number: int  # 101119 for 10.11.19, 80036 for 8.0.36
+    text: str
+
+    @property
+    def backend(self) -> str:
+        """The SQL folder for this server."""
+        return "mariadb" if self.flavour == "mariadb" else "mysql"
+
+
+def parse_version(version: str, comment: str = "") -> ServerVersion:
+    """Flavour and comparable number from @@version and @@version_comment.
+
+    >>> parse_version("10.11.19-MariaDB-0+deb12u1", "Debian 12")
+    ServerVersion(flavour='mariadb', number=101119, text='10.11.19-MariaDB-0+deb12u1')
+    >>> parse_version("5.5.5-10.6.12-MariaDB-log").number  # old replication prefix
+    100612
+    >>> parse_version("8.0.36-28", "Percona Server (GPL), Release 28").flavour
+    'percona'
+    >>> parse_version("8.0.30").number
+    80030
+    """
+    text = version or ""
+    flavour = "mariadb" if "mariadb" in text.lower() else "mysql"
+    if flavour == "mysql" and "percona" in (comment or "").lower():
+        flavour = "percona"
+    triples = re.findall(r"(\d+)\.(\d+)\.(\d+)", text)
+    if flavour == "mariadb" and len(triples) > 1 and triples[0] == ("5", "5", "5"):
+        triples = triples[1:]
+    if not triples:
+        return ServerVersion(flavour, 0, text)
+    major, minor, patch = (int(x) for x in triples[0])
+    return ServerVersion(flavour, major * 10000 + minor * 100 + patch, text)
+
+
+# ------------------------------------------------------------------ panels (pure)
+
+
+def settings_panel(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as numbers where numeric, plus whether they are crash-safe.
+
+    >>> p = settings_panel({"innodb_flush_log_at_trx_commit": "2", "log_bin": "OFF",
+    ...                     "innodb_doublewrite": "ON", "sync_binlog": "0"})
+    >>> p["innodb_flush_log_at_trx_commit"], p["crash_safe"], p["unsafe_because"]
+    (2, False, ['innodb_flush_log_at_trx_commit=2'])
+    """
+    out: dict[str, Any] = {}
+    for key, value in variables.items():
+        num = to_number(value)
+        out[key] = num if num is not None else value
+    unsafe = []
+    flush = out.get("innodb_flush_log_at_trx_commit")
+    if flush is not None and flush != 1:
+        unsafe.append(f"innodb_flush_log_at_trx_commit={flush}")
+    if _on(out.get("log_bin")) and out.get("sync_binlog") not in (None, 1):
+        unsafe.append(f"sync_binlog={out.get('sync_binlog')}")
+    dw = out.get("innodb_doublewrite")
+    if dw is not None and not _on(dw):
+        unsafe.append(f"innodb_doublewrite={dw}")
+    out["crash_safe"] = not unsafe
+    out["unsafe_because"] = unsafe
+    return out
+
+
+def _on(value: Any) -> bool:
+    return str(value).upper() in ("ON", "1", "YES", "TRUE", "FAST")
+
+
+def threads_panel(status: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "running": to_number(status.get("Threads_running")),
+        "connected": to_number(status.get("Threads_connected")),
+    }
+
+
+def status_rates_panel(iv: Interval) -> dict[str, float | None]:
+    return {key: iv.rate(var) for key, var in STATUS_RATES.items()}
+
+
+_LOG_PATTERNS = {
+    "lsn": re.compile(r"^Log sequence number\s+(\d+)", re.M),
+    "flushed_lsn": re.compile(r"^Log flushed up to\s+(\d+)", re.M),
+    "checkpoint_lsn": re.compile(r"^Last checkpoint at\s+(\d+)", re.M),
+    "history_list_length": re.compile(r"History list length\s+(\d+)"),
+}
+
+
+def parse_engine_status(text: str) -> dict[str, int]:
+    """LSNs and history length from SHOW ENGINE INNODB STATUS (innotop's LOG parse).
+
+    >>> parse_engine_status("LOG\\n---\\nLog sequence number 328872943\\n"
+    ...                     "Log flushed up to   328872943\\nLast checkpoint at  308956466\\n")
+    {'lsn': 328872943, 'flushed_lsn': 328872943, 'checkpoint_lsn': 308956466}
+    """
+    out: dict[str, int] = {}
+    for key, pattern in _LOG_PATTERNS.items():
+        m = pattern.search(text)
+        if m:
+            out[key] = int(m.group(1))
+    return out
+
+
+def lsn_facts(status: Mapping[str, Any], settings: Mapping[str, Any], engine: Mapping[str, int]) -> dict[str, Any]:
+    """LSN, checkpoint LSN, age and the capacity the age is measured against,
+    from whichever source this server has."""
+    num = {k: to_number(v) for k, v in status.items()}
+    out: dict[str, Any] = {}
+    if num.get("Innodb_lsn_current") is not None:  # MariaDB, Percona
+        out["lsn"] = num["Innodb_lsn_current"]
+        out["checkpoint_lsn"] = num.get("Innodb_lsn_last_checkpoint")
+        out["checkpoint_age_bytes"] = num.get("Innodb_checkpoint_age")
+        out["checkpoint_max_age_bytes"] = num.get("Innodb_checkpoint_max_age")
+    elif num.get("Innodb_redo_log_current_lsn") is not None:  # MySQL >= 8.0.30
+        out["lsn"] = num["Innodb_redo_log_current_lsn"]
+        out["checkpoint_lsn"] = num.get("Innodb_redo_log_checkpoint_lsn")
+    elif engine.get("lsn") is not None:
+        out["lsn"] = engine["lsn"]
+        out["checkpoint_lsn"] = engine.get("checkpoint_lsn")
+    if out.get("checkpoint_age_bytes") is None and out.get("lsn") is not None and out.get("checkpoint_lsn") is not None:
+        out["checkpoint_age_bytes"] = out["lsn"] - out["checkpoint_lsn"]
+    capacity = out.pop("checkpoint_max_age_bytes", None)
+    if not capacity:
+        capacity = to_number(settings.get("innodb_redo_log_capacity"))
+    if not capacity:
+        size = to_number(settings.get("innodb_log_file_size"))
+        files = to_number(settings.get("innodb_log_files_in_group")) or 1
+        capacity = size * files if size else None
+    out["redo_capacity_bytes"] = capacity
+    age = out.get("checkpoint_age_bytes")
+    out["checkpoint_age_pct"] = round(100.0 * age / capacity, 2) if age is not None and capacity else None
+    return out
+
+
+def innodb_counters(status: Mapping[str, Any], lsn: int | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, var in _INNODB_COUNTERS.items():
+        value = lsn if var is None else to_number(status.get(var))
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def innodb_panel(
+    status: Mapping[str, Any],
+    facts: Mapping[str, Any],
+    iv: Interval,
+    history_list_length: int | None,
+) -> dict[str, Any]:
+    num = {k: to_number(v) for k, v in status.items()}
+    dirty, total = num.get("Innodb_buffer_pool_pages_dirty"), num.get("Innodb_buffer_pool_pages_total")
+    reads, requests = num.get("Innodb_buffer_pool_reads"), num.get("Innodb_buffer_pool_read_requests")
+    miss = iv.ratio("bp_reads", "bp_read_requests", digits=6)
+    return {
+        "lsn": facts.get("lsn"),
+        "checkpoint_lsn": facts.get("checkpoint_lsn"),
+        "checkpoint_age_bytes": facts.get("checkpoint_age_bytes"),
+        "checkpoint_age_pct": facts.get("checkpoint_age_pct"),
+        "redo_capacity_bytes": facts.get("redo_capacity_bytes"),
+        "dirty_pages_pct": round(100.0 * dirty / total, 2) if dirty is not None and total else None,
+        "pages_flushed_per_s": iv.rate("pages_flushed"),
+        "redo_bytes_per_s": iv.rate("lsn") if "lsn" in iv.cur else iv.rate("os_log_written"),
+        "buffer_pool_hit_ratio": round(1.0 - miss, 6) if miss is not None else None,
+        "buffer_pool_hit_ratio_total": round(1.0 - reads / requests, 6) if reads is not None and requests else None,
+        "history_list_length": history_list_length,
+        "row_lock_waits_per_s": iv.rate("row_lock_waits"),
+    }
+
+
+def waits_panel(
+    prev: Mapping[str, tuple[int, int]] | None,
+    cur: Mapping[str, tuple[int, int]],
+    seconds: float | None,
+    top: int = 10,
+) -> list[dict[str, Any]]:
+    """Top waits by wait time in the interval; readings map event -> (count, sum_ps).
+
+    >>> waits_panel({"a": (10, 2_000_000_000)}, {"a": (30, 6_000_000_000)}, 2.0)
+    [{'event': 'a', 'ms_per_s': 2.0, 'count_per_s': 10.0, 'avg_us': 200.0}]
+    """
+    if prev is None or not seconds:
+        return []
+    rows = []
+    for event, (count, total) in cur.items():
+        if event == "idle":
+            continue
+        pc, pt = prev.get(event, (0, 0))
+        dc, dt = count - pc, total - pt
+        if dt <= 0 or dc < 0:
+            continue
+        rows.append((dt, dc, event))
+    rows.sort(reverse=True)
+    return [
+        {
+            "event": event,
+            "ms_per_s": round(dt / 1e9 / seconds, 3),
+            "count_per_s": round(dc / seconds, 3),
+            "avg_us": round(dt / 1e6 / dc, 3) if dc else None,
+        }
+        for dt, dc, event in rows[:top]
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class BinlogReading:
+    sizes: Mapping[str, int]  # file name -> size, in SHOW BINARY LOGS order
+
+
+def binlog_panel(prev: BinlogReading | None, cur: BinlogReading, seconds: float | None) -> dict[str, Any]:
+    """Size, growth and rotations; purged files do not count as negative growth.
+
+    >>> a = BinlogReading({"b.000001": 100, "b.000002": 50})
+    >>> b = BinlogReading({"b.000002": 90, "b.000003": 20})
+    >>> p = binlog_panel(a, b, 2.0)
+    >>> p["bytes_per_s"], p["rotations"], p["total_bytes"], p["current_file"]
+    (30.0, 1, 110, 'b.000003')
+    """
+    written: int | None = None
+    rotations: int | None = None
+    if prev is not None:
+        written, rotations = 0, 0
+        for name, size in cur.sizes.items():
+            before = prev.sizes.get(name)
+            if before is None:
+                rotations += 1
+                written += size
+            else:
+                written += max(size - before, 0)
+    files = list(cur.sizes)
+    return {
+        "enabled": True,
+        "files": len(files),
+        "current_file": files[-1] if files else None,
+        "total_bytes": sum(cur.sizes.values()),
+        "bytes_per_s": round(written / seconds, 3) if written is not None and seconds else None,
+        "rotations": rotations,
+    }
+
+
+# ------------------------------------------------------------------ the source
+
+
+class _PanelFailed(Exception):
+    """One statement failed but the connection is fine: the panel is Missing."""
+
+    def __init__(self, missing: Missing) -> None:
+        super().__init__(missing.what)
+        self.missing = missing
+
+
+class MySQLSource(Source):
+    kind = "mysql"
+
+    def __init__(self, name: str, target, timeout_s: float = 5.0, top_waits: int = 10) -> None:
+        super().__init__(name, target, timeout_s)
+        self.top_waits = top_waits
+        self.version: ServerVersion | None = None
+        self._conn: pymysql.connections.Connection | None = None
+        self._counters = CounterTracker()
+        self._waits_prev: dict[str, tuple[int, int]] | None = None
+        self._binlog_prev: BinlogReading | None = None
+        self._polls = 0
+
+    # -- connection
+
+    def connect(self) -> None:
+        t = self.target
+        try:
+            self._conn = pymysql.connect(
+                host=t.host or "127.0.0.1",
+                port=t.effective_port,
+                user=t.user or None,
+                password=t.password or "",
+                database=t.database or None,
+                unix_socket=t.socket or None,
+                connect_timeout=self.timeout_s,
+                read_timeout=self.timeout_s,
+                write_timeout=self.timeout_s,
+                autocommit=True,
+                charset="utf8mb4",
+                ssl=_ssl_context(t.ssl, t.options),
+                program_name="benchtop-monitor",
+            )
+            with self._conn.cursor() as cur:
+                cur.execute("SELECT @@version, @@version_comment")
+                version, comment = cur.fetchone()
+            self.version = parse_version(version, comment)
+            self._session_setup()
+        except (pymysql.MySQLError, OSError) as exc:
+            self.close()
+            raise SourceError(f"{t.describe()}: {_one_line(exc)}") from None
+        self._counters.reset()
+        self._waits_prev = None
+        self._binlog_prev = None
+
+    def _session_setup(self) -> None:
+        assert self._conn is not None and self.version is not None
+        if self.version.flavour == "mariadb":
+            timeout = f"SET SESSION max_statement_time = {self.timeout_s:.3f}"
+        else:
+            timeout = f"SET SESSION max_execution_time = {int(self.timeout_s * 1000)}"
+        for stmt in (timeout, "SET SESSION TRANSACTION READ ONLY"):
+            try:
+                with self._conn.cursor() as cur:
+                    cur.execute(stmt)
+            except pymysql.MySQLError as exc:
+                if _errno(exc) in _CONNECTION_LOST or isinstance(exc, pymysql.err.InterfaceError):
+                    raise
+                # Older servers lack one of these; the client-side read_timeout still bounds us.
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except (pymysql.MySQLError, OSError):
+                pass
+
+    def interrupt(self) -> None:
+        """Unblock a poll stuck in a read (called from another thread)."""
+        conn = self._conn
+        sock = getattr(conn, "_sock", None) if conn is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    # -- statements
+
+    def _rows(self, stmt: str) -> list[tuple]:
+        if self._conn is None:
+            raise SourceError("not connected")
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(stmt)
+                return list(cur.fetchall())
+        except pymysql.err.InterfaceError as exc:
+            raise SourceError(f"connection lost: {_one_line(exc) or 'closed'}") from None
+        except pymysql.MySQLError as exc:
+            code = _errno(exc)
+            if code in _CONNECTION_LOST:
+                raise SourceError(f"connection lost: {_one_line(exc)}") from None
+            if code in _STATEMENT_TIMEOUT:
+                raise _PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
+            if code in _DENIED:
+                raise _PanelFailed(Missing("not permitted", _one_line(exc))) from None
+            raise _PanelFailed(Missing("query failed", _one_line(exc))) from None
+        except OSError as exc:
+            raise SourceError(f"connection lost: {_one_line(exc)}") from None
+
+    def _pairs(self, stmt: str) -> dict[str, Any]:
+        return {str(r[0]): r[1] for r in self._rows(stmt)}
+
+    # -- poll
+
+    def poll(self) -> SourceSnapshot:
+        if self._conn is None or self.version is None:
+            raise SourceError("not connected")
+        t0 = time.perf_counter()
+        self._polls += 1
+        ver = self.version
+        panels: dict[str, Any] = {}
+        try:
+            status = self._pairs("SHOW GLOBAL STATUS")
+        except _PanelFailed as exc:
+            raise SourceError(f"SHOW GLOBAL STATUS failed: {exc.missing.hint or exc.missing.what}") from None
+        now = time.monotonic()
+        try:
+            variables = self._pairs(sql.get(ver.backend, "settings", ver.number))
+            settings = settings_panel(variables)
+            panels["settings"] = settings
+        except _PanelFailed as exc:
+            settings = {}
+            panels["settings"] = exc.missing
+
+        panels["threads"] = threads_panel(status)
+        engine = self._engine_status_if_needed(status)
+        facts = lsn_facts(status, settings, engine)
+        counters = {k: float(v) for k, v in ((k, to_number(v)) for k, v in status.items()) if v is not None}
+        counters.update({f"innodb:{k}": v for k, v in innodb_counters(status, facts.get("lsn")).items()})
+        iv = self._counters.advance(counters, now)
+        panels["status_rates"] = status_rates_panel(iv)
+        innodb_iv = Interval(
+            None if iv.prev is None else _strip(iv.prev, "innodb:"), _strip(iv.cur, "innodb:"), iv.seconds
+        )
+        if facts.get("lsn") is None:
+            panels["innodb"] = Missing(
+                "InnoDB LSN not available",
+                "GRANT PROCESS ON *.* TO the monitor user (for SHOW ENGINE INNODB STATUS)",
+            )
+        else:
+            panels["innodb"] = innodb_panel(status, facts, innodb_iv, self._history_length(status, engine))
+        panels["waits"] = self._waits(settings, iv.seconds)
+        panels["binlog"] = self._binlog(settings, iv.seconds)
+        poll_ms = (time.perf_counter() - t0) * 1000.0
+        return SourceSnapshot(
+            name=self.name,
+            kind=self.kind,
+            t=time.time(),
+            ok=True,
+            poll_ms=poll_ms,
+            interval_s=iv.seconds,
+            panels=panels,
+        )
+
+    def _engine_status_if_needed(self, status: Mapping[str, Any]) -> dict[str, int]:
+        # Only servers without LSN status variables (MySQL < 8.0.30) pay for this.
+        if "Innodb_lsn_current" in status or "Innodb_redo_log_current_lsn" in status:
+            return {}
+        try:
+            rows = self._rows("SHOW ENGINE INNODB STATUS")
+        except _PanelFailed:
+            return {}
+        return parse_engine_status(str(rows[0][2])) if rows else {}
+
+    def _history_length(self, status: Mapping[str, Any], engine: Mapping[str, int]) -> int | None:
+        value = to_number(status.get("Innodb_history_list_length"))
+        if value is not None:
+            return int(value)
+        if "history_list_length" in engine:
+            return engine["history_list_length"]
+        assert self.version is not None
+        if not sql.available(self.version.backend, "history_list", self.version.number):
+            return None
+        try:
+            rows = self._rows(sql.get(self.version.backend, "history_list", self.version.number))
+        except _PanelFailed:
+            return None
+        return int(rows[0][0]) if rows else None
+
+    def _waits(self, settings: Mapping[str, Any], seconds: float | None) -> Any:
+        if settings and not _on(settings.get("performance_schema", "ON")):
+            self._waits_prev = None
+            return Missing(
+                "performance_schema is OFF",
+                "add performance_schema=ON under [mysqld] and restart the server",
+            )
+        assert self.version is not None
+        try:
+            rows = self._rows(sql.get(self.version.backend, "waits", self.version.number))
+        except _PanelFailed as exc:
+            self._waits_prev = None
+            if exc.missing.what == "not permitted":
+                user = self.target.user or "USER"
+                return Missing(
+                    "no SELECT on performance_schema", f"GRANT SELECT ON performance_schema.* TO '{user}'@'%'"
+                )
+            return exc.missing
+        cur = {str(event): (int(count), int(total)) for event, count, total in rows}
+        out = waits_panel(self._waits_prev, cur, seconds, self.top_waits)
+        self._waits_prev = cur
+        return out
+
+    def _binlog(self, settings: Mapping[str, Any], seconds: float | None) -> Any:
+        if not settings or not _on(settings.get("log_bin")):
+            self._binlog_prev = None
+            return Missing("binary log off", "log_bin is OFF: no binlog size, rate or rotations to show")
+        try:
+            rows = self._rows("SHOW BINARY LOGS")
+        except _PanelFailed as exc:
+            self._binlog_prev = None
+            if exc.missing.what == "not permitted":
+                grant = "BINLOG MONITOR" if self.version and self.version.flavour == "mariadb" else "REPLICATION CLIENT"
+                return Missing("SHOW BINARY LOGS not permitted", f"GRANT {grant} ON *.* TO the monitor user")
+            return exc.missing
+        reading = BinlogReading({str(r[0]): int(r[1]) for r in rows})
+        out = binlog_panel(self._binlog_prev, reading, seconds)
+        self._binlog_prev = reading
+        return out
+
+
+def _strip(values: Mapping[str, float], prefix: str) -> dict[str, float]:
+    return {k[len(prefix) :]: v for k, v in values.items() if k.startswith(prefix)}
+
+
+def _errno(exc: BaseException) -> int | None:
+    args = getattr(exc, "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _one_line(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    if len(args) >= 2 and isinstance(args[0], int):
+        text = f"{args[1]} ({args[0]})"
+    else:
+        text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _ssl_context(mode: str, options: Mapping[str, str]) -> ssl_module.SSLContext | None:
+    """TLS as the target asks: "on"/"require" encrypts, "verify-ca"/"verify-full" also verify."""
+    mode = (mode or "").lower()
+    if mode in ("", "off", "disable", "0", "false"):
+        return None
+    ca = options.get("ssl_ca") or options.get("sslrootcert")
+    ctx = ssl_module.create_default_context(cafile=ca) if ca else ssl_module.create_default_context()
+    if mode in ("verify-ca", "verify_ca"):
+        ctx.check_hostname = False
+    elif mode not in ("verify-full", "verify_identity", "verify-identity"):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl_module.CERT_NONE
+    return ctx

@@ -1,0 +1,223 @@
+"""The local operating system, from /proc: CPU split, disk throughput and
+context switches, as vmstat and iostat would show them, plus the same
+counters per transaction (the normalised view engineers compute by hand).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchtop.sources.base import Source, SourceError, SourceSnapshot
+from benchtop.target import Target
+
+_SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
+_CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+@dataclass(frozen=True, slots=True)
+class OSCounters:
+    """Cumulative counters read at one instant."""
+
+    t: float  # monotonic seconds
+    cpu: tuple[int, ...]  # jiffies in _CPU_FIELDS order
+    reads: int
+    writes: int
+    read_sectors: int
+    write_sectors: int
+    context_switches: int
+
+    def delta(self, prev: "OSCounters") -> "OSDelta":
+        return OSDelta(
+            seconds=self.t - prev.t,
+            cpu={f: max(a - b, 0) for f, a, b in zip(_CPU_FIELDS, self.cpu, prev.cpu)},
+            reads=max(self.reads - prev.reads, 0),
+            writes=max(self.writes - prev.writes, 0),
+            read_kb=max(self.read_sectors - prev.read_sectors, 0) * _SECTOR_BYTES / 1024,
+            write_kb=max(self.write_sectors - prev.write_sectors, 0) * _SECTOR_BYTES / 1024,
+            context_switches=max(self.context_switches - prev.context_switches, 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OSDelta:
+    """What happened between two readings."""
+
+    seconds: float
+    cpu: dict[str, int]  # jiffies per field
+    reads: int
+    writes: int
+    read_kb: float
+    write_kb: float
+    context_switches: int
+
+    @property
+    def cpu_busy_ms(self) -> float:
+        busy = sum(v for k, v in self.cpu.items() if k not in ("idle", "iowait"))
+        return busy * 1000.0 / _clock_ticks()
+
+    def cpu_pct(self) -> dict[str, float]:
+        total = sum(self.cpu.values())
+        if not total:
+            return {"user_pct": 0.0, "system_pct": 0.0, "iowait_pct": 0.0, "idle_pct": 100.0, "steal_pct": 0.0}
+
+        def pct(*fields: str) -> float:
+            return round(100.0 * sum(self.cpu[f] for f in fields) / total, 2)
+
+        return {
+            "user_pct": pct("user", "nice"),
+            "system_pct": pct("system", "irq", "softirq"),
+            "iowait_pct": pct("iowait"),
+            "idle_pct": pct("idle"),
+            "steal_pct": pct("steal"),
+        }
+
+
+def per_transaction(os_delta: OSDelta, transactions: float) -> dict[str, float | None]:
+    """OS work per transaction over the same interval.
+
+    >>> d = OSDelta(1.0, {"user": 50, "system": 50, "idle": 100}, 20, 5, 160.0, 80.0, 1000)
+    >>> per_transaction(d, 10)["kb_read"], per_transaction(d, 0)["reads"]
+    (16.0, None)
+    """
+    if not transactions or transactions <= 0:
+        return {k: None for k in ("reads", "writes", "kb_read", "kb_written", "context_switches", "cpu_ms")}
+    n = float(transactions)
+    return {
+        "reads": round(os_delta.reads / n, 4),
+        "writes": round(os_delta.writes / n, 4),
+        "kb_read": round(os_delta.read_kb / n, 4),
+        "kb_written": round(os_delta.write_kb / n, 4),
+        "context_switches": round(os_delta.context_switches / n, 4),
+        "cpu_ms": round(os_delta.cpu_busy_ms / n, 4),
+    }
+
+
+def parse_stat(text: str) -> tuple[tuple[int, ...], int]:
+    """Aggregate CPU jiffies and the context-switch count from /proc/stat.
+
+    >>> parse_stat("cpu  10 1 5 100 3 0 1 0 0 0\\ncpu0 5 0 2 50 1 0 0 0 0 0\\nctxt 4242\\n")
+    ((10, 1, 5, 100, 3, 0, 1, 0), 4242)
+    """
+    cpu: tuple[int, ...] = ()
+    ctxt = 0
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "cpu":
+            values = [int(x) for x in parts[1 : 1 + len(_CPU_FIELDS)]]
+            cpu = tuple(values + [0] * (len(_CPU_FIELDS) - len(values)))
+        elif parts[0] == "ctxt":
+            ctxt = int(parts[1])
+    return cpu, ctxt
+
+
+def parse_diskstats(text: str, disks: set[str] | None) -> tuple[int, int, int, int]:
+    """Reads, writes, read sectors, written sectors summed over whole disks.
+
+    `disks` is the set of real whole-disk names; None means "guess by name"
+    (no partitions, loop, ram, device-mapper or md, which would double count).
+
+    >>> line = "   8       0 sda 100 0 800 0 50 0 400 0 0 0 0\\n   8       1 sda1 90 0 700 0 40 0 300 0 0 0 0\\n"
+    >>> parse_diskstats(line, {"sda"})
+    (100, 50, 800, 400)
+    """
+    reads = writes = rsec = wsec = 0
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 10:
+            continue
+        name = parts[2]
+        if disks is not None:
+            if name not in disks:
+                continue
+        elif _looks_virtual_or_partition(name):
+            continue
+        reads += int(parts[3])
+        rsec += int(parts[5])
+        writes += int(parts[7])
+        wsec += int(parts[9])
+    return reads, writes, rsec, wsec
+
+
+def _looks_virtual_or_partition(name: str) -> bool:
+    if name.startswith(("loop", "ram", "dm-", "md", "zram", "sr", "fd")):
+        return True
+    if name.startswith("nvme") or name.startswith("mmcblk"):
+        return "p" in name.split("n", 2)[-1]
+    return name[-1].isdigit()
+
+
+def real_disks(sys_block: Path = Path("/sys/block")) -> set[str] | None:
+    """Whole disks that are not virtual (loop, dm, md, zram live under /sys/devices/virtual)."""
+    if not sys_block.is_dir():
+        return None
+    return {p.name for p in sys_block.iterdir() if "/virtual/" not in str(p.resolve())}
+
+
+def _clock_ticks() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):
+        return 100
+
+
+def read_counters(proc: Path = Path("/proc"), disks: set[str] | None = None) -> OSCounters:
+    cpu, ctxt = parse_stat((proc / "stat").read_text())
+    reads, writes, rsec, wsec = parse_diskstats((proc / "diskstats").read_text(), disks)
+    return OSCounters(time.monotonic(), cpu, reads, writes, rsec, wsec, ctxt)
+
+
+class OSSource(Source):
+    """This host's OS; meaningful when the server under test runs here."""
+
+    kind = "os"
+
+    def __init__(self, name: str = "os", target: Target | None = None, timeout_s: float = 5.0) -> None:
+        super().__init__(name, target or Target(kind="null", host="localhost"), timeout_s)
+        self._disks: set[str] | None = None
+        self._prev: OSCounters | None = None
+
+    def connect(self) -> None:
+        try:
+            self._disks = real_disks()
+            read_counters(disks=self._disks)
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"cannot read /proc: {exc}") from None
+
+    def close(self) -> None:
+        self._prev = None  # a rate across a gap would mislead
+
+    def poll(self) -> SourceSnapshot:
+        t0 = time.perf_counter()
+        try:
+            cur = read_counters(disks=self._disks)
+        except (OSError, ValueError) as exc:
+            raise SourceError(f"cannot read /proc: {exc}") from None
+        prev, self._prev = self._prev, cur
+        panels: dict[str, Any] = {}
+        interval_s = None
+        if prev is not None and cur.t > prev.t:
+            d = cur.delta(prev)
+            interval_s = d.seconds
+            panels["cpu"] = d.cpu_pct()
+            panels["disk"] = {
+                "read_kb_per_s": round(d.read_kb / d.seconds, 2),
+                "write_kb_per_s": round(d.write_kb / d.seconds, 2),
+                "reads_per_s": round(d.reads / d.seconds, 2),
+                "writes_per_s": round(d.writes / d.seconds, 2),
+            }
+            panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
+        return SourceSnapshot(
+            name=self.name,
+            kind=self.kind,
+            t=time.time(),
+            ok=True,
+            poll_ms=(time.perf_counter() - t0) * 1000.0,
+            interval_s=interval_s,
+            panels=panels,
+        )

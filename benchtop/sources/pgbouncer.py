@@ -1,0 +1,219 @@
+"""PgBouncer admin console source (database "pgbouncer") over psycopg 3.
+
+The admin console speaks only the simple query protocol, so every statement
+goes through a `ClientCursor` (psycopg/psycopg#819).  Columns are read by
+name from the row description, so 1.18 .. 1.25 layouts all parse; only SHOW
+commands are sent (a SET on the console would change PgBouncer's config).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any, Iterable, Mapping
+
+import psycopg
+
+from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.rates import CounterTracker, Interval, to_number
+
+ADMIN_DB = "pgbouncer"
+_TEXT_COLUMNS = {"database", "user", "pool_mode", "load_balance_hosts", "list"}
+
+
+def typed_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A SHOW row keyed by PgBouncer's column names, ints where numeric.
+
+    >>> typed_row({"database": "sbtest", "cl_active": "8", "pool_mode": "transaction"})
+    {'database': 'sbtest', 'cl_active': 8, 'pool_mode': 'transaction'}
+    """
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        num = None if key in _TEXT_COLUMNS else to_number(value)
+        out[key] = num if num is not None else value
+    return out
+
+
+def state_counts(pools: Iterable[Mapping[str, Any]], prefix: str) -> dict[str, int]:
+    """Clients ("cl_") or servers ("sv_") by state, summed over pools.
+
+    >>> state_counts([{"cl_active": 8, "cl_waiting": 1, "sv_idle": 2},
+    ...               {"cl_active": 1, "cl_waiting": 0}], "cl_")
+    {'active': 9, 'waiting': 1, 'total': 10}
+    """
+    out: dict[str, int] = {}
+    for pool in pools:
+        for key, value in pool.items():
+            if key.startswith(prefix) and isinstance(value, int):
+                state = key[len(prefix) :]
+                out[state] = out.get(state, 0) + value
+    out["total"] = sum(out.values())
+    return out
+
+
+# SHOW STATS total_* columns -> rate keys. Times are microseconds.
+_STAT_RATES = {
+    "xact_per_s": "total_xact_count",
+    "query_per_s": "total_query_count",
+    "received_bytes_per_s": "total_received",
+    "sent_bytes_per_s": "total_sent",
+    "wait_time_us_per_s": "total_wait_time",
+    "server_assignments_per_s": "total_server_assignment_count",  # 1.23+
+    "client_parses_per_s": "total_client_parse_count",  # 1.24+
+    "server_parses_per_s": "total_server_parse_count",  # 1.24+
+    "binds_per_s": "total_bind_count",  # 1.24+
+    "client_logins_per_s": "total_client_login_count",  # 1.25+
+}
+
+
+def stats_rates(iv: Interval) -> dict[str, Any]:
+    """One database's SHOW STATS totals turned into rates and interval averages.
+
+    >>> iv = Interval({"total_xact_count": 100, "total_xact_time": 5000, "total_query_count": 300,
+    ...                "total_query_time": 3000, "total_wait_time": 40},
+    ...               {"total_xact_count": 300, "total_xact_time": 25000, "total_query_count": 900,
+    ...                "total_query_time": 9000, "total_wait_time": 240}, 2.0)
+    >>> r = stats_rates(iv)
+    >>> r["xact_per_s"], r["avg_xact_time_us"], r["avg_query_time_us"], r["avg_wait_time_us"]
+    (100.0, 100.0, 10.0, 1.0)
+    """
+    out: dict[str, Any] = {}
+    for key, column in _STAT_RATES.items():
+        if column in iv.cur:
+            out[key] = iv.rate(column)
+    out["avg_xact_time_us"] = iv.ratio("total_xact_time", "total_xact_count")
+    out["avg_query_time_us"] = iv.ratio("total_query_time", "total_query_count")
+    # Waiting for a server connection, per transaction: the pool's share of latency.
+    out["avg_wait_time_us"] = iv.ratio("total_wait_time", "total_xact_count")
+    return out
+
+
+class PgBouncerSource(Source):
+    kind = "pgbouncer"
+
+    def __init__(self, name: str, target, timeout_s: float = 5.0) -> None:
+        super().__init__(name, target, timeout_s)
+        self.version = ""
+        self._conn: psycopg.Connection | None = None
+        self._stats: dict[str, CounterTracker] = {}
+
+    def connect(self) -> None:
+        t = self.target
+        kwargs: dict[str, Any] = {
+            "host": t.socket or t.host or "127.0.0.1",
+            "port": t.effective_port,
+            "dbname": ADMIN_DB,
+            "connect_timeout": max(1, int(round(self.timeout_s))),
+            "autocommit": True,
+            "cursor_factory": psycopg.ClientCursor,
+        }
+        if t.user:
+            kwargs["user"] = t.user
+        if t.password is not None:
+            kwargs["password"] = t.password
+        if t.ssl:
+            kwargs["sslmode"] = t.ssl
+        try:
+            self._conn = psycopg.connect(**kwargs)
+            rows = self._show("SHOW VERSION")
+        except psycopg.Error as exc:
+            self.close()
+            raise SourceError(f"{t.describe()}: {_one_line(exc)}") from None
+        except SourceError:
+            self.close()
+            raise
+        # 1.18 answers one column "version" = "PgBouncer 1.18.0".
+        self.version = str(next(iter(rows[0].values()))) if rows else ""
+        self._stats = {}
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
+
+    def interrupt(self) -> None:
+        """Unblock a poll stuck on a hung PgBouncer (from another thread)."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            sock = socket.socket(fileno=conn.pgconn.socket)
+        except (OSError, psycopg.Error):
+            return
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        finally:
+            sock.detach()
+
+    def _show(self, command: str) -> list[dict[str, Any]]:
+        if self._conn is None:
+            raise SourceError("not connected")
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(command)
+                names = [c.name for c in cur.description or ()]
+                return [dict(zip(names, row)) for row in cur.fetchall()]
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            raise SourceError(f"connection lost: {_one_line(exc)}") from None
+
+    def _panel(self, command: str) -> list[dict[str, Any]] | Missing:
+        try:
+            return self._show(command)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            return Missing("not permitted", f"add the user to stats_users in pgbouncer.ini ({_one_line(exc)})")
+        except psycopg.Error as exc:
+            return Missing(f"{command} failed", _one_line(exc))
+
+    def poll(self) -> SourceSnapshot:
+        if self._conn is None:
+            raise SourceError("not connected")
+        t0 = time.perf_counter()
+        now = time.monotonic()
+        panels: dict[str, Any] = {"version": self.version}
+        interval_s: float | None = None
+
+        pools = self._panel("SHOW POOLS")
+        if isinstance(pools, Missing):
+            panels.update(pools=pools, clients=pools, servers=pools)
+        else:
+            typed = [typed_row(r) for r in pools]
+            panels["pools"] = typed
+            panels["clients"] = state_counts(typed, "cl_")
+            panels["servers"] = state_counts(typed, "sv_")
+
+        stats = self._panel("SHOW STATS")
+        if isinstance(stats, Missing):
+            panels["stats"] = stats
+            self._stats = {}
+        else:
+            per_db: dict[str, Any] = {}
+            for row in stats:
+                typed = typed_row(row)
+                db = str(typed.get("database"))
+                counters = {k: v for k, v in typed.items() if k.startswith("total_") and isinstance(v, (int, float))}
+                iv = self._stats.setdefault(db, CounterTracker()).advance(counters, now)
+                interval_s = iv.seconds if iv.seconds is not None else interval_s
+                per_db[db] = stats_rates(iv)
+            panels["stats"] = per_db
+
+        lists = self._panel("SHOW LISTS")
+        panels["lists"] = lists if isinstance(lists, Missing) else {str(r["list"]): to_number(r["items"]) for r in lists}
+        return SourceSnapshot(
+            name=self.name,
+            kind=self.kind,
+            t=time.time(),
+            ok=True,
+            poll_ms=(time.perf_counter() - t0) * 1000.0,
+            interval_s=interval_s,
+            panels=panels,
+        )
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return " ".join(text[0].split()) if text else type(exc).__name__

@@ -1,0 +1,59 @@
+"""SQL text kept in files, one per query and version range.
+
+A file named `<query>_post_<6-digit version>.sql` under `<backend>/` applies
+to servers whose version number is at least that version; `get()` picks the
+newest file that does not exceed the server's version (pg_activity's layout).
+Versions are PostgreSQL's `server_version_num` style: 150004 for 15.4,
+100611 for MariaDB 10.6.11, 80030 for MySQL 8.0.30.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+_HERE = Path(__file__).parent
+_NAME = re.compile(r"^(?P<query>[a-z0-9_]+)_post_(?P<version>\d{6})\.sql$")
+
+
+class SQLNotFound(LookupError):
+    """No file of that query applies to that server version."""
+
+
+@functools.cache
+def _index(backend: str) -> dict[str, list[tuple[int, Path]]]:
+    out: dict[str, list[tuple[int, Path]]] = {}
+    for path in sorted((_HERE / backend).glob("*.sql")):
+        m = _NAME.match(path.name)
+        if m:
+            out.setdefault(m["query"], []).append((int(m["version"]), path))
+    for versions in out.values():
+        versions.sort()
+    return out
+
+
+@functools.cache
+def get(backend: str, query: str, version: int) -> str:
+    """The SQL of `query` for a `backend` server at `version`.
+
+    >>> "pg_stat_checkpointer" in get("postgresql", "checkpoints", 170002)
+    True
+    >>> "pg_stat_bgwriter" in get("postgresql", "checkpoints", 150020)
+    True
+    """
+    chosen: Path | None = None
+    for since, path in _index(backend).get(query, []):
+        if since <= version:
+            chosen = path
+    if chosen is None:
+        raise SQLNotFound(f"no {backend} query {query!r} for server version {version}")
+    return chosen.read_text().strip().rstrip(";")
+
+
+def available(backend: str, query: str, version: int) -> bool:
+    try:
+        get(backend, query, version)
+    except SQLNotFound:
+        return False
+    return True

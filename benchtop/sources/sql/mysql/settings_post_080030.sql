@@ -1,0 +1,6 @@
+-- 8.0.30 sizes the redo log with innodb_redo_log_capacity.
+SHOW GLOBAL VARIABLES WHERE Variable_name IN (
+  'version', 'version_comment', 'innodb_flush_log_at_trx_commit', 'sync_binlog',
+  'innodb_doublewrite', 'log_bin', 'binlog_format', 'innodb_buffer_pool_size',
+  'innodb_log_file_size', 'innodb_log_files_in_group', 'innodb_redo_log_capacity',
+  'innodb_flush_method', 'performance_schema', 'max_connections')

@@ -1,0 +1,7 @@
+-- Durability and sizing settings a result's validity depends on.
+SELECT name, setting, unit
+FROM pg_settings
+WHERE name IN ('fsync', 'full_page_writes', 'synchronous_commit', 'wal_level',
+               'shared_buffers', 'max_wal_size', 'checkpoint_timeout',
+               'server_version', 'server_version_num', 'track_io_timing',
+               'track_wal_io_timing', 'max_connections')

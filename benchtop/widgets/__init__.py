@@ -1,0 +1,1 @@
+"""Widgets of the dashboard: charts, histogram, header, timeline, panels."""

@@ -1,0 +1,208 @@
+"""Line charts over time drawn with braille dots (2x4 per cell), with the
+run's timeline as marker columns, readable in 80 columns and without colour.
+
+Series are drawn in order, later ones on top; the legend on the title line
+names every series with its latest value, so a line's identity never rests
+on colour alone (latency series are also ordered: p50 <= p95 <= p99 <= max).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from rich.text import Text
+from textual.widget import Widget
+
+from benchtop.widgets.fmt import clock, num
+
+_BRAILLE = 0x2800
+# bit of the dot at (row 0..3 top to bottom, column 0..1) of a braille cell
+_DOT = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
+LABEL_W = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    name: str
+    values: tuple[float, ...]  # one per interval, aligned across series
+    style: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    index: int  # interval index the event happened in
+    symbol: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    lo: float
+    hi: float
+    log: bool
+
+    def frac(self, v: float) -> float:
+        if self.log:
+            v = math.log10(max(v, self.lo))
+            lo, hi = math.log10(self.lo), math.log10(self.hi)
+        else:
+            lo, hi = self.lo, self.hi
+        return 0.0 if hi <= lo else min(1.0, max(0.0, (v - lo) / (hi - lo)))
+
+    def at(self, f: float) -> float:
+        if self.log:
+            lo, hi = math.log10(self.lo), math.log10(self.hi)
+            return 10 ** (lo + f * (hi - lo))
+        return self.lo + f * (self.hi - self.lo)
+
+
+def _nice_ceil(v: float) -> float:
+    """The next 1/2/5 x 10^k at or above v.
+
+    >>> [_nice_ceil(x) for x in (0.7, 3, 10, 1234)]
+    [1.0, 5.0, 10.0, 2000.0]
+    """
+    if v <= 0:
+        return 1.0
+    exp = math.floor(math.log10(v))
+    for m in (1, 2, 5, 10):
+        if m * 10**exp >= v * (1 - 1e-9):
+            return float(m * 10**exp)
+    return float(10 ** (exp + 1))
+
+
+def scale_for(series: Sequence[Series], log: bool) -> Scale:
+    values = [v for s in series for v in s.values if v > 0]
+    if not values:
+        return Scale(0.1 if log else 0.0, 1.0, log)
+    if log:
+        lo = 10 ** math.floor(math.log10(min(values)))
+        hi = 10 ** math.ceil(math.log10(max(values)))
+        return Scale(lo, hi if hi > lo else lo * 10, True)
+    return Scale(0.0, _nice_ceil(max(values)), False)
+
+
+def plot(
+    series: Sequence[Series],
+    width: int,
+    height: int,
+    scale: Scale,
+) -> list[list[tuple[str, str]]]:
+    """Cells [row][col] as (char, style); values map to dot columns 1:1 and
+    the newest value is at the right edge."""
+    dots_h = height * 4
+    masks = [[0] * width for _ in range(height)]
+    owner = [[""] * width for _ in range(height)]
+    for s in series:
+        vals = s.values[-width * 2 :]
+        offset = width * 2 - len(vals)
+        prev_y: int | None = None
+        for i, v in enumerate(vals):
+            x = offset + i
+            y = dots_h - 1 - round(scale.frac(v) * (dots_h - 1))
+            lo, hi = (y, y) if prev_y is None else (min(y, prev_y), max(y, prev_y))
+            # filling the vertical gap keeps steep changes a connected line
+            for yy in range(lo, hi + 1):
+                row, sub = divmod(yy, 4)
+                masks[row][x // 2] |= _DOT[sub][x % 2]
+                owner[row][x // 2] = s.style
+            prev_y = y
+    return [
+        [(chr(_BRAILLE + m) if m else " ", owner[r][c]) for c, m in enumerate(masks[r])] for r in range(height)
+    ]
+
+
+def render_chart(
+    title: Text,
+    series: Sequence[Series],
+    markers: Sequence[Marker],
+    width: int,
+    height: int,
+    log: bool = False,
+    fmt: Callable[[float], str] = num,
+    t_end: float | None = None,
+    step: float = 1.0,
+) -> Text:
+    """The whole chart: title/legend line, plot rows with a y axis, and an
+    x-axis row carrying the timeline markers."""
+    out = Text(no_wrap=True, overflow="crop")
+    out.append_text(title)
+    plot_w = max(width - LABEL_W - 1, 4)
+    plot_h = max(height - 2, 1)
+    scale = scale_for(series, log)
+    cells = plot(series, plot_w, plot_h, scale)
+    n = max((len(s.values) for s in series), default=0)
+    first = max(n - plot_w * 2, 0)  # interval index at dot column 0 (once the window is full)
+    offset = plot_w * 2 - min(n, plot_w * 2)
+    marker_cols: dict[int, str] = {}
+    for m in markers:
+        if first <= m.index < n:
+            marker_cols[(offset + m.index - first) // 2] = m.symbol
+    for r, row in enumerate(cells):
+        f = 1 - r / max(plot_h - 1, 1)
+        label = fmt(scale.at(f)) if r in (0, plot_h - 1) or (plot_h >= 5 and r == plot_h // 2) else ""
+        out.append("\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤" if label else "\n" + " " * LABEL_W + "│", "dim")
+        for c, (ch, style) in enumerate(row):
+            if ch == " " and c in marker_cols:
+                out.append("┊", "dim")
+            else:
+                out.append(ch, style)
+    start_label = clock(max((t_end or 0.0) - n * step, 0.0) + first * step) if n else ""
+    out.append("\n" + start_label.rjust(LABEL_W)[:LABEL_W] + "└", "dim")
+    axis = ["─"] * plot_w
+    for c, sym in marker_cols.items():
+        axis[c] = sym
+    for c, ch in enumerate(axis):
+        out.append(ch, "bold reverse" if ch != "─" else "dim")
+    return out
+
+
+class TimeChart(Widget):
+    """A chart of several series over the run's intervals."""
+
+    DEFAULT_CSS = """
+    TimeChart { height: 1fr; min-height: 4; }
+    """
+
+    def __init__(self, name: str, log: bool = False, fmt: Callable[[float], str] = num, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.chart_name = name
+        self.log = log
+        self.fmt = fmt
+        self._series: tuple[Series, ...] = ()
+        self._markers: tuple[Marker, ...] = ()
+        self._t_end: float | None = None
+        self._step = 1.0
+
+    def update_data(
+        self, series: Sequence[Series], markers: Sequence[Marker], t_end: float | None, step: float
+    ) -> None:
+        self._series = tuple(series)
+        self._markers = tuple(markers)
+        self._t_end = t_end
+        self._step = step
+        self.refresh()
+
+    def legend(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(self.chart_name, "bold")
+        for s in self._series:
+            last = s.values[-1] if s.values else 0.0
+            text.append("  ")
+            text.append("━", s.style)
+            text.append(f"{s.name} {self.fmt(last)}")
+        return text
+
+    def render(self) -> Text:
+        return render_chart(
+            self.legend(),
+            self._series,
+            self._markers,
+            self.size.width,
+            self.size.height,
+            log=self.log,
+            fmt=self.fmt,
+            t_end=self._t_end,
+            step=self._step,
+        )

@@ -1,0 +1,75 @@
+"""Short human formats for narrow terminal columns."""
+
+from __future__ import annotations
+
+import math
+
+
+def num(v: float) -> str:
+    """
+    >>> [num(x) for x in (0, 7, 12.345, 999.4, 1234, 56789, 1.5e6, 2.25e9)]
+    ['0', '7', '12.3', '999', '1.23k', '56.8k', '1.50M', '2.25G']
+    """
+    a = abs(v)
+    if a >= 1e9:
+        return f"{v / 1e9:.2f}G"
+    if a >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.1f}k"
+    if a >= 1e3:
+        return f"{v / 1e3:.2f}k"
+    if a >= 100 or v == int(v):
+        return f"{v:.0f}"
+    return f"{v:.1f}"
+
+
+def ms(v: float) -> str:
+    """A latency given in milliseconds.
+
+    >>> [ms(x) for x in (0, 0.0123, 0.5, 1.234, 45.6, 1234, 65000)]
+    ['0', '12.3µs', '500µs', '1.23ms', '45.6ms', '1.23s', '65.0s']
+    """
+    if v <= 0:
+        return "0"
+    if v < 1:
+        return f"{v * 1000:.3g}µs"
+    if v < 1000:
+        return f"{v:.3g}ms"
+    return f"{v / 1000:.3g}s" if v < 10000 else f"{v / 1000:.1f}s"
+
+
+def ns_decade(exp: int) -> str:
+    """Axis label for 10**exp nanoseconds.
+
+    >>> [ns_decade(e) for e in (3, 4, 5, 6, 7, 9, 10)]
+    ['1µs', '10µs', '100µs', '1ms', '10ms', '1s', '10s']
+    """
+    units = ((9, "s"), (6, "ms"), (3, "µs"), (0, "ns"))
+    for base, unit in units:
+        if exp >= base:
+            return f"{10 ** (exp - base)}{unit}"
+    return f"{10.0 ** exp:g}ns"
+
+
+def clock(seconds: float) -> str:
+    """
+    >>> [clock(s) for s in (0, 59.9, 61, 3599, 3725)]
+    ['0:00', '0:59', '1:01', '59:59', '1:02:05']
+    """
+    s = int(max(seconds, 0.0))
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def nice_rate(v: float) -> float:
+    """A round starting rate near `v` (two significant digits, at least 1).
+
+    >>> [nice_rate(x) for x in (0, 0.3, 7.7, 1234.5, 98765)]
+    [1.0, 1.0, 7.7, 1200.0, 99000.0]
+    """
+    if v < 1:
+        return 1.0
+    digits = 2 - int(math.floor(math.log10(v))) - 1
+    return float(round(v, digits))

@@ -1,0 +1,94 @@
+"""A compiled workload: the flat op array the C interpreter runs, plus what
+`prepare`/`cleanup` need.  Plain data; benchtop.engine turns it into structs.
+
+Op and constant numbers mirror native/benchtop_api.h.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+OP_SET, OP_RAND, OP_STR, OP_EXEC, OP_LOOP, OP_BEGIN_IF, OP_UNIQUE, OP_ROLLBACK_IF, OP_SLEEP_US = range(1, 10)
+DIST = {"uniform": 0, "gaussian": 1, "special": 2, "pareto": 3, "zipfian": 4, "rand": 9}
+QK = {"read": 0, "write": 1, "other": 2}
+PARAM_REG, PARAM_SREG, PARAM_CONST, PARAM_NULL = range(4)
+GEN_SEQ, GEN_RAND, GEN_TEMPLATE, GEN_CONST, GEN_DIV, GEN_LITERAL = range(6)
+NREGS, NSREGS, MAX_PARAMS, MAX_TXN_TYPES = 64, 16, 32, 32
+ENGINES = ("mysql", "postgresql", "sqlite", "null")
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    sql: str
+    table_reg: int
+    nparams: int
+    kind: int
+    is_begin: int  # 1 BEGIN, 2 COMMIT, 0 other
+
+
+@dataclass(frozen=True, slots=True)
+class TxnType:
+    name: str
+    weight: int
+    first_op: int
+    nops: int
+
+
+@dataclass(frozen=True, slots=True)
+class Gen:
+    kind: int
+    dist: int = 0
+    lo: int = 0
+    hi: int = 0
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpec:
+    insert_prefix: str
+    cols: tuple[Gen, ...]
+    first_table: int
+    last_table: int
+    rows: int
+    rows_per_insert: int = 1000
+    rows_per_commit: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """Per-table statements, already chosen for one engine; "{t}" is the table number."""
+
+    tables: int
+    create: tuple[str, ...] = ()
+    after_load: tuple[str, ...] = ()
+    indexes: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    check: str = ""
+    once_before: tuple[str, ...] = ()  # not per table (e.g. CREATE EXTENSION)
+
+    def per_table(self, stmts: tuple[str, ...], table: int) -> list[str]:
+        return [s.replace("{t}", str(table)) for s in stmts]
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    name: str
+    engine: str
+    options: dict[str, object]
+    ops: tuple[tuple[int, int, int, int, int, int, int], ...]
+    params: tuple[tuple[int, int, int], ...]
+    stmts: tuple[Stmt, ...]
+    strings: tuple[str, ...]
+    txn_types: tuple[TxnType, ...]
+    init_regs: tuple[int, ...]
+    max_table: int
+    schema: Schema | None = None
+    loads: tuple[LoadSpec, ...] = ()
+    description: str = ""
+    source: str = ""
+    read_only: bool = False
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def txn_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.txn_types)

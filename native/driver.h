@@ -1,0 +1,95 @@
+/* driver.h: what a database driver gives the engine.
+ *
+ * One connection per worker thread; a driver is never called from two threads
+ * on the same connection.  Statements are identified by a small integer key
+ * chosen by the engine (statement index x table number); the driver prepares
+ * lazily on first use of a key and keeps the handle until disconnect, so the
+ * hot path is a single execute with already-bound parameter buffers.
+ */
+#ifndef BT_DRIVER_H
+#define BT_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "benchtop_api.h"
+
+/* What went wrong, classified so the engine can decide: retry the transaction
+ * (deadlock, lock timeout, serialization), reconnect (lost connection), skip
+ * (code in --ignore-errors) or stop the run (anything else). */
+enum {
+    BT_DERR_NONE = 0,
+    BT_DERR_RETRY = 1,       /* transaction must be rolled back and retried */
+    BT_DERR_LOST = 2,        /* connection is gone; reconnect */
+    BT_DERR_SQL = 3,         /* statement error: fatal unless its code is ignored */
+    BT_DERR_CONNECT = 4      /* could not connect */
+};
+
+typedef struct {
+    int kind;           /* BT_DERR_* */
+    int errk;           /* BT_ERRK_* to count it under */
+    int32_t code;       /* MySQL errno; PG SQLSTATE encoded base 36; SQLite result code */
+    char sqlstate[6];
+    char msg[384];
+} bt_err;
+
+enum { BT_VAL_INT = 0, BT_VAL_STR = 1, BT_VAL_NULL = 2 };
+
+typedef struct {
+    int type;           /* BT_VAL_* */
+    int64_t i;
+    const char *s;
+    uint32_t len;
+} bt_value;
+
+/* First column of the first row, when the statement asks for it. */
+typedef struct {
+    int want;           /* 0: none, 1: as int, 2: as string */
+    int has_value;
+    int64_t i;
+    char *s;            /* buffer of BT_SREG_CAP bytes provided by the engine */
+    uint32_t slen;
+    int64_t rows;       /* rows returned or affected */
+} bt_result;
+
+typedef struct bt_driver {
+    const char *name;
+    /* Opens a connection; on failure fills err and returns non-zero. */
+    int (*connect)(const bt_conn_config *cfg, void **conn, bt_err *err);
+    void (*disconnect)(void *conn);
+    /* Runs statement `key` (sql given on every call; used on first use or
+     * with cfg->prepare == 0).  Placeholders are '?'; drivers that need $n
+     * rewrite at prepare time. */
+    int (*execute)(void *conn, int32_t key, const char *sql, const bt_value *params,
+                   int32_t nparams, bt_result *res, bt_err *err);
+    /* Plain text statement, results discarded except as above (BEGIN,
+     * ROLLBACK, DDL, bulk INSERT). `res` may be NULL. */
+    int (*exec_text)(void *conn, const char *sql, bt_result *res, bt_err *err);
+    /* Optional: append `s` quoted as a string literal to buf (for bulk loads
+     * and text-protocol mode); NULL means standard SQL quoting ('' doubled). */
+    size_t (*quote)(void *conn, char *buf, size_t cap, const char *s, size_t len);
+    /* Optional: called by each worker thread just before it exits (e.g.
+     * mysql_thread_end); NULL if the driver needs nothing. */
+    void (*thread_end)(void);
+} bt_driver;
+
+const bt_driver *bt_driver_get(int driver);
+
+extern const bt_driver bt_driver_null;
+extern const bt_driver bt_driver_sqlite;
+#ifdef BT_HAVE_MYSQL
+extern const bt_driver bt_driver_mysql;
+#endif
+#ifdef BT_HAVE_PGSQL
+extern const bt_driver bt_driver_pgsql;
+#endif
+
+/* Helpers shared by drivers (driver_common.c). */
+void bt_err_set(bt_err *err, int kind, int errk, int32_t code, const char *sqlstate,
+                const char *msg);
+int32_t bt_sqlstate_code(const char *sqlstate);
+/* Substitute '?' placeholders with literal values (text protocol mode). */
+int bt_sql_interpolate(const bt_driver *drv, void *conn, const char *sql,
+                       const bt_value *params, int32_t nparams, char *out, size_t cap);
+
+#endif

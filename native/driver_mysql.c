@@ -1,0 +1,817 @@
+/* driver_mysql.c: MySQL/MariaDB through the C client library.
+ *
+ * Builds against libmariadb (Debian's libmariadb-dev: `mariadb_config --cflags
+ * --libs`) or Oracle's libmysqlclient (`mysql_config`); compile with
+ * -DBT_HAVE_MYSQL.
+ *
+ * Prepared mode (cfg->prepare != 0): every statement key gets a server-side
+ * prepared statement (binary protocol) on first use, with parameter and
+ * result bind buffers allocated once per statement, so an execute is one
+ * COM_STMT_EXECUTE round trip and no allocation.  Statements the server
+ * refuses to prepare (ER_UNSUPPORTED_PS) or cannot hold any more of
+ * (ER_MAX_PREPARED_STMT_COUNT_REACHED) run through the text protocol instead,
+ * for the rest of the connection.  Text mode (--no-prepare): values are
+ * interpolated with bt_sql_interpolate and sent with mysql_real_query.
+ *
+ * Threads: mysql_library_init runs once (pthread_once) on the first connect;
+ * mysql_thread_init is called by connect on the calling thread, and the
+ * engine calls bt_driver_mysql.thread_end (mysql_thread_end) when a thread
+ * that connected exits.  libmariadb needs neither; libmysqlclient leaks
+ * per-thread state without them.
+ *
+ * cfg->options: `key=value;key=value` (spaces around ';' ignored; '_' and '-'
+ * interchangeable in keys):
+ *   ssl-ca, ssl-capath, ssl-cert, ssl-key, ssl-cipher, ssl-crl, ssl-crlpath
+ *   read-timeout=S   seconds a read may wait for the server (default 3600;
+ *                    0 = wait forever).  Long queries are legitimate, so it
+ *                    is generous: it only keeps a hung server from wedging a
+ *                    worker forever.
+ *   write-timeout=S  same for writes (default 3600)
+ *   charset=NAME     connection character set (library default otherwise)
+ *   compress=0|1     protocol compression
+ *   init-command=SQL run after every connect (may not contain ';')
+ *   get-server-public-key=0|1  fetch the RSA key for caching_sha2_password
+ *                    over unencrypted connections (MySQL 8)
+ * cfg->ssl: 0 leaves TLS off, 1 requires TLS without verifying the server
+ * certificate, 2 requires TLS and verifies the certificate and host name.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysql.h>
+
+#include "driver.h"
+
+#if defined(MARIADB_PACKAGE_VERSION_ID) || !defined(MYSQL_VERSION_ID) || MYSQL_VERSION_ID < 80000
+typedef my_bool bt_my_bool;
+#else
+typedef bool bt_my_bool;   /* MySQL 8 removed my_bool */
+#endif
+
+/* Error numbers, spelled out because MariaDB's and MySQL's headers name and
+ * carry different subsets of them. */
+enum {
+    BT_MY_CHECKREAD = 1020,          /* record changed since last read (MVCC conflict) */
+    BT_MY_SERVER_SHUTDOWN = 1053,
+    BT_MY_LOCK_WAIT_TIMEOUT = 1205,
+    BT_MY_DEADLOCK = 1213,
+    BT_MY_UNKNOWN_STMT = 1243,
+    BT_MY_UNSUPPORTED_PS = 1295,
+    BT_MY_MAX_PREPARED = 1461,
+    BT_MY_NEED_REPREPARE = 1615,
+    BT_MY_CONNECTION_KILLED = 1927,
+    BT_MY_CR_CONNECTION_ERROR = 2002,
+    BT_MY_CR_CONN_HOST_ERROR = 2003,
+    BT_MY_CR_SERVER_GONE = 2006,
+    BT_MY_CR_SERVER_LOST = 2013,
+    BT_MY_CR_SERVER_LOST_EXT = 2055,
+    BT_MY_CLIENT_INTERACTION_TIMEOUT = 4031,  /* MySQL 8: disconnected for inactivity */
+    BT_MY_CR_ERR_NET_READ = 5013,             /* libmariadb */
+    BT_MY_CR_ERR_NET_WRITE = 5014
+};
+
+enum { BT_MY_DEFAULT_IO_TIMEOUT_S = 3600 };
+
+/* How a statement key runs on this connection. */
+enum { BT_MYS_NEW = 0, BT_MYS_PREPARED = 1, BT_MYS_TEXT = 2 };
+
+typedef struct {
+    int64_t i;
+    char *s;                 /* copy of a string value: MYSQL_BIND keeps a pointer */
+    size_t scap;
+    unsigned long len;
+    bt_my_bool is_null;
+    int type;                /* BT_VAL_* bound in pbind, -1 before the first bind */
+} bt_my_param;
+
+typedef struct {
+    unsigned long len;
+    bt_my_bool is_null;
+    bt_my_bool error;
+} bt_my_rcol;
+
+typedef struct {
+    int mode;                /* BT_MYS_* */
+    MYSQL_STMT *stmt;
+    unsigned long nparams;
+    MYSQL_BIND *pbind;
+    bt_my_param *pv;
+    unsigned int nrbind;     /* result binds allocated (field count at bind time) */
+    MYSQL_BIND *rbind;
+    bt_my_rcol *rcol;        /* their length/null/error slots */
+    int rwant;               /* res->want the result binds were made for; 0 = none */
+    int64_t ri;
+    char rs[BT_SREG_CAP];
+} bt_my_stmt;
+
+typedef struct {
+    MYSQL *my;
+    int prepare;
+    bt_my_stmt **stmts;      /* by key; pointers so a grow never moves bound buffers */
+    int32_t nstmts;
+    char *text;              /* interpolation buffer for the text protocol */
+    size_t text_cap;
+} bt_my_conn;
+
+static pthread_once_t bt_my_lib_once = PTHREAD_ONCE_INIT;
+static int bt_my_lib_rc;     /* written once inside bt_my_lib_once */
+static pthread_once_t bt_my_max_ps_once = PTHREAD_ONCE_INIT;
+
+static void bt_my_lib_init(void)
+{
+    bt_my_lib_rc = mysql_library_init(0, NULL, NULL);
+}
+
+static void bt_my_warn_max_ps(void)
+{
+    fprintf(stderr, "benchtop: the server's max_prepared_stmt_count is reached: "
+                    "further statements use the text protocol (raise it, or use --no-prepare)\n");
+}
+
+static int bt_my_is_lost(unsigned int code)
+{
+    switch (code) {
+    case BT_MY_SERVER_SHUTDOWN:
+    case BT_MY_CONNECTION_KILLED:
+    case BT_MY_CR_CONNECTION_ERROR:
+    case BT_MY_CR_CONN_HOST_ERROR:
+    case BT_MY_CR_SERVER_GONE:
+    case BT_MY_CR_SERVER_LOST:
+    case BT_MY_CR_SERVER_LOST_EXT:
+    case BT_MY_CLIENT_INTERACTION_TIMEOUT:
+    case BT_MY_CR_ERR_NET_READ:
+    case BT_MY_CR_ERR_NET_WRITE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Classifies a statement error; always returns -1 for the caller to pass on. */
+static int bt_my_fail(bt_err *err, unsigned int code, const char *sqlstate, const char *msg)
+{
+    int kind = BT_DERR_SQL, errk = BT_ERRK_FATAL;
+    if (code == BT_MY_DEADLOCK) {
+        kind = BT_DERR_RETRY;
+        errk = BT_ERRK_DEADLOCK;
+    } else if (code == BT_MY_LOCK_WAIT_TIMEOUT) {
+        kind = BT_DERR_RETRY;
+        errk = BT_ERRK_LOCK_TIMEOUT;
+    } else if (code == BT_MY_CHECKREAD) {
+        /* sysbench retries it with deadlocks: a snapshot conflict */
+        kind = BT_DERR_RETRY;
+        errk = BT_ERRK_SERIALIZATION;
+    } else if (bt_my_is_lost(code)) {
+        kind = BT_DERR_LOST;
+        errk = BT_ERRK_LOST_CONNECTION;
+    }
+    bt_err_set(err, kind, errk, (int32_t)code, sqlstate, msg);
+    return -1;
+}
+
+static int bt_my_fail_conn(bt_my_conn *c, bt_err *err)
+{
+    return bt_my_fail(err, mysql_errno(c->my), mysql_sqlstate(c->my), mysql_error(c->my));
+}
+
+static int bt_my_fail_stmt(bt_my_stmt *st, bt_err *err)
+{
+    return bt_my_fail(err, mysql_stmt_errno(st->stmt), mysql_stmt_sqlstate(st->stmt),
+                      mysql_stmt_error(st->stmt));
+}
+
+/* ---- connect -------------------------------------------------------------- */
+
+static int bt_my_opt_bool(const char *v)
+{
+    return strcmp(v, "1") == 0 || strcmp(v, "on") == 0 || strcmp(v, "true") == 0 ||
+           strcmp(v, "yes") == 0;
+}
+
+static int bt_my_opt_uint(const char *v, unsigned int *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || end == v || *end || n > 1000000000UL)
+        return -1;
+    *out = (unsigned int)n;
+    return 0;
+}
+
+/* Applies one `key=value` of cfg->options; fills err when it is not accepted. */
+static int bt_my_apply_option(MYSQL *my, char *kv, unsigned int *read_to, unsigned int *write_to,
+                              bt_err *err)
+{
+    char msg[256];
+    char *eq = strchr(kv, '=');
+    if (!eq) {
+        snprintf(msg, sizeof msg, "MySQL option '%.80s' needs a value (key=value)", kv);
+        goto bad;
+    }
+    *eq = '\0';
+    const char *v = eq + 1;
+    for (char *p = kv; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    static const struct { const char *key; enum mysql_option opt; } paths[] = {
+        {"ssl-ca", MYSQL_OPT_SSL_CA},         {"ssl-capath", MYSQL_OPT_SSL_CAPATH},
+        {"ssl-cert", MYSQL_OPT_SSL_CERT},     {"ssl-key", MYSQL_OPT_SSL_KEY},
+        {"ssl-cipher", MYSQL_OPT_SSL_CIPHER}, {"ssl-crl", MYSQL_OPT_SSL_CRL},
+        {"ssl-crlpath", MYSQL_OPT_SSL_CRLPATH}, {"charset", MYSQL_SET_CHARSET_NAME},
+        {"init-command", MYSQL_INIT_COMMAND},
+    };
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        if (strcmp(kv, paths[i].key) != 0)
+            continue;
+        if (mysql_options(my, paths[i].opt, v) == 0)
+            return 0;
+        snprintf(msg, sizeof msg, "MySQL option %s rejected by the client library", kv);
+        goto bad;
+    }
+    if (strcmp(kv, "read-timeout") == 0 || strcmp(kv, "write-timeout") == 0) {
+        unsigned int s;
+        if (bt_my_opt_uint(v, &s) != 0) {
+            snprintf(msg, sizeof msg, "MySQL option %s wants whole seconds, got '%.40s'", kv, v);
+            goto bad;
+        }
+        *(kv[0] == 'r' ? read_to : write_to) = s;
+        return 0;
+    }
+    if (strcmp(kv, "compress") == 0) {
+        if (bt_my_opt_bool(v))
+            mysql_options(my, MYSQL_OPT_COMPRESS, NULL);
+        return 0;
+    }
+    if (strcmp(kv, "get-server-public-key") == 0) {
+#if defined(MYSQL_OPT_GET_SERVER_PUBLIC_KEY) || !defined(MARIADB_PACKAGE_VERSION_ID)
+        bt_my_bool on = (bt_my_bool)bt_my_opt_bool(v);
+        mysql_options(my, MYSQL_OPT_GET_SERVER_PUBLIC_KEY, &on);
+#endif
+        return 0;
+    }
+    snprintf(msg, sizeof msg,
+             "unknown MySQL option '%.60s' (accepted: ssl-ca, ssl-capath, ssl-cert, ssl-key, "
+             "ssl-cipher, ssl-crl, ssl-crlpath, read-timeout, write-timeout, charset, compress, "
+             "init-command, get-server-public-key)", kv);
+bad:
+    bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", msg);
+    return -1;
+}
+
+static int bt_my_apply_options(MYSQL *my, const bt_conn_config *cfg, bt_err *err)
+{
+    unsigned int read_to = BT_MY_DEFAULT_IO_TIMEOUT_S, write_to = BT_MY_DEFAULT_IO_TIMEOUT_S;
+    char *copy = NULL;
+    int rc = -1;
+    if (cfg->options && cfg->options[0]) {
+        copy = strdup(cfg->options);
+        if (!copy) {
+            bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", "out of memory");
+            goto out;
+        }
+        char *save = NULL;
+        for (char *kv = strtok_r(copy, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
+            while (*kv == ' ')
+                kv++;
+            size_t n = strlen(kv);
+            while (n > 0 && kv[n - 1] == ' ')
+                kv[--n] = '\0';
+            if (n && bt_my_apply_option(my, kv, &read_to, &write_to, err) != 0)
+                goto out;
+        }
+    }
+    if (read_to)
+        mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &read_to);
+    if (write_to)
+        mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &write_to);
+    if (cfg->connect_timeout_s > 0) {
+        unsigned int ct = (unsigned int)cfg->connect_timeout_s;
+        mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+    }
+#ifdef MARIADB_PACKAGE_VERSION_ID
+    /* The engine reconnects itself and counts it; a silent library reconnect
+     * would lose the session (prepared statements, transaction) unnoticed.
+     * Off is libmysqlclient's default, and MySQL 8.0.34+ prints a deprecation
+     * warning when the option is set at all, so only libmariadb is told. */
+    bt_my_bool reconnect = 0;
+    mysql_options(my, MYSQL_OPT_RECONNECT, &reconnect);
+#endif
+    if (cfg->ssl > 0) {
+#ifdef MARIADB_PACKAGE_VERSION_ID
+        bt_my_bool on = 1, verify = (bt_my_bool)(cfg->ssl >= 2);
+        mysql_options(my, MYSQL_OPT_SSL_ENFORCE, &on);
+        mysql_options(my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+#else
+        unsigned int mode = cfg->ssl >= 2 ? SSL_MODE_VERIFY_IDENTITY : SSL_MODE_REQUIRED;
+        mysql_options(my, MYSQL_OPT_SSL_MODE, &mode);
+#endif
+    } else {
+#ifndef MARIADB_PACKAGE_VERSION_ID
+        unsigned int mode = SSL_MODE_DISABLED;
+        mysql_options(my, MYSQL_OPT_SSL_MODE, &mode);
+#endif
+    }
+    rc = 0;
+out:
+    free(copy);
+    return rc;
+}
+
+/* Forgets a statement (closing it on the server if still connected). */
+static void bt_my_stmt_reset(bt_my_stmt *st)
+{
+    if (st->stmt)
+        mysql_stmt_close(st->stmt);
+    for (unsigned long i = 0; st->pv && i < st->nparams; i++)
+        free(st->pv[i].s);
+    free(st->pv);
+    free(st->pbind);
+    free(st->rbind);
+    free(st->rcol);
+    memset(st, 0, sizeof *st);
+}
+
+static void bt_my_stmt_free(bt_my_stmt *st)
+{
+    if (st)
+        bt_my_stmt_reset(st);
+    free(st);
+}
+
+static void bt_my_disconnect(void *conn)
+{
+    bt_my_conn *c = conn;
+    if (!c)
+        return;
+    /* Closing the connection first detaches the statements, so closing them
+     * afterwards only frees memory instead of sending one COM_STMT_CLOSE each. */
+    if (c->my)
+        mysql_close(c->my);
+    for (int32_t k = 0; k < c->nstmts; k++)
+        bt_my_stmt_free(c->stmts[k]);
+    free(c->stmts);
+    free(c->text);
+    free(c);
+}
+
+static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
+{
+    bt_my_conn *c = NULL;
+    int rc = -1;
+    *conn = NULL;
+    pthread_once(&bt_my_lib_once, bt_my_lib_init);
+    if (bt_my_lib_rc != 0) {
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "",
+                   "could not initialise the MySQL client library");
+        goto out;
+    }
+    mysql_thread_init();
+    c = calloc(1, sizeof *c);
+    if (!c || !(c->my = mysql_init(NULL))) {
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", "out of memory");
+        goto out;
+    }
+    c->prepare = cfg->prepare;
+    if (bt_my_apply_options(c->my, cfg, err) != 0)
+        goto out;
+    const char *host = cfg->host && cfg->host[0] ? cfg->host : NULL;
+    const char *sock = cfg->socket && cfg->socket[0] ? cfg->socket : NULL;
+    const char *db = cfg->database && cfg->database[0] ? cfg->database : NULL;
+    const char *user = cfg->user && cfg->user[0] ? cfg->user : NULL;
+    unsigned int port = cfg->port > 0 ? (unsigned int)cfg->port : 0;
+    if (!mysql_real_connect(c->my, host, user, cfg->password, db, port, sock,
+                            CLIENT_MULTI_RESULTS)) {
+        unsigned int code = mysql_errno(c->my);
+        bt_err_set(err, BT_DERR_CONNECT,
+                   bt_my_is_lost(code) ? BT_ERRK_LOST_CONNECTION : BT_ERRK_FATAL,
+                   (int32_t)code, mysql_sqlstate(c->my), mysql_error(c->my));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (rc == 0)
+        *conn = c;
+    else
+        bt_my_disconnect(c);
+    return rc;
+}
+
+static void bt_my_thread_end(void)
+{
+    mysql_thread_end();
+}
+
+/* ---- text protocol ------------------------------------------------------- */
+
+static int64_t bt_my_parse_i64(const char *s, unsigned long len)
+{
+    int64_t v = 0;
+    unsigned long i = 0;
+    int neg = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        neg = s[i++] == '-';
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (s[i] - '0');
+    return neg ? -v : v;
+}
+
+static void bt_my_capture(bt_result *res, const char *s, unsigned long len)
+{
+    if (!s) {
+        res->has_value = 0;
+        return;
+    }
+    res->has_value = 1;
+    if (res->want == 1) {
+        res->i = bt_my_parse_i64(s, len);
+    } else {
+        uint32_t n = len < BT_SREG_CAP - 1 ? (uint32_t)len : BT_SREG_CAP - 1;
+        memcpy(res->s, s, n);
+        res->s[n] = '\0';
+        res->slen = n;
+    }
+}
+
+/* Runs `sql` and drains every result set (unbuffered: no per-row copies). */
+static int bt_my_query(bt_my_conn *c, const char *sql, size_t len, bt_result *res, bt_err *err)
+{
+    int64_t rows = 0;
+    int first = 1;
+    if (mysql_real_query(c->my, sql, (unsigned long)len) != 0)
+        return bt_my_fail_conn(c, err);
+    for (;;) {
+        MYSQL_RES *r = mysql_use_result(c->my);
+        if (r) {
+            MYSQL_ROW row;
+            while ((row = mysql_fetch_row(r)) != NULL) {
+                if (first && rows == 0 && res && res->want) {
+                    unsigned long *lens = mysql_fetch_lengths(r);
+                    bt_my_capture(res, row[0], lens ? lens[0] : 0);
+                }
+                rows++;
+            }
+            mysql_free_result(r);
+            if (mysql_errno(c->my))
+                return bt_my_fail_conn(c, err);
+        } else if (mysql_field_count(c->my) == 0) {
+            my_ulonglong n = mysql_affected_rows(c->my);
+            if (n != (my_ulonglong)-1)
+                rows += (int64_t)n;
+        } else {
+            return bt_my_fail_conn(c, err);
+        }
+        first = 0;
+        int more = mysql_next_result(c->my);
+        if (more > 0)
+            return bt_my_fail_conn(c, err);
+        if (more < 0)
+            break;
+    }
+    if (res)
+        res->rows = rows;
+    return 0;
+}
+
+static size_t bt_my_quote(void *conn, char *buf, size_t cap, const char *s, size_t len)
+{
+    bt_my_conn *c = conn;
+    if (cap < 2 * len + 3)
+        return 0;
+    buf[0] = '\'';
+    unsigned long n = mysql_real_escape_string(c->my, buf + 1, s, (unsigned long)len);
+    if (n == (unsigned long)-1)   /* unusable for this charset; cannot happen for utf8/latin1 */
+        return 0;
+    buf[n + 1] = '\'';
+    buf[n + 2] = '\0';
+    return n + 2;
+}
+
+static int bt_my_text_execute(bt_my_conn *c, const char *sql, const bt_value *params,
+                              int32_t nparams, bt_result *res, bt_err *err)
+{
+    size_t need = strlen(sql) + 1;
+    for (int32_t i = 0; i < nparams; i++)
+        need += params[i].type == BT_VAL_STR ? 2 * (size_t)params[i].len + 3 : 24;
+    if (need > c->text_cap) {
+        size_t cap = need < 4096 ? 4096 : need * 2;
+        char *nb = realloc(c->text, cap);
+        if (!nb) {
+            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+            return -1;
+        }
+        c->text = nb;
+        c->text_cap = cap;
+    }
+    if (bt_sql_interpolate(&bt_driver_mysql, c, sql, params, nparams, c->text, c->text_cap) != 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "statement too long to interpolate");
+        return -1;
+    }
+    return bt_my_query(c, c->text, strlen(c->text), res, err);
+}
+
+static int bt_my_exec_text(void *conn, const char *sql, bt_result *res, bt_err *err)
+{
+    bt_my_conn *c = conn;
+    if (res) {
+        res->has_value = 0;
+        res->rows = 0;
+    }
+    return bt_my_query(c, sql, strlen(sql), res, err);
+}
+
+/* ---- prepared statements ------------------------------------------------- */
+
+static bt_my_stmt *bt_my_stmt_slot(bt_my_conn *c, int32_t key, bt_err *err)
+{
+    if (key < 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "negative statement key");
+        return NULL;
+    }
+    if (key >= c->nstmts) {
+        int32_t n = c->nstmts ? c->nstmts : 16;
+        while (n <= key)
+            n *= 2;
+        bt_my_stmt **ns = realloc(c->stmts, (size_t)n * sizeof *ns);
+        if (!ns)
+            goto oom;
+        memset(ns + c->nstmts, 0, (size_t)(n - c->nstmts) * sizeof *ns);
+        c->stmts = ns;
+        c->nstmts = n;
+    }
+    if (!c->stmts[key] && !(c->stmts[key] = calloc(1, sizeof(bt_my_stmt))))
+        goto oom;
+    return c->stmts[key];
+oom:
+    bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+    return NULL;
+}
+
+/* Prepares statement `st`; returns 0 with st->mode set (PREPARED, or TEXT when
+ * the server will not prepare it), -1 with err filled otherwise. */
+static int bt_my_prepare(bt_my_conn *c, bt_my_stmt *st, const char *sql, bt_err *err)
+{
+    int rc = -1;
+    st->stmt = mysql_stmt_init(c->my);
+    if (!st->stmt) {
+        bt_my_fail_conn(c, err);
+        goto out;
+    }
+    if (mysql_stmt_prepare(st->stmt, sql, (unsigned long)strlen(sql)) != 0) {
+        unsigned int code = mysql_stmt_errno(st->stmt);
+        if (code == BT_MY_UNSUPPORTED_PS || code == BT_MY_MAX_PREPARED) {
+            if (code == BT_MY_MAX_PREPARED)
+                pthread_once(&bt_my_max_ps_once, bt_my_warn_max_ps);
+            mysql_stmt_close(st->stmt);
+            st->stmt = NULL;
+            st->mode = BT_MYS_TEXT;
+            rc = 0;
+            goto out;
+        }
+        bt_my_fail_stmt(st, err);
+        goto out;
+    }
+    st->nparams = mysql_stmt_param_count(st->stmt);
+    if (st->nparams) {
+        st->pbind = calloc(st->nparams, sizeof *st->pbind);
+        st->pv = calloc(st->nparams, sizeof *st->pv);
+        if (!st->pbind || !st->pv) {
+            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+            goto out;
+        }
+        for (unsigned long i = 0; i < st->nparams; i++) {
+            st->pv[i].type = -1;
+            st->pbind[i].is_null = &st->pv[i].is_null;
+            st->pbind[i].length = &st->pv[i].len;
+        }
+    }
+    st->mode = BT_MYS_PREPARED;
+    rc = 0;
+out:
+    if (rc != 0 && st->stmt) {
+        mysql_stmt_close(st->stmt);
+        st->stmt = NULL;
+    }
+    if (rc != 0 || st->mode != BT_MYS_PREPARED) {
+        free(st->pbind);
+        free(st->pv);
+        st->pbind = NULL;
+        st->pv = NULL;
+        st->nparams = 0;
+    }
+    return rc;
+}
+
+/* Copies the values into the bound buffers; rebinds only when a parameter's
+ * type changed (in practice: on the first execute). */
+static int bt_my_bind_params(bt_my_stmt *st, const bt_value *params, bt_err *err)
+{
+    int rebind = 0;
+    for (unsigned long i = 0; i < st->nparams; i++) {
+        const bt_value *v = &params[i];
+        bt_my_param *p = &st->pv[i];
+        MYSQL_BIND *b = &st->pbind[i];
+        if (v->type == BT_VAL_NULL) {
+            p->is_null = 1;
+            if (p->type < 0) {
+                b->buffer_type = MYSQL_TYPE_NULL;
+                p->type = BT_VAL_NULL;
+                rebind = 1;
+            }
+            continue;
+        }
+        p->is_null = 0;
+        if (v->type == BT_VAL_INT) {
+            p->i = v->i;
+            if (p->type != BT_VAL_INT) {
+                b->buffer_type = MYSQL_TYPE_LONGLONG;
+                b->buffer = &p->i;
+                b->buffer_length = sizeof p->i;
+                p->type = BT_VAL_INT;
+                rebind = 1;
+            }
+            continue;
+        }
+        if (v->len > p->scap || !p->s) {
+            size_t cap = v->len < 256 ? 256 : (size_t)v->len * 2;
+            char *ns = realloc(p->s, cap);
+            if (!ns) {
+                bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+                return -1;
+            }
+            p->s = ns;
+            p->scap = cap;
+            p->type = -1;   /* the buffer moved */
+        }
+        memcpy(p->s, v->s, v->len);
+        p->len = v->len;
+        if (p->type != BT_VAL_STR) {
+            b->buffer_type = MYSQL_TYPE_STRING;
+            b->buffer = p->s;
+            b->buffer_length = (unsigned long)p->scap;
+            p->type = BT_VAL_STR;
+            rebind = 1;
+        }
+    }
+    if (rebind && mysql_stmt_bind_param(st->stmt, st->pbind) != 0)
+        return bt_my_fail_stmt(st, err);
+    return 0;
+}
+
+/* Binds the first result column for capture as int (want 1) or string (2);
+ * the other columns get zero-length buffers, so their data is skipped. */
+static int bt_my_bind_result(bt_my_stmt *st, unsigned int nfields, int want, bt_err *err)
+{
+    if (nfields > st->nrbind) {
+        MYSQL_BIND *nb = realloc(st->rbind, nfields * sizeof *nb);
+        if (nb)
+            st->rbind = nb;
+        bt_my_rcol *nc = realloc(st->rcol, nfields * sizeof *nc);
+        if (nc)
+            st->rcol = nc;
+        if (!nb || !nc) {
+            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+            return -1;
+        }
+        st->nrbind = nfields;
+    }
+    memset(st->rbind, 0, nfields * sizeof *st->rbind);
+    for (unsigned int i = 0; i < nfields; i++) {
+        st->rbind[i].buffer_type = MYSQL_TYPE_STRING;
+        st->rbind[i].length = &st->rcol[i].len;
+        st->rbind[i].is_null = &st->rcol[i].is_null;
+        st->rbind[i].error = &st->rcol[i].error;
+    }
+    if (want == 1) {
+        st->rbind[0].buffer_type = MYSQL_TYPE_LONGLONG;
+        st->rbind[0].buffer = &st->ri;
+        st->rbind[0].buffer_length = sizeof st->ri;
+    } else {
+        st->rbind[0].buffer = st->rs;
+        st->rbind[0].buffer_length = sizeof st->rs;
+    }
+    if (mysql_stmt_bind_result(st->stmt, st->rbind) != 0)
+        return bt_my_fail_stmt(st, err);
+    st->rwant = want;
+    return 0;
+}
+
+static void bt_my_capture_bound(const bt_my_stmt *st, bt_result *res)
+{
+    if (st->rcol[0].is_null) {
+        res->has_value = 0;
+        return;
+    }
+    res->has_value = 1;
+    if (res->want == 1) {
+        res->i = st->ri;
+    } else {
+        unsigned long len = st->rcol[0].len;
+        uint32_t n = len < BT_SREG_CAP - 1 ? (uint32_t)len : BT_SREG_CAP - 1;
+        memcpy(res->s, st->rs, n);
+        res->s[n] = '\0';
+        res->slen = n;
+    }
+}
+
+/* Fetches (and counts) every row of every result set of an executed
+ * statement: rows stay in the connection's read buffer, nothing is copied
+ * except the captured column. */
+static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *err)
+{
+    int64_t rows = 0;
+    int first = 1;
+    for (;;) {
+        unsigned int nfields = mysql_stmt_field_count(st->stmt);
+        if (nfields == 0) {
+            my_ulonglong n = mysql_stmt_affected_rows(st->stmt);
+            if (n != (my_ulonglong)-1)
+                rows += (int64_t)n;
+        } else {
+            int capture = first && res && res->want;
+            if (capture && (st->rwant != res->want || nfields != st->nrbind) &&
+                bt_my_bind_result(st, nfields, res->want, err) != 0) {
+                mysql_stmt_free_result(st->stmt);
+                return -1;
+            }
+            int64_t n = 0;
+            int frc;
+            while ((frc = mysql_stmt_fetch(st->stmt)) == 0 || frc == MYSQL_DATA_TRUNCATED) {
+                if (capture && n == 0)
+                    bt_my_capture_bound(st, res);
+                n++;
+            }
+            if (frc != MYSQL_NO_DATA) {
+                bt_my_fail_stmt(st, err);
+                mysql_stmt_free_result(st->stmt);
+                return -1;
+            }
+            rows += n;
+            mysql_stmt_free_result(st->stmt);
+        }
+        first = 0;
+        if (!mysql_more_results(c->my))
+            break;
+        int more = mysql_stmt_next_result(st->stmt);
+        if (more > 0)
+            return bt_my_fail_stmt(st, err);
+        if (more < 0)
+            break;
+    }
+    if (res)
+        res->rows = rows;
+    return 0;
+}
+
+static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_value *params,
+                         int32_t nparams, bt_result *res, bt_err *err)
+{
+    bt_my_conn *c = conn;
+    if (res) {
+        res->has_value = 0;
+        res->rows = 0;
+    }
+    if (!c->prepare)
+        return bt_my_text_execute(c, sql, params, nparams, res, err);
+    bt_my_stmt *st = bt_my_stmt_slot(c, key, err);
+    if (!st)
+        return -1;
+    /* One re-prepare when the server forgot the statement or its tables
+     * changed shape under it (DDL during the run). */
+    for (int attempt = 0;; attempt++) {
+        if (st->mode == BT_MYS_NEW && bt_my_prepare(c, st, sql, err) != 0)
+            return -1;
+        if (st->mode == BT_MYS_TEXT)
+            return bt_my_text_execute(c, sql, params, nparams, res, err);
+        if ((unsigned long)nparams != st->nparams) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "statement has %lu placeholders but %d values were given",
+                     st->nparams, (int)nparams);
+            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", msg);
+            return -1;
+        }
+        if (st->nparams && bt_my_bind_params(st, params, err) != 0)
+            return -1;
+        if (mysql_stmt_execute(st->stmt) == 0)
+            return bt_my_drain(c, st, res, err);
+        unsigned int code = mysql_stmt_errno(st->stmt);
+        if (attempt == 0 && (code == BT_MY_UNKNOWN_STMT || code == BT_MY_NEED_REPREPARE)) {
+            bt_my_stmt_reset(st);
+            continue;
+        }
+        return bt_my_fail_stmt(st, err);
+    }
+}
+
+const bt_driver bt_driver_mysql = {
+    .name = "mysql",
+    .connect = bt_my_connect,
+    .disconnect = bt_my_disconnect,
+    .execute = bt_my_execute,
+    .exec_text = bt_my_exec_text,
+    .quote = bt_my_quote,
+    .thread_end = bt_my_thread_end,
+};

@@ -1,0 +1,556 @@
+/* driver_pg.c: PostgreSQL through libpq (`pg_config --includedir`, -lpq;
+ * compile with -DBT_HAVE_PGSQL).
+ *
+ * Prepared mode (cfg->prepare != 0): statement key K is prepared once per
+ * connection as "bt_K" (its '?' rewritten to $1..$n) and then run with
+ * PQexecPrepared, parameters in text format from per-statement buffers: one
+ * Bind/Execute/Sync round trip per statement and no allocation in this file.
+ * Text mode (--no-prepare): values are interpolated and sent with PQexec
+ * (simple query protocol).
+ *
+ * PgBouncer before 1.21 in transaction pooling hands each transaction a
+ * different server connection, so a named statement prepared on one is
+ * missing ("does not exist", 26000) or already there from another client
+ * ("already exists", 42P05) on the next.  On either error the connection
+ * switches to unnamed extended-protocol statements (PQexecParams: Parse, Bind
+ * and Execute in one round trip), sets a process-wide flag so every other
+ * connection starts unnamed too, and says so once on stderr.  A statement that
+ * failed that way outside a transaction is re-run at once; inside one the
+ * transaction is already aborted, so it is reported as retryable (counted
+ * under serialization failures, at most once per connection).  Poolers that
+ * keep named statements working (PgBouncer 1.21+ with max_prepared_statements,
+ * session pooling) never raise those errors and keep named statements.
+ *
+ * Pipeline mode (cfg->pipeline): the engine's execute interface returns each
+ * statement's result before the next one is known, so statements are not
+ * batched; with --pipeline every statement still runs, correctly, one round
+ * trip each.
+ *
+ * Connection: PQconnectdbParams with application_name=benchtop, then the
+ * extra conninfo keywords of cfg->options ("key=value key=value", libpq
+ * syntax, quoting allowed), then host/port/user/password/dbname from cfg,
+ * sslmode from cfg->ssl (1 -> require, 2 -> verify-full; 0 leaves libpq's
+ * default "prefer", PGSSLMODE or an sslmode in options) and connect_timeout.
+ * Empty fields are left out, so libpq's environment (PGHOST...), service file
+ * and ~/.pgpass still apply.  A Unix socket directory in cfg->socket is used
+ * as host when no host is given.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "driver.h"
+
+/* Set once any connection finds named statements broken by a pooler. */
+static atomic_int bt_pg_unnamed_everywhere;
+
+typedef struct {
+    char num[24];            /* an int parameter, formatted */
+    char *s;                 /* a string parameter, copied and NUL-terminated */
+    size_t scap;
+} bt_pg_param;
+
+typedef struct {
+    int prepared;            /* "bt_<key>" exists on this connection */
+    char name[24];
+    char *sql;               /* with $n placeholders */
+    int nparams;
+    const char **values;
+    bt_pg_param *pv;
+} bt_pg_stmt;
+
+typedef struct {
+    PGconn *pg;
+    int prepare;
+    int unnamed;             /* named statements broken here (pooler) */
+    bt_pg_stmt **stmts;      /* by key */
+    int32_t nstmts;
+    char *text;              /* interpolation buffer for text mode */
+    size_t text_cap;
+} bt_pg_conn;
+
+/* ---- errors --------------------------------------------------------------- */
+
+/* Copies a libpq message without its "ERROR:  " layout: newlines and tabs
+ * become spaces so it stays one line, trailing space is dropped. */
+static void bt_pg_msg(char *out, size_t cap, const char *msg)
+{
+    size_t o = 0;
+    for (const char *p = msg ? msg : ""; *p && o + 1 < cap; p++) {
+        char ch = (*p == '\n' || *p == '\t') ? ' ' : *p;
+        if (ch == ' ' && (o == 0 || out[o - 1] == ' '))
+            continue;
+        out[o++] = ch;
+    }
+    while (o > 0 && out[o - 1] == ' ')
+        o--;
+    out[o] = '\0';
+}
+
+static int bt_pg_is_lost(const bt_pg_conn *c, const char *st)
+{
+    if (PQstatus(c->pg) == CONNECTION_BAD)
+        return 1;
+    if (!st)
+        return 0;
+    return strcmp(st, "57P01") == 0 || strcmp(st, "57P02") == 0 || strcmp(st, "57P03") == 0 ||
+           strncmp(st, "08", 2) == 0;
+}
+
+/* Classifies the error of result `r` (NULL: a connection-level failure);
+ * always returns -1 for the caller to pass on. */
+static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
+{
+    const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    const char *raw = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    if (!raw || !raw[0])
+        raw = r && PQresultErrorMessage(r)[0] ? PQresultErrorMessage(r) : PQerrorMessage(c->pg);
+    if (r && !raw[0])
+        raw = PQresStatus(PQresultStatus(r));
+    char msg[sizeof err->msg];
+    bt_pg_msg(msg, sizeof msg, raw);
+    int kind = BT_DERR_SQL, errk = BT_ERRK_FATAL;
+    if (bt_pg_is_lost(c, st)) {
+        kind = BT_DERR_LOST;
+        errk = BT_ERRK_LOST_CONNECTION;
+    } else if (st && strcmp(st, "40P01") == 0) {
+        kind = BT_DERR_RETRY;
+        errk = BT_ERRK_DEADLOCK;
+    } else if (st && strcmp(st, "40001") == 0) {
+        kind = BT_DERR_RETRY;
+        errk = BT_ERRK_SERIALIZATION;
+    } else if (st && strcmp(st, "55P03") == 0) {
+        kind = BT_DERR_RETRY;
+        errk = BT_ERRK_LOCK_TIMEOUT;
+    }
+    bt_err_set(err, kind, errk, st ? bt_sqlstate_code(st) : 0, st, msg);
+    return -1;
+}
+
+static int bt_pg_oom(bt_err *err)
+{
+    bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+    return -1;
+}
+
+/* ---- connect ---------------------------------------------------------------- */
+
+static void bt_pg_disconnect(void *conn)
+{
+    bt_pg_conn *c = conn;
+    if (!c)
+        return;
+    if (c->pg)
+        PQfinish(c->pg);
+    for (int32_t k = 0; k < c->nstmts; k++) {
+        bt_pg_stmt *st = c->stmts[k];
+        if (!st)
+            continue;
+        for (int i = 0; st->pv && i < st->nparams; i++)
+            free(st->pv[i].s);
+        free(st->pv);
+        free(st->values);
+        free(st->sql);
+        free(st);
+    }
+    free(c->stmts);
+    free(c->text);
+    free(c);
+}
+
+static void bt_pg_ignore_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+/* Adds a keyword unless its value is empty: an empty value would override
+ * libpq's environment and service file instead of deferring to them. */
+static void bt_pg_kv(const char **keys, const char **vals, int *n, const char *k, const char *v)
+{
+    if (v && v[0]) {
+        keys[*n] = k;
+        vals[(*n)++] = v;
+    }
+}
+
+static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
+{
+    const char *keys[12], *vals[12];
+    char port[16], timeout[16];
+    int n = 0, expand = 0, rc = -1;
+    bt_pg_conn *c = NULL;
+    *conn = NULL;
+
+    keys[n] = "application_name";
+    vals[n++] = "benchtop";
+    if (cfg->options && cfg->options[0]) {
+        /* The first dbname is expanded as a conninfo string; the keywords
+         * after it override what it sets. */
+        if (!strchr(cfg->options, '=')) {
+            bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "",
+                       "PostgreSQL options must be conninfo keywords: key=value key=value");
+            goto out;
+        }
+        keys[n] = "dbname";
+        vals[n++] = cfg->options;
+        expand = 1;
+    }
+    bt_pg_kv(keys, vals, &n, "host", cfg->host && cfg->host[0] ? cfg->host : cfg->socket);
+    if (cfg->port > 0) {
+        snprintf(port, sizeof port, "%d", (int)cfg->port);
+        bt_pg_kv(keys, vals, &n, "port", port);
+    }
+    bt_pg_kv(keys, vals, &n, "user", cfg->user);
+    bt_pg_kv(keys, vals, &n, "password", cfg->password);
+    bt_pg_kv(keys, vals, &n, "dbname", cfg->database);
+    if (cfg->ssl > 0)
+        bt_pg_kv(keys, vals, &n, "sslmode", cfg->ssl >= 2 ? "verify-full" : "require");
+    if (cfg->connect_timeout_s > 0) {
+        snprintf(timeout, sizeof timeout, "%d", (int)cfg->connect_timeout_s);
+        bt_pg_kv(keys, vals, &n, "connect_timeout", timeout);
+    }
+    keys[n] = NULL;
+    vals[n] = NULL;
+
+    c = calloc(1, sizeof *c);
+    if (!c) {
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", "out of memory");
+        goto out;
+    }
+    c->prepare = cfg->prepare;
+    c->pg = PQconnectdbParams(keys, vals, expand);
+    if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
+        char msg[sizeof err->msg];
+        bt_pg_msg(msg, sizeof msg, c->pg ? PQerrorMessage(c->pg) : "out of memory");
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", msg);
+        goto out;
+    }
+    /* libpq prints NOTICEs on stderr by default, which would scribble over
+     * the live display (DROP ... IF EXISTS during cleanup, for one). */
+    PQsetNoticeProcessor(c->pg, bt_pg_ignore_notice, NULL);
+    rc = 0;
+out:
+    if (rc == 0)
+        *conn = c;
+    else
+        bt_pg_disconnect(c);
+    return rc;
+}
+
+/* ---- results ---------------------------------------------------------------- */
+
+static int64_t bt_pg_parse_i64(const char *s)
+{
+    int64_t v = 0;
+    int neg = (*s == '-');
+    if (*s == '-' || *s == '+')
+        s++;
+    for (; *s >= '0' && *s <= '9'; s++)
+        v = v * 10 + (*s - '0');
+    return neg ? -v : v;
+}
+
+/* Reads (and frees) the result of one statement into res. */
+static int bt_pg_result(const bt_pg_conn *c, PGresult *r, bt_result *res, bt_err *err)
+{
+    int rc = -1;
+    if (!r)
+        return bt_pg_fail(c, NULL, err);
+    switch (PQresultStatus(r)) {
+    case PGRES_TUPLES_OK:
+    case PGRES_SINGLE_TUPLE:
+        if (res) {
+            res->rows = PQntuples(r);
+            if (res->want && res->rows > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)) {
+                const char *v = PQgetvalue(r, 0, 0);
+                res->has_value = 1;
+                if (res->want == 1) {
+                    res->i = bt_pg_parse_i64(v);
+                } else {
+                    int len = PQgetlength(r, 0, 0);
+                    uint32_t n = len < BT_SREG_CAP - 1 ? (uint32_t)len : BT_SREG_CAP - 1;
+                    memcpy(res->s, v, n);
+                    res->s[n] = '\0';
+                    res->slen = n;
+                }
+            }
+        }
+        rc = 0;
+        break;
+    case PGRES_COMMAND_OK:
+    case PGRES_EMPTY_QUERY:
+        if (res)
+            res->rows = bt_pg_parse_i64(PQcmdTuples(r));
+        rc = 0;
+        break;
+    case PGRES_COPY_IN:
+    case PGRES_COPY_OUT:
+    case PGRES_COPY_BOTH:
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "COPY is not supported in a workload");
+        break;
+    default:
+        bt_pg_fail(c, r, err);
+        break;
+    }
+    PQclear(r);
+    return rc;
+}
+
+static void bt_pg_res_reset(bt_result *res)
+{
+    if (res) {
+        res->has_value = 0;
+        res->rows = 0;
+    }
+}
+
+/* ---- text protocol -------------------------------------------------------- */
+
+static size_t bt_pg_quote(void *conn, char *buf, size_t cap, const char *s, size_t len)
+{
+    bt_pg_conn *c = conn;
+    int error = 0;
+    if (cap < 2 * len + 3)
+        return 0;
+    buf[0] = '\'';
+    size_t n = PQescapeStringConn(c->pg, buf + 1, s, len, &error);
+    /* On invalid multibyte input libpq still writes a safe, truncated string. */
+    buf[n + 1] = '\'';
+    buf[n + 2] = '\0';
+    return n + 2;
+}
+
+static int bt_pg_exec_text(void *conn, const char *sql, bt_result *res, bt_err *err)
+{
+    bt_pg_conn *c = conn;
+    bt_pg_res_reset(res);
+    return bt_pg_result(c, PQexec(c->pg, sql), res, err);
+}
+
+static int bt_pg_text_execute(bt_pg_conn *c, const char *sql, const bt_value *params,
+                              int32_t nparams, bt_result *res, bt_err *err)
+{
+    size_t need = strlen(sql) + 1;
+    for (int32_t i = 0; i < nparams; i++)
+        need += params[i].type == BT_VAL_STR ? 2 * (size_t)params[i].len + 3 : 24;
+    if (need > c->text_cap) {
+        size_t cap = need < 4096 ? 4096 : need * 2;
+        char *nb = realloc(c->text, cap);
+        if (!nb)
+            return bt_pg_oom(err);
+        c->text = nb;
+        c->text_cap = cap;
+    }
+    if (bt_sql_interpolate(&bt_driver_pgsql, c, sql, params, nparams, c->text, c->text_cap) != 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "statement too long to interpolate");
+        return -1;
+    }
+    return bt_pg_result(c, PQexec(c->pg, c->text), res, err);
+}
+
+/* ---- prepared statements ------------------------------------------------- */
+
+/* '?' -> $1..$n, leaving quoted literals and identifiers alone. */
+static char *bt_pg_rewrite(const char *sql, int *nparams)
+{
+    size_t len = strlen(sql), q = 0;
+    for (const char *p = sql; *p; p++)
+        q += (*p == '?');
+    char *out = malloc(len + q * 6 + 1);
+    if (!out)
+        return NULL;
+    char *o = out, quote = 0;
+    int n = 0;
+    for (const char *p = sql; *p; p++) {
+        if (quote) {
+            if (*p == quote)
+                quote = 0;
+        } else if (*p == '\'' || *p == '"') {
+            quote = *p;
+        } else if (*p == '?') {
+            o += sprintf(o, "$%d", ++n);
+            continue;
+        }
+        *o++ = *p;
+    }
+    *o = '\0';
+    *nparams = n;
+    return out;
+}
+
+static bt_pg_stmt *bt_pg_stmt_get(bt_pg_conn *c, int32_t key, const char *sql, bt_err *err)
+{
+    if (key < 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "negative statement key");
+        return NULL;
+    }
+    if (key >= c->nstmts) {
+        int32_t n = c->nstmts ? c->nstmts : 16;
+        while (n <= key)
+            n *= 2;
+        bt_pg_stmt **ns = realloc(c->stmts, (size_t)n * sizeof *ns);
+        if (!ns)
+            goto oom;
+        memset(ns + c->nstmts, 0, (size_t)(n - c->nstmts) * sizeof *ns);
+        c->stmts = ns;
+        c->nstmts = n;
+    }
+    if (c->stmts[key])
+        return c->stmts[key];
+    bt_pg_stmt *st = calloc(1, sizeof *st);
+    if (!st)
+        goto oom;
+    c->stmts[key] = st;   /* freed by disconnect even if half built */
+    snprintf(st->name, sizeof st->name, "bt_%d", (int)key);
+    int np = 0;
+    st->sql = bt_pg_rewrite(sql, &np);
+    if (!st->sql)
+        goto oom;
+    if (np > 0) {
+        st->values = calloc((size_t)np, sizeof *st->values);
+        st->pv = calloc((size_t)np, sizeof *st->pv);
+        if (!st->values || !st->pv)
+            goto oom;
+    }
+    st->nparams = np;
+    return st;
+oom:
+    bt_pg_oom(err);
+    return NULL;
+}
+
+static char *bt_pg_fmt_i64(char *buf, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    char *o = buf;
+    if (v < 0)
+        *o++ = '-';
+    while (n)
+        *o++ = tmp[--n];
+    *o = '\0';
+    return buf;
+}
+
+/* Points st->values at this call's parameters, formatted as text. */
+static int bt_pg_bind(bt_pg_stmt *st, const bt_value *params, bt_err *err)
+{
+    for (int i = 0; i < st->nparams; i++) {
+        const bt_value *v = &params[i];
+        bt_pg_param *p = &st->pv[i];
+        if (v->type == BT_VAL_NULL) {
+            st->values[i] = NULL;
+        } else if (v->type == BT_VAL_INT) {
+            st->values[i] = bt_pg_fmt_i64(p->num, v->i);
+        } else {
+            /* text-format parameters are NUL-terminated: copy */
+            if ((size_t)v->len + 1 > p->scap) {
+                size_t cap = v->len < 256 ? 256 : (size_t)v->len * 2;
+                char *ns = realloc(p->s, cap);
+                if (!ns)
+                    return bt_pg_oom(err);
+                p->s = ns;
+                p->scap = cap;
+            }
+            memcpy(p->s, v->s, v->len);
+            p->s[v->len] = '\0';
+            st->values[i] = p->s;
+        }
+    }
+    return 0;
+}
+
+static int bt_pg_broken_name(const PGresult *r)
+{
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return st && (strcmp(st, "26000") == 0 || strcmp(st, "42P05") == 0);
+}
+
+/* Named statements failed the way a transaction pooler makes them fail:
+ * switch to unnamed ones here and everywhere.  Returns 1 when the statement
+ * can simply be re-run, -1 (err filled) when its transaction is lost. */
+static int bt_pg_go_unnamed(bt_pg_conn *c, bt_err *err)
+{
+    c->unnamed = 1;
+    if (atomic_exchange(&bt_pg_unnamed_everywhere, 1) == 0)
+        fprintf(stderr, "benchtop: PgBouncer in transaction pooling: using unnamed prepared "
+                        "statements\n");
+    if (PQtransactionStatus(c->pg) != PQTRANS_INERROR)
+        return 1;
+    bt_err_set(err, BT_DERR_RETRY, BT_ERRK_SERIALIZATION, bt_sqlstate_code("26000"), "26000",
+               "named prepared statement lost to transaction pooling; "
+               "switched to unnamed statements, transaction retried");
+    return -1;
+}
+
+static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_value *params,
+                         int32_t nparams, bt_result *res, bt_err *err)
+{
+    bt_pg_conn *c = conn;
+    bt_pg_res_reset(res);
+    if (!c->prepare)
+        return bt_pg_text_execute(c, sql, params, nparams, res, err);
+    bt_pg_stmt *st = bt_pg_stmt_get(c, key, sql, err);
+    if (!st)
+        return -1;
+    if (nparams != st->nparams) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "statement has %d placeholders but %d values were given",
+                 st->nparams, (int)nparams);
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", msg);
+        return -1;
+    }
+    if (bt_pg_bind(st, params, err) != 0)
+        return -1;
+    /* A relaxed read: another connection's discovery only needs to show up
+     * eventually, and a late one costs one more retried statement at most. */
+    if (!c->unnamed && atomic_load_explicit(&bt_pg_unnamed_everywhere, memory_order_relaxed))
+        c->unnamed = 1;
+    if (!c->unnamed) {
+        PGresult *r;
+        if (!st->prepared) {
+            r = PQprepare(c->pg, st->name, st->sql, st->nparams, NULL);
+            if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
+                st->prepared = 1;
+                PQclear(r);
+            } else if (r && bt_pg_broken_name(r)) {
+                PQclear(r);
+                if (bt_pg_go_unnamed(c, err) < 0)
+                    return -1;
+            } else {
+                bt_pg_fail(c, r, err);
+                PQclear(r);
+                return -1;
+            }
+        }
+        if (!c->unnamed) {
+            r = PQexecPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0);
+            if (!r || PQresultStatus(r) != PGRES_FATAL_ERROR || !bt_pg_broken_name(r))
+                return bt_pg_result(c, r, res, err);
+            PQclear(r);
+            if (bt_pg_go_unnamed(c, err) < 0)
+                return -1;
+        }
+    }
+    return bt_pg_result(c, PQexecParams(c->pg, st->sql, st->nparams, NULL, st->values, NULL,
+                                        NULL, 0), res, err);
+}
+
+const bt_driver bt_driver_pgsql = {
+    .name = "postgresql",
+    .connect = bt_pg_connect,
+    .disconnect = bt_pg_disconnect,
+    .execute = bt_pg_execute,
+    .exec_text = bt_pg_exec_text,
+    .quote = bt_pg_quote,
+    .thread_end = NULL,
+};

@@ -1,0 +1,493 @@
+/* engine.c: the handle the controller holds: configuration, worker slots,
+ * live knobs (threads, rate, pause) and merged snapshots. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+const char *bt_version(void)
+{
+    return BT_VERSION;
+}
+
+const char *bt_strerror(int rc)
+{
+    switch (rc) {
+    case BT_OK: return "ok";
+    case BT_EINVAL: return "invalid argument";
+    case BT_ENOMEM: return "out of memory";
+    case BT_ESTATE: return "not valid in the engine's current state";
+    case BT_ECONNECT: return "could not connect";
+    case BT_ESQL: return "statement failed";
+    case BT_ETHREAD: return "could not start a thread";
+    case BT_EDRIVER: return "driver not built into this engine";
+    default: return "unknown error";
+    }
+}
+
+const bt_driver *bt_driver_get(int driver)
+{
+    switch (driver) {
+    case BT_DRIVER_NULL: return &bt_driver_null;
+    case BT_DRIVER_SQLITE: return &bt_driver_sqlite;
+#ifdef BT_HAVE_MYSQL
+    case BT_DRIVER_MYSQL: return &bt_driver_mysql;
+#endif
+#ifdef BT_HAVE_PGSQL
+    case BT_DRIVER_PGSQL: return &bt_driver_pgsql;
+#endif
+    default: return NULL;
+    }
+}
+
+int bt_driver_available(int driver)
+{
+    return bt_driver_get(driver) != NULL;
+}
+
+void bt_engine_fail(bt_engine *e, const char *fmt, ...)
+{
+    pthread_mutex_lock(&e->ctl_mu);
+    if (atomic_load(&e->state) != BT_STATE_FAILED) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->error, sizeof e->error, fmt, ap);
+        va_end(ap);
+        atomic_store(&e->state, BT_STATE_FAILED);
+    }
+    atomic_store(&e->stop, 1);
+    pthread_mutex_unlock(&e->ctl_mu);
+}
+
+int bt_engine_error_ignored(const bt_engine *e, const bt_err *err)
+{
+    if (err->kind != BT_DERR_SQL)
+        return 0;
+    if (e->cfg.ignore_all_errors)
+        return 1;
+    for (int32_t i = 0; i < e->cfg.nignore_codes; i++)
+        if (e->ignore_codes[i] == err->code)
+            return 1;
+    return 0;
+}
+
+static char *dup_or_null(bt_engine *e, int slot, const char *s)
+{
+    if (!s)
+        return NULL;
+    e->strs[slot] = strdup(s);
+    return e->strs[slot];
+}
+
+/* Replace "{t}" with the table number. */
+static char *render_sql(const char *sql, int32_t table)
+{
+    size_t len = strlen(sql);
+    char *out = malloc(len + 16 * 8 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    int subs = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (sql[i] == '{' && sql[i + 1] == 't' && sql[i + 2] == '}' && subs < 8) {
+            o += (size_t)sprintf(out + o, "%d", table);
+            i += 2;
+            subs++;
+        } else {
+            out[o++] = sql[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static int validate_program(const bt_program *p)
+{
+    if (!p || p->ntxn_types < 1 || p->ntxn_types > BT_MAX_TXN_TYPES || p->max_table < 0)
+        return BT_EINVAL;
+    for (int32_t i = 0; i < p->nops; i++) {
+        const bt_op *op = &p->ops[i];
+        if ((op->code == BT_OP_SET || op->code == BT_OP_RAND || op->code == BT_OP_UNIQUE ||
+             op->code == BT_OP_BEGIN_IF || op->code == BT_OP_ROLLBACK_IF) &&
+            (op->a < 0 || op->a >= BT_NREGS))
+            return BT_EINVAL;
+        if (op->code == BT_OP_STR &&
+            (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings))
+            return BT_EINVAL;
+        if (op->code == BT_OP_EXEC &&
+            (op->c < 0 || op->c >= p->nstmts || op->b < 0 || op->d < 0 || op->b + op->d > p->nparams ||
+             op->a >= BT_NREGS || op->a < -2 - (BT_NSREGS - 1)))
+            return BT_EINVAL;
+        if ((op->code == BT_OP_LOOP || op->code == BT_OP_BEGIN_IF) && (op->d < 0 || i + op->d >= p->nops + 1))
+            return BT_EINVAL;
+        if ((op->b >= BT_NREGS) || (op->code == BT_OP_RAND && op->d >= BT_NREGS))
+            return BT_EINVAL;
+    }
+    for (int32_t i = 0; i < p->nparams; i++) {
+        const bt_param *pa = &p->params[i];
+        if ((pa->kind == BT_PARAM_REG && (pa->reg < 0 || pa->reg >= BT_NREGS)) ||
+            (pa->kind == BT_PARAM_SREG && (pa->reg < 0 || pa->reg >= BT_NSREGS)))
+            return BT_EINVAL;
+    }
+    for (int32_t i = 0; i < p->nstmts; i++)
+        if (!p->stmts[i].sql || p->stmts[i].table_reg >= BT_NREGS)
+            return BT_EINVAL;
+    for (int32_t i = 0; i < p->ntxn_types; i++) {
+        const bt_txn_type *t = &p->txn_types[i];
+        if (t->first_op < 0 || t->nops < 0 || t->first_op + t->nops > p->nops || t->weight < 0)
+            return BT_EINVAL;
+    }
+    return BT_OK;
+}
+
+int bt_engine_new(const bt_config *cfg, bt_engine **out)
+{
+    int rc = BT_ENOMEM;
+    *out = NULL;
+    if (!cfg || cfg->threads < 0 || cfg->threads > BT_MAX_THREADS || cfg->rate < 0)
+        return BT_EINVAL;
+    const bt_driver *drv = bt_driver_get(cfg->conn.driver);
+    if (!drv)
+        return BT_EDRIVER;
+    if (cfg->program && validate_program(cfg->program) != BT_OK)
+        return BT_EINVAL;
+
+    bt_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return BT_ENOMEM;
+    e->cfg = *cfg;
+    e->drv = drv;
+    e->prog = cfg->program;
+    pthread_mutex_init(&e->ctl_mu, NULL);
+    e->cfg.conn.host = dup_or_null(e, 0, cfg->conn.host);
+    e->cfg.conn.user = dup_or_null(e, 1, cfg->conn.user);
+    e->cfg.conn.password = dup_or_null(e, 2, cfg->conn.password);
+    e->cfg.conn.database = dup_or_null(e, 3, cfg->conn.database);
+    e->cfg.conn.socket = dup_or_null(e, 4, cfg->conn.socket);
+    e->cfg.conn.options = dup_or_null(e, 5, cfg->conn.options);
+    if (cfg->nignore_codes > 0) {
+        e->ignore_codes = malloc(sizeof(int32_t) * (size_t)cfg->nignore_codes);
+        if (!e->ignore_codes)
+            goto fail;
+        memcpy(e->ignore_codes, cfg->ignore_codes, sizeof(int32_t) * (size_t)cfg->nignore_codes);
+    }
+    e->cfg.ignore_codes = e->ignore_codes;
+
+    e->seed = cfg->seed ? cfg->seed : bt_now_ns();
+    bt_rand_params_init(&e->rp, cfg->rand_type, cfg->rand_spec_iter, cfg->rand_spec_pct,
+                        cfg->rand_spec_res, cfg->rand_pareto_h, cfg->rand_zipfian_exp);
+    bt_sched_init(&e->sched, cfg->rate, cfg->arrival, e->seed);
+    bt_rng seeder;
+    bt_rng_seed(&seeder, e->seed);
+    e->unique_offset = (uint32_t)bt_rng_next(&seeder);
+    atomic_store(&e->unique_index, (uint32_t)bt_rng_next(&seeder));
+
+    if (e->prog) {
+        const bt_program *p = e->prog;
+        e->nkeys = p->nstmts * (p->max_table + 1);
+        e->sql_by_key = calloc((size_t)e->nkeys + 1, sizeof(char *));
+        e->txn_cum_weight = calloc((size_t)p->ntxn_types, sizeof(int32_t));
+        if (!e->sql_by_key || !e->txn_cum_weight)
+            goto fail;
+        for (int32_t s = 0; s < p->nstmts; s++) {
+            int32_t tmax = p->stmts[s].table_reg >= 0 ? p->max_table : 0;
+            for (int32_t t = 0; t <= tmax; t++) {
+                char *sql = render_sql(p->stmts[s].sql, t);
+                if (!sql)
+                    goto fail;
+                e->sql_by_key[s * (p->max_table + 1) + t] = sql;
+            }
+        }
+        int32_t cum = 0;
+        for (int32_t i = 0; i < p->ntxn_types; i++) {
+            cum += p->txn_types[i].weight;
+            e->txn_cum_weight[i] = cum;
+        }
+        e->total_weight = cum;
+        if (cum <= 0) {
+            rc = BT_EINVAL;
+            goto fail;
+        }
+    }
+    atomic_store(&e->threads_target, cfg->threads);
+    atomic_store(&e->state, BT_STATE_IDLE);
+    *out = e;
+    return BT_OK;
+fail:
+    bt_engine_free(e);
+    return rc;
+}
+
+static bt_worker *worker_new(bt_engine *e, int32_t index)
+{
+    bt_worker *w = aligned_alloc(64, (sizeof(bt_worker) + 63) / 64 * 64);
+    if (!w)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->lat = calloc(1, sizeof(bt_hist));
+    w->svc = calloc(1, sizeof(bt_hist));
+    if (!w->lat || !w->svc) {
+        free(w->lat);
+        free(w->svc);
+        free(w);
+        return NULL;
+    }
+    atomic_store(&w->lat_min, UINT64_MAX);
+    w->index = index;
+    w->e = e;
+    bt_rng_seed(&w->rng, e->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(index + 1));
+    return w;
+}
+
+/* Starts workers [0, n) that are not running; reaps the ones that exited.
+ * Called with ctl_mu held. */
+static int spawn_upto(bt_engine *e, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        bt_worker *w = e->workers[i];
+        if (!w) {
+            w = worker_new(e, i);
+            if (!w)
+                return BT_ENOMEM;
+            e->workers[i] = w;
+            if (i >= e->nworkers)
+                e->nworkers = i + 1;
+        }
+        if (atomic_load(&w->state) == BT_W_EXITED && w->has_thread) {
+            pthread_join(w->thread, NULL);
+            w->has_thread = 0;
+            atomic_store(&w->state, BT_W_FREE);
+        }
+        if (atomic_load(&w->state) == BT_W_FREE) {
+            atomic_store(&w->state, BT_W_RUNNING);
+            if (pthread_create(&w->thread, NULL, bt_worker_main, w) != 0) {
+                atomic_store(&w->state, BT_W_FREE);
+                return BT_ETHREAD;
+            }
+            w->has_thread = 1;
+        }
+    }
+    return BT_OK;
+}
+
+int bt_engine_start(bt_engine *e)
+{
+    if (!e || !e->prog)
+        return BT_EINVAL;
+    if (atomic_load(&e->state) != BT_STATE_IDLE)
+        return BT_ESTATE;
+    e->start_ns = bt_now_ns();
+    if (e->cfg.rate > 0)
+        bt_sched_set_rate(&e->sched, e->cfg.rate, e->cfg.arrival, e->start_ns);
+    e->sched.last_ns = e->start_ns;
+    atomic_store(&e->state, BT_STATE_RUNNING);
+    pthread_mutex_lock(&e->ctl_mu);
+    int rc = spawn_upto(e, atomic_load(&e->threads_target));
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (rc != BT_OK) {
+        bt_engine_fail(e, "could not start worker threads: %s", bt_strerror(rc));
+        return rc;
+    }
+    return BT_OK;
+}
+
+int bt_engine_set_threads(bt_engine *e, int32_t n)
+{
+    if (!e || n < 0 || n > BT_MAX_THREADS)
+        return BT_EINVAL;
+    atomic_store(&e->threads_target, n);
+    if (atomic_load(&e->state) != BT_STATE_RUNNING)
+        return BT_OK;
+    /* Workers at index >= n see the new target after their current
+     * transaction and exit; their counts stay in the totals. */
+    pthread_mutex_lock(&e->ctl_mu);
+    int rc = spawn_upto(e, n);
+    pthread_mutex_unlock(&e->ctl_mu);
+    return rc;
+}
+
+int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival)
+{
+    if (!e || rate < 0 || (arrival != BT_ARRIVAL_UNIFORM && arrival != BT_ARRIVAL_POISSON))
+        return BT_EINVAL;
+    bt_sched_set_rate(&e->sched, rate, arrival, bt_now_ns());
+    return BT_OK;
+}
+
+int bt_engine_set_paused(bt_engine *e, int32_t paused)
+{
+    if (!e)
+        return BT_EINVAL;
+    int was = atomic_exchange(&e->paused, paused ? 1 : 0);
+    if (was && !paused)
+        bt_sched_restart(&e->sched, bt_now_ns());
+    return BT_OK;
+}
+
+int bt_engine_stop(bt_engine *e)
+{
+    if (!e)
+        return BT_EINVAL;
+    atomic_store(&e->stop, 1);
+    int expected = BT_STATE_RUNNING;
+    atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPING);
+    return BT_OK;
+}
+
+int bt_engine_join(bt_engine *e)
+{
+    if (!e)
+        return BT_EINVAL;
+    pthread_mutex_lock(&e->ctl_mu);
+    int32_t n = e->nworkers;
+    pthread_mutex_unlock(&e->ctl_mu);
+    for (int32_t i = 0; i < n; i++) {
+        bt_worker *w = e->workers[i];
+        if (w && w->has_thread) {
+            pthread_join(w->thread, NULL);
+            w->has_thread = 0;
+        }
+    }
+    int expected = BT_STATE_STOPPING;
+    atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
+    expected = BT_STATE_RUNNING;
+    atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
+    return BT_OK;
+}
+
+int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist)
+{
+    if (!e || !out)
+        return BT_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (lat_hist)
+        memset(lat_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    if (svc_hist)
+        memset(svc_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    uint64_t now = bt_now_ns();
+    out->latency_ns_min = UINT64_MAX;
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        if (!w)
+            continue;
+        if (atomic_load(&w->state) == BT_W_RUNNING && i < atomic_load(&e->threads_target))
+            out->threads_running++;
+        out->transactions += BT_GET(w->txns);
+        out->rollbacks += BT_GET(w->rollbacks);
+        out->retries += BT_GET(w->retries);
+        out->reconnects += BT_GET(w->reconnects);
+        out->connects += BT_GET(w->connects);
+        for (int k = 0; k < 3; k++)
+            out->queries[k] += BT_GET(w->queries[k]);
+        for (int k = 0; k < BT_ERRK_COUNT; k++)
+            out->errors[k] += BT_GET(w->errors[k]);
+        out->connect_ns_sum += BT_GET(w->connect_ns_sum);
+        uint64_t v = BT_GET(w->connect_ns_max);
+        if (v > out->connect_ns_max)
+            out->connect_ns_max = v;
+        out->latency_ns_sum += BT_GET(w->lat_sum);
+        out->service_ns_sum += BT_GET(w->svc_sum);
+        v = BT_GET(w->lat_max);
+        if (v > out->latency_ns_max)
+            out->latency_ns_max = v;
+        v = BT_GET(w->lat_min);
+        if (v < out->latency_ns_min)
+            out->latency_ns_min = v;
+        v = BT_GET(w->svc_max);
+        if (v > out->service_ns_max)
+            out->service_ns_max = v;
+        uint64_t busy = BT_GET(w->busy_ns);
+        uint64_t since = BT_GET(w->busy_since);
+        if (since && since < now)
+            busy += now - since;
+        out->busy_ns += busy;
+        for (int k = 0; k < BT_MAX_TXN_TYPES; k++) {
+            out->txn_by_type[k] += BT_GET(w->txn_by_type[k]);
+            out->txn_ns_by_type[k] += BT_GET(w->txn_ns_by_type[k]);
+        }
+        if (lat_hist)
+            bt_hist_merge_into(w->lat, lat_hist);
+        if (svc_hist)
+            bt_hist_merge_into(w->svc, svc_hist);
+    }
+    memcpy(out->error, e->error, sizeof out->error);
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (out->latency_ns_min == UINT64_MAX)
+        out->latency_ns_min = 0;
+    out->state = atomic_load(&e->state);
+    out->threads_target = atomic_load(&e->threads_target);
+    out->paused = atomic_load(&e->paused);
+    out->rows_loaded = atomic_load(&e->rows_loaded);
+    out->t = e->start_ns ? (double)(now - e->start_ns) / (double)BT_NS_PER_S : 0.0;
+    bt_sched_read(&e->sched, now, &out->queue_ns, &out->tickets_due, &out->rate);
+    return BT_OK;
+}
+
+void bt_engine_free(bt_engine *e)
+{
+    if (!e)
+        return;
+    bt_engine_stop(e);
+    bt_engine_join(e);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        if (!w)
+            continue;
+        free(w->lat);
+        free(w->svc);
+        free(w);
+    }
+    if (e->sql_by_key)
+        for (int32_t k = 0; k < e->nkeys; k++)
+            free(e->sql_by_key[k]);
+    free(e->sql_by_key);
+    free(e->txn_cum_weight);
+    free(e->ignore_codes);
+    for (int i = 0; i < 8; i++)
+        free(e->strs[i]);
+    bt_sched_destroy(&e->sched);
+    pthread_mutex_destroy(&e->ctl_mu);
+    free(e);
+}
+
+int bt_exec_sql(const bt_conn_config *conn, const char *sql, char *out, int32_t outlen,
+                char *errbuf, int32_t errlen)
+{
+    if (!conn || !sql)
+        return BT_EINVAL;
+    const bt_driver *drv = bt_driver_get(conn->driver);
+    if (!drv)
+        return BT_EDRIVER;
+    bt_err err = {0};
+    void *c = NULL;
+    int rc = BT_OK;
+    char value[BT_SREG_CAP];
+    bt_result res = {0};
+    res.want = out ? 2 : 0;
+    res.s = value;
+    if (drv->connect(conn, &c, &err) != 0) {
+        rc = BT_ECONNECT;
+        goto out;
+    }
+    if (drv->exec_text(c, sql, &res, &err) != 0) {
+        rc = BT_ESQL;
+        goto out;
+    }
+    if (out && outlen > 0) {
+        if (res.has_value)
+            snprintf(out, (size_t)outlen, "%.*s", (int)res.slen, value);
+        else
+            out[0] = '\0';
+    }
+out:
+    if (rc != BT_OK && errbuf && errlen > 0)
+        snprintf(errbuf, (size_t)errlen, "%s", err.msg[0] ? err.msg : bt_strerror(rc));
+    if (c)
+        drv->disconnect(c);
+    if (drv->thread_end)
+        drv->thread_end();
+    return rc;
+}

@@ -1,0 +1,139 @@
+/* engine_internal.h: the engine handle and the worker, shared by engine.c,
+ * worker.c, workload.c, scheduler.c and load.c.  Not seen by cffi. */
+#ifndef BT_ENGINE_INTERNAL_H
+#define BT_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "benchtop_api.h"
+#include "driver.h"
+#include "histogram.h"
+#include "rand.h"
+
+#define BT_NS_PER_S 1000000000ULL
+#define BT_RECONNECT_MIN_MS 10
+#define BT_RECONNECT_MAX_MS 1000
+#define BT_IDLE_POLL_MS 20     /* how often a paused or waiting worker rechecks stop */
+
+static inline uint64_t bt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * BT_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Single-writer counter helpers: the owner thread increments with a relaxed
+ * load+store (no lock prefix); readers use relaxed loads. */
+#define BT_ADD(field, v)                                                                  \
+    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + \
+                                        (uint64_t)(v),                                    \
+                          memory_order_relaxed)
+#define BT_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
+#define BT_PUT(field, v) atomic_store_explicit(&(field), (v), memory_order_relaxed)
+
+/* ---- open-loop scheduler ---------------------------------------------- */
+typedef struct {
+    pthread_mutex_t mu;
+    double rate;            /* tickets per second; 0 = closed loop */
+    int32_t arrival;
+    uint64_t next_ns;       /* intended start of the next untaken ticket */
+    uint64_t taken;
+    uint64_t last_ns;       /* queue integral is accounted up to here */
+    double queue_ns;        /* integral of queue length (tickets x ns) */
+    bt_rng rng;
+} bt_sched;
+
+enum { BT_TAKE_CLOSED = 0, BT_TAKE_TICKET = 1 };
+
+void bt_sched_init(bt_sched *s, double rate, int32_t arrival, uint64_t seed);
+void bt_sched_destroy(bt_sched *s);
+void bt_sched_set_rate(bt_sched *s, double rate, int32_t arrival, uint64_t now);
+void bt_sched_restart(bt_sched *s, uint64_t now);  /* after a pause: no backlog from it */
+int bt_sched_take(bt_sched *s, uint64_t now, uint64_t *intended);
+void bt_sched_read(bt_sched *s, uint64_t now, double *queue_ns, uint64_t *due, double *rate);
+
+/* ---- worker ------------------------------------------------------------ */
+enum { BT_W_FREE = 0, BT_W_RUNNING = 1, BT_W_EXITED = 2 };
+
+typedef struct bt_engine bt_engine;
+
+typedef struct bt_worker {
+    /* counters: written by this worker only */
+    _Atomic uint64_t txns, rollbacks, retries, reconnects, connects;
+    _Atomic uint64_t queries[3];
+    _Atomic uint64_t errors[BT_ERRK_COUNT];
+    _Atomic uint64_t connect_ns_sum, connect_ns_max;
+    _Atomic uint64_t lat_sum, lat_min, lat_max, svc_sum, svc_max;
+    _Atomic uint64_t busy_ns, busy_since;
+    _Atomic uint64_t txn_by_type[BT_MAX_TXN_TYPES];
+    _Atomic uint64_t txn_ns_by_type[BT_MAX_TXN_TYPES];
+    bt_hist *lat;
+    bt_hist *svc;
+
+    /* control */
+    int32_t index;
+    _Atomic int state;
+    int has_thread;
+    pthread_t thread;
+    bt_engine *e;
+
+    /* interpreter state (worker-private) */
+    bt_rng rng;
+    void *conn;
+    int in_txn;
+    uint64_t txns_since_connect;
+    int64_t regs[BT_NREGS];
+    char sregs[BT_NSREGS][BT_SREG_CAP];
+    uint32_t slen[BT_NSREGS];
+} bt_worker;
+
+struct bt_engine {
+    bt_config cfg;          /* strings owned (duplicated) */
+    char *strs[8];          /* the duplicated strings, freed with the engine */
+    int32_t *ignore_codes;
+    const bt_driver *drv;
+    const bt_program *prog;
+    char **sql_by_key;      /* statement text per (statement, table): key = s * (max_table + 1) + t */
+    int32_t nkeys;
+    int32_t *txn_cum_weight;
+    int32_t total_weight;
+    bt_rand_params rp;
+    bt_sched sched;
+
+    _Atomic int state;
+    _Atomic int stop;
+    _Atomic int paused;
+    _Atomic int32_t threads_target;
+    _Atomic int64_t events_started;
+    _Atomic int ever_connected;
+    _Atomic uint32_t unique_index;
+    uint32_t unique_offset;
+    _Atomic uint64_t rows_loaded;
+    uint64_t start_ns;
+    uint64_t seed;
+
+    pthread_mutex_t ctl_mu;  /* worker slots, error text; never taken on the hot path */
+    bt_worker *workers[BT_MAX_THREADS];
+    int32_t nworkers;
+    char error[512];
+};
+
+/* worker.c */
+void *bt_worker_main(void *arg);
+int bt_worker_connect(bt_worker *w, bt_err *err);
+void bt_worker_disconnect(bt_worker *w);
+
+/* workload.c: run one transaction of type `tt`.  Returns BT_DERR_NONE on
+ * commit; otherwise the error kind, with err filled. *rolled_back is set when
+ * the workload itself chose to roll back. */
+int bt_workload_run_txn(bt_worker *w, int32_t type, bt_err *err, int *rolled_back);
+int32_t bt_workload_pick_type(bt_worker *w);
+
+/* engine.c */
+void bt_engine_fail(bt_engine *e, const char *fmt, ...);
+int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
+
+#endif

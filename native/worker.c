@@ -1,0 +1,211 @@
+/* worker.c: one load thread.  It owns a connection, its counters and its
+ * histograms; it never takes a lock on the hot path (the open-loop ticket
+ * lock excepted, which closed loop skips). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_internal.h"
+
+static void sleep_until(uint64_t when_ns)
+{
+    struct timespec ts = {(time_t)(when_ns / BT_NS_PER_S), (long)(when_ns % BT_NS_PER_S)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+    sleep_until(bt_now_ns() + ms * 1000000ULL);
+}
+
+static int should_exit(const bt_worker *w)
+{
+    const bt_engine *e = w->e;
+    return atomic_load(&e->stop) || w->index >= atomic_load(&e->threads_target);
+}
+
+int bt_worker_connect(bt_worker *w, bt_err *err)
+{
+    bt_engine *e = w->e;
+    uint64_t t0 = bt_now_ns();
+    int rc = e->drv->connect(&e->cfg.conn, &w->conn, err);
+    if (rc != 0) {
+        w->conn = NULL;
+        return rc;
+    }
+    uint64_t dt = bt_now_ns() - t0;
+    BT_ADD(w->connects, 1);
+    BT_ADD(w->connect_ns_sum, dt);
+    if (dt > BT_GET(w->connect_ns_max))
+        BT_PUT(w->connect_ns_max, dt);
+    w->txns_since_connect = 0;
+    atomic_store(&e->ever_connected, 1);
+    return 0;
+}
+
+void bt_worker_disconnect(bt_worker *w)
+{
+    if (w->conn) {
+        w->e->drv->disconnect(w->conn);
+        w->conn = NULL;
+    }
+}
+
+/* Reconnect with exponential backoff until connected or told to stop. */
+static int reconnect(bt_worker *w)
+{
+    uint64_t backoff = BT_RECONNECT_MIN_MS;
+    bt_worker_disconnect(w);
+    while (!should_exit(w)) {
+        bt_err err = {0};
+        if (bt_worker_connect(w, &err) == 0) {
+            BT_ADD(w->reconnects, 1);
+            return 0;
+        }
+        sleep_ms(backoff);
+        backoff = backoff * 2 > BT_RECONNECT_MAX_MS ? BT_RECONNECT_MAX_MS : backoff * 2;
+    }
+    return -1;
+}
+
+static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t started, uint64_t done)
+{
+    uint64_t lat = done - intended;
+    uint64_t svc = done - started;
+    bt_hist_record(w->lat, lat);
+    bt_hist_record(w->svc, svc);
+    BT_ADD(w->lat_sum, lat);
+    BT_ADD(w->svc_sum, svc);
+    if (lat > BT_GET(w->lat_max))
+        BT_PUT(w->lat_max, lat);
+    if (lat < BT_GET(w->lat_min))
+        BT_PUT(w->lat_min, lat);
+    if (svc > BT_GET(w->svc_max))
+        BT_PUT(w->svc_max, svc);
+    BT_ADD(w->txn_by_type[type], 1);
+    BT_ADD(w->txn_ns_by_type[type], lat);
+    BT_ADD(w->txns, 1);
+}
+
+/* Rolls back after a failed statement.  A retry must never start with BEGIN
+ * on a connection whose transaction is still open: that would commit the
+ * half-done work. */
+static int rollback(bt_worker *w)
+{
+    if (!w->in_txn || !w->conn)
+        return 0;
+    bt_err err = {0};
+    w->in_txn = 0;
+    return w->e->drv->exec_text(w->conn, "ROLLBACK", NULL, &err);
+}
+
+/* Runs one transaction to completion, retrying retryable failures.  Returns 0
+ * when it committed (or the workload rolled back by design), 1 when the
+ * worker should go on without counting it, -1 when the run must stop. */
+static int run_one(bt_worker *w, int32_t type, int *rolled_back)
+{
+    bt_engine *e = w->e;
+    int attempts = 0;
+    for (;;) {
+        bt_err err = {0};
+        int rc = bt_workload_run_txn(w, type, &err, rolled_back);
+        if (rc == BT_DERR_NONE)
+            return 0;
+        if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
+            BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
+            w->in_txn = 0;
+            return reconnect(w) == 0 ? 1 : -1;
+        }
+        if (rc == BT_DERR_RETRY || bt_engine_error_ignored(e, &err)) {
+            int k = rc == BT_DERR_RETRY ? err.errk : BT_ERRK_IGNORED;
+            BT_ADD(w->errors[k >= 0 && k < BT_ERRK_COUNT ? k : BT_ERRK_IGNORED], 1);
+            if (rollback(w) != 0) {
+                BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
+                return reconnect(w) == 0 ? 1 : -1;
+            }
+            BT_ADD(w->retries, 1);
+            attempts++;
+            if (should_exit(w))
+                return 1;
+            if (e->cfg.max_retries > 0 && attempts >= e->cfg.max_retries)
+                return 1;
+            continue;
+        }
+        BT_ADD(w->errors[BT_ERRK_FATAL], 1);
+        rollback(w);
+        bt_engine_fail(e, "%s", err.msg[0] ? err.msg : "statement failed");
+        return -1;
+    }
+}
+
+void *bt_worker_main(void *arg)
+{
+    bt_worker *w = arg;
+    bt_engine *e = w->e;
+    const bt_program *p = e->prog;
+    for (int32_t i = 0; i < p->ninit_regs && i < BT_NREGS; i++)
+        w->regs[i] = p->init_regs[i];
+
+    bt_err err = {0};
+    while (!w->conn && !should_exit(w)) {
+        if (bt_worker_connect(w, &err) == 0)
+            break;
+        /* The first connection of the run failing is bad input (wrong port,
+         * password, host); once the server has been reached, it is an outage
+         * to ride out. */
+        if (!atomic_load(&e->ever_connected)) {
+            bt_engine_fail(e, "cannot connect: %s", err.msg);
+            goto out;
+        }
+        sleep_ms(BT_RECONNECT_MAX_MS);
+    }
+
+    while (!should_exit(w)) {
+        if (atomic_load(&e->paused)) {
+            sleep_ms(BT_IDLE_POLL_MS);
+            continue;
+        }
+        if (e->cfg.max_events > 0 &&
+            atomic_fetch_add(&e->events_started, 1) >= e->cfg.max_events) {
+            bt_engine_stop(e);
+            break;
+        }
+        uint64_t now = bt_now_ns();
+        uint64_t intended = now;
+        if (bt_sched_take(&e->sched, now, &intended) == BT_TAKE_TICKET && intended > now) {
+            /* Sleep in short steps so stop, pause and thread changes are seen. */
+            while (intended > bt_now_ns() + BT_IDLE_POLL_MS * 1000000ULL && !should_exit(w))
+                sleep_ms(BT_IDLE_POLL_MS);
+            sleep_until(intended);
+        }
+        int32_t type = bt_workload_pick_type(w);
+        uint64_t started = bt_now_ns();
+        BT_PUT(w->busy_since, started);
+        int rolled_back = 0;
+        int rc = run_one(w, type, &rolled_back);
+        uint64_t done = bt_now_ns();
+        BT_PUT(w->busy_since, 0);
+        BT_ADD(w->busy_ns, done - started);
+        if (rc < 0)
+            break;
+        if (rc == 0) {
+            record(w, type, intended, started, done);
+            if (rolled_back)
+                BT_ADD(w->rollbacks, 1);
+            if (e->cfg.reconnect_every > 0 &&
+                ++w->txns_since_connect >= (uint64_t)e->cfg.reconnect_every) {
+                bt_worker_disconnect(w);
+                if (bt_worker_connect(w, &err) != 0 && reconnect(w) != 0)
+                    break;
+            }
+        }
+    }
+out:
+    bt_worker_disconnect(w);
+    if (e->drv->thread_end)
+        e->drv->thread_end();
+    atomic_store(&w->state, BT_W_EXITED);
+    return NULL;
+}

@@ -1,0 +1,171 @@
+/* workload.c: the interpreter for compiled workload programs (see
+ * benchtop_api.h for the op set; benchtop/workload compiles the TOML files).
+ * It runs inside a worker's loop, so it allocates nothing and takes no lock.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_internal.h"
+
+enum { BT_RUN_OK = 0, BT_RUN_ROLLBACK = -1 };
+
+static inline int64_t expr(const bt_worker *w, int32_t reg, int64_t k)
+{
+    return (reg >= 0 ? w->regs[reg] : 0) + k;
+}
+
+int32_t bt_workload_pick_type(bt_worker *w)
+{
+    const bt_engine *e = w->e;
+    if (e->prog->ntxn_types <= 1)
+        return 0;
+    int64_t r = bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 1, e->total_weight);
+    for (int32_t i = 0; i < e->prog->ntxn_types; i++)
+        if (r <= e->txn_cum_weight[i])
+            return i;
+    return e->prog->ntxn_types - 1;
+}
+
+static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
+{
+    bt_engine *e = w->e;
+    const bt_program *p = e->prog;
+    const bt_stmt *st = &p->stmts[op->c];
+    int32_t table = 0;
+    if (st->table_reg >= 0) {
+        int64_t t = w->regs[st->table_reg];
+        table = (int32_t)(t < 1 ? 1 : (t > p->max_table ? p->max_table : t));
+    }
+    int32_t key = op->c * (p->max_table + 1) + table;
+    bt_value vals[BT_MAX_PARAMS];
+    int32_t n = op->d > BT_MAX_PARAMS ? BT_MAX_PARAMS : op->d;
+    for (int32_t i = 0; i < n; i++) {
+        const bt_param *pa = &p->params[op->b + i];
+        switch (pa->kind) {
+        case BT_PARAM_SREG:
+            vals[i].type = BT_VAL_STR;
+            vals[i].s = w->sregs[pa->reg];
+            vals[i].len = w->slen[pa->reg];
+            break;
+        case BT_PARAM_NULL:
+            vals[i].type = BT_VAL_NULL;
+            break;
+        case BT_PARAM_CONST:
+            vals[i].type = BT_VAL_INT;
+            vals[i].i = pa->k;
+            break;
+        default:
+            vals[i].type = BT_VAL_INT;
+            vals[i].i = w->regs[pa->reg] + pa->k;
+            break;
+        }
+    }
+    bt_result res = {0};
+    if (op->a >= 0) {
+        res.want = 1;
+    } else if (op->a <= -2) {
+        res.want = 2;
+        res.s = w->sregs[-op->a - 2];
+    }
+    int rc = e->drv->execute(w->conn, key, e->sql_by_key[key], vals, n, &res, err);
+    if (rc != 0)
+        return err->kind ? err->kind : BT_DERR_SQL;
+    BT_ADD(w->queries[op->x >= 0 && op->x <= 2 ? op->x : BT_QK_OTHER], 1);
+    if (st->is_begin == 1)
+        w->in_txn = 1;
+    else if (st->is_begin == 2)
+        w->in_txn = 0;
+    if (op->a >= 0) {
+        w->regs[op->a] = res.has_value ? res.i : 0;
+    } else if (op->a <= -2) {
+        int32_t s = -op->a - 2;
+        if (!res.has_value) {
+            w->sregs[s][0] = '\0';
+            res.slen = 0;
+        }
+        w->slen[s] = res.slen;
+    }
+    return BT_DERR_NONE;
+}
+
+static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
+{
+    bt_engine *e = w->e;
+    const bt_program *p = e->prog;
+    int32_t end = first + nops;
+    for (int32_t pc = first; pc < end; pc++) {
+        const bt_op *op = &p->ops[pc];
+        switch (op->code) {
+        case BT_OP_SET:
+            w->regs[op->a] = expr(w, op->b, op->x);
+            break;
+        case BT_OP_RAND:
+            w->regs[op->a] = bt_rand_dist(&w->rng, &e->rp, op->c, expr(w, op->b, op->x),
+                                          expr(w, op->d, op->y));
+            break;
+        case BT_OP_STR:
+            bt_rand_template(&w->rng, p->strings[op->c], w->sregs[op->a], BT_SREG_CAP,
+                             &w->slen[op->a]);
+            break;
+        case BT_OP_EXEC: {
+            int rc = exec_stmt(w, op, err);
+            if (rc != BT_DERR_NONE)
+                return rc;
+            break;
+        }
+        case BT_OP_LOOP: {
+            int64_t count = expr(w, op->b, op->x);
+            for (int64_t i = 0; i < count; i++) {
+                int rc = run_ops(w, pc + 1, op->d, err);
+                if (rc != BT_DERR_NONE)
+                    return rc;
+            }
+            pc += op->d;
+            break;
+        }
+        case BT_OP_BEGIN_IF:
+            if (w->regs[op->a] == 0)
+                pc += op->d;
+            break;
+        case BT_OP_UNIQUE: {
+            uint32_t idx = atomic_fetch_add_explicit(&e->unique_index, 1, memory_order_relaxed);
+            w->regs[op->a] = (int64_t)bt_rand_unique_permute(idx, e->unique_offset);
+            break;
+        }
+        case BT_OP_ROLLBACK_IF:
+            if (w->regs[op->a] != 0) {
+                if (w->in_txn && e->drv->exec_text(w->conn, "ROLLBACK", NULL, err) != 0)
+                    return err->kind ? err->kind : BT_DERR_SQL;
+                w->in_txn = 0;
+                return BT_RUN_ROLLBACK;
+            }
+            break;
+        case BT_OP_SLEEP_US: {
+            int64_t us = expr(w, op->b, op->x);
+            if (us > 0) {
+                struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+                nanosleep(&ts, NULL);
+            }
+            break;
+        }
+        default:
+            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, NULL, "bad workload program");
+            return BT_DERR_SQL;
+        }
+    }
+    return BT_DERR_NONE;
+}
+
+int bt_workload_run_txn(bt_worker *w, int32_t type, bt_err *err, int *rolled_back)
+{
+    const bt_txn_type *tt = &w->e->prog->txn_types[type];
+    *rolled_back = 0;
+    w->in_txn = 0;
+    int rc = run_ops(w, tt->first_op, tt->nops, err);
+    if (rc == BT_RUN_ROLLBACK) {
+        *rolled_back = 1;
+        return BT_DERR_NONE;
+    }
+    return rc;
+}

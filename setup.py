@@ -1,0 +1,4 @@
+from setuptools import setup
+
+# cffi's build hook can only be declared here; everything else is in setup.cfg.
+setup(cffi_modules=["benchtop/engine/_build.py:ffibuilder"])

@@ -1,0 +1,3 @@
+"""Test-suite wide configuration: the real-server fixtures are a plugin."""
+
+pytest_plugins = ["tests.fixtures.servers"]

@@ -1,0 +1,72 @@
+"""`benchtop monitor` argument handling and output formats (no servers)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchtop.monitor import format_text, main, snapshot_line
+from benchtop.sources.base import Missing, SourceSnapshot
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--headless"], "nothing to watch"),
+        (["--mysql", "m://x", "--headless"], "unknown DSN scheme 'm'"),
+        (["--mysql", "mysql://a@h/x", "--interval", "0", "--headless"], "--interval must be a positive"),
+        (["--mysql", "mysql://a@h/x", "--count", "0", "--headless"], "--count must be at least 1"),
+        (["--mysql", "mysql://a@h/x", "--json"], "--json needs --headless"),
+        (["--mysql", "mysql://a@h/x", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--pgbouncer", "mysql://a@h/x", "--headless"], "--pgbouncer needs a pgbouncer:// DSN"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_closed_port_is_one_line_and_exit_1(capsys):
+    assert main(["--mysql", "mysql://u:p@127.0.0.1:1/x", "--headless", "--timeout", "1", "--no-os"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("benchtop monitor: mysql: cannot connect:") and "refused" in err
+    assert "p@" not in err  # the password is not echoed
+
+
+def test_no_tui_without_headless(capsys):
+    assert main(["--os"]) == 2
+    assert "use --headless" in capsys.readouterr().err
+
+
+def test_run_tui_callback_gets_the_pollers():
+    seen = []
+    assert main(["--os"], run_tui=lambda pollers, args: seen.append([p.name for p in pollers]) or 0) == 0
+    assert seen == [["os"]]
+
+
+def test_headless_json_lines_with_the_os_source(capsys):
+    assert main(["--os", "--headless", "--json", "--count", "2", "--interval", "0.2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    second = json.loads(lines[1])
+    assert second["type"] == "snapshot" and isinstance(second["t"], float)
+    os_snap = second["sources"]["os"]
+    assert os_snap["kind"] == "os" and os_snap["ok"] is True
+    assert set(os_snap["cpu"]) >= {"user_pct", "system_pct", "iowait_pct", "idle_pct"}
+
+
+def test_snapshot_line_and_text_show_failures_and_missing_panels():
+    ok = SourceSnapshot("pgbouncer", "pgbouncer", 1.0, True, 2.5, panels={
+        "clients": {"active": 3, "waiting": 1}, "servers": {"active": 2, "idle": 0},
+        "stats": {"sbtest": {"xact_per_s": 120.0, "avg_wait_time_us": 80.0}}})
+    down = SourceSnapshot("mysql", "mysql", 1.0, False, error="connection lost: gone away")
+    pg = SourceSnapshot("postgresql", "postgresql", 1.0, True, panels={"replication": Missing("no replicas")})
+    line = snapshot_line([ok, down, pg])
+    assert line["sources"]["mysql"] == {"kind": "mysql", "ok": False, "poll_ms": 0.0, "error": "connection lost: gone away"}
+    assert line["sources"]["postgresql"]["replication"] == {"missing": "no replicas", "hint": ""}
+    text = format_text([ok, down, pg])
+    assert "clients active 3 waiting 1" in text and "xact/s 120" in text and "wait/xact 80us" in text
+    assert "mysql" in text and "DOWN: connection lost: gone away" in text

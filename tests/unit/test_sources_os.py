@@ -1,0 +1,32 @@
+"""OS counters from /proc text and the per-transaction normalisation."""
+
+from __future__ import annotations
+
+from benchtop.sources.os import OSCounters, parse_diskstats, parse_stat, per_transaction
+
+DISKSTATS = """\
+   7       0 loop0 50 0 400 0 0 0 0 0 0 0 0
+ 259       0 nvme0n1 1000 0 80000 0 500 0 40000 0 0 0 0
+ 259       1 nvme0n1p1 900 0 70000 0 400 0 30000 0 0 0 0
+   8       0 sda 10 0 20 0 5 0 10 0 0 0 0
+   8       1 sda1 10 0 20 0 5 0 10 0 0 0 0
+ 253       0 dm-0 999 0 99999 0 999 0 99999 0 0 0 0
+"""
+
+
+def test_diskstats_sums_whole_real_disks_only():
+    assert parse_diskstats(DISKSTATS, None) == (1010, 505, 80020, 40010)
+    assert parse_diskstats(DISKSTATS, {"sda"}) == (10, 5, 20, 10)
+
+
+def test_cpu_split_and_per_transaction():
+    a = OSCounters(0.0, parse_stat("cpu 100 0 50 800 50 0 0 0\nctxt 1000\n")[0], 0, 0, 0, 0, 1000)
+    b = OSCounters(2.0, parse_stat("cpu 200 0 100 1000 100 0 0 0\nctxt 5000\n")[0], 40, 20, 2048, 4096, 5000)
+    d = b.delta(a)
+    assert d.cpu_pct() == {"user_pct": 25.0, "system_pct": 12.5, "iowait_pct": 12.5, "idle_pct": 50.0, "steal_pct": 0.0}
+    per = per_transaction(d, 100)
+    assert per["reads"] == 0.4 and per["writes"] == 0.2
+    assert per["kb_read"] == 10.24 and per["kb_written"] == 20.48
+    assert per["context_switches"] == 40.0
+    assert per["cpu_ms"] == round(150 * 1000 / 100 / 100, 4)  # 150 busy jiffies at 100 Hz over 100 transactions
+    assert per_transaction(d, 0)["cpu_ms"] is None
