@@ -286,6 +286,7 @@ def cmd_run(argv: list[str]) -> int:
     ns, extra = build_parser("run").parse_known_args(argv)
     cfg = _run_config(ns, extra)
     tmpdir: str | None = None
+    writer = ResultsWriter(Path(cfg.out)) if cfg.out else None
     try:
         if cfg.engine == "sqlite" and not cfg.target.database:
             # the embedded default: a freshly prepared database that goes away afterwards
@@ -296,8 +297,7 @@ def cmd_run(argv: list[str]) -> int:
         else:
             program = _program(cfg)
         conn = conn_settings(cfg)
-        check_ready(program, conn)
-        writer = ResultsWriter(Path(cfg.out)) if cfg.out else None
+        check_ready(program, conn, cfg.target.describe())
         guard = None
         if cfg.stop_if:
             from benchtop.guards import Guard

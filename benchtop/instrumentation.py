@@ -91,7 +91,8 @@ def mysql_preset_statements(preset: str) -> list[tuple[str, tuple[Any, ...]]]:
     UPDATE performance_schema.setup_instruments SET ENABLED = 'NO', TIMED = 'NO' ()
     UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' WHERE NAME LIKE %s ('stage/%',)
     UPDATE performance_schema.setup_consumers SET ENABLED = 'NO' ()
-    UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN (%s, %s, %s) ('global_instrumentation', 'thread_instrumentation', 'events_stages_current')
+    UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN (%s, %s, %s) ('global_instrumentation',
+    'thread_instrumentation', 'events_stages_current')
     """
     ins = "UPDATE performance_schema.setup_instruments SET ENABLED = '{0}', TIMED = '{0}'"
     con = "UPDATE performance_schema.setup_consumers SET ENABLED = '{0}'"
@@ -148,7 +149,9 @@ class InstrumentationControl:
     Use as a context manager, or call `restore()` yourself (it is idempotent
     and reconnects if the connection was lost)."""
 
-    def __init__(self, target: Target, *, monitor_mode: bool = False, allow_changes: bool = False, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, target: Target, *, monitor_mode: bool = False, allow_changes: bool = False, timeout_s: float = 10.0
+    ) -> None:
         if target.kind not in ("mysql", "postgresql"):
             raise InstrumentationError(f"instrumentation control needs a mysql or postgresql target, not {target.kind}")
         self.target = target
@@ -182,14 +185,17 @@ class InstrumentationControl:
         if self.monitor_mode and not self.allow_changes:
             raise InstrumentationError("monitor mode is read-only: pass --allow-changes to change instrumentation")
         if preset not in self.presets:
-            raise InstrumentationError(f"unknown preset {preset!r} for {self.target.kind}: use one of {', '.join(self.presets)}")
+            choices = ", ".join(self.presets)
+            raise InstrumentationError(f"unknown preset {preset!r} for {self.target.kind}: use one of {choices}")
         try:
             if self.target.kind == "mysql":
                 self._apply_mysql(preset)
             else:
                 self._apply_pg(preset)
         except (pymysql.MySQLError, psycopg.Error, OSError) as exc:
-            raise InstrumentationError(f"cannot apply preset {preset}: {_one_line(exc)}{self._grant_hint(exc)}") from None
+            raise InstrumentationError(
+                f"cannot apply preset {preset}: {_one_line(exc)}{self._grant_hint(exc)}"
+            ) from None
         self.current = preset
         event = InstrumentationEvent(time.time(), preset, self.target.kind)
         self.events.append(event)
@@ -289,10 +295,11 @@ class InstrumentationControl:
 
     def read_pg_state(self) -> dict[str, tuple[str, bool]]:
         """Each known setting's value and whether ALTER SYSTEM had set it."""
-        rows = self._postgres().execute(
-            "SELECT name, setting, coalesce(sourcefile, '') LIKE '%%postgresql.auto.conf' FROM pg_settings WHERE name = ANY(%s)",
-            (list(PG_SETTINGS),),
-        ).fetchall()
+        query = (
+            "SELECT name, setting, coalesce(sourcefile, '') LIKE '%%postgresql.auto.conf'"
+            " FROM pg_settings WHERE name = ANY(%s)"
+        )
+        rows = self._postgres().execute(query, (list(PG_SETTINGS),)).fetchall()
         return {name: (setting, bool(auto)) for name, setting, auto in rows}
 
     def _apply_pg(self, preset: str) -> None:

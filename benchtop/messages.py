@@ -6,10 +6,13 @@ widget updates, so no widget is touched from a worker thread.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from benchtop.snapshots import IntervalStats, RunSummary
-from benchtop.sources.base import SourceSnapshot
+if TYPE_CHECKING:
+    from benchtop.snapshots import IntervalStats, RunSummary
+    from benchtop.sources.base import SourceSnapshot
 
 
 class EngineSampled(Message):

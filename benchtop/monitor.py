@@ -18,8 +18,9 @@ import time
 from typing import Any, Callable, Iterable, TextIO
 
 from benchtop.sources.base import SourceError, SourceSnapshot
+from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, poll_all
-from benchtop.sources.registry import build_sources, is_local, parse_spec
+from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
 
 RunTui = Callable[[list[Poller], argparse.Namespace], int]
@@ -42,18 +43,37 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch ProxySQL, PgBouncer, MySQL/MariaDB and PostgreSQL with read-only polls.",
         epilog="Passwords: prefer ~/.my.cnf, ~/.pgpass or MYSQL_PWD/PGPASSWORD over DSNs on the command line.",
     )
-    p.add_argument("--proxysql", action="append", default=[], metavar="DSN", help="ProxySQL admin, e.g. proxysql://admin@127.0.0.1:6032")
-    p.add_argument("--pgbouncer", action="append", default=[], metavar="DSN", help="PgBouncer, e.g. pgbouncer://user@127.0.0.1:6432")
-    p.add_argument("--mysql", action="append", default=[], metavar="DSN", help="MySQL/MariaDB, e.g. mysql://user@127.0.0.1:3306")
-    p.add_argument("--pgsql", "--postgresql", dest="pgsql", action="append", default=[], metavar="DSN", help="PostgreSQL, e.g. postgresql://user@127.0.0.1:5432/db")
-    p.add_argument("--os", dest="os", action="store_true", default=None, help="also watch this host's CPU/disk (default: when a target is local)")
+    for flags, example in (
+        (("--proxysql",), "ProxySQL admin, e.g. proxysql://admin@127.0.0.1:6032"),
+        (("--pgbouncer",), "PgBouncer, e.g. pgbouncer://user@127.0.0.1:6432"),
+        (("--mysql",), "MySQL/MariaDB, e.g. mysql://user@127.0.0.1:3306"),
+        (("--pgsql", "--postgresql"), "PostgreSQL, e.g. postgresql://user@127.0.0.1:5432/db"),
+    ):
+        p.add_argument(
+            *flags, dest=flags[0][2:], action="append", default=[], metavar="DSN", help=f"{example} (repeatable)"
+        )
+    p.add_argument(
+        "--os",
+        dest="os",
+        action="store_true",
+        default=None,
+        help="also watch this host's CPU/disk (default: when a target is local)",
+    )
     p.add_argument("--no-os", dest="os", action="store_false", help="do not watch this host")
     p.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between polls (default 2)")
-    p.add_argument("--timeout", type=float, default=None, metavar="S", help="statement/connect timeout per source (default: the interval, 1..5 s)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="statement/connect timeout per source (default: the interval, 1..5 s)",
+    )
     p.add_argument("--count", type=int, default=None, metavar="N", help="stop after N polls")
     p.add_argument("--headless", action="store_true", help="print to stdout instead of opening the TUI")
     p.add_argument("--json", action="store_true", help="with --headless: JSON Lines, one snapshot per poll")
-    p.add_argument("--allow-changes", action="store_true", help="allow instrumentation changes from the TUI (off in monitor mode)")
+    p.add_argument(
+        "--allow-changes", action="store_true", help="allow instrumentation changes from the TUI (off in monitor mode)"
+    )
     return p
 
 
@@ -85,9 +105,11 @@ def main(
     try:
         args = build_parser().parse_args(argv)
         specs = _check(args)
-        with_os = args.os if args.os is not None else any(is_local(parse_spec(k, d)) for k, d in specs)
         timeout = args.timeout if args.timeout is not None else min(5.0, max(1.0, args.interval))
-        sources = build_sources(specs, timeout_s=timeout, with_os=with_os)
+        sources = build_sources(specs, timeout_s=timeout)
+        # The OS panel only describes the server when the server runs here.
+        if args.os if args.os is not None else any(is_local(s.target) for s in sources):
+            sources.append(OSSource(timeout_s=timeout))
     except _UsageError as exc:
         print(f"benchtop monitor: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import TextIO
 
-from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings, exec_sql
+from benchtop.engine import ConnectError, ConnSettings, Engine, EngineError, EngineSettings, exec_sql
 from benchtop.workload import Program
 
 
@@ -87,16 +87,24 @@ def cleanup(program: Program, conn: ConnSettings, out: TextIO = sys.stderr, quie
         print(f"Dropped {schema.tables} table(s) of {program.name}", file=out)
 
 
-def check_ready(program: Program, conn: ConnSettings) -> None:
+def check_ready(program: Program, conn: ConnSettings, label: str = "the server") -> None:
     """Fail early, in one line, when the tables are missing or the server
     cannot be reached: before any worker starts."""
     schema = program.schema
     if schema is None or not schema.check:
+        try:
+            exec_sql(conn, "SELECT 1")
+        except ConnectError as exc:
+            raise PrepareError(f"cannot connect to {label}: {str(exc).splitlines()[0]}") from None
+        except EngineError:
+            pass
         return
     for t in range(1, schema.tables + 1):
         sql = schema.check.replace("{t}", str(t))
         try:
             exec_sql(conn, sql)
+        except ConnectError as exc:
+            raise PrepareError(f"cannot connect to {label}: {str(exc).splitlines()[0]}") from None
         except EngineError as exc:
             msg = str(exc)
             low = msg.lower()

@@ -28,7 +28,8 @@ enum {
     BT_DRIVER_NULL = 0,
     BT_DRIVER_SQLITE = 1,
     BT_DRIVER_MYSQL = 2,
-    BT_DRIVER_PGSQL = 3
+    BT_DRIVER_PGSQL = 3,
+    BT_DRIVER_FILEIO = 4  /* sysbench fileio: files in a folder, no SQL (driver_fileio.c) */
 };
 
 /* ---- engine states ------------------------------------------------------- */
@@ -83,7 +84,32 @@ enum {
     BT_OP_BEGIN_IF = 6,   /* skip the next d ops unless R[a] != 0 */
     BT_OP_UNIQUE = 7,     /* R[a] = next value of a per-run unique sequence (rand.unique) */
     BT_OP_ROLLBACK_IF = 8,/* if R[a] != 0 the transaction ends with a rollback (counted) */
-    BT_OP_SLEEP_US = 9    /* think time: sleep expr(b, x) microseconds */
+    BT_OP_SLEEP_US = 9,   /* think time: sleep expr(b, x) microseconds */
+    BT_OP_ARITH = 10,     /* R[a] = expr(b, x) <BT_ARITH_* c> expr(d, y) */
+    BT_OP_WORDS = 11      /* S[a] = one word of the comma list strings[c] per decimal digit
+                             of expr(b, x), d digits (TPC-C last names: BARPRICALLY) */
+};
+
+/* Operators of BT_OP_ARITH.  Division and modulo by zero give 0; comparisons
+ * and logic give 0 or 1. */
+enum {
+    BT_ARITH_ADD = 0,
+    BT_ARITH_SUB = 1,
+    BT_ARITH_MUL = 2,
+    BT_ARITH_DIV = 3,
+    BT_ARITH_MOD = 4,
+    BT_ARITH_LT = 5,
+    BT_ARITH_LE = 6,
+    BT_ARITH_GT = 7,
+    BT_ARITH_GE = 8,
+    BT_ARITH_EQ = 9,
+    BT_ARITH_NE = 10,
+    BT_ARITH_AND = 11,
+    BT_ARITH_OR = 12,
+    BT_ARITH_BITOR = 13,
+    BT_ARITH_BITAND = 14,
+    BT_ARITH_MIN = 15,
+    BT_ARITH_MAX = 16
 };
 
 enum {
@@ -163,7 +189,10 @@ enum {
     BT_GEN_TEMPLATE = 2,  /* string template (quoted) */
     BT_GEN_CONST = 3,     /* lo */
     BT_GEN_DIV = 4,       /* (row - 1) / lo + 1: e.g. bid for an account */
-    BT_GEN_LITERAL = 5    /* text, unquoted (e.g. CURRENT_TIMESTAMP or 0) */
+    BT_GEN_LITERAL = 5,   /* text, unquoted (e.g. CURRENT_TIMESTAMP or 0) */
+    BT_GEN_MOD = 6,       /* ((row - 1) / lo) % hi + 1 + dist: e.g. d_id of a customer row */
+    BT_GEN_DECIMAL = 7,   /* uniform(lo, hi) / 10^dist, printed with dist decimals */
+    BT_GEN_WORDS = 8      /* BT_OP_WORDS of ((row - 1) / lo) % hi with dist digits; text = list */
 };
 
 typedef struct {

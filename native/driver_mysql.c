@@ -45,6 +45,23 @@
 
 #include "driver.h"
 
+/* Blocking reads (libmariadb only; see bt_my_blocking_reads).  ma_pvio.h is
+ * Connector/C's plugin interface, installed with its headers and stable
+ * within the libmariadb.so.3 ABI. */
+#if defined(MARIADB_PACKAGE_VERSION_ID) && MARIADB_PACKAGE_VERSION_ID >= 30000 && \
+    !defined(BT_MY_NO_BLOCKING_READS)
+#define BT_MY_BLOCKING_READS 1
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <ma_pvio.h>
+
+typedef struct {
+    PVIO_METHODS m;          /* first: pvio->methods points here */
+    int fd;
+} bt_my_pvio_methods;
+#endif
+
 #if defined(MARIADB_PACKAGE_VERSION_ID) || !defined(MYSQL_VERSION_ID) || MYSQL_VERSION_ID < 80000
 typedef my_bool bt_my_bool;
 #else
@@ -99,7 +116,8 @@ typedef struct {
     unsigned long nparams;
     MYSQL_BIND *pbind;
     bt_my_param *pv;
-    unsigned int nrbind;     /* result binds allocated (field count at bind time) */
+    unsigned int nrbind;     /* result binds allocated */
+    unsigned int rfields;    /* field count the result binds were made for */
     MYSQL_BIND *rbind;
     bt_my_rcol *rcol;        /* their length/null/error slots */
     int rwant;               /* res->want the result binds were made for; 0 = none */
@@ -108,8 +126,18 @@ typedef struct {
 } bt_my_stmt;
 
 typedef struct {
+    unsigned int read_timeout_s;
+    unsigned int write_timeout_s;
+    int blocking_reads;
+} bt_my_opts;
+
+typedef struct {
     MYSQL *my;
     int prepare;
+    bt_my_opts opts;
+#ifdef BT_MY_BLOCKING_READS
+    bt_my_pvio_methods pvio_methods;   /* must outlive mysql_close */
+#endif
     bt_my_stmt **stmts;      /* by key; pointers so a grow never moves bound buffers */
     int32_t nstmts;
     char *text;              /* interpolation buffer for the text protocol */
@@ -203,10 +231,9 @@ static int bt_my_opt_uint(const char *v, unsigned int *out)
 }
 
 /* Applies one `key=value` of cfg->options; fills err when it is not accepted. */
-static int bt_my_apply_option(MYSQL *my, char *kv, unsigned int *read_to, unsigned int *write_to,
-                              bt_err *err)
+static int bt_my_apply_option(MYSQL *my, char *kv, bt_my_opts *o, bt_err *err)
 {
-    char msg[256];
+    char msg[sizeof err->msg];
     char *eq = strchr(kv, '=');
     if (!eq) {
         snprintf(msg, sizeof msg, "MySQL option '%.80s' needs a value (key=value)", kv);
@@ -238,7 +265,11 @@ static int bt_my_apply_option(MYSQL *my, char *kv, unsigned int *read_to, unsign
             snprintf(msg, sizeof msg, "MySQL option %s wants whole seconds, got '%.40s'", kv, v);
             goto bad;
         }
-        *(kv[0] == 'r' ? read_to : write_to) = s;
+        *(kv[0] == 'r' ? &o->read_timeout_s : &o->write_timeout_s) = s;
+        return 0;
+    }
+    if (strcmp(kv, "blocking-reads") == 0) {
+        o->blocking_reads = bt_my_opt_bool(v);
         return 0;
     }
     if (strcmp(kv, "compress") == 0) {
@@ -256,16 +287,19 @@ static int bt_my_apply_option(MYSQL *my, char *kv, unsigned int *read_to, unsign
     snprintf(msg, sizeof msg,
              "unknown MySQL option '%.60s' (accepted: ssl-ca, ssl-capath, ssl-cert, ssl-key, "
              "ssl-cipher, ssl-crl, ssl-crlpath, read-timeout, write-timeout, charset, compress, "
-             "init-command, get-server-public-key)", kv);
+             "init-command, get-server-public-key, blocking-reads)", kv);
 bad:
     bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", msg);
     return -1;
 }
 
-static int bt_my_apply_options(MYSQL *my, const bt_conn_config *cfg, bt_err *err)
+static int bt_my_apply_options(MYSQL *my, const bt_conn_config *cfg, bt_my_opts *o,
+                               bt_err *err)
 {
-    unsigned int read_to = BT_MY_DEFAULT_IO_TIMEOUT_S, write_to = BT_MY_DEFAULT_IO_TIMEOUT_S;
     char *copy = NULL;
+    o->read_timeout_s = BT_MY_DEFAULT_IO_TIMEOUT_S;
+    o->write_timeout_s = BT_MY_DEFAULT_IO_TIMEOUT_S;
+    o->blocking_reads = 1;
     int rc = -1;
     if (cfg->options && cfg->options[0]) {
         copy = strdup(cfg->options);
@@ -280,14 +314,14 @@ static int bt_my_apply_options(MYSQL *my, const bt_conn_config *cfg, bt_err *err
             size_t n = strlen(kv);
             while (n > 0 && kv[n - 1] == ' ')
                 kv[--n] = '\0';
-            if (n && bt_my_apply_option(my, kv, &read_to, &write_to, err) != 0)
+            if (n && bt_my_apply_option(my, kv, o, err) != 0)
                 goto out;
         }
     }
-    if (read_to)
-        mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &read_to);
-    if (write_to)
-        mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &write_to);
+    if (o->read_timeout_s)
+        mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &o->read_timeout_s);
+    if (o->write_timeout_s)
+        mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &o->write_timeout_s);
     if (cfg->connect_timeout_s > 0) {
         unsigned int ct = (unsigned int)cfg->connect_timeout_s;
         mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
@@ -358,6 +392,46 @@ static void bt_my_disconnect(void *conn)
     free(c);
 }
 
+#ifdef BT_MY_BLOCKING_READS
+/* libmariadb reads with recv(MSG_DONTWAIT) and, when the reply is not there
+ * yet (nearly always: the server is still working), polls and reads again:
+ * three system calls per reply where one blocking recv does.  System calls
+ * are most of a benchmark client's cost, so plain TCP/Unix connections get
+ * this read method instead: a blocking recv on the socket, with the read
+ * timeout enforced by SO_RCVTIMEO rather than poll.  A timeout or a closed
+ * socket returns -1/0 exactly as the original does, so the library reports
+ * the usual lost-connection errors.  TLS connections keep the library's own
+ * path (OpenSSL reads the socket itself). */
+static ssize_t bt_my_pvio_read(MARIADB_PVIO *pvio, uchar *buf, size_t len)
+{
+    const bt_my_pvio_methods *bm = (const bt_my_pvio_methods *)pvio->methods;
+    ssize_t r;
+    do
+        r = recv(bm->fd, buf, len, 0);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
+static void bt_my_blocking_reads(bt_my_conn *c)
+{
+    MARIADB_PVIO *pvio = c->my->net.pvio;
+    if (!c->opts.blocking_reads || !pvio || pvio->ctls || !pvio->methods ||
+        (pvio->type != PVIO_TYPE_SOCKET && pvio->type != PVIO_TYPE_UNIXSOCKET))
+        return;
+    int fd = (int)mysql_get_socket(c->my);
+    struct timeval tv = {.tv_sec = (time_t)c->opts.read_timeout_s, .tv_usec = 0};
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    /* Any failure leaves the library's own (non-blocking) path in place. */
+    if (fl < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        return;
+    c->pvio_methods.m = *pvio->methods;
+    c->pvio_methods.m.read = bt_my_pvio_read;
+    c->pvio_methods.fd = fd;
+    pvio->methods = &c->pvio_methods.m;
+}
+#endif
+
 static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
 {
     bt_my_conn *c = NULL;
@@ -376,7 +450,7 @@ static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
         goto out;
     }
     c->prepare = cfg->prepare;
-    if (bt_my_apply_options(c->my, cfg, err) != 0)
+    if (bt_my_apply_options(c->my, cfg, &c->opts, err) != 0)
         goto out;
     const char *host = cfg->host && cfg->host[0] ? cfg->host : NULL;
     const char *sock = cfg->socket && cfg->socket[0] ? cfg->socket : NULL;
@@ -391,6 +465,9 @@ static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
                    (int32_t)code, mysql_sqlstate(c->my), mysql_error(c->my));
         goto out;
     }
+#ifdef BT_MY_BLOCKING_READS
+    bt_my_blocking_reads(c);
+#endif
     rc = 0;
 out:
     if (rc == 0)
@@ -696,6 +773,7 @@ static int bt_my_bind_result(bt_my_stmt *st, unsigned int nfields, int want, bt_
     if (mysql_stmt_bind_result(st->stmt, st->rbind) != 0)
         return bt_my_fail_stmt(st, err);
     st->rwant = want;
+    st->rfields = nfields;
     return 0;
 }
 
@@ -732,7 +810,7 @@ static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *er
                 rows += (int64_t)n;
         } else {
             int capture = first && res && res->want;
-            if (capture && (st->rwant != res->want || nfields != st->nrbind) &&
+            if (capture && (st->rwant != res->want || nfields != st->rfields) &&
                 bt_my_bind_result(st, nfields, res->want, err) != 0) {
                 mysql_stmt_free_result(st->stmt);
                 return -1;

@@ -21,10 +21,11 @@
  * keep named statements working (PgBouncer 1.21+ with max_prepared_statements,
  * session pooling) never raise those errors and keep named statements.
  *
- * Pipeline mode (cfg->pipeline): the engine's execute interface returns each
- * statement's result before the next one is known, so statements are not
- * batched; with --pipeline every statement still runs, correctly, one round
- * trip each.
+ * Pipeline mode (cfg->pipeline, prepared mode only): inside an explicit
+ * transaction, statements without a captured result are queued and sent in
+ * one batch when a result is needed or the transaction ends; see "pipeline
+ * mode" below.  Outside transactions, in text mode and on unnamed statements
+ * (pooler) every statement runs on its own as without --pipeline.
  *
  * Connection: PQconnectdbParams with application_name=benchtop, then the
  * extra conninfo keywords of cfg->options ("key=value key=value", libpq
@@ -62,10 +63,22 @@ typedef struct {
     bt_pg_param *pv;
 } bt_pg_stmt;
 
+/* Pipeline mode: statements sent but not yet read back. */
+enum { BT_PG_MAX_PENDING = 256 };
+
+typedef struct {
+    bt_pg_stmt *st;
+    int is_prepare;          /* the Parse of st, sent ahead of its first execute */
+} bt_pg_pending;
+
 typedef struct {
     PGconn *pg;
     int prepare;
     int unnamed;             /* named statements broken here (pooler) */
+    int pipeline;            /* cfg->pipeline */
+    int in_txn;              /* pipeline mode: an explicit transaction is open */
+    int npending;
+    bt_pg_pending pending[BT_PG_MAX_PENDING];
     bt_pg_stmt **stmts;      /* by key */
     int32_t nstmts;
     char *text;              /* interpolation buffer for text mode */
@@ -222,6 +235,7 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
         goto out;
     }
     c->prepare = cfg->prepare;
+    c->pipeline = cfg->pipeline;
     c->pg = PQconnectdbParams(keys, vals, expand);
     if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
         char msg[sizeof err->msg];
@@ -322,13 +336,6 @@ static size_t bt_pg_quote(void *conn, char *buf, size_t cap, const char *s, size
     buf[n + 1] = '\'';
     buf[n + 2] = '\0';
     return n + 2;
-}
-
-static int bt_pg_exec_text(void *conn, const char *sql, bt_result *res, bt_err *err)
-{
-    bt_pg_conn *c = conn;
-    bt_pg_res_reset(res);
-    return bt_pg_result(c, PQexec(c->pg, sql), res, err);
 }
 
 static int bt_pg_text_execute(bt_pg_conn *c, const char *sql, const bt_value *params,
@@ -476,20 +483,173 @@ static int bt_pg_broken_name(const PGresult *r)
 }
 
 /* Named statements failed the way a transaction pooler makes them fail:
- * switch to unnamed ones here and everywhere.  Returns 1 when the statement
- * can simply be re-run, -1 (err filled) when its transaction is lost. */
-static int bt_pg_go_unnamed(bt_pg_conn *c, bt_err *err)
+ * switch to unnamed ones here and, through the flag, everywhere. */
+static void bt_pg_note_unnamed(bt_pg_conn *c)
 {
     c->unnamed = 1;
     if (atomic_exchange(&bt_pg_unnamed_everywhere, 1) == 0)
         fprintf(stderr, "benchtop: PgBouncer in transaction pooling: using unnamed prepared "
                         "statements\n");
-    if (PQtransactionStatus(c->pg) != PQTRANS_INERROR)
-        return 1;
+}
+
+static int bt_pg_lost_to_pooler(bt_err *err)
+{
     bt_err_set(err, BT_DERR_RETRY, BT_ERRK_SERIALIZATION, bt_sqlstate_code("26000"), "26000",
                "named prepared statement lost to transaction pooling; "
                "switched to unnamed statements, transaction retried");
     return -1;
+}
+
+/* Returns 1 when the failed statement can simply be re-run, -1 (err filled)
+ * when its transaction is lost. */
+static int bt_pg_go_unnamed(bt_pg_conn *c, bt_err *err)
+{
+    bt_pg_note_unnamed(c);
+    if (PQtransactionStatus(c->pg) != PQTRANS_INERROR)
+        return 1;
+    return bt_pg_lost_to_pooler(err);
+}
+
+/* ---- pipeline mode ----------------------------------------------------------
+ * Inside an explicit transaction, statements whose result nobody reads (no
+ * capture) are only queued; they go out together, with one Sync, when a
+ * statement needs its result, when the transaction ends (COMMIT/ROLLBACK,
+ * through execute or exec_text) or when the queue is full.  A whole
+ * sysbench read-write transaction is then one round trip.  The price: an
+ * error in a queued statement is reported by the statement that flushed the
+ * queue (usually COMMIT), with the failing statement's own message and code,
+ * and the rows count of a queued statement is not known (reported as 0).
+ */
+
+enum { BT_PG_TXN_NONE = 0, BT_PG_TXN_BEGIN = 1, BT_PG_TXN_COMMIT = 2, BT_PG_TXN_ROLLBACK = 3 };
+
+static int bt_pg_word_is(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t i = 0; i < n; i++)
+        if ((s[i] & ~0x20) != word[i])
+            return 0;
+    char next = s[n];
+    return !((next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') || next == '_');
+}
+
+static int bt_pg_txn_word(const char *sql)
+{
+    while (*sql == ' ' || *sql == '\t' || *sql == '\n' || *sql == '\r')
+        sql++;
+    if (bt_pg_word_is(sql, "BEGIN") || bt_pg_word_is(sql, "START"))
+        return BT_PG_TXN_BEGIN;
+    if (bt_pg_word_is(sql, "COMMIT") || bt_pg_word_is(sql, "END"))
+        return BT_PG_TXN_COMMIT;
+    if (bt_pg_word_is(sql, "ROLLBACK") || bt_pg_word_is(sql, "ABORT"))
+        return BT_PG_TXN_ROLLBACK;
+    return BT_PG_TXN_NONE;
+}
+
+/* Syncs and reads back every queued statement, in order; the first error is
+ * reported, and the last statement's result goes to res. */
+static int bt_pg_pipeline_finish(bt_pg_conn *c, bt_result *res, bt_err *err)
+{
+    int rc = 0, pooler = 0;
+    if (PQpipelineSync(c->pg) != 1) {
+        rc = bt_pg_fail(c, NULL, err);
+        goto out;
+    }
+    for (int i = 0; i < c->npending; i++) {
+        bt_pg_pending *p = &c->pending[i];
+        PGresult *r = PQgetResult(c->pg);
+        if (!r) {
+            if (rc == 0)
+                rc = bt_pg_fail(c, NULL, err);
+            goto out;
+        }
+        ExecStatusType status = PQresultStatus(r);
+        if (status == PGRES_FATAL_ERROR || status == PGRES_PIPELINE_ABORTED) {
+            if (p->is_prepare)
+                p->st->prepared = 0;
+            if (status == PGRES_FATAL_ERROR && rc == 0) {
+                pooler = bt_pg_broken_name(r);
+                rc = bt_pg_fail(c, r, err);
+            }
+            PQclear(r);
+        } else if (i == c->npending - 1 && rc == 0) {
+            rc = bt_pg_result(c, r, res, err);
+        } else {
+            PQclear(r);
+        }
+        /* each statement's results end with a NULL */
+        while ((r = PQgetResult(c->pg)) != NULL)
+            PQclear(r);
+    }
+    PGresult *r = PQgetResult(c->pg);
+    if (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+        if (rc == 0)
+            rc = bt_pg_fail(c, r, err);
+    }
+    PQclear(r);
+out:
+    c->npending = 0;
+    if (pooler) {
+        bt_pg_note_unnamed(c);
+        rc = bt_pg_lost_to_pooler(err);
+    }
+    if (PQpipelineStatus(c->pg) != PQ_PIPELINE_OFF && PQexitPipelineMode(c->pg) != 1) {
+        /* results still owed: the connection cannot be trusted any more */
+        char msg[sizeof err->msg];
+        bt_pg_msg(msg, sizeof msg, PQerrorMessage(c->pg));
+        bt_err_set(err, BT_DERR_LOST, BT_ERRK_LOST_CONNECTION, 0, "", msg);
+        rc = -1;
+    }
+    return rc;
+}
+
+static int bt_pg_pipeline_execute(bt_pg_conn *c, bt_pg_stmt *st, int txn, bt_result *res,
+                                  bt_err *err)
+{
+    if (c->npending == 0 && PQenterPipelineMode(c->pg) != 1)
+        return bt_pg_fail(c, NULL, err);
+    if (!st->prepared) {
+        if (PQsendPrepare(c->pg, st->name, st->sql, st->nparams, NULL) != 1)
+            goto send_failed;
+        c->pending[c->npending++] = (bt_pg_pending){st, 1};
+        st->prepared = 1;   /* the drain clears it again if the Parse fails */
+    }
+    if (PQsendQueryPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0) != 1)
+        goto send_failed;
+    c->pending[c->npending++] = (bt_pg_pending){st, 0};
+    if (txn == BT_PG_TXN_BEGIN)
+        c->in_txn = 1;
+    if (txn == BT_PG_TXN_NONE && c->in_txn && !(res && res->want) &&
+        c->npending + 2 <= BT_PG_MAX_PENDING)
+        return 0;
+    if (txn == BT_PG_TXN_COMMIT || txn == BT_PG_TXN_ROLLBACK)
+        c->in_txn = 0;
+    return bt_pg_pipeline_finish(c, res, err);
+send_failed:
+    /* part of the queue may be on the wire: nothing sensible is left to do
+     * with this connection but drop it */
+    bt_pg_fail(c, NULL, err);
+    err->kind = BT_DERR_LOST;
+    err->errk = BT_ERRK_LOST_CONNECTION;
+    c->npending = 0;
+    return -1;
+}
+
+static int bt_pg_exec_text(void *conn, const char *sql, bt_result *res, bt_err *err)
+{
+    bt_pg_conn *c = conn;
+    bt_pg_res_reset(res);
+    if (c->pipeline) {
+        int txn = bt_pg_txn_word(sql);
+        if (c->npending) {
+            int rc = bt_pg_pipeline_finish(c, NULL, err);
+            /* a ROLLBACK discards the queued work and its error anyway */
+            if (rc != 0 && (txn != BT_PG_TXN_ROLLBACK || err->kind == BT_DERR_LOST))
+                return rc;
+        }
+        c->in_txn = txn == BT_PG_TXN_BEGIN || (c->in_txn && txn == BT_PG_TXN_NONE);
+    }
+    return bt_pg_result(c, PQexec(c->pg, sql), res, err);
 }
 
 static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_value *params,
@@ -515,6 +675,11 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
      * eventually, and a late one costs one more retried statement at most. */
     if (!c->unnamed && atomic_load_explicit(&bt_pg_unnamed_everywhere, memory_order_relaxed))
         c->unnamed = 1;
+    if (c->pipeline && !c->unnamed) {
+        int txn = bt_pg_txn_word(sql);
+        if (c->npending || c->in_txn || txn == BT_PG_TXN_BEGIN)
+            return bt_pg_pipeline_execute(c, st, txn, res, err);
+    }
     if (!c->unnamed) {
         PGresult *r;
         if (!st->prepared) {

@@ -279,9 +279,9 @@ int bt_engine_start(bt_engine *e)
     if (atomic_load(&e->state) != BT_STATE_IDLE)
         return BT_ESTATE;
     e->start_ns = bt_now_ns();
-    if (e->cfg.rate > 0)
-        bt_sched_set_rate(&e->sched, e->cfg.rate, e->cfg.arrival, e->start_ns);
+    /* the schedule's first ticket is due at the start, not at time zero */
     e->sched.last_ns = e->start_ns;
+    bt_sched_restart(&e->sched, e->start_ns);
     atomic_store(&e->state, BT_STATE_RUNNING);
     pthread_mutex_lock(&e->ctl_mu);
     int rc = spawn_upto(e, atomic_load(&e->threads_target));

@@ -131,6 +131,8 @@ void bt_worker_disconnect(bt_worker *w);
  * the workload itself chose to roll back. */
 int bt_workload_run_txn(bt_worker *w, int32_t type, bt_err *err, int *rolled_back);
 int32_t bt_workload_pick_type(bt_worker *w);
+/* One word of the comma-separated `list` per decimal digit of n (`digits` of them). */
+void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t cap, uint32_t *len);
 
 /* engine.c */
 void bt_engine_fail(bt_engine *e, const char *fmt, ...);

@@ -100,6 +100,28 @@ static int append_row(bt_sbuf *b, const bt_load *ld, bt_engine *e, bt_rng *rng, 
             break;
         case BT_GEN_CONST: rc |= sb_int(b, g->lo); break;
         case BT_GEN_DIV: rc |= sb_int(b, (row - 1) / (g->lo > 0 ? g->lo : 1) + 1); break;
+        case BT_GEN_MOD:
+            rc |= sb_int(b, ((row - 1) / (g->lo > 0 ? g->lo : 1)) % (g->hi > 0 ? g->hi : 1) + 1 + g->dist);
+            break;
+        case BT_GEN_DECIMAL: {
+            int64_t v = bt_rand_dist(rng, &e->rp, BT_DIST_UNIFORM, g->lo, g->hi), p10 = 1;
+            int32_t places = g->dist < 0 ? 0 : (g->dist > 18 ? 18 : g->dist);
+            for (int32_t i = 0; i < places; i++)
+                p10 *= 10;
+            uint64_t av = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+            char num[48];
+            int nl = places == 0 ? snprintf(num, sizeof num, "%lld", (long long)v)
+                                 : snprintf(num, sizeof num, "%s%llu.%0*llu", v < 0 ? "-" : "",
+                                            (unsigned long long)(av / (uint64_t)p10), (int)places,
+                                            (unsigned long long)(av % (uint64_t)p10));
+            rc |= sb_puts(b, num, (size_t)nl);
+            break;
+        }
+        case BT_GEN_WORDS:
+            bt_words(g->text ? g->text : "", ((row - 1) / (g->lo > 0 ? g->lo : 1)) % (g->hi > 0 ? g->hi : 1),
+                     g->dist, tmp, sizeof tmp, &tl);
+            rc |= sb_quoted(b, e->drv, conn, tmp, tl);
+            break;
         default: rc |= sb_puts(b, g->text ? g->text : "NULL", g->text ? strlen(g->text) : 4); break;
         }
         if (rc != 0)

@@ -15,6 +15,62 @@ static inline int64_t expr(const bt_worker *w, int32_t reg, int64_t k)
     return (reg >= 0 ? w->regs[reg] : 0) + k;
 }
 
+static int64_t arith(int32_t op, int64_t l, int64_t r)
+{
+    switch (op) {
+    case BT_ARITH_ADD: return (int64_t)((uint64_t)l + (uint64_t)r);
+    case BT_ARITH_SUB: return (int64_t)((uint64_t)l - (uint64_t)r);
+    case BT_ARITH_MUL: return (int64_t)((uint64_t)l * (uint64_t)r);
+    /* INT64_MIN / -1 overflows: give 0 like a division by zero */
+    case BT_ARITH_DIV: return r == 0 || (r == -1 && l == INT64_MIN) ? 0 : l / r;
+    case BT_ARITH_MOD: return r == 0 || r == -1 ? 0 : l % r;
+    case BT_ARITH_LT: return l < r;
+    case BT_ARITH_LE: return l <= r;
+    case BT_ARITH_GT: return l > r;
+    case BT_ARITH_GE: return l >= r;
+    case BT_ARITH_EQ: return l == r;
+    case BT_ARITH_NE: return l != r;
+    case BT_ARITH_AND: return l && r;
+    case BT_ARITH_OR: return l || r;
+    case BT_ARITH_BITOR: return l | r;
+    case BT_ARITH_BITAND: return l & r;
+    case BT_ARITH_MIN: return l < r ? l : r;
+    case BT_ARITH_MAX: return l > r ? l : r;
+    default: return 0;
+    }
+}
+
+void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t cap, uint32_t *len)
+{
+    uint32_t o = 0;
+    if (digits > 18)
+        digits = 18;
+    if (n < 0)
+        n = -n;
+    int64_t div = 1;
+    for (int32_t i = 1; i < digits; i++)
+        div *= 10;
+    for (int32_t i = 0; i < digits; i++, div /= 10) {
+        int64_t digit = (n / div) % 10;
+        const char *p = list;
+        for (int64_t k = 0; k < digit && p; k++) {
+            p = strchr(p, ',');
+            if (p)
+                p++;
+        }
+        if (!p)
+            continue;
+        const char *end = strchr(p, ',');
+        size_t wl = end ? (size_t)(end - p) : strlen(p);
+        if (o + wl + 1 > cap)
+            wl = cap - o - 1;
+        memcpy(out + o, p, wl);
+        o += (uint32_t)wl;
+    }
+    out[o] = '\0';
+    *len = o;
+}
+
 int32_t bt_workload_pick_type(bt_worker *w)
 {
     const bt_engine *e = w->e;
@@ -149,7 +205,20 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
             }
             break;
         }
+        case BT_OP_ARITH:
+            /* registers are checked here: engine.c's validation predates this op */
+            if (op->a < 0 || op->a >= BT_NREGS || op->d >= BT_NREGS)
+                goto bad;
+            w->regs[op->a] = arith(op->c, expr(w, op->b, op->x), expr(w, op->d, op->y));
+            break;
+        case BT_OP_WORDS:
+            if (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings)
+                goto bad;
+            bt_words(p->strings[op->c], expr(w, op->b, op->x), op->d, w->sregs[op->a],
+                     BT_SREG_CAP, &w->slen[op->a]);
+            break;
         default:
+        bad:
             bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, NULL, "bad workload program");
             return BT_DERR_SQL;
         }

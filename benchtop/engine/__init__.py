@@ -40,6 +40,10 @@ class EngineError(RuntimeError):
     """An engine call failed; the message is one line."""
 
 
+class ConnectError(EngineError):
+    """The server could not be reached or refused the login."""
+
+
 def _check(rc: int, what: str) -> None:
     if rc != lib.BT_OK:
         raise EngineError(f"{what}: {ffi.string(lib.bt_strerror(rc)).decode()}")
@@ -337,7 +341,8 @@ def exec_sql(conn: ConnSettings, sql: str) -> str | None:
     err = ffi.new("char[]", 1024)
     rc = lib.bt_exec_sql(c, sql.encode(), out, 4096, err, 1024)
     if rc != lib.BT_OK:
-        raise EngineError(ffi.string(err).decode(errors="replace") or ffi.string(lib.bt_strerror(rc)).decode())
+        msg = ffi.string(err).decode(errors="replace") or ffi.string(lib.bt_strerror(rc)).decode()
+        raise (ConnectError if rc == lib.BT_ECONNECT else EngineError)(msg)
     value = ffi.string(out).decode(errors="replace")
     return value if value != "" else None
 

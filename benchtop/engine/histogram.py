@@ -34,6 +34,18 @@ def bucket_index(ns: int) -> int:
     return max(0, bisect.bisect_right(lows, ns) - 1)
 
 
+def _rank(p: float, total: int) -> int:
+    """Nearest rank: the smallest count that covers p% (rounded first so
+    99.9% of 20000 is 19980, not 19981 through float error).
+
+    >>> _rank(99.9, 20000), _rank(50, 3), _rank(100, 7), _rank(0, 7)
+    (19980, 2, 7, 1)
+    """
+    import math
+
+    return max(1, min(total, math.ceil(round(p * total / 100.0, 6))))
+
+
 @dataclass(frozen=True, slots=True)
 class Histogram:
     counts: tuple[int, ...]
@@ -78,7 +90,7 @@ class Histogram:
         total = self.total
         if total == 0:
             return 0.0
-        rank = max(1, min(total, -(-int(p * total * 1000) // 100000)))
+        rank = _rank(p, total)
         lows, highs = bucket_bounds()
         seen = 0
         for i, c in enumerate(self.counts):
@@ -95,7 +107,7 @@ class Histogram:
         if total == 0:
             return out
         lows, highs = bucket_bounds()
-        wanted = sorted((max(1, min(total, -(-int(p * total * 1000) // 100000))), p) for p in ps)
+        wanted = sorted((_rank(p, total), p) for p in ps)
         seen, k = 0, 0
         for i, c in enumerate(self.counts):
             if not c:

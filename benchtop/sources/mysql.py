@@ -21,6 +21,7 @@ import pymysql
 from benchtop.sources import sql
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import CounterTracker, Interval, to_number
+from benchtop.target import Target
 
 # Client-side errors meaning the connection is gone (CR_* codes), plus
 # MariaDB/MySQL's "server shutdown in progress" and "connection killed".
@@ -308,7 +309,7 @@ class _PanelFailed(Exception):
 class MySQLSource(Source):
     kind = "mysql"
 
-    def __init__(self, name: str, target, timeout_s: float = 5.0, top_waits: int = 10) -> None:
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, top_waits: int = 10) -> None:
         super().__init__(name, target, timeout_s)
         self.top_waits = top_waits
         self.version: ServerVersion | None = None

@@ -33,7 +33,7 @@ class OSCounters:
     def delta(self, prev: "OSCounters") -> "OSDelta":
         return OSDelta(
             seconds=self.t - prev.t,
-            cpu={f: max(a - b, 0) for f, a, b in zip(_CPU_FIELDS, self.cpu, prev.cpu)},
+            cpu={f: max(a - b, 0) for f, a, b in zip(_CPU_FIELDS, self.cpu, prev.cpu, strict=True)},
             reads=max(self.reads - prev.reads, 0),
             writes=max(self.writes - prev.writes, 0),
             read_kb=max(self.read_sectors - prev.read_sectors, 0) * _SECTOR_BYTES / 1024,

@@ -16,6 +16,7 @@ import psycopg
 
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import CounterTracker, Interval, to_number
+from benchtop.target import Target
 
 ADMIN_DB = "pgbouncer"
 _TEXT_COLUMNS = {"database", "user", "pool_mode", "load_balance_hosts", "list"}
@@ -91,7 +92,7 @@ def stats_rates(iv: Interval) -> dict[str, Any]:
 class PgBouncerSource(Source):
     kind = "pgbouncer"
 
-    def __init__(self, name: str, target, timeout_s: float = 5.0) -> None:
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
         super().__init__(name, target, timeout_s)
         self.version = ""
         self._conn: psycopg.Connection | None = None
@@ -157,7 +158,7 @@ class PgBouncerSource(Source):
             with self._conn.cursor() as cur:
                 cur.execute(command)
                 names = [c.name for c in cur.description or ()]
-                return [dict(zip(names, row)) for row in cur.fetchall()]
+                return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise SourceError(f"connection lost: {_one_line(exc)}") from None
 
@@ -202,7 +203,9 @@ class PgBouncerSource(Source):
             panels["stats"] = per_db
 
         lists = self._panel("SHOW LISTS")
-        panels["lists"] = lists if isinstance(lists, Missing) else {str(r["list"]): to_number(r["items"]) for r in lists}
+        panels["lists"] = (
+            lists if isinstance(lists, Missing) else {str(r["list"]): to_number(r["items"]) for r in lists}
+        )
         return SourceSnapshot(
             name=self.name,
             kind=self.kind,

@@ -19,7 +19,6 @@ from typing import Callable
 from benchtop.sources.base import Source, SourceError, SourceSnapshot
 
 
-
 @dataclass(slots=True)
 class PollerStats:
     polls: int = 0

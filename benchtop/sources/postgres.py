@@ -18,6 +18,7 @@ from psycopg.rows import dict_row
 from benchtop.sources import sql
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import CounterTracker, Interval, to_number
+from benchtop.target import Target
 
 BACKEND = "postgresql"
 _MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
@@ -84,7 +85,14 @@ def checkpoints_panel(row: Mapping[str, Any], iv: Interval) -> dict[str, Any]:
     out: dict[str, Any] = {k: _num(v) for k, v in row.items()}
     out["timed_per_h"] = iv.rate("timed", scale=3600)
     out["requested_per_h"] = iv.rate("requested", scale=3600)
-    for key in ("buffers_written", "write_time_ms", "sync_time_ms", "buffers_clean", "buffers_alloc", "buffers_backend"):
+    for key in (
+        "buffers_written",
+        "write_time_ms",
+        "sync_time_ms",
+        "buffers_clean",
+        "buffers_alloc",
+        "buffers_backend",
+    ):
         if key in row:
             out[f"{key}_per_s"] = iv.rate(key)
     return out
@@ -220,7 +228,7 @@ class _PanelFailed(Exception):
 class PostgresSource(Source):
     kind = "postgresql"
 
-    def __init__(self, name: str, target, timeout_s: float = 5.0) -> None:
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
         super().__init__(name, target, timeout_s)
         self.version_num = 0
         self._conn: psycopg.Connection | None = None
@@ -287,7 +295,9 @@ class PostgresSource(Source):
         try:
             text = sql.get(BACKEND, name, self.version_num)
         except sql.SQLNotFound:
-            raise _PanelFailed(Missing("not available on this server version", f"PostgreSQL {self.version_num}")) from None
+            raise _PanelFailed(
+                Missing("not available on this server version", f"PostgreSQL {self.version_num}")
+            ) from None
         try:
             return self._conn.execute(text).fetchall()
         except psycopg.errors.QueryCanceled:

@@ -13,7 +13,8 @@ on the first poll or when a counter went backwards, i.e. was reset):
 - `global` / `global_rates`: stats_mysql_global as {Variable_Name: value} and
   {Variable_Name: per second} for its counters.
 - `commands`: per command with traffic: `cnt_per_s`, `avg_us` (interval),
-  `avg_us_total`, `buckets` (cnt_100us..cnt_INFs deltas in the interval).
+  `avg_us_total`, `buckets` (cnt_100us..cnt_INFs deltas in the interval),
+  `interval_time_us` (Total_Time_us delta).
 - `processlist`: stats_mysql_processlist rows, refreshed at most every
   `processlist_interval_s` (it is costly on a busy proxy).
 - `query_rules`: rule hits and `hits_per_s`, with match_digest/match_pattern/

@@ -98,7 +98,7 @@ def build_sources(specs: Iterable[tuple[str, str]], timeout_s: float = 5.0, with
     targets = [parse_spec(kind, dsn) for kind, dsn in specs]
     kinds = [t.kind for t in targets]
     sources: list[Source] = []
-    for name, target in zip(name_sources(kinds), targets):
+    for name, target in zip(name_sources(kinds), targets, strict=True):
         sources.append(source_class(target.kind)(name, target, timeout_s))
     if with_os:
         sources.append(source_class("os")("os", None, timeout_s))

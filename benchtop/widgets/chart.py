@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 from rich.text import Text
 from textual.widget import Widget
 
-from benchtop.widgets.fmt import clock, num
+from benchtop.widgets.fmt import clock, crop, num
 
 _BRAILLE = 0x2800
 # bit of the dot at (row 0..3 top to bottom, column 0..1) of a braille cell
@@ -161,6 +161,7 @@ def render_chart(
 class TimeChart(Widget):
     """A chart of several series over the run's intervals."""
 
+
     DEFAULT_CSS = """
     TimeChart { height: 1fr; min-height: 4; }
     """
@@ -168,7 +169,7 @@ class TimeChart(Widget):
     def __init__(self, name: str, log: bool = False, fmt: Callable[[float], str] = num, **kwargs) -> None:
         super().__init__(**kwargs)
         self.chart_name = name
-        self.log = log
+        self.log_scale = log
         self.fmt = fmt
         self._series: tuple[Series, ...] = ()
         self._markers: tuple[Marker, ...] = ()
@@ -195,14 +196,14 @@ class TimeChart(Widget):
         return text
 
     def render(self) -> Text:
-        return render_chart(
+        return crop(render_chart(
             self.legend(),
             self._series,
             self._markers,
             self.size.width,
             self.size.height,
-            log=self.log,
+            log=self.log_scale,
             fmt=self.fmt,
             t_end=self._t_end,
             step=self._step,
-        )
+        ), self.size.width)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from rich.text import Text
+
 
 def num(v: float) -> str:
     """
@@ -73,3 +75,15 @@ def nice_rate(v: float) -> float:
         return 1.0
     digits = 2 - int(math.floor(math.log10(v))) - 1
     return float(round(v, digits))
+
+
+def crop(text: "Text", width: int) -> "Text":
+    """Every line cut to `width` cells: charts must never wrap.
+
+    >>> crop(Text("abcdef\\nxy"), 4).plain
+    'abc…\\nxy'
+    """
+    lines = text.split("\n", allow_blank=True)
+    for line in lines:
+        line.truncate(max(width, 1), overflow="ellipsis")
+    return Text("\n", no_wrap=True).join(lines)

@@ -9,10 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 OP_SET, OP_RAND, OP_STR, OP_EXEC, OP_LOOP, OP_BEGIN_IF, OP_UNIQUE, OP_ROLLBACK_IF, OP_SLEEP_US = range(1, 10)
+OP_ARITH, OP_WORDS = 10, 11
+# BT_ARITH_* operators of OP_ARITH, by the spelling workload scripts use
+ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "<": 5, "<=": 6, ">": 7, ">=": 8, "==": 9, "!=": 10,
+         "and": 11, "or": 12, "|": 13, "&": 14, "min": 15, "max": 16}
 DIST = {"uniform": 0, "gaussian": 1, "special": 2, "pareto": 3, "zipfian": 4, "rand": 9}
 QK = {"read": 0, "write": 1, "other": 2}
 PARAM_REG, PARAM_SREG, PARAM_CONST, PARAM_NULL = range(4)
-GEN_SEQ, GEN_RAND, GEN_TEMPLATE, GEN_CONST, GEN_DIV, GEN_LITERAL = range(6)
+GEN_SEQ, GEN_RAND, GEN_TEMPLATE, GEN_CONST, GEN_DIV, GEN_LITERAL, GEN_MOD, GEN_DECIMAL, GEN_WORDS = range(9)
 NREGS, NSREGS, MAX_PARAMS, MAX_TXN_TYPES = 64, 16, 32, 32
 ENGINES = ("mysql", "postgresql", "sqlite", "null")
 

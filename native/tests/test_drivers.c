@@ -2,13 +2,15 @@
  * without the engine.
  *
  *   test_drivers mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB
- *   test_drivers mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB bench N TABLE
+ *   test_drivers mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB bench N TABLE [MODE]
  *
  * Prints "ok <check>" per passing check and "FAIL <check>: why" otherwise;
  * exits 0 only when everything passed.  `pgbouncer` runs the PgBouncer
  * named-statement fallback scenario (HOST/PORT are the pooler's).  `bench`
- * runs N prepared point selects on TABLE (a sysbench table), for
- * `strace -c -f`.
+ * runs, on TABLE (a sysbench table), N prepared point selects (MODE point),
+ * the same over the text protocol (text), or N transactions of 10 point
+ * selects (txn; pipeline: the same in PostgreSQL pipeline mode), for
+ * `strace -c -f` and `perf stat`.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -407,6 +409,69 @@ static void test_pgbouncer_fallback(void)
     report("pgbouncer_fallback", f);
 }
 
+/* PostgreSQL pipeline mode: statements of a transaction are queued until a
+ * result is needed or the transaction ends, errors surface there. */
+static void test_pipeline(void)
+{
+    int f = failures;
+    char buf[BT_SREG_CAP];
+    bt_result res;
+    bt_err err;
+    bt_conn_config cfg = base;
+    cfg.pipeline = 1;
+    void *c = NULL;
+    if (drv->connect(&cfg, &c, &err) != 0) {
+        printf("FAIL pipeline connect: %s\n", err.msg);
+        exit(1);
+    }
+    const char *ins = "INSERT INTO bt_drvtest (id, k, c) VALUES (?, ?, ?)";
+    const char *cnt = "SELECT count(*) FROM bt_drvtest WHERE id > ?";
+    bt_value hundred = vi(100);
+    must(c, "DELETE FROM bt_drvtest WHERE id > 100");
+    CHECK(ex(c, 20, "BEGIN", NULL, 0, 0, &res, buf, &err) == 0, "begin: %s", err.msg);
+    for (int i = 101; i <= 105; i++) {
+        bt_value p[3] = {vi(i), vi(i), vs("piped")};
+        CHECK(ex(c, 21, ins, p, 3, 0, &res, buf, &err) == 0, "queued insert: %s", err.msg);
+    }
+    CHECK(ex(c, 22, cnt, &hundred, 1, 1, &res, buf, &err) == 0 && res.has_value && res.i == 5,
+          "count inside the transaction: %lld %s", (long long)res.i, err.msg);
+    CHECK(ex(c, 23, "UPDATE bt_drvtest SET k = k + 1 WHERE id > ?", &hundred, 1, 0, &res, buf,
+             &err) == 0, "queued update: %s", err.msg);
+    CHECK(ex(c, 24, "COMMIT", NULL, 0, 0, &res, buf, &err) == 0, "commit: %s", err.msg);
+    CHECK(ex(c, 25, "SELECT sum(k) FROM bt_drvtest WHERE id > ?", &hundred, 1, 1, &res, buf,
+             &err) == 0 && res.i == 101 + 102 + 103 + 104 + 105 + 5,
+          "after commit: %lld %s", (long long)res.i, err.msg);
+
+    /* an error in a queued statement is reported when the queue is flushed */
+    CHECK(ex(c, 20, "BEGIN", NULL, 0, 0, &res, buf, &err) == 0, "begin 2: %s", err.msg);
+    bt_value dup[3] = {vi(101), vi(0), vs("dup")};
+    bt_value ok[3] = {vi(106), vi(0), vs("lost")};
+    CHECK(ex(c, 21, ins, dup, 3, 0, &res, buf, &err) == 0, "queued duplicate");
+    CHECK(ex(c, 21, ins, ok, 3, 0, &res, buf, &err) == 0, "queued after duplicate");
+    CHECK(ex(c, 24, "COMMIT", NULL, 0, 0, &res, buf, &err) != 0 && err.kind == BT_DERR_SQL &&
+              err.code == bt_sqlstate_code("23505"),
+          "duplicate surfaces at commit: kind %d code %d %s", err.kind, (int)err.code, err.msg);
+    CHECK(run(c, "ROLLBACK", &err) == 0, "rollback after error: %s", err.msg);
+
+    /* exec_text ROLLBACK drops queued work */
+    CHECK(ex(c, 20, "BEGIN", NULL, 0, 0, &res, buf, &err) == 0, "begin 3: %s", err.msg);
+    CHECK(ex(c, 21, ins, ok, 3, 0, &res, buf, &err) == 0, "queued insert 3");
+    CHECK(run(c, "ROLLBACK", &err) == 0, "rollback with queue: %s", err.msg);
+    CHECK(ex(c, 22, cnt, &hundred, 1, 1, &res, buf, &err) == 0 && res.i == 5,
+          "rolled back work is gone: %lld %s", (long long)res.i, err.msg);
+
+    /* a statement error on a first use (its Parse fails inside the pipeline) */
+    CHECK(ex(c, 20, "BEGIN", NULL, 0, 0, &res, buf, &err) == 0, "begin 4: %s", err.msg);
+    CHECK(ex(c, 26, "SELEKT ?", &hundred, 1, 0, &res, buf, &err) == 0, "queued bad statement");
+    CHECK(ex(c, 24, "COMMIT", NULL, 0, 0, &res, buf, &err) != 0 &&
+              err.code == bt_sqlstate_code("42601"), "syntax error at commit: %s", err.msg);
+    CHECK(run(c, "ROLLBACK", &err) == 0, "rollback 4: %s", err.msg);
+    CHECK(ex(c, 22, cnt, &hundred, 1, 1, &res, buf, &err) == 0 && res.i == 5,
+          "usable afterwards: %s", err.msg);
+    drv->disconnect(c);
+    report("pipeline", f);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -414,36 +479,53 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int bench(long n, const char *table)
+/* mode "point": N point selects; "txn": N transactions of BEGIN, 10 point
+ * selects and COMMIT (with base.pipeline: one round trip each). */
+static int bench(long n, const char *table, int txn)
 {
     char sql[128], buf[BT_SREG_CAP];
     bt_result res;
     bt_err err;
-    void *c = xconnect(base.prepare);
+    void *c = NULL;
+    if (drv->connect(&base, &c, &err) != 0) {
+        printf("FAIL bench connect: %s\n", err.msg);
+        return 1;
+    }
     snprintf(sql, sizeof sql, "SELECT c FROM %s WHERE id = ?", table);
     uint64_t x = 88172645463325252ULL;
+    int per = txn ? 10 : 1;
     double t0 = now_s();
     for (long i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        bt_value p = vi((int64_t)(x % 10000) + 1);
-        if (ex(c, 1, sql, &p, 1, 2, &res, buf, &err) != 0 || !res.has_value) {
-            printf("FAIL bench at %ld: %s\n", i, err.msg);
-            return 1;
+        if (txn && ex(c, 2, "BEGIN", NULL, 0, 0, &res, buf, &err) != 0)
+            goto fail;
+        for (int q = 0; q < per; q++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bt_value p = vi((int64_t)(x % 10000) + 1);
+            if (ex(c, 1, sql, &p, 1, txn ? 0 : 2, &res, buf, &err) != 0 ||
+                (!txn && !res.has_value))
+                goto fail;
         }
+        if (txn && ex(c, 3, "COMMIT", NULL, 0, 0, &res, buf, &err) != 0)
+            goto fail;
     }
     double dt = now_s() - t0;
-    printf("bench %ld point selects in %.3f s: %.0f/s\n", n, dt, (double)n / dt);
+    printf("bench %ld %s in %.3f s: %.0f/s\n", n, txn ? "transactions" : "point selects", dt,
+           (double)n / dt);
     drv->disconnect(c);
     return 0;
+fail:
+    printf("FAIL bench: %s\n", err.msg);
+    drv->disconnect(c);
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 7) {
         fprintf(stderr, "usage: %s mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB "
-                        "[bench N TABLE [text]]\n", argv[0]);
+                        "[bench N TABLE [point|text|txn|pipeline]]\n", argv[0]);
         return 2;
     }
     const char *kind = argv[1];
@@ -470,8 +552,10 @@ int main(int argc, char **argv)
     base.connect_timeout_s = 10;
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 10 && strcmp(argv[7], "bench") == 0) {
-        base.prepare = !(argc >= 11 && strcmp(argv[10], "text") == 0);
-        int rc = bench(atol(argv[8]), argv[9]);
+        const char *mode = argc >= 11 ? argv[10] : "point";
+        base.prepare = strcmp(mode, "text") != 0;
+        base.pipeline = strcmp(mode, "pipeline") == 0;
+        int rc = bench(atol(argv[8]), argv[9], strcmp(mode, "txn") == 0 || base.pipeline);
         if (drv->thread_end)
             drv->thread_end();
         return rc;
@@ -486,6 +570,8 @@ int main(int argc, char **argv)
         test_deadlock();
         test_lost_connection(1);
         test_lost_connection(0);
+        if (is_pg)
+            test_pipeline();
         void *c = xconnect(1);
         must(c, "DROP TABLE bt_drvtest");
         drv->disconnect(c);

@@ -133,15 +133,15 @@ BUCKETS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def create_all(main, stats, hostgroup_pool: bool = False) -> None:
-    """Create every table: `main` and `stats` are sqlite3 connections where
-    `stats` is attached to `main` as schema "stats"."""
+def create_all(db, hostgroup_pool: bool = False) -> None:
+    """Create every table on `db`, a sqlite3 connection with the stats
+    database attached as schema "stats", and fill the fixed rows."""
     for ddl in MAIN_TABLES.values():
-        main.execute(ddl)
-    for ddl in STATS_TABLES.values():
-        stats.execute(ddl)
-    if hostgroup_pool:
-        stats.execute(HOSTGROUP_POOL_TABLE)
-    stats.executemany("INSERT INTO stats_mysql_global VALUES (?, ?)", GLOBAL_STATUS)
+        db.execute(ddl)
+    stats_ddl = [*STATS_TABLES.values(), *([HOSTGROUP_POOL_TABLE] if hostgroup_pool else [])]
+    for ddl in stats_ddl:
+        # SQLite stores the DDL without the schema name, so SHOW CREATE TABLE stays exact.
+        db.execute(ddl.replace("CREATE TABLE ", "CREATE TABLE stats.", 1))
+    db.executemany("INSERT INTO stats.stats_mysql_global VALUES (?, ?)", GLOBAL_STATUS)
     zeros = ", ".join(["0"] * (2 + len(BUCKETS)))
-    stats.executemany(f"INSERT INTO stats_mysql_commands_counters VALUES (?, {zeros})", [(c,) for c in COMMANDS])
+    db.executemany(f"INSERT INTO stats.stats_mysql_commands_counters VALUES (?, {zeros})", [(c,) for c in COMMANDS])

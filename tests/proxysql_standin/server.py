@@ -122,7 +122,7 @@ class Standin:
         self._stats_db = sqlite3.connect(":memory:", uri=True, check_same_thread=False, isolation_level=None)
         self._stats_db.execute("ATTACH DATABASE ? AS stats", (uri,))
         with self._lock:
-            schema.create_all(self._admin_db, _SchemaCursor(self._admin_db, "stats"), hostgroup_pool)
+            schema.create_all(self._admin_db, hostgroup_pool)
             traffic.seed(self)
         self.queries_seen: list[str] = []
         self._users = {self.admin_user: (self.admin_password, False), self.stats_user: (self.stats_password, True)}
@@ -133,7 +133,9 @@ class Standin:
         self._server = _TCPServer((host, port), _Handler)
         self._server.standin = self
         self.host, self.port = self._server.server_address[:2]
-        self._thread = threading.Thread(target=lambda: self._server.serve_forever(poll_interval=0.05), name=f"proxysql-standin:{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name=f"proxysql-standin:{self.port}", daemon=True
+        )
         self._thread.start()
 
     # ------------------------------------------------------------ test API
@@ -159,9 +161,6 @@ class Standin:
             self._hung.set()
         else:
             self._hung.clear()
-
-    def statements(self) -> list[str]:
-        return list(self.queries_seen)
 
     def stop(self) -> None:
         """Stop listening and drop every client (as a killed proxy would); idempotent."""
@@ -227,22 +226,6 @@ class Standin:
 
 def _reset_tables(sql: str) -> list[str]:
     return sorted({m.lower() for m in _RESET_RE.findall(sql)} & schema.RESET_TABLES.keys())
-
-
-class _SchemaCursor:
-    """Runs DDL/DML inside one attached schema by qualifying table names."""
-
-    def __init__(self, db: sqlite3.Connection, name: str) -> None:
-        self.db, self.name = db, name
-
-    def _q(self, sql: str) -> str:
-        return re.sub(r"^(CREATE TABLE|INSERT INTO) ", rf"\1 {self.name}.", sql)
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        return self.db.execute(self._q(sql), params)
-
-    def executemany(self, sql: str, rows) -> sqlite3.Cursor:
-        return self.db.executemany(self._q(sql), rows)
 
 
 # ---------------------------------------------------------------- protocol

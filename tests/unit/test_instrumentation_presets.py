@@ -18,15 +18,24 @@ from benchtop.target import Target
 
 def test_the_nine_presets_of_the_overhead_study():
     assert sorted(MYSQL_PRESET_NAMES) == [
-        "all_disabled", "all_enabled", "default", "mdl_only", "memory_only",
-        "stages_and_statements", "stages_only", "statements_only", "waits_only",
+        "all_disabled",
+        "all_enabled",
+        "default",
+        "mdl_only",
+        "memory_only",
+        "stages_and_statements",
+        "stages_only",
+        "statements_only",
+        "waits_only",
     ]
 
 
 @pytest.mark.parametrize("preset", [p for p in MYSQL_PRESET_NAMES if p != "default"])
 def test_every_preset_only_updates_setup_tables(preset):
     for stmt, args in mysql_preset_statements(preset):
-        assert stmt.startswith(("UPDATE performance_schema.setup_instruments", "UPDATE performance_schema.setup_consumers"))
+        assert stmt.startswith(
+            ("UPDATE performance_schema.setup_instruments", "UPDATE performance_schema.setup_consumers")
+        )
         assert stmt.count("%s") == len(args)
 
 

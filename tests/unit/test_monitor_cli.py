@@ -59,14 +59,76 @@ def test_headless_json_lines_with_the_os_source(capsys):
 
 
 def test_snapshot_line_and_text_show_failures_and_missing_panels():
-    ok = SourceSnapshot("pgbouncer", "pgbouncer", 1.0, True, 2.5, panels={
-        "clients": {"active": 3, "waiting": 1}, "servers": {"active": 2, "idle": 0},
-        "stats": {"sbtest": {"xact_per_s": 120.0, "avg_wait_time_us": 80.0}}})
+    ok = SourceSnapshot(
+        "pgbouncer",
+        "pgbouncer",
+        1.0,
+        True,
+        2.5,
+        panels={
+            "clients": {"active": 3, "waiting": 1},
+            "servers": {"active": 2, "idle": 0},
+            "stats": {"sbtest": {"xact_per_s": 120.0, "avg_wait_time_us": 80.0}},
+        },
+    )
     down = SourceSnapshot("mysql", "mysql", 1.0, False, error="connection lost: gone away")
     pg = SourceSnapshot("postgresql", "postgresql", 1.0, True, panels={"replication": Missing("no replicas")})
     line = snapshot_line([ok, down, pg])
-    assert line["sources"]["mysql"] == {"kind": "mysql", "ok": False, "poll_ms": 0.0, "error": "connection lost: gone away"}
+    assert line["sources"]["mysql"] == {
+        "kind": "mysql",
+        "ok": False,
+        "poll_ms": 0.0,
+        "error": "connection lost: gone away",
+    }
     assert line["sources"]["postgresql"]["replication"] == {"missing": "no replicas", "hint": ""}
     text = format_text([ok, down, pg])
     assert "clients active 3 waiting 1" in text and "xact/s 120" in text and "wait/xact 80us" in text
     assert "mysql" in text and "DOWN: connection lost: gone away" in text
+
+
+def test_proxysql_through_the_monitor_reads_only(capsys):
+    from tests.proxysql_standin import start_standin
+
+    standin = start_standin()
+    try:
+        argv = ["--proxysql", standin.dsn(), "--headless", "--json", "--count", "2", "--interval", "0.2", "--no-os"]
+        assert main(argv) == 0
+    finally:
+        standin.stop()
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    proxy = last["sources"]["proxysql"]
+    assert proxy["kind"] == "proxysql" and proxy["ok"] is True
+    assert "hostgroup" in proxy["connection_pool"][0]
+    for sql in standin.queries_seen:
+        assert sql.lstrip().split()[0].upper() in ("SELECT", "SHOW", "SET"), sql
+        assert "_reset" not in sql.lower()
+
+
+def test_wrong_password_is_not_echoed(capsys):
+    assert main(["--pgsql", "postgresql://u:s3cr3t-pw@127.0.0.1:1/x", "--headless", "--timeout", "1", "--no-os"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot connect" in err and "s3cr3t-pw" not in err
+
+
+def test_sigterm_ends_a_headless_run_cleanly():
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = "import sys; from benchtop.monitor import main; sys.exit(main(['--os', '--headless', '--interval', '0.1']))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()  # it is running
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    assert "Traceback" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import socket
@@ -237,3 +238,22 @@ def test_unreachable_and_wrong_password_are_one_line_errors(standin):
     with pytest.raises(SourceError) as denied:
         ProxySQLSource("p", bad, 1.0).connect()
     assert "admin-admin_credentials" in str(denied.value)
+
+
+@pytest.mark.realdb
+def test_a_mysql_server_is_not_taken_for_proxysql(mysql_server):
+    target = dataclasses.replace(mysql_server.target(), kind="proxysql")
+    with pytest.raises(SourceError) as exc:
+        ProxySQLSource("proxysql", target, 5.0).connect()
+    assert "not a ProxySQL admin interface" in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.realdb
+def test_real_proxysql_when_one_is_given(proxysql_server):
+    """Runs only with BENCHTOP_TEST_PROXYSQL_DSN: the same source against the real thing."""
+    source = ProxySQLSource("proxysql", proxysql_server.target(), 5.0)
+    first, second = source.poll(), source.poll()
+    source.close()
+    assert first.ok and second.ok and second.interval_s
+    assert isinstance(second.panels["connection_pool"], list)
+    assert isinstance(second.panels["global"], dict) and "Questions" in second.panels["global"]

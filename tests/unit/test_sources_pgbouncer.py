@@ -46,9 +46,14 @@ def test_client_and_server_counts_by_state():
 
 def test_stats_rates_from_1_18_totals():
     first = typed_row(dict(zip(STATS_118_COLUMNS, STATS_118_ROW)))
-    later = dict(first, total_xact_count=743059 + 200, total_query_count=1001410 + 800,
-                 total_xact_time=442094907 + 200 * 1500, total_query_time=391110792 + 800 * 300,
-                 total_wait_time=88675 + 200 * 50)
+    later = dict(
+        first,
+        total_xact_count=743059 + 200,
+        total_query_count=1001410 + 800,
+        total_xact_time=442094907 + 200 * 1500,
+        total_query_time=391110792 + 800 * 300,
+        total_wait_time=88675 + 200 * 50,
+    )
     counters = lambda r: {k: v for k, v in r.items() if k.startswith("total_")}  # noqa: E731
     tracker = CounterTracker()
     tracker.advance(counters(first), now=0.0)

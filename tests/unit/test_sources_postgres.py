@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchtop.sources import sql
+from benchtop.sources.base import Missing
 from benchtop.sources.postgres import (
     activity_panels,
     cache_hit_panel,
@@ -16,7 +17,6 @@ from benchtop.sources.postgres import (
     settings_panel,
     wal_panel,
 )
-from benchtop.sources.base import Missing
 from benchtop.sources.rates import CounterTracker, Interval
 
 BGWRITER = {
@@ -99,10 +99,34 @@ def test_database_growth_may_be_negative():
 def test_activity_ignores_idle_client_reads_and_background_sleep():
     rows = [
         {"backend_type": "client backend", "state": "active", "wait_event_type": "Lock", "wait_event": "tuple", "n": 2},
-        {"backend_type": "client backend", "state": "active", "wait_event_type": "LWLock", "wait_event": "WALWrite", "n": 4},
-        {"backend_type": "client backend", "state": "idle in transaction", "wait_event_type": "Client", "wait_event": "ClientRead", "n": 1},
-        {"backend_type": "client backend", "state": "idle", "wait_event_type": "Client", "wait_event": "ClientRead", "n": 7},
-        {"backend_type": "checkpointer", "state": "", "wait_event_type": "Activity", "wait_event": "CheckpointerMain", "n": 1},
+        {
+            "backend_type": "client backend",
+            "state": "active",
+            "wait_event_type": "LWLock",
+            "wait_event": "WALWrite",
+            "n": 4,
+        },
+        {
+            "backend_type": "client backend",
+            "state": "idle in transaction",
+            "wait_event_type": "Client",
+            "wait_event": "ClientRead",
+            "n": 1,
+        },
+        {
+            "backend_type": "client backend",
+            "state": "idle",
+            "wait_event_type": "Client",
+            "wait_event": "ClientRead",
+            "n": 7,
+        },
+        {
+            "backend_type": "checkpointer",
+            "state": "",
+            "wait_event_type": "Activity",
+            "wait_event": "CheckpointerMain",
+            "n": 1,
+        },
     ]
     p = activity_panels(rows)
     assert p["sessions"] == {"active": 6, "idle in transaction": 1, "idle": 7, "total": 14}

@@ -48,7 +48,9 @@ def get(backend: str, query: str, version: int) -> str:
             chosen = path
     if chosen is None:
         raise SQLNotFound(f"no {backend} query {query!r} for server version {version}")
-    return chosen.read_text().strip().rstrip(";")
+    # The comments are for readers of the files, not for the server's logs.
+    lines = [line for line in chosen.read_text().splitlines() if not line.lstrip().startswith("--")]
+    return "\n".join(lines).strip().rstrip(";")
 
 
 def available(backend: str, query: str, version: int) -> bool:

@@ -1,0 +1,404 @@
+"""What a run's numbers mean: steady state, stalls, and whether the target's
+settings make the result comparable with durable ones.
+
+Works on plain data (interval dicts as in intervals.jsonl, monitor records as
+in monitor.jsonl, settings panels as the sources produce them) so the report,
+the scenario runner and the headless summary share one implementation.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+DEFAULT_STALL_FRACTION = 0.5
+
+
+# ------------------------------------------------------------------ steady state
+
+
+@dataclass(frozen=True, slots=True)
+class SteadyState:
+    """Per-interval TPS after the warm-up."""
+
+    samples: int
+    median: float
+    mean: float
+    stddev: float
+    min: float
+    max: float
+
+    @property
+    def cv(self) -> float:
+        """Coefficient of variation: stddev relative to the mean."""
+        return self.stddev / self.mean if self.mean else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(self).items()}
+        d["cv"] = round(self.cv, 4)
+        return d
+
+
+def steady_state(tps: Sequence[float]) -> SteadyState:
+    """
+    >>> s = steady_state([100, 110, 90, 100])
+    >>> s.median, s.mean, round(s.stddev, 2)
+    (100.0, 100.0, 8.16)
+    """
+    values = [float(v) for v in tps]
+    if not values:
+        return SteadyState(0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return SteadyState(
+        samples=len(values),
+        median=float(statistics.median(values)),
+        mean=statistics.fmean(values),
+        stddev=statistics.stdev(values) if len(values) > 1 else 0.0,
+        min=min(values),
+        max=max(values),
+    )
+
+
+def after_warmup(intervals: Iterable[Mapping[str, Any]], warmup_s: float, start_s: float = 0.0) -> list[Mapping[str, Any]]:
+    """Intervals that begin at or after start + warm-up (an interval's `t` is its end)."""
+    out = []
+    for iv in intervals:
+        dt = float(iv.get("dt", 1.0))
+        if float(iv["t"]) - dt >= start_s + warmup_s - 1e-3 * dt:
+            out.append(iv)
+    return out
+
+
+# ------------------------------------------------------------------ stalls
+
+
+@dataclass(frozen=True, slots=True)
+class Stall:
+    start: float  # run seconds
+    duration: float
+    min_tps: float
+    seen: tuple[str, ...] = ()  # what the monitor sources recorded around it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"start": round(self.start, 3), "duration": round(self.duration, 3),
+                "min_tps": round(self.min_tps, 2), "seen": list(self.seen)}
+
+
+def find_stalls(intervals: Sequence[Mapping[str, Any]], median: float,
+                fraction: float = DEFAULT_STALL_FRACTION) -> list[Stall]:
+    """Runs of consecutive intervals whose TPS is below `fraction` x median.
+    Paused intervals are not stalls.
+
+    >>> ivs = [{"t": t, "tps": v} for t, v in enumerate([100, 100, 0, 10, 100, 30, 100], start=1)]
+    >>> [(s.start, s.duration, s.min_tps) for s in find_stalls(ivs, 100.0)]
+    [(2.0, 2.0, 0.0), (5.0, 1.0, 30.0)]
+    """
+    if median <= 0:
+        return []
+    limit = fraction * median
+    stalls: list[Stall] = []
+    current: list[Mapping[str, Any]] = []
+
+    def close() -> None:
+        if current:
+            first_dt = _dt(current[0], None)
+            start = float(current[0]["t"]) - first_dt
+            end = float(current[-1]["t"])
+            stalls.append(Stall(start, end - start, min(float(iv["tps"]) for iv in current)))
+            current.clear()
+
+    prev_t: float | None = None
+    for iv in intervals:
+        iv = dict(iv)
+        iv.setdefault("dt", _dt(iv, prev_t))
+        prev_t = float(iv["t"])
+        if float(iv.get("tps", 0.0)) < limit and not iv.get("paused"):
+            current.append(iv)
+        else:
+            close()
+    close()
+    return stalls
+
+
+def _dt(iv: Mapping[str, Any], prev_t: float | None) -> float:
+    if "dt" in iv:
+        return float(iv["dt"])
+    if prev_t is not None:
+        return max(float(iv["t"]) - prev_t, 1e-3)
+    return 1.0
+
+
+def record_time(record: Mapping[str, Any], started_at: float | None) -> float | None:
+    """A monitor record's time in run seconds: `run_t` if the writer put it
+    there, else its unix `t` minus the run's start."""
+    if "run_t" in record:
+        return float(record["run_t"])
+    if started_at is not None and "t" in record:
+        return float(record["t"]) - started_at
+    return None
+
+
+def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Checkpoint, WAL, binlog and pool events in consecutive monitor records.
+
+    >>> recs = [{"sources": {"pg": {"kind": "postgresql", "ok": True, "checkpoints": {"timed": 3, "requested": 1},
+    ...                             "wal_bytes_per_s": 1e6}}},
+    ...         {"sources": {"pg": {"kind": "postgresql", "ok": True, "checkpoints": {"timed": 3, "requested": 2},
+    ...                             "wal_bytes_per_s": 4.5e7}}}]
+    >>> sources_seen(recs)
+    ['pg: requested checkpoint', 'pg: WAL up to 45.0 MB/s']
+    """
+    out: list[str] = []
+    prev: dict[str, Mapping[str, Any]] = {}
+    peaks: dict[tuple[str, str], float] = {}
+    for rec in records:
+        for name, src in (rec.get("sources") or {}).items():
+            if not isinstance(src, Mapping):
+                continue
+            if not src.get("ok", True):
+                _add(out, f"{name}: down ({src.get('error', 'no answer')})")
+                continue
+            kind = src.get("kind")
+            before = prev.get(name)
+            if kind == "postgresql":
+                ck, ck0 = src.get("checkpoints"), (before or {}).get("checkpoints")
+                if isinstance(ck, Mapping) and isinstance(ck0, Mapping):
+                    for key in ("timed", "requested"):
+                        if _num(ck.get(key)) > _num(ck0.get(key)):
+                            _add(out, f"{name}: {key} checkpoint")
+                _peak(peaks, name, "WAL", src.get("wal_bytes_per_s"))
+            elif kind == "mysql":
+                binlog = src.get("binlog")
+                if isinstance(binlog, Mapping) and _num(binlog.get("rotations")) > 0:
+                    _add(out, f"{name}: binlog rotation")
+                inn = src.get("innodb")
+                if isinstance(inn, Mapping):
+                    _peak(peaks, name, "checkpoint age", inn.get("checkpoint_age_pct"))
+                    _peak(peaks, name, "redo", inn.get("redo_bytes_per_s"))
+            elif kind == "pgbouncer":
+                clients = src.get("clients")
+                if isinstance(clients, Mapping) and _num(clients.get("waiting")) > 0:
+                    _peak(peaks, name, "clients waiting", clients.get("waiting"))
+            prev[name] = src
+    for (name, what), value in peaks.items():
+        if what in ("WAL", "redo"):
+            _add(out, f"{name}: {what} up to {value / 1e6:.1f} MB/s")
+        elif what == "checkpoint age":
+            _add(out, f"{name}: checkpoint age up to {value:.0f}%")
+        else:
+            _add(out, f"{name}: up to {value:.0f} {what}")
+    return out
+
+
+def _add(out: list[str], item: str) -> None:
+    if item not in out:
+        out.append(item)
+
+
+def _peak(peaks: dict[tuple[str, str], float], name: str, what: str, value: Any) -> None:
+    if isinstance(value, (int, float)) and value > 0:
+        key = (name, what)
+        peaks[key] = max(peaks.get(key, 0.0), float(value))
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def annotate_stalls(stalls: Sequence[Stall], records: Sequence[Mapping[str, Any]],
+                    started_at: float | None, margin_s: float = 1.0) -> list[Stall]:
+    """Each stall with what the monitor saw from just before it to just after
+    (one record before the window is kept so counters can be compared)."""
+    timed = [(record_time(r, started_at), r) for r in records]
+    timed = [(t, r) for t, r in timed if t is not None]
+    out = []
+    for s in stalls:
+        lo, hi = s.start - margin_s, s.start + s.duration + margin_s
+        idx = [i for i, (t, _) in enumerate(timed) if lo <= t <= hi]
+        if idx and idx[0] > 0:
+            idx.insert(0, idx[0] - 1)
+        window = [timed[i][1] for i in idx]
+        out.append(Stall(s.start, s.duration, s.min_tps, tuple(sources_seen(window))))
+    return out
+
+
+# ------------------------------------------------------------------ validity
+
+
+@dataclass(frozen=True, slots=True)
+class Validity:
+    """Whether the target could lose committed transactions in a crash."""
+
+    status: str  # "durable", "crash-unsafe", "not crash-durable", "unknown", "no database"
+    reasons: tuple[str, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "durable"
+
+    @property
+    def label(self) -> str:
+        """Short, for tables: 'ok', 'UNSAFE', 'NOT DURABLE', '?'."""
+        return {"durable": "ok", "crash-unsafe": "UNSAFE", "not crash-durable": "NOT DURABLE",
+                "no database": "n/a"}.get(self.status, "?")
+
+    def text(self) -> str:
+        """One line for the text summary."""
+        if self.status == "durable":
+            return "validity: durable settings (crash-safe)"
+        if self.status in ("unknown", "no database"):
+            return f"validity: {self.status}" + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
+        return (f"validity: {self.status.upper()} settings ({', '.join(self.reasons)}): "
+                "not comparable with results on durable settings")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "crash_safe": self.ok if self.status != "unknown" else None,
+                "reasons": list(self.reasons), "settings": dict(self.settings)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> "Validity":
+        if not d:
+            return cls("unknown", ("no settings recorded",))
+        return cls(str(d.get("status", "unknown")), tuple(d.get("reasons") or ()), dict(d.get("settings") or {}))
+
+
+MYSQL_KEYS = ("version", "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_doublewrite", "log_bin",
+              "binlog_format", "innodb_flush_method")
+PG_KEYS = ("server_version", "fsync", "full_page_writes", "synchronous_commit", "wal_level")
+SQLITE_ENGINE_SYNCHRONOUS = "NORMAL"  # what native/driver_sqlite.c sets, with journal_mode=WAL
+
+
+def _on(value: Any) -> bool:
+    return str(value).upper() in ("ON", "1", "YES", "TRUE", "FAST")
+
+
+def validity_from_settings(kind: str, settings: Mapping[str, Any] | None) -> Validity:
+    """
+    >>> validity_from_settings("mysql", {"innodb_flush_log_at_trx_commit": 2, "log_bin": "ON",
+    ...                                  "sync_binlog": 0, "innodb_doublewrite": "ON"}).reasons
+    ('innodb_flush_log_at_trx_commit=2', 'sync_binlog=0 with the binary log on')
+    >>> validity_from_settings("postgresql", {"fsync": "on", "full_page_writes": "on",
+    ...                                       "synchronous_commit": "on", "wal_level": "replica"}).status
+    'durable'
+    >>> validity_from_settings("sqlite", {"synchronous": "NORMAL"}).text()
+    'validity: NOT CRASH-DURABLE settings (synchronous=NORMAL): not comparable with results on durable settings'
+    """
+    if kind == "null":
+        return Validity("no database")
+    if settings is None:
+        return Validity("unknown", ("settings not readable",))
+    reasons: list[str] = []
+    if kind == "mysql":
+        kept = {k: settings[k] for k in MYSQL_KEYS if k in settings}
+        flush = settings.get("innodb_flush_log_at_trx_commit")
+        if flush is not None and str(flush) != "1":
+            reasons.append(f"innodb_flush_log_at_trx_commit={flush}")
+        if _on(settings.get("log_bin")) and settings.get("sync_binlog") is not None and str(settings.get("sync_binlog")) != "1":
+            reasons.append(f"sync_binlog={settings.get('sync_binlog')} with the binary log on")
+        dw = settings.get("innodb_doublewrite")
+        if dw is not None and not _on(dw):
+            reasons.append(f"innodb_doublewrite={dw}")
+        status = "crash-unsafe" if reasons else "durable"
+        if flush is None:
+            status, reasons = "unknown", ["innodb_flush_log_at_trx_commit not readable"]
+    elif kind == "postgresql":
+        kept = {k: settings[k] for k in PG_KEYS if k in settings}
+        for key in ("fsync", "full_page_writes", "synchronous_commit"):
+            if str(settings.get(key, "")).lower() == "off":
+                reasons.append(f"{key}=off")
+        status = "crash-unsafe" if reasons else "durable"
+        if "fsync" not in settings:
+            status, reasons = "unknown", ["fsync not readable"]
+    elif kind == "sqlite":
+        sync = str(settings.get("synchronous", SQLITE_ENGINE_SYNCHRONOUS)).upper()
+        kept = {"synchronous": sync, "journal_mode": settings.get("journal_mode", "WAL")}
+        if sync in ("OFF", "0", "NORMAL", "1"):
+            reasons.append(f"synchronous={sync}")
+        status = "not crash-durable" if reasons else "durable"
+    else:
+        return Validity("unknown", (f"no durability rules for {kind}",))
+    return Validity(status, tuple(reasons), kept)
+
+
+def read_target_settings(target: Any, timeout_s: float = 5.0) -> Mapping[str, Any] | None:
+    """One poll of the target's settings through its monitor source; None
+    when the source is unavailable or the server cannot be read."""
+    kind = getattr(target, "kind", "")
+    if kind not in ("mysql", "postgresql"):
+        return None
+    from benchtop.sources.base import SourceError
+    from benchtop.sources.registry import source_class
+    from benchtop.target import TargetError
+
+    try:
+        source = source_class(kind)("target", target, timeout_s)
+    except TargetError:  # the driver is not installed: only the verdict is lost
+        return None
+    try:
+        source.connect()
+        snap = source.poll()
+    except SourceError:
+        return None
+    finally:
+        source.close()
+    settings = snap.panel("settings")
+    return settings if isinstance(settings, Mapping) else None
+
+
+def target_validity(engine: str, target: Any) -> Validity:
+    """The verdict for a run's target (SQLite: the engine's own pragmas)."""
+    if engine == "sqlite":
+        return validity_from_settings("sqlite", {"synchronous": SQLITE_ENGINE_SYNCHRONOUS})
+    if engine == "null":
+        return validity_from_settings("null", None)
+    return validity_from_settings(engine, read_target_settings(target))
+
+
+# ------------------------------------------------------------------ a results folder
+
+
+def analyse(intervals: Sequence[Mapping[str, Any]], warmup_s: float = 0.0, start_s: float = 0.0,
+            records: Sequence[Mapping[str, Any]] = (), started_at: float | None = None,
+            fraction: float = DEFAULT_STALL_FRACTION) -> dict[str, Any]:
+    """`steady_state` and `stalls` for summary.json, over intervals after the warm-up."""
+    kept = [iv for iv in after_warmup(intervals, warmup_s, start_s) if not iv.get("paused")]
+    ss = steady_state([float(iv["tps"]) for iv in kept])
+    stalls = annotate_stalls(find_stalls(kept, ss.median, fraction), records, started_at)
+    return {"steady_state": ss.to_dict(), "stall_fraction": fraction, "stalls": [s.to_dict() for s in stalls]}
+
+
+def enrich_results(folder: Path, validity: Validity | None = None, fraction: float = DEFAULT_STALL_FRACTION) -> dict[str, Any]:
+    """Add steady state, stalls (and validity, when given) to a finished
+    run's summary.json; returns the new summary.  The intervals in the
+    folder are already past the run's warm-up."""
+    from benchtop.results import read_jsonl
+
+    path = folder / "summary.json"
+    summary = json.loads(path.read_text())
+    intervals = read_jsonl(folder / "intervals.jsonl")
+    records = read_jsonl(folder / "monitor.jsonl")
+    summary.update(analyse(intervals, records=records, started_at=summary.get("started_at"), fraction=fraction))
+    if validity is not None:
+        summary["validity"] = validity.to_dict()
+    tmp = folder / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.replace(path)
+    return summary
+
+
+def analysis_text(summary: Mapping[str, Any]) -> str:
+    """Lines for the end of the text summary."""
+    lines = []
+    ss = summary.get("steady_state")
+    if ss and ss.get("samples"):
+        lines.append(f"steady state: median {ss['median']:.2f} tps, mean {ss['mean']:.2f}, "
+                     f"stddev {ss['stddev']:.2f} ({100 * ss.get('cv', 0):.1f}%) over {ss['samples']} intervals")
+    for st in summary.get("stalls") or []:
+        seen = f"; {', '.join(st['seen'])}" if st.get("seen") else ""
+        lines.append(f"stall at {st['start']:.0f}s for {st['duration']:.0f}s (min {st['min_tps']:.0f} tps){seen}")
+    if "validity" in summary:
+        lines.append(Validity.from_dict(summary["validity"]).text())
+    return "\n".join(lines)

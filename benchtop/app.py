@@ -1,0 +1,68 @@
+"""The Textual application: which screen, global keys, and the one place
+where failed workers are reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from benchtop.screens.bench import BenchScreen
+from benchtop.screens.monitor import MonitorScreen, as_poller
+
+
+class BenchtopApp(App[Any]):
+    """`controller` drives a run (None: monitor-only); `sources` become tabs."""
+
+    CSS_PATH = ["styles/global.tcss", "styles/app.tcss"]
+    TITLE = "benchtop"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        # Like top: ctrl+c leaves (through the screen's quit, so a run is summarised).
+        Binding("ctrl+c", "leave", "quit", show=False, priority=True, id="leave"),
+    ]
+
+    def __init__(
+        self,
+        controller: Any | None = None,
+        sources: Sequence[Any] | None = None,
+        save_dir: Path | None = None,
+        source_interval: float = 2.0,
+    ) -> None:
+        super().__init__()
+        self.controller = controller
+        self.pollers = [as_poller(s, source_interval) for s in sources or ()]
+        self.save_dir = save_dir
+        self._reported: set[str] = set()
+
+    def get_default_screen(self) -> Screen:
+        if self.controller is not None:
+            return BenchScreen(self.controller, self.pollers, self.save_dir)
+        return MonitorScreen(self.pollers)
+
+    def action_leave(self) -> None:
+        screen = self.screen_stack[0] if self.screen_stack else None
+        if isinstance(screen, BenchScreen):
+            screen.action_quit_run()
+        else:
+            self.exit(None)
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        worker = event.worker
+        text = f"{worker.description} failed: {worker.error}"
+        if worker.group == "stop":
+            # The run could not be summarised here; run_tui tries once more.
+            self.exit(None)
+            return
+        # A failing read repeats every interval: say it once.
+        if text not in self._reported:
+            self._reported.add(text)
+            self.notify(text, severity="error", timeout=6)

@@ -1,0 +1,1 @@
+"""Screens: the benchmark dashboard, the monitor tabs, help and dialogs."""

@@ -1,0 +1,366 @@
+"""The benchmark screen: header, dashboard (charts, histograms, timeline),
+the load keys, and the worker that samples the run once per interval.
+
+Every controller call happens in a thread worker started on the app (so the
+app's single Worker.StateChanged router sees failures); workers only post
+messages, and the handlers here update the widgets.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from benchtop.engine.histogram import Histogram
+from benchtop.messages import EngineSampled, InstrumentationCycled, ResultsSaved, RunFinished, SettingsApplied
+from benchtop.screens.help import HelpScreen
+from benchtop.screens.modals import MarkModal, RateModal
+from benchtop.screens.monitor import SourcePane, pane_id
+from benchtop.snapshots import IntervalStats
+from benchtop.widgets.chart import Series, TimeChart
+from benchtop.widgets.fmt import ms, nice_rate
+from benchtop.widgets.header import HeaderState, RunHeader
+from benchtop.widgets.histogram import LatencyHistogram, axis_for
+from benchtop.widgets.timeline import TimelineList, markers
+
+MAX_THREADS = 4096
+MIN_RATE = 0.1
+WINDOW = 1000  # intervals kept for the charts (they show the newest that fit)
+FINISHED_LINGER_S = 1.5  # "run finished" stays on screen this long before the app exits
+
+
+class Dashboard(Horizontal):
+    """Charts on the left; histograms and the timeline on the right."""
+
+    DEFAULT_CSS = """
+    Dashboard { height: 1fr; }
+    Dashboard #charts { width: 3fr; }
+    Dashboard #side { width: 2fr; min-width: 30; padding-left: 1; }
+    Dashboard .rate-only, Dashboard .tall-only { display: none; }
+    Dashboard.rate-mode .rate-only { display: block; }
+    Dashboard.tall .tall-only { display: block; }
+    Dashboard #chart-service { display: none; }
+    Dashboard.rate-mode.tall #chart-service { display: block; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="charts"):
+            yield TimeChart("tps", id="chart-tps")
+            yield TimeChart("qps", id="chart-qps", classes="tall-only")
+            yield TimeChart("latency", log=True, fmt=ms, id="chart-latency")
+            yield TimeChart("queue/concurrency", id="chart-queue", classes="rate-only")
+            yield TimeChart("service vs corrected", log=True, fmt=ms, id="chart-service")
+        with Vertical(id="side"):
+            yield LatencyHistogram("last interval", id="hist-interval")
+            yield LatencyHistogram("whole run", id="hist-run")
+            yield TimelineList(id="timeline")
+
+    _last: tuple[Any, ...] = ()
+
+    def on_resize(self) -> None:
+        tall = self.size.height >= 36
+        if tall != self.has_class("tall"):
+            self.set_class(tall, "tall")
+            if self._last:
+                self.show(*self._last)
+
+    def show(self, history: Sequence[IntervalStats], events: Sequence[Any], run_hist: Histogram, rate_mode: bool) -> None:
+        self._last = (history, events, run_hist, rate_mode)
+        self.set_class(rate_mode, "rate-mode")
+        ends = [iv.t for iv in history]
+        marks = markers(events, ends)
+        t_end = history[-1].t if history else None
+        step = history[-1].dt if history else 1.0
+
+        def series(name: str, get: Callable[[IntervalStats], float], style: str) -> Series:
+            return Series(name, tuple(get(iv) for iv in history), style)
+
+        def chart(cid: str, *ss: Series) -> None:
+            self.query_one(cid, TimeChart).update_data(ss, marks, t_end, step)
+
+        chart("#chart-tps", series("tps", lambda iv: iv.tps, "green"))
+        chart("#chart-qps", series("qps", lambda iv: iv.qps, "green"))
+        lat = [("p50", "green"), ("p95", "yellow"), ("p99", "red"), ("max", "magenta")]
+        lat_series = [series(k, lambda iv, k=k: iv.latency_ms.get(k, 0.0), st) for k, st in lat]
+        if rate_mode and not self.has_class("tall"):
+            # no room for the service chart: put its key line here
+            lat_series.append(series("svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "cyan"))
+        chart("#chart-latency", *lat_series)
+        if rate_mode:
+            chart(
+                "#chart-queue",
+                series("queue", lambda iv: iv.queue, "yellow"),
+                series("conc", lambda iv: iv.concurrency, "cyan"),
+            )
+            chart(
+                "#chart-service",
+                series("svc p50", lambda iv: iv.service_latency_ms.get("p50", 0.0), "cyan"),
+                series("svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "blue"),
+                series("p99", lambda iv: iv.latency_ms.get("p99", 0.0), "red"),
+            )
+        axis = axis_for(run_hist)
+        if history:
+            self.query_one("#hist-interval", LatencyHistogram).update_data(
+                f"last {history[-1].dt:.0f}s", history[-1].latency, axis
+            )
+            self.query_one("#hist-run", LatencyHistogram).update_data("whole run", run_hist, axis)
+        self.query_one("#timeline", TimelineList).show(events)
+
+
+class BenchScreen(Screen):
+    """The live benchmark; sources (if any) are tabs beside the dashboard."""
+
+    BINDINGS = [
+        Binding("plus", "threads_by(1)", "threads", key_display="+/-", id="threads.more", tooltip="threads +1 (- for -1)"),
+        Binding("minus", "threads_by(-1)", "threads -1", show=False, id="threads.fewer"),
+        Binding("asterisk", "threads_times(2)", "x2", key_display="*//", id="threads.double", tooltip="threads x2 (/ halves)"),
+        Binding("slash", "threads_times(0.5)", "threads half", show=False, id="threads.half"),
+        Binding("r", "type_rate", "rate", id="rate.type", tooltip="type a rate (0 = unlimited)"),
+        Binding("right_square_bracket", "rate_times(2)", "x2", key_display="]/[", id="rate.double", tooltip="rate x2 ([ halves)"),
+        Binding("left_square_bracket", "rate_times(0.5)", "rate half", show=False, id="rate.half"),
+        Binding("space", "pause", "pause", id="pause", tooltip="pause / resume the load"),
+        Binding("m", "mark", "mark", id="mark", tooltip="mark this moment on the timeline"),
+        Binding("i", "instrumentation", "instr", id="instrumentation", tooltip="cycle instrumentation presets"),
+        Binding("s", "save", "save", id="save", tooltip="save a screenshot and the results so far"),
+        Binding("question_mark", "help", "help", id="help"),
+        Binding("q", "quit_run", "quit", id="quit", tooltip="stop the run and print the summary"),
+    ]
+
+    def __init__(self, controller: Any, pollers: Sequence[Any] = (), save_dir: Path | None = None) -> None:
+        super().__init__()
+        self.controller = controller
+        self.pollers = list(pollers)
+        self.save_dir = save_dir or Path.cwd()
+        # What the user asked for; workers apply the newest value, so quick
+        # repeated keys compose instead of racing each other.
+        self.wanted_threads = int(controller.threads)
+        self.wanted_rate = float(controller.rate)
+        self.wanted_paused = bool(controller.paused)
+        self.history: list[IntervalStats] = list(controller.history)[-WINDOW:]
+        self._seen = len(controller.history)
+        self.run_hist = Histogram.empty()
+        for iv in controller.history:
+            self.run_hist = self.run_hist + iv.latency
+        self.status = ""
+        self._sampling = False
+        self._control_lock = threading.Lock()
+        self._stopping = False
+        self._linger = False
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        if self.pollers:
+            with TabbedContent(id="tabs"):
+                with TabPane("bench", id="tab-bench"):
+                    yield Dashboard(id="dashboard")
+                for p in self.pollers:
+                    with TabPane(p.name, id=f"tab-{pane_id(p.name)}"):
+                        yield SourcePane(p)
+        else:
+            yield Dashboard(id="dashboard")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.refresh_all()
+        self.set_interval(self.controller.report_interval, self.sample_engine)
+
+    # -- rendering -------------------------------------------------------------
+    def header_state(self) -> HeaderState:
+        c = self.controller
+        return HeaderState(
+            target=c.target,
+            workload=c.workload,
+            elapsed=c.elapsed,
+            remaining=c.remaining,
+            threads=self.wanted_threads,
+            rate=self.wanted_rate,
+            achieved_tps=self.history[-1].tps if self.history else 0.0,
+            errors=c.errors_total,
+            reconnects=c.reconnects_total,
+            paused=self.wanted_paused,
+            status=self.status,
+        )
+
+    def refresh_header(self) -> None:
+        self.query_one(RunHeader).show(self.header_state())
+
+    def refresh_all(self) -> None:
+        self.refresh_header()
+        rate_mode = self.wanted_rate > 0 or any(iv.rate_mode for iv in self.history[-120:])
+        self.query_one(Dashboard).show(self.history, list(self.controller.timeline), self.run_hist, rate_mode)
+
+    # -- sampling --------------------------------------------------------------
+    def sample_engine(self) -> None:
+        """Timer tick: read the engine in a thread, unless a read is still
+        running (a slow server must not pile reads up)."""
+        if self._sampling or self._stopping:
+            return
+        self._sampling = True
+        controller = self.controller
+
+        def read() -> None:
+            try:
+                stats = controller.sample()
+                finished = controller.finished
+            finally:
+                self._sampling = False
+            self.post_message(EngineSampled(stats, finished))
+
+        self.app.run_worker(
+            read, thread=True, exclusive=True, group="engine", exit_on_error=False, description="reading the engine"
+        )
+
+    @on(EngineSampled)
+    def _engine_sampled(self, event: EngineSampled) -> None:
+        # The controller keeps warm-up intervals out of its history: follow it.
+        new = self.controller.history[self._seen :]
+        self._seen += len(new)
+        for iv in new:
+            self.history.append(iv)
+            self.run_hist = self.run_hist + iv.latency
+        del self.history[:-WINDOW]
+        self.refresh_all()
+        if event.finished:
+            error = getattr(self.controller, "failed_error", None)
+            self.stop_run(f"error: {error}" if error else "time", linger=True)
+
+    # -- knobs -----------------------------------------------------------------
+    def _apply(self, what: str, call: Callable[[Any], Any]) -> None:
+        controller = self.controller
+
+        def work() -> None:
+            with self._control_lock:
+                call(controller)
+            self.post_message(SettingsApplied(what))
+
+        self.app.run_worker(work, thread=True, group="control", exit_on_error=False, description=what)
+
+    def _set_threads(self, n: int) -> None:
+        n = max(1, min(MAX_THREADS, n))
+        if n == self.wanted_threads:
+            self.notify(f"threads stay at {n} (1..{MAX_THREADS})", timeout=2)
+            return
+        self.wanted_threads = n
+        self.refresh_header()
+        self._apply(f"threads {n}", lambda c: c.set_threads(self.wanted_threads))
+
+    def action_threads_by(self, delta: int) -> None:
+        self._set_threads(self.wanted_threads + delta)
+
+    def action_threads_times(self, factor: float) -> None:
+        self._set_threads(max(1, round(self.wanted_threads * factor)))
+
+    def _set_rate(self, rate: float) -> None:
+        self.wanted_rate = rate
+        self.refresh_header()
+        self._apply("rate unlimited" if rate <= 0 else f"rate {rate:g}/s", lambda c: c.set_rate(self.wanted_rate))
+
+    def action_rate_times(self, factor: float) -> None:
+        if self.wanted_rate <= 0:
+            # Closed loop: start rate limiting near what the server does now.
+            achieved = self.history[-1].tps if self.history else 0.0
+            self._set_rate(nice_rate(achieved * (1 if factor > 1 else factor)))
+        else:
+            self._set_rate(max(MIN_RATE, round(self.wanted_rate * factor, 3)))
+
+    def action_type_rate(self) -> None:
+        def chosen(rate: float | None) -> None:
+            if rate is not None:
+                self._set_rate(max(rate, MIN_RATE) if rate > 0 else 0.0)
+
+        self.app.push_screen(RateModal(self.wanted_rate), chosen)
+
+    def action_pause(self) -> None:
+        self.wanted_paused = not self.wanted_paused
+        self.refresh_header()
+        self._apply("paused" if self.wanted_paused else "resumed", lambda c: c.set_paused(self.wanted_paused))
+
+    def action_mark(self) -> None:
+        n = sum(1 for ev in self.controller.timeline if ev.kind == "mark") + 1
+
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self._apply(f"mark {text}", lambda c: c.mark(text))
+
+        self.app.push_screen(MarkModal(f"mark {n}"), chosen)
+
+    def action_instrumentation(self) -> None:
+        controller = self.controller
+
+        def work() -> None:
+            with self._control_lock:
+                preset = controller.cycle_instrumentation()
+            self.post_message(InstrumentationCycled(preset))
+
+        self.app.run_worker(work, thread=True, group="control", exit_on_error=False, description="instrumentation")
+
+    @on(SettingsApplied)
+    def _settings_applied(self, event: SettingsApplied) -> None:
+        self.refresh_header()
+        self.query_one(TimelineList).show(list(self.controller.timeline))
+
+    @on(InstrumentationCycled)
+    def _instrumentation_cycled(self, event: InstrumentationCycled) -> None:
+        if event.preset is None:
+            self.notify("no instrumentation for this target", timeout=3)
+        else:
+            self.notify(f"instrumentation: {event.preset}", timeout=3)
+        self.query_one(TimelineList).show(list(self.controller.timeline))
+
+    # -- save, help, quit ------------------------------------------------------
+    def action_save(self) -> None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        svg = self.app.save_screenshot(filename=f"benchtop-{stamp}.svg", path=str(self.save_dir))
+        controller = self.controller
+        prefix = self.save_dir / f"benchtop-{stamp}"
+
+        def work() -> None:
+            paths = controller.save(prefix)
+            self.post_message(ResultsSaved([svg, *map(str, paths)]))
+
+        self.app.run_worker(work, thread=True, group="save", exit_on_error=False, description="saving results")
+
+    @on(ResultsSaved)
+    def _results_saved(self, event: ResultsSaved) -> None:
+        self.notify("saved " + ", ".join(Path(p).name for p in event.paths), timeout=4)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(bench=True))
+
+    def action_quit_run(self) -> None:
+        self.stop_run("quit", linger=False)
+
+    def stop_run(self, reason: str, linger: bool) -> None:
+        """Stop the engine in a thread (it joins the workers) and exit with
+        the summary; the finished state stays visible for a moment first."""
+        if self._stopping:
+            return
+        self._stopping = True
+        self._linger = linger
+        self.status = "run finished" if linger else "stopping…"
+        self.refresh_header()
+        controller = self.controller
+
+        def work() -> None:
+            summary = controller.stop(reason)
+            self.post_message(RunFinished(summary, reason))
+
+        self.app.run_worker(work, thread=True, group="stop", exit_on_error=False, description="stopping the run")
+
+    @on(RunFinished)
+    def _run_finished(self, event: RunFinished) -> None:
+        self.status = "run finished"
+        self.refresh_header()
+        if self._linger:
+            self.set_timer(FINISHED_LINGER_S, lambda: self.app.exit(event.summary))
+        else:
+            self.app.exit(event.summary)

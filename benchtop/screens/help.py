@@ -1,0 +1,64 @@
+"""The `?` screen: every key, what it does."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+BENCH_KEYS = (
+    ("+ / -", "threads +1 / -1"),
+    ("* / /", "threads x2 / half"),
+    ("r", "type a rate in transactions/s (0 = unlimited)"),
+    ("] / [", "rate x2 / half (from unlimited: start near the achieved tps)"),
+    ("space", "pause / resume the load"),
+    ("m", "mark this moment on the timeline (with a text)"),
+    ("i", "cycle instrumentation presets (when the target has them)"),
+    ("s", "save a screenshot (SVG) and the results so far"),
+    ("q", "quit: stop the run, print and save the summary"),
+    ("?", "this help (escape closes it)"),
+)
+MONITOR_KEYS = (
+    ("tab / shift+tab", "move between panes; click a column header to sort"),
+    ("s", "save a screenshot (SVG)"),
+    ("q", "quit"),
+    ("?", "this help (escape closes it)"),
+)
+TIMELINE = "Timeline symbols on the charts' time axis: T threads, R rate, ‖ pause, ▶ resume, M mark, I instrumentation, ! outage, N note."
+
+
+def keys_table(keys: tuple[tuple[str, str], ...]) -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for key, what in keys:
+        table.add_row(key, what)
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 80; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $surface; padding: 0 1;
+    }
+    """
+    BINDINGS = [("escape,question_mark,q", "close", "close")]
+
+    def __init__(self, bench: bool = True) -> None:
+        super().__init__()
+        self.bench = bench
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("[b]benchtop keys[/b]")
+            yield Static(keys_table(BENCH_KEYS if self.bench else MONITOR_KEYS))
+            if self.bench:
+                yield Static(TIMELINE)
+            yield Static("[dim]escape closes this screen[/dim]")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

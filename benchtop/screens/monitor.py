@@ -1,0 +1,266 @@
+"""Source tabs: each source's snapshot rendered generically, panel by panel
+(tables for rows, key/value tables for mappings, the Missing message with its
+hint), polled in its own thread worker so a hung server freezes nothing.
+
+`MonitorScreen` is monitor-only mode: the same panes with no load engine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Sequence
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
+
+from benchtop.messages import SourceLost, SourcePolled
+from benchtop.screens.help import HelpScreen
+from benchtop.sources.base import Missing, SourceSnapshot
+
+
+def pane_id(name: str) -> str:
+    """A widget id for a source name.
+
+    >>> pane_id("mysql-2"), pane_id("db 1.example")
+    ('mysql-2', 'db_1_example')
+    """
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)
+
+
+def cell(value: Any) -> str:
+    """
+    >>> [cell(v) for v in (None, True, 3, 2.5, 1234567.891, {"a": 1}, [1, 2], "x")]
+    ['-', 'yes', '3', '2.50', '1234567.89', '{"a": 1}', '[1, 2]', 'x']
+    """
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+def table_of(value: Any) -> tuple[list[str], list[list[Any]]]:
+    """Columns and raw rows for a panel's value: rows of dicts, a mapping of
+    mappings (one row per key), a flat mapping (key/value), or scalars.
+
+    >>> table_of([{"db": "a", "n": 1}, {"db": "b", "x": 2}])
+    (['db', 'n', 'x'], [['a', 1, None], ['b', None, 2]])
+    >>> table_of({"p1": {"xact": 1}, "p2": {"xact": 2}})
+    (['name', 'xact'], [['p1', 1], ['p2', 2]])
+    >>> table_of({"lsn": 10, "dirty_pages_pct": 1.5})
+    (['name', 'value'], [['lsn', 10], ['dirty_pages_pct', 1.5]])
+    """
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(r, dict) for r in value):
+            cols: list[str] = []
+            for r in value:
+                cols += [k for k in r if k not in cols]
+            return cols, [[r.get(c) for c in cols] for r in value]
+        return ["value"], [[v] for v in value]
+    if isinstance(value, dict):
+        if value and all(isinstance(v, dict) for v in value.values()):
+            cols = []
+            for r in value.values():
+                cols += [k for k in r if k not in cols]
+            return ["name", *cols], [[k, *(r.get(c) for c in cols)] for k, r in value.items()]
+        return ["name", "value"], [[k, v] for k, v in value.items()]
+    return ["value"], [[value]]
+
+
+def _sort_key(v: Any) -> tuple[int, Any]:
+    if isinstance(v, bool) or v is None:
+        return (2, str(v))
+    if isinstance(v, (int, float)):
+        return (0, v)
+    return (1, str(v))
+
+
+class PanelTable(DataTable):
+    """A panel's table; click a column header to sort, again to reverse."""
+
+    DEFAULT_CSS = """
+    PanelTable { height: auto; max-height: 24; margin-bottom: 1; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
+        self._columns: list[str] = []
+        self._rows: list[list[Any]] = []
+        self.sort_by: str | None = None
+        self.sort_reverse = False
+
+    def show(self, columns: list[str], rows: list[list[Any]]) -> None:
+        if columns != self._columns:
+            self.clear(columns=True)
+            self.add_columns(*columns)
+            self._columns = columns
+            if self.sort_by not in columns:
+                self.sort_by = None
+        self._rows = rows
+        self._redraw()
+
+    def _redraw(self) -> None:
+        rows = self._rows
+        if self.sort_by is not None:
+            i = self._columns.index(self.sort_by)
+            rows = sorted(rows, key=lambda r: _sort_key(r[i]), reverse=self.sort_reverse)
+        self.clear()
+        self.add_rows([[cell(v) for v in r] for r in rows])
+
+    @on(DataTable.HeaderSelected)
+    def _header_selected(self, event: DataTable.HeaderSelected) -> None:
+        name = self._columns[event.column_index]
+        self.sort_reverse = not self.sort_reverse if self.sort_by == name else True
+        self.sort_by = name
+        self._redraw()
+
+
+class SourcePane(VerticalScroll):
+    """One source: a status line, an outage banner, and its panels."""
+
+    DEFAULT_CSS = """
+    SourcePane { height: 1fr; }
+    SourcePane .banner { display: none; background: $warning 30%; text-style: bold; }
+    SourcePane.lost .banner { display: block; }
+    SourcePane.lost PanelTable { opacity: 60%; }
+    SourcePane .panel-title { text-style: bold; }
+    SourcePane .missing { color: $text-muted; margin-bottom: 1; }
+    """
+
+    def __init__(self, poller: Any, **kwargs: Any) -> None:
+        super().__init__(id=f"source-{pane_id(poller.name)}", **kwargs)
+        self.poller = poller
+        self.interval = float(getattr(poller, "interval", 2.0))
+        self._polling = False
+        self._panels: dict[str, Widget] = {}
+        self.last: SourceSnapshot | None = None
+        self.lost_error: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="banner")
+        yield Static(f"{self.poller.name}: connecting…", classes="status")
+
+    def on_mount(self) -> None:
+        self.poll()
+        self.set_interval(self.interval, self.poll)
+
+    def poll(self) -> None:
+        """Timer tick: one poll at a time per source, in its own group."""
+        if self._polling:
+            return
+        self._polling = True
+        poller, name = self.poller, self.poller.name
+
+        def work() -> None:
+            try:
+                snap = poller.poll()
+            finally:
+                self._polling = False
+            if snap.ok:
+                self.post_message(SourcePolled(name, snap))
+            else:
+                self.post_message(SourceLost(name, snap.error or "no answer"))
+
+        self.app.run_worker(
+            work, thread=True, exclusive=True, group=f"source:{name}", exit_on_error=False, description=f"polling {name}"
+        )
+
+    @on(SourcePolled)
+    def _polled(self, event: SourcePolled) -> None:
+        self.lost_error = None
+        self.remove_class("lost")
+        self.show(event.snapshot)
+
+    @on(SourceLost)
+    def _lost(self, event: SourceLost) -> None:
+        self.lost_error = event.error
+        self.add_class("lost")
+        self.query_one(".banner", Static).update(
+            f"⚠ {event.source}: {event.error} — reconnecting… (showing the last data)"
+        )
+
+    def show(self, snap: SourceSnapshot) -> None:
+        self.last = snap
+        when = time.strftime("%H:%M:%S", time.localtime(snap.t))
+        self.query_one(".status", Static).update(
+            f"{snap.name} ({snap.kind}) polled at {when}, poll cost {snap.poll_ms:.1f} ms"
+        )
+        scalars = {k: v for k, v in snap.panels.items() if not isinstance(v, (dict, list, tuple, Missing))}
+        panels: list[tuple[str, Any]] = [(k, v) for k, v in snap.panels.items() if k not in scalars]
+        if scalars:
+            panels.insert(0, ("values", scalars))
+        for name, value in panels:
+            self._show_panel(name, value)
+
+    def _show_panel(self, name: str, value: Any) -> None:
+        wid = f"panel-{pane_id(name)}"
+        widget = self._panels.get(name)
+        want_missing = isinstance(value, Missing)
+        if widget is not None and isinstance(widget, Static) != want_missing:
+            widget.remove()
+            widget = None
+        if widget is None:
+            if not self._panels or name not in {w for w in self._panels}:
+                self.mount(Label(name.replace("_", " "), classes="panel-title"))
+            widget = Static("", classes="missing", id=wid) if want_missing else PanelTable(id=wid)
+            self.mount(widget)
+            self._panels[name] = widget
+        if isinstance(value, Missing):
+            hint = f"\n  how to fix: {value.hint}" if value.hint else ""
+            widget.update(f"✗ missing: {value.what}{hint}")
+        else:
+            assert isinstance(widget, PanelTable)
+            widget.show(*table_of(value))
+
+
+class MonitorScreen(Screen):
+    """Monitor-only mode: a tab per source, no load."""
+
+    BINDINGS = [
+        Binding("s", "save", "screenshot", id="save"),
+        Binding("question_mark", "help", "help", id="help"),
+        Binding("q", "quit_monitor", "quit", id="quit"),
+    ]
+
+    def __init__(self, pollers: Sequence[Any]) -> None:
+        super().__init__()
+        self.pollers = list(pollers)
+
+    def compose(self) -> ComposeResult:
+        names = ", ".join(p.name for p in self.pollers)
+        yield Static(f"[b]benchtop monitor[/b]  {names}  (read-only polls)", id="monitor-header")
+        with TabbedContent(id="tabs"):
+            for p in self.pollers:
+                with TabPane(p.name, id=f"tab-{pane_id(p.name)}"):
+                    yield SourcePane(p)
+        yield Footer(compact=True)
+
+    def action_save(self) -> None:
+        path = self.app.save_screenshot()
+        self.notify(f"saved {path}", timeout=4)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(bench=False))
+
+    def action_quit_monitor(self) -> None:
+        self.app.exit(None)
+
+
+def as_poller(source: Any, interval: float) -> Any:
+    """Sources are polled through a Poller (bounded, never raising, with
+    reconnect backoff); pollers pass through unchanged."""
+    from benchtop.sources.base import Source
+    from benchtop.sources.poller import Poller
+
+    return Poller(source, interval=interval) if isinstance(source, Source) else source

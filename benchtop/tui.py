@@ -1,0 +1,32 @@
+"""Entry points of the interactive mode."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, Sequence
+
+from benchtop.app import BenchtopApp
+
+
+def run_tui(controller: Any, sources: Sequence[Any] | None = None, save_dir: Path | None = None) -> Any:
+    """Run the dashboard on a started RunController until the run ends or
+    the user quits; returns the RunSummary (None without a controller).
+
+    The caller prints `controller.summary_text()` afterwards, once the
+    terminal is back to normal.
+    """
+    summary = None
+    try:
+        summary = BenchtopApp(controller, sources, save_dir).run()
+    finally:
+        if controller is not None and summary is None:
+            # ctrl+q, a crash, or a stop that failed inside the app: stop() is idempotent.
+            summary = controller.stop("quit")
+    return summary
+
+
+def monitor_tui(pollers: list[Any], args: argparse.Namespace) -> int:
+    """`benchtop monitor` without --headless (benchtop.monitor's RunTui)."""
+    BenchtopApp(None, pollers, source_interval=getattr(args, "interval", 2.0)).run()
+    return 0

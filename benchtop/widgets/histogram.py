@@ -1,0 +1,103 @@
+"""A latency histogram on a log latency axis: one column per fine log bucket,
+bar heights in eighth blocks on a log count scale so a small second hump
+(lock waits, a checkpoint stall) stays visible next to the main one."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widget import Widget
+
+from benchtop.engine.histogram import Histogram
+from benchtop.widgets.fmt import crop, ms, ns_decade, num
+
+_BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    lo_exp: int  # 10**lo_exp ns at the left edge
+    hi_exp: int  # 10**hi_exp ns at the right edge
+
+
+def axis_for(hist: Histogram) -> Axis:
+    """Whole decades around the recorded values (at least two)."""
+    if hist.total == 0:
+        return Axis(5, 8)  # 100µs .. 100ms, a typical OLTP window
+    lo = math.floor(math.log10(max(hist.min_ns(), 1.0)))
+    hi = math.ceil(math.log10(max(hist.max_ns(), 1.0) + 1))
+    if hi - lo < 2:
+        hi = lo + 2
+    return Axis(lo, hi)
+
+
+def columns(hist: Histogram, axis: Axis, width: int) -> list[int]:
+    """Counts regrouped into `width` equal steps of log latency."""
+    out = [0] * width
+    span = axis.hi_exp - axis.lo_exp
+    for low, high, count in hist.nonzero():
+        mid = max((low + high - 1) / 2.0, 1.0)
+        col = int((math.log10(mid) - axis.lo_exp) / span * width)
+        out[min(max(col, 0), width - 1)] += count
+    return out
+
+
+def render_histogram(title: str, hist: Histogram, axis: Axis, width: int, height: int) -> Text:
+    """Title line (with p50/p99 and the count), bars, and a decade axis."""
+    text = Text(no_wrap=True, overflow="crop")
+    pct = hist.percentiles_ms([50.0, 99.0])
+    text.append(title, "bold")
+    text.append(f"  n={num(hist.total)} p50 {ms(pct[50.0])} p99 {ms(pct[99.0])}")
+    bars_h = max(height - 2, 1)
+    width = max(width, 8)
+    cols = columns(hist, axis, width)
+    top = math.log1p(max(cols)) if any(cols) else 1.0
+    eighths = [round(math.log1p(c) / top * bars_h * 8) if c else 0 for c in cols]
+    # a non-empty bucket always shows at least a sliver
+    eighths = [max(e, 1) if c else 0 for e, c in zip(eighths, cols)]
+    for r in range(bars_h):
+        floor = (bars_h - 1 - r) * 8
+        text.append("\n")
+        for e in eighths:
+            text.append(_BLOCKS[min(max(e - floor, 0), 8)], "cyan")
+    # decade ticks, labelled where the label fits
+    axis_row = ["─"] * width
+    span = axis.hi_exp - axis.lo_exp
+    free_from = 0
+    for k in range(span + 1):
+        col = min(round(k / span * width), width - 1)
+        label = "┴" + ns_decade(axis.lo_exp + k)
+        if col >= free_from and col + len(label) <= width:
+            axis_row[col : col + len(label)] = list(label)
+            free_from = col + len(label) + 1
+        elif col >= free_from:
+            axis_row[col] = "┴"
+    text.append("\n" + "".join(axis_row), "dim")
+    return text
+
+
+class LatencyHistogram(Widget):
+    """One histogram panel (the last interval or the whole run)."""
+
+    DEFAULT_CSS = """
+    LatencyHistogram { height: 1fr; min-height: 4; }
+    """
+
+    def __init__(self, title: str, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.title_text = title
+        self._hist: Histogram | None = None
+        self._axis = Axis(5, 8)
+
+    def update_data(self, title: str, hist: Histogram, axis: Axis) -> None:
+        self.title_text = title
+        self._hist = hist
+        self._axis = axis
+        self.refresh()
+
+    def render(self) -> Text:
+        if self._hist is None:
+            return Text(f"{self.title_text}  waiting for the first interval…", style="dim")
+        return crop(render_histogram(self.title_text, self._hist, self._axis, self.size.width, self.size.height), self.size.width)

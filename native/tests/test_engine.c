@@ -1,0 +1,244 @@
+/* test_engine.c: the engine exercised from C alone, so it can run under
+ * AddressSanitizer, UBSan and LeakSanitizer (tests/native/test_engine_native.py
+ * builds and runs it).  Prints "N passed, N failed" like other runners. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../benchtop_api.h"
+#include "../histogram.h"
+#include "../rand.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                               \
+    do {                                                               \
+        if (cond) {                                                    \
+            passed++;                                                  \
+        } else {                                                       \
+            failed++;                                                  \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);       \
+            fprintf(stderr, __VA_ARGS__);                              \
+            fprintf(stderr, "\n");                                     \
+        }                                                              \
+    } while (0)
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* set id = rand(1, 1000); exec read: SELECT ?  (statement 0, one param) */
+static const bt_op point_ops[] = {
+    {BT_OP_RAND, 0, -1, BT_DIST_UNIFORM, -1, 1, 1000},
+    {BT_OP_EXEC, -1, 0, 0, 1, BT_QK_READ, 0},
+};
+static const bt_param point_params[] = {{BT_PARAM_REG, 0, 0}};
+static const bt_stmt point_stmts[] = {{"SELECT ?", -1, 1, BT_QK_READ, 0}};
+static const bt_txn_type point_types[] = {{"point", 1, 0, 2}};
+
+static bt_program point_program(void)
+{
+    bt_program p;
+    memset(&p, 0, sizeof p);
+    p.ops = point_ops;
+    p.nops = 2;
+    p.params = point_params;
+    p.nparams = 1;
+    p.stmts = point_stmts;
+    p.nstmts = 1;
+    p.txn_types = point_types;
+    p.ntxn_types = 1;
+    return p;
+}
+
+static void test_histogram_layout(void)
+{
+    int32_t n = bt_hist_nbuckets();
+    CHECK(n == BT_HIST_NBUCKETS, "nbuckets %d", n);
+    for (int32_t i = 0; i + 1 < n; i++) {
+        if (bt_hist_bucket_high(i) != bt_hist_bucket_low(i + 1)) {
+            CHECK(0, "bucket %d high %llu != next low %llu", i,
+                  (unsigned long long)bt_hist_bucket_high(i), (unsigned long long)bt_hist_bucket_low(i + 1));
+            return;
+        }
+    }
+    /* every value maps into a bucket that contains it, relative width <= 1/128 */
+    uint64_t vals[] = {0, 1, 255, 256, 1000, 12345, 999999, 1000000000ULL, 100000000000ULL};
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+        int32_t i = bt_hist_index(vals[k]);
+        CHECK(bt_hist_bucket_low(i) <= vals[k] && vals[k] < bt_hist_bucket_high(i), "value %llu bucket %d",
+              (unsigned long long)vals[k], i);
+        if (vals[k] >= 256)
+            CHECK((double)(bt_hist_bucket_high(i) - bt_hist_bucket_low(i)) / (double)bt_hist_bucket_low(i) <= 1.0 / 128 + 1e-12,
+                  "bucket %d too wide", i);
+    }
+    CHECK(bt_hist_bucket_high(n - 1) > 100ULL * 1000000000ULL, "range must reach 100 s");
+}
+
+static void test_distributions(void)
+{
+    bt_rng r;
+    bt_rand_params p;
+    bt_rng_seed(&r, 42);
+    bt_rand_params_init(&p, BT_DIST_SPECIAL, 12, 1, 75, 0.2, 0.8);
+    int dists[] = {BT_DIST_UNIFORM, BT_DIST_GAUSSIAN, BT_DIST_SPECIAL, BT_DIST_PARETO, BT_DIST_ZIPFIAN};
+    for (size_t d = 0; d < 5; d++) {
+        int64_t lo = 1, hi = 10000, bad = 0;
+        for (int i = 0; i < 200000; i++) {
+            int64_t v = bt_rand_dist(&r, &p, dists[d], lo, hi);
+            bad += v < lo || v > hi;
+        }
+        CHECK(bad == 0, "distribution %d out of range %lld times", dists[d], (long long)bad);
+    }
+    /* special: about 75% of draws fall in the central 1% of the range */
+    int central = 0, n = 200000;
+    for (int i = 0; i < n; i++) {
+        int64_t v = bt_rand_dist(&r, &p, BT_DIST_SPECIAL, 1, 100000);
+        central += v >= 49500 && v <= 50500;
+    }
+    double frac = (double)central / n;
+    CHECK(frac > 0.74 && frac < 0.80, "special central fraction %.3f", frac);
+}
+
+static void test_null_engine(void)
+{
+    bt_program prog = point_program();
+    bt_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.conn.driver = BT_DRIVER_NULL;
+    cfg.program = &prog;
+    cfg.threads = 2;
+    bt_engine *e = NULL;
+    CHECK(bt_engine_new(&cfg, &e) == BT_OK, "engine_new");
+    if (!e)
+        return;
+    uint64_t *h = calloc((size_t)bt_hist_nbuckets(), sizeof(uint64_t));
+    uint64_t *s = calloc((size_t)bt_hist_nbuckets(), sizeof(uint64_t));
+    bt_snapshot snap;
+    CHECK(bt_engine_start(e) == BT_OK, "start");
+    sleep_ms(100);
+    CHECK(bt_engine_set_threads(e, 4) == BT_OK, "set_threads 4");
+    sleep_ms(100);
+    bt_engine_snapshot(e, &snap, h, s);
+    CHECK(snap.threads_running == 4, "running %d", snap.threads_running);
+    CHECK(bt_engine_set_threads(e, 1) == BT_OK, "set_threads 1");
+    sleep_ms(100);
+    bt_engine_snapshot(e, &snap, h, s);
+    CHECK(snap.threads_running == 1, "running after retire %d", snap.threads_running);
+    CHECK(bt_engine_set_rate(e, 1000, BT_ARRIVAL_UNIFORM) == BT_OK, "set_rate");
+    bt_snapshot a, b;
+    bt_engine_snapshot(e, &a, NULL, NULL);
+    sleep_ms(500);
+    bt_engine_snapshot(e, &b, NULL, NULL);
+    double rate = (double)(b.transactions - a.transactions) / (b.t - a.t);
+    CHECK(fabs(rate - 1000) < 100, "rate held %.1f", rate);
+    bt_engine_stop(e);
+    bt_engine_join(e);
+    bt_engine_snapshot(e, &snap, h, s);
+    uint64_t total = 0;
+    for (int32_t i = 0; i < bt_hist_nbuckets(); i++)
+        total += h[i];
+    CHECK(total == snap.transactions, "histogram %llu == transactions %llu", (unsigned long long)total,
+          (unsigned long long)snap.transactions);
+    CHECK(snap.queries[BT_QK_READ] == snap.transactions, "one read per transaction");
+    CHECK(snap.state == BT_STATE_STOPPED, "state %d", snap.state);
+    free(h);
+    free(s);
+    bt_engine_free(e);
+}
+
+static void test_sqlite_engine(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.db", dir);
+    unlink(path);
+    bt_conn_config conn;
+    memset(&conn, 0, sizeof conn);
+    conn.driver = BT_DRIVER_SQLITE;
+    conn.database = path;
+    char err[256] = "";
+    CHECK(bt_exec_sql(&conn, "CREATE TABLE t1 (id INTEGER PRIMARY KEY, k INTEGER, c TEXT)", NULL, 0, err,
+                      sizeof err) == BT_OK, "create: %s", err);
+    bt_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.conn = conn;
+    cfg.threads = 0;
+    bt_engine *e = NULL;
+    CHECK(bt_engine_new(&cfg, &e) == BT_OK, "engine for load");
+    bt_gen cols[] = {{BT_GEN_SEQ, 0, 0, 0, NULL}, {BT_GEN_RAND, BT_DIST_UNIFORM, 1, 100, NULL},
+                     {BT_GEN_TEMPLATE, 0, 0, 0, "###-@@@'x"}};
+    bt_load ld = {"INSERT INTO t{t}(id, k, c) VALUES ", cols, 3, 1, 1, 5000, 100, 1000};
+    CHECK(bt_engine_load(e, &ld, 3) == BT_OK, "load");
+    bt_engine_free(e);
+    char out[64] = "";
+    CHECK(bt_exec_sql(&conn, "SELECT COUNT(*) FROM t1", out, sizeof out, err, sizeof err) == BT_OK, "count");
+    CHECK(strcmp(out, "5000") == 0, "rows loaded: %s", out);
+    CHECK(bt_exec_sql(&conn, "SELECT c FROM t1 WHERE id = 7", out, sizeof out, err, sizeof err) == BT_OK, "c");
+    CHECK(strlen(out) == 9 && out[3] == '-' && out[8] == 'x', "template value %s", out);
+    CHECK(bt_exec_sql(&conn, "SELECT * FROM nope", out, sizeof out, err, sizeof err) == BT_ESQL, "missing table");
+    CHECK(strstr(err, "no such table") != NULL, "error text %s", err);
+
+    /* a fatal statement error stops the run with the server's message */
+    static const bt_op ops[] = {{BT_OP_EXEC, -1, 0, 0, 0, BT_QK_READ, 0}};
+    static const bt_stmt bad[] = {{"SELECT * FROM missing_table", -1, 0, BT_QK_READ, 0}};
+    static const bt_txn_type types[] = {{"bad", 1, 0, 1}};
+    bt_program p;
+    memset(&p, 0, sizeof p);
+    p.ops = ops;
+    p.nops = 1;
+    p.stmts = bad;
+    p.nstmts = 1;
+    p.txn_types = types;
+    p.ntxn_types = 1;
+    cfg.program = &p;
+    cfg.threads = 2;
+    CHECK(bt_engine_new(&cfg, &e) == BT_OK, "engine");
+    bt_engine_start(e);
+    bt_snapshot snap;
+    for (int i = 0; i < 100; i++) {
+        bt_engine_snapshot(e, &snap, NULL, NULL);
+        if (snap.state == BT_STATE_FAILED)
+            break;
+        sleep_ms(10);
+    }
+    CHECK(snap.state == BT_STATE_FAILED, "state %d", snap.state);
+    CHECK(strstr(snap.error, "missing_table") != NULL, "error names the statement: %s", snap.error);
+    bt_engine_free(e);
+    unlink(path);
+}
+
+static void test_invalid_program(void)
+{
+    bt_op ops[] = {{BT_OP_SET, 99, -1, 0, 0, 1, 0}};
+    bt_txn_type types[] = {{"x", 1, 0, 1}};
+    bt_program p;
+    memset(&p, 0, sizeof p);
+    p.ops = ops;
+    p.nops = 1;
+    p.txn_types = types;
+    p.ntxn_types = 1;
+    bt_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.program = &p;
+    cfg.threads = 1;
+    bt_engine *e = NULL;
+    CHECK(bt_engine_new(&cfg, &e) == BT_EINVAL, "register out of range refused");
+    CHECK(e == NULL, "no handle on error");
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "/tmp";
+    test_histogram_layout();
+    test_distributions();
+    test_invalid_program();
+    test_null_engine();
+    test_sqlite_engine(dir);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

