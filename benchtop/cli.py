@@ -84,6 +84,14 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--instrumentation", help="performance_schema / track_io_timing preset to apply")
     g.add_argument("--stop-if", dest="stop_if", action="append", default=[],
                    help="end the load when a condition holds, e.g. 'p99>50ms for 10s', 'errors>1%%'")
+    g.add_argument("--admin-dsn", dest="admin_dsn",
+                   help="credentials allowed to change instrumentation (default: the target's)")
+    m = p.add_argument_group("monitoring during the run")
+    m.add_argument("--proxysql", action="append", default=[], metavar="DSN", help="also watch this ProxySQL admin")
+    m.add_argument("--pgbouncer", action="append", default=[], metavar="DSN", help="also watch this PgBouncer")
+    m.add_argument("--monitor-interval", dest="monitor_interval", type=float, default=2.0)
+    m.add_argument("--no-monitor", dest="no_monitor", action="store_true",
+                   help="do not poll the target's own statistics")
 
 
 def build_parser(cmd: str) -> argparse.ArgumentParser:
@@ -302,8 +310,35 @@ def cmd_run(argv: list[str]) -> int:
         if cfg.stop_if:
             from benchtop.guards import Guard
 
-            guard = Guard.parse(cfg.stop_if)
-        ctl = RunController(cfg, program, conn, writer)
+            try:
+                guard = Guard.parse(list(cfg.stop_if))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        instrumentation = None
+        if cfg.instrumentation or cfg.engine in ("mysql", "postgresql"):
+            from benchtop.attach import make_instrumentation
+
+            instrumentation = make_instrumentation(cfg.target, ns.admin_dsn)
+            if cfg.instrumentation and instrumentation is None:
+                raise UsageError("--instrumentation needs --engine mysql or postgres")
+        from benchtop.attach import MonitorRecorder, build_pollers
+
+        extra = [("proxysql", d) for d in ns.proxysql] + [("pgbouncer", d) for d in ns.pgbouncer]
+        pollers = build_pollers(cfg.target, extra, ns.monitor_interval, with_target=not ns.no_monitor)
+        recorder = MonitorRecorder(pollers, writer)
+        if guard is not None and hasattr(guard, "observe"):
+            recorder.listeners.append(guard.observe)
+        ctl = RunController(cfg, program, conn, writer, instrumentation)
+        if cfg.instrumentation and instrumentation is not None:
+            from benchtop.instrumentation import InstrumentationError
+
+            try:
+                instrumentation.apply(cfg.instrumentation)
+            except InstrumentationError as exc:
+                ctl.close()
+                raise UsageError(str(exc)) from None
+            ctl.note("instrumentation", f"instrumentation {cfg.instrumentation}")
+        recorder.start()
         try:
             if cfg.headless or not sys.stdout.isatty():
                 stop = StopFlag()
@@ -312,7 +347,8 @@ def cmd_run(argv: list[str]) -> int:
             else:
                 from benchtop.tui import run_tui
 
-                summary = run_tui(ctl)
+                ctl.start()
+                summary = run_tui(ctl, sources=pollers or None)
                 if summary is not None:
                     print(ctl.summary_text())
             if writer and writer.failed:
@@ -322,6 +358,7 @@ def cmd_run(argv: list[str]) -> int:
                 return EXIT_FAILED_RUN
             return EXIT_OK
         finally:
+            recorder.stop()
             ctl.close()
     finally:
         if tmpdir:

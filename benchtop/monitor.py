@@ -110,10 +110,7 @@ def main(
         # The OS panel only describes the server when the server runs here.
         if args.os if args.os is not None else any(is_local(s.target) for s in sources):
             sources.append(OSSource(timeout_s=timeout))
-    except _UsageError as exc:
-        print(f"benchtop monitor: {exc}", file=sys.stderr)
-        return 2
-    except TargetError as exc:
+    except (_UsageError, TargetError) as exc:
         print(f"benchtop monitor: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help

@@ -535,8 +535,8 @@ static int bt_my_query(bt_my_conn *c, const char *sql, size_t len, bt_result *re
             if (mysql_errno(c->my))
                 return bt_my_fail_conn(c, err);
         } else if (mysql_field_count(c->my) == 0) {
-            my_ulonglong n = mysql_affected_rows(c->my);
-            if (n != (my_ulonglong)-1)
+            uint64_t n = mysql_affected_rows(c->my);
+            if (n != (uint64_t)-1)
                 rows += (int64_t)n;
         } else {
             return bt_my_fail_conn(c, err);
@@ -559,8 +559,14 @@ static size_t bt_my_quote(void *conn, char *buf, size_t cap, const char *s, size
     if (cap < 2 * len + 3)
         return 0;
     buf[0] = '\'';
+#ifdef MARIADB_PACKAGE_VERSION_ID
+    /* libmariadb doubles quotes itself under NO_BACKSLASH_ESCAPES */
     unsigned long n = mysql_real_escape_string(c->my, buf + 1, s, (unsigned long)len);
-    if (n == (unsigned long)-1)   /* unusable for this charset; cannot happen for utf8/latin1 */
+#else
+    /* libmysqlclient refuses plain escaping under NO_BACKSLASH_ESCAPES */
+    unsigned long n = mysql_real_escape_string_quote(c->my, buf + 1, s, (unsigned long)len, '\'');
+#endif
+    if (n == (unsigned long)-1)
         return 0;
     buf[n + 1] = '\'';
     buf[n + 2] = '\0';
@@ -805,8 +811,8 @@ static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *er
     for (;;) {
         unsigned int nfields = mysql_stmt_field_count(st->stmt);
         if (nfields == 0) {
-            my_ulonglong n = mysql_stmt_affected_rows(st->stmt);
-            if (n != (my_ulonglong)-1)
+            uint64_t n = mysql_stmt_affected_rows(st->stmt);
+            if (n != (uint64_t)-1)
                 rows += (int64_t)n;
         } else {
             int capture = first && res && res->want;

@@ -132,7 +132,12 @@ static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
     } else if (st && strcmp(st, "40P01") == 0) {
         kind = BT_DERR_RETRY;
         errk = BT_ERRK_DEADLOCK;
-    } else if (st && strcmp(st, "40001") == 0) {
+    } else if (st && (strcmp(st, "40001") == 0 || strcmp(st, "23505") == 0)) {
+        /* 23505 too, as sysbench's pgsql driver does: under READ COMMITTED
+         * two transactions that delete and re-insert the same id race into
+         * a unique violation (the second DELETE finds the row already gone,
+         * its INSERT then collides), which is a serialization failure in all
+         * but name; InnoDB's locking reads make MySQL immune. */
         kind = BT_DERR_RETRY;
         errk = BT_ERRK_SERIALIZATION;
     } else if (st && strcmp(st, "55P03") == 0) {
@@ -619,8 +624,8 @@ static int bt_pg_pipeline_execute(bt_pg_conn *c, bt_pg_stmt *st, int txn, bt_res
     c->pending[c->npending++] = (bt_pg_pending){st, 0};
     if (txn == BT_PG_TXN_BEGIN)
         c->in_txn = 1;
-    if (txn == BT_PG_TXN_NONE && c->in_txn && !(res && res->want) &&
-        c->npending + 2 <= BT_PG_MAX_PENDING)
+    if ((txn == BT_PG_TXN_NONE || txn == BT_PG_TXN_BEGIN) && c->in_txn &&
+        !(res && res->want) && c->npending + 2 <= BT_PG_MAX_PENDING)
         return 0;
     if (txn == BT_PG_TXN_COMMIT || txn == BT_PG_TXN_ROLLBACK)
         c->in_txn = 0;

@@ -122,7 +122,8 @@ static int validate_program(const bt_program *p)
             return BT_EINVAL;
         if ((op->code == BT_OP_LOOP || op->code == BT_OP_BEGIN_IF) && (op->d < 0 || i + op->d >= p->nops + 1))
             return BT_EINVAL;
-        if ((op->b >= BT_NREGS) || (op->code == BT_OP_RAND && op->d >= BT_NREGS))
+        /* b is a register except in EXEC, where it indexes params */
+        if ((op->code != BT_OP_EXEC && op->b >= BT_NREGS) || (op->code == BT_OP_RAND && op->d >= BT_NREGS))
             return BT_EINVAL;
     }
     for (int32_t i = 0; i < p->nparams; i++) {

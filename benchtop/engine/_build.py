@@ -18,7 +18,10 @@ from pathlib import Path
 from cffi import FFI
 
 ROOT = Path(__file__).resolve().parents[2]
-NATIVE = ROOT / "native"
+# setuptools refuses absolute source paths: name them from the project root,
+# which is the working directory of both setup.py and a direct run.
+os.chdir(ROOT)
+NATIVE = Path("native")
 
 CORE_SOURCES = [
     "engine.c",
@@ -129,7 +132,7 @@ def build_options() -> dict[str, list[str]]:
         "libraries": libraries,
         "library_dirs": library_dirs,
         "extra_link_args": link_args,
-        "include_dirs": [str(NATIVE)],
+        "include_dirs": [str(ROOT / "native")],
     }
 
 

@@ -15,9 +15,8 @@ from typing import Any, Sequence
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
 from benchtop.messages import SourceLost, SourcePolled
@@ -134,6 +133,7 @@ class SourcePane(VerticalScroll):
     SourcePane .banner { display: none; background: $warning 30%; text-style: bold; }
     SourcePane.lost .banner { display: block; }
     SourcePane.lost PanelTable { opacity: 60%; }
+    SourcePane .panel { height: auto; }
     SourcePane .panel-title { text-style: bold; }
     SourcePane .missing { color: $text-muted; margin-bottom: 1; }
     """
@@ -143,7 +143,7 @@ class SourcePane(VerticalScroll):
         self.poller = poller
         self.interval = float(getattr(poller, "interval", 2.0))
         self._polling = False
-        self._panels: dict[str, Widget] = {}
+        self._panels: dict[str, Vertical] = {}
         self.last: SourceSnapshot | None = None
         self.lost_error: str | None = None
 
@@ -192,7 +192,7 @@ class SourcePane(VerticalScroll):
 
     def show(self, snap: SourceSnapshot) -> None:
         self.last = snap
-        when = time.strftime("%H:%M:%S", time.localtime(snap.t))
+        when = time.strftime("%H:%M:%S UTC", time.gmtime(snap.t))
         self.query_one(".status", Static).update(
             f"{snap.name} ({snap.kind}) polled at {when}, poll cost {snap.poll_ms:.1f} ms"
         )
@@ -204,24 +204,29 @@ class SourcePane(VerticalScroll):
             self._show_panel(name, value)
 
     def _show_panel(self, name: str, value: Any) -> None:
-        wid = f"panel-{pane_id(name)}"
-        widget = self._panels.get(name)
-        want_missing = isinstance(value, Missing)
-        if widget is not None and isinstance(widget, Static) != want_missing:
-            widget.remove()
-            widget = None
-        if widget is None:
-            if not self._panels or name not in {w for w in self._panels}:
-                self.mount(Label(name.replace("_", " "), classes="panel-title"))
-            widget = Static("", classes="missing", id=wid) if want_missing else PanelTable(id=wid)
-            self.mount(widget)
-            self._panels[name] = widget
+        missing = isinstance(value, Missing)
+        box = self._panels.get(name)
+        if box is None:
+            content: Any = _content(missing)
+            box = Vertical(Label(name.replace("_", " "), classes="panel-title"), content, classes="panel", id=f"panel-{pane_id(name)}")
+            self._panels[name] = box
+            self.mount(box)
+        else:
+            content = box.query(".content").first()
+            if isinstance(content, PanelTable) == missing:
+                # Missing <-> data: swap the content widget, keep the panel's place
+                content.remove()
+                content = _content(missing)
+                box.mount(content)
         if isinstance(value, Missing):
             hint = f"\n  how to fix: {value.hint}" if value.hint else ""
-            widget.update(f"✗ missing: {value.what}{hint}")
+            content.update(f"✗ missing: {value.what}{hint}")
         else:
-            assert isinstance(widget, PanelTable)
-            widget.show(*table_of(value))
+            content.show(*table_of(value))
+
+
+def _content(missing: bool) -> Static | PanelTable:
+    return Static("", classes="missing content") if missing else PanelTable(classes="content")
 
 
 class MonitorScreen(Screen):

@@ -85,6 +85,10 @@ class Poller:
             fut.result(timeout=self.deadline_s + self.grace_s)
         except cf.TimeoutError:
             raise SourceError(f"{self.source.target.describe()}: no answer within {self.deadline_s:g}s") from None
+        except SourceError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a source bug is still one line for the user
+            raise SourceError(f"{self.source.target.describe()}: {type(exc).__name__}: {exc}") from None
         self._connected = True
 
     def start(self) -> None:
@@ -134,6 +138,24 @@ class Poller:
         """start() + result(): one bounded, non-overlapping poll."""
         self.start()
         return self.result()
+
+    def run(
+        self,
+        on_snapshot: Callable[[SourceSnapshot], None],
+        should_stop: Callable[[], bool],
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Poll every `interval` until `should_stop()`, handing each snapshot
+        to `on_snapshot`; made for a Textual thread worker:
+        `poller.run(lambda s: self.post_message(SourcePolled(s)), lambda: worker.is_cancelled)`.
+        A late poll shifts the schedule instead of causing a burst of catch-up polls."""
+        next_at = self._clock()
+        while not should_stop():
+            on_snapshot(self.poll())
+            next_at = max(next_at + self.interval, self._clock())
+            # Short naps, so a cancelled worker stops within ~0.1 s.
+            while not should_stop() and (left := next_at - self._clock()) > 0:
+                sleep(min(left, 0.1))
 
     def _lost(self, error: str, keep_pending: bool = False) -> SourceSnapshot:
         if not keep_pending:

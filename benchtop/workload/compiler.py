@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.workload import program as P
+from benchtop.workload.expr import compile_expr, const_expr
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\$?" + _IDENT + r")")
@@ -49,6 +50,7 @@ class _Ctx:
     templates: list[str] = field(default_factory=list)
     uses_tables: bool = False
     writes: bool = False
+    temps: int = 0  # scratch registers used by the current statement
 
     def err(self, line: int, msg: str) -> WorkloadError:
         return WorkloadError(f"{self.src.path}:{line}: {msg}")
@@ -62,6 +64,10 @@ class _Ctx:
             raise self.err(line, f"too many variables (at most {P.NREGS})")
         self.regs[name] = len(self.regs)
         return self.regs[name]
+
+    def temp(self, line: int) -> int:
+        self.temps += 1
+        return self.reg(f"%{self.temps - 1}", line, create=True)
 
     def sreg(self, name: str, line: int, create: bool = False) -> int:
         if name in self.sregs:
@@ -94,8 +100,22 @@ def _const(ctx: _Ctx, tok: str, line: int) -> int | None:
 
 
 def _linear(ctx: _Ctx, text: str, line: int) -> tuple[int, int]:
-    """`a + 3 - range_size` -> (register or -1, constant).  At most one term
-    may be a runtime variable; options are constants."""
+    """`a + 3 - range_size` -> (register or -1, constant), with no op; any
+    other expression (`a * b`, `nurand(...)`) is computed by ops emitted
+    first and its result register returned."""
+    try:
+        return _linear_only(ctx, text, line)
+    except WorkloadError as first:
+        try:
+            v = compile_expr(ctx, text, line)
+        except WorkloadError:
+            raise first from None
+        if v.s is not None:
+            raise ctx.err(line, f"expression {text.strip()!r} is a string, not a number") from None
+        return v.reg, v.k
+
+
+def _linear_only(ctx: _Ctx, text: str, line: int) -> tuple[int, int]:
     text = text.strip()
     if not text:
         raise ctx.err(line, "empty expression")
@@ -125,9 +145,19 @@ def _cond(ctx: _Ctx, name: str, line: int) -> tuple[bool | None, int]:
     if name in ctx.options:
         v = bool(ctx.options[name])
         return (not v if neg else v), -1
-    if neg:
-        raise ctx.err(line, f"'not' works on options only, not on variable {name!r}")
-    return None, ctx.reg(name, line)
+    if not neg and name in ctx.regs:
+        return None, ctx.regs[name]
+    # a general condition: `w > 1`, `not found`, `scale > 1 and remote`
+    v = compile_expr(ctx, f"not ({name})" if neg else name, line)
+    if v.s is not None:
+        raise ctx.err(line, f"condition {name!r} is a string, not a truth value")
+    if v.const:
+        return bool(v.k), -1
+    if v.k != 0:
+        dst = ctx.temp(line)
+        ctx.ops.append([P.OP_SET, dst, v.reg, 0, 0, v.k, 0])
+        return None, dst
+    return None, v.reg
 
 
 _CALL = re.compile(r"^(" + _IDENT + r")\s*\((.*)\)$")
@@ -157,12 +187,38 @@ def _template(ctx: _Ctx, arg: str, line: int) -> str:
     raise ctx.err(line, f"unknown string template {arg!r}: define it under [strings] or quote it")
 
 
+def _whole_call(text: str) -> re.Match[str] | None:
+    """`f(a, b)` but not `f(a) * (b)`: the call must span the whole text."""
+    m = _CALL.match(text)
+    if not m:
+        return None
+    depth = 0
+    for i in range(m.start(2) - 1, len(text)):
+        depth += text[i] == "("
+        depth -= text[i] == ")"
+        if depth == 0:
+            return m if i == len(text) - 1 else None
+    return None
+
+
 def _compile_set(ctx: _Ctx, lhs: str, rhs: str, line: int) -> None:
     rhs = rhs.strip()
-    m = _CALL.match(rhs)
+    m = _whole_call(rhs)
+    if lhs.startswith("$") and m and m.group(1) == "words":
+        args = _split_args(m.group(2))
+        if len(args) != 3:
+            raise ctx.err(line, "words() takes a comma list under [strings], a number and a digit count")
+        words = _template(ctx, args[0], line)
+        digits = const_expr(ctx, args[2], line)
+        if not isinstance(digits, int) or not 1 <= digits <= 18:
+            raise ctx.err(line, "words(): the digit count must be a number from 1 to 18")
+        r, k = _linear(ctx, args[1], line)
+        ctx.templates.append(words)
+        ctx.ops.append([P.OP_WORDS, ctx.sreg(lhs[1:], line, True), r, len(ctx.templates) - 1, digits, k, 0])
+        return
     if lhs.startswith("$"):
         if not m or m.group(1) != "str":
-            raise ctx.err(line, f"string variable {lhs} takes str(TEMPLATE)")
+            raise ctx.err(line, f"string variable {lhs} takes str(TEMPLATE) or words(LIST, N, DIGITS)")
         tmpl = _template(ctx, m.group(2), line)
         ctx.templates.append(tmpl)
         ctx.ops.append([P.OP_STR, ctx.sreg(lhs[1:], line, True), 0, len(ctx.templates) - 1, 0, 0, 0])
@@ -181,10 +237,17 @@ def _compile_set(ctx: _Ctx, lhs: str, rhs: str, line: int) -> None:
     if m and m.group(1) == "unique":
         ctx.ops.append([P.OP_UNIQUE, ctx.reg(lhs, line, True), 0, 0, 0, 0, 0])
         return
-    if m:
-        raise ctx.err(line, f"unknown function {m.group(1)}(): use rand, uniform, gaussian, special, pareto, zipfian, unique or str")
+    if m and m.group(1) not in ("nurand", "min", "max") and m.group(1) not in P.DIST:
+        raise ctx.err(line, f"unknown function {m.group(1)}(): use rand, uniform, gaussian, special, pareto, "
+                            "zipfian, nurand, min, max, unique or str")
+    n_ops = len(ctx.ops)
     r, k = _linear(ctx, rhs, line)
-    ctx.ops.append([P.OP_SET, ctx.reg(lhs, line, True), r, 0, 0, k, 0])
+    dst = ctx.reg(lhs, line, True)
+    last = ctx.ops[-1] if len(ctx.ops) > n_ops else None
+    if last is not None and k == 0 and r == last[1] and last[0] in (P.OP_ARITH, P.OP_RAND) and r != dst:
+        last[1] = dst  # write the result straight into the variable, not via a scratch register
+        return
+    ctx.ops.append([P.OP_SET, dst, r, 0, 0, k, 0])
 
 
 _EXEC = re.compile(
@@ -193,7 +256,7 @@ _EXEC = re.compile(
 
 
 def _compile_exec(ctx: _Ctx, m: re.Match[str], line: int) -> None:
-    kind_word, engines, into, sql = m.group(1), m.group(2), m.group(3), m.group(4).strip()
+    kind_word, engines, into, sql = m.group(1), m.group(2), m.group(3), _fill(m.group(4).strip(), ctx.options)
     if engines:
         names = [e.strip() for e in engines[1:-1].split(",") if e.strip()]
         bad = [n for n in names if n not in P.ENGINES]
@@ -252,6 +315,7 @@ def _compile_script(ctx: _Ctx, script: str) -> None:
         text = raw.split("#", 1)[0].strip() if not raw.strip().startswith("exec") else raw.strip()
         if not text:
             continue
+        ctx.temps = 0
         word = text.split()[0]
         if word in ("loop", "if", "unless"):
             arg = text[len(word):].strip()
@@ -302,10 +366,15 @@ def _compile_script(ctx: _Ctx, script: str) -> None:
                 raise ctx.err(line, "expected: exec read|write|other|begin|commit [engines] [-> var]: SQL")
             _compile_exec(ctx, m, line)
         elif word == "rollback":
-            m = re.match(r"^rollback\s+if\s+(" + _IDENT + r")$", text)
+            m = re.match(r"^rollback\s+if\s+(.+)$", text)
             if not m:
-                raise ctx.err(line, "expected: rollback if VARIABLE")
-            ctx.ops.append([P.OP_ROLLBACK_IF, ctx.reg(m.group(1), line), 0, 0, 0, 0, 0])
+                raise ctx.err(line, "expected: rollback if CONDITION")
+            const, reg = _cond(ctx, m.group(1).strip(), line)
+            if const is True:
+                reg = ctx.temp(line)
+                ctx.ops.append([P.OP_SET, reg, -1, 0, 0, 1, 0])
+            if const is not False:
+                ctx.ops.append([P.OP_ROLLBACK_IF, reg, 0, 0, 0, 0, 0])
         elif word == "sleep":
             r, k = _linear(ctx, text[5:], line)
             ctx.ops.append([P.OP_SLEEP_US, 0, r, 0, 0, k, 0])
@@ -373,6 +442,18 @@ def _coerce_option(name: str, default: Any, value: Any, where: str) -> Any:
     return value
 
 
+def _num(ctx: _Ctx, tok: str, line: int) -> int | None:
+    """A number, an option, or arithmetic on them (`scale * 30000`)."""
+    c = _const(ctx, tok, line)
+    if c is not None:
+        return c
+    try:
+        v = const_expr(ctx, tok, line)
+    except WorkloadError:
+        return None
+    return v if isinstance(v, int) else None
+
+
 def _gen(ctx: _Ctx, spec: str, line: int) -> P.Gen:
     spec = spec.strip()
     m = _CALL.match(spec)
@@ -381,28 +462,43 @@ def _gen(ctx: _Ctx, spec: str, line: int) -> P.Gen:
     if m:
         fn, args = m.group(1), _split_args(m.group(2))
         if fn in P.DIST and len(args) == 2:
-            lo, hi = (_const(ctx, a, line) for a in args)
+            lo, hi = (_num(ctx, a, line) for a in args)
             if lo is None or hi is None:
                 raise ctx.err(line, f"load column {spec!r}: bounds must be numbers or options")
             return P.Gen(P.GEN_RAND, dist=P.DIST[fn], lo=lo, hi=hi)
         if fn == "str" and len(args) == 1:
             return P.Gen(P.GEN_TEMPLATE, text=_template(ctx, args[0], line))
         if fn == "seq" and len(args) == 1:
-            off = _const(ctx, args[0], line)
+            off = _num(ctx, args[0], line)
             return P.Gen(P.GEN_SEQ, lo=off or 0)
         if fn == "div" and len(args) == 1:
-            d = _const(ctx, args[0], line)
+            d = _num(ctx, args[0], line)
             if not d or d <= 0:
                 raise ctx.err(line, f"load column {spec!r}: div() takes a positive number")
             return P.Gen(P.GEN_DIV, lo=d)
         if fn == "const" and len(args) == 1:
-            c = _const(ctx, args[0], line)
+            c = _num(ctx, args[0], line)
             if c is None:
                 raise ctx.err(line, f"load column {spec!r}: const() takes a number or option")
             return P.Gen(P.GEN_CONST, lo=c)
         if fn == "literal" and len(args) == 1:
             return P.Gen(P.GEN_LITERAL, text=args[0].strip("\"'"))
-    raise ctx.err(line, f"unknown load column {spec!r}: use seq, seq(N), div(N), rand(a,b), str(T), const(N), literal(SQL)")
+        nums = [_num(ctx, a, line) for a in args]
+        if fn == "mod" and len(args) in (2, 3):
+            if None in nums or nums[0] <= 0 or nums[1] <= 0:  # type: ignore[operator]
+                raise ctx.err(line, f"load column {spec!r}: mod(step, n[, offset]) takes positive numbers or options")
+            return P.Gen(P.GEN_MOD, lo=nums[0], hi=nums[1], dist=nums[2] if len(args) == 3 else 0)  # type: ignore[arg-type]
+        if fn == "decimal" and len(args) == 3:
+            if None in nums or not 0 <= nums[2] <= 18:  # type: ignore[operator]
+                raise ctx.err(line, f"load column {spec!r}: decimal(low, high, places) takes numbers, places 0..18")
+            return P.Gen(P.GEN_DECIMAL, lo=nums[0], hi=nums[1], dist=nums[2])  # type: ignore[arg-type]
+        if fn == "words" and len(args) == 4:
+            step, n, digits = (_num(ctx, a, line) for a in args[1:])
+            if step is None or n is None or digits is None or step <= 0 or n <= 0 or not 1 <= digits <= 18:
+                raise ctx.err(line, f"load column {spec!r}: words(LIST, step, n, digits) takes positive numbers")
+            return P.Gen(P.GEN_WORDS, lo=step, hi=n, dist=digits, text=_template(ctx, args[0], line))
+    raise ctx.err(line, f"unknown load column {spec!r}: use seq, seq(N), div(N), mod(step, n[, offset]), rand(a,b), "
+                        "decimal(a, b, places), str(T), words(LIST, step, n, digits), const(N), literal(SQL)")
 
 
 def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -454,6 +550,11 @@ def compile_definition(
     for k, v in (overrides or {}).items():
         if k in options and v is not None:
             options[k] = _coerce_option(k, options_default[k], v, src.path)
+    choices = data.get("choices", {})
+    for k, allowed in (choices.items() if isinstance(choices, dict) else ()):
+        if isinstance(allowed, list) and k in options and options[k] not in allowed:
+            raise WorkloadError(f"{src.path}: option --{k.replace('_', '-')} takes "
+                                f"{', '.join(map(str, allowed))}, not {options[k]!r}")
     strings = {k: str(v) for k, v in data.get("strings", {}).items()}
     ctx = _Ctx(engine=engine, options=options, strings=strings, src=src)
 
@@ -513,6 +614,7 @@ def compile_definition(
         description=str(data.get("description", "")),
         source=src.path,
         read_only=not ctx.writes,
+        extra={"report": dict(data["report"])} if isinstance(data.get("report"), dict) else {},
     )
 
 
@@ -568,7 +670,7 @@ def _load(ctx: _Ctx, ld: dict[str, Any], ntables: int) -> P.LoadSpec:
     cols = _per_engine(ld.get("columns"), ctx.engine, "columns", ctx.src)
     if not insert or not isinstance(cols, list):
         raise ctx.err(line, "[[load]] needs insert = \"INSERT ... VALUES \" and columns = [...]")
-    rows = _const(ctx, str(ld.get("rows", "table_size")), line)
+    rows = _num(ctx, str(ld.get("rows", "table_size")), line)
     if rows is None or rows < 0:
         raise ctx.err(line, "[[load]] rows must be a number or an option")
     per_table = ld.get("per_table", True)

@@ -1,11 +1,12 @@
 /* test_drivers.c: the MySQL and PostgreSQL drivers against a real server,
  * without the engine.
  *
- *   test_drivers mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB
+ *   test_drivers mysql|mysql-maxps|pgsql|pgbouncer HOST PORT USER PASSWORD DB
  *   test_drivers mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB bench N TABLE [MODE]
  *
  * Prints "ok <check>" per passing check and "FAIL <check>: why" otherwise;
- * exits 0 only when everything passed.  `pgbouncer` runs the PgBouncer
+ * exits 0 only when everything passed.  `mysql-maxps` expects the server's
+ * max_prepared_stmt_count at 0 (the caller sets it).  `pgbouncer` runs the PgBouncer
  * named-statement fallback scenario (HOST/PORT are the pooler's).  `bench`
  * runs, on TABLE (a sysbench table), N prepared point selects (MODE point),
  * the same over the text protocol (text), or N transactions of 10 point
@@ -115,6 +116,8 @@ static void test_connect_errors(void)
     printf("# missing database: %s\n", err.msg);
     memset(&err, 0, sizeof err);
     cfg = base;
+    cfg.host = "127.0.0.1";
+    cfg.socket = NULL;
     cfg.port = 1;   /* nothing listens there */
     cfg.connect_timeout_s = 2;
     CHECK(drv->connect(&cfg, &c, &err) != 0, "connect to port 1 succeeded");
@@ -134,6 +137,40 @@ static void test_connect_errors(void)
     if (c)
         drv->disconnect(c);
     report("connect_errors", f);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* MySQL: a server that does not answer within read-timeout loses the
+ * connection instead of wedging the worker, with the driver's blocking reads
+ * and with the library's own. */
+static void test_read_timeout(void)
+{
+    int f = failures;
+    const char *opts[] = {"read-timeout=1", "read-timeout=1; blocking-reads=0"};
+    for (int i = 0; i < 2; i++) {
+        bt_conn_config cfg = base;
+        bt_err err = {0};
+        void *c = NULL;
+        cfg.options = opts[i];
+        if (drv->connect(&cfg, &c, &err) != 0) {
+            CHECK(0, "connect with %s: %s", opts[i], err.msg);
+            continue;
+        }
+        double t0 = now_s();
+        CHECK(run(c, "SELECT SLEEP(4)", &err) != 0 && err.kind == BT_DERR_LOST,
+              "%s: kind %d %s", opts[i], err.kind, err.msg);
+        double dt = now_s() - t0;
+        CHECK(dt > 0.9 && dt < 3.5, "%s: timed out after %.2f s", opts[i], dt);
+        printf("# %s: lost after %.2f s: %s\n", opts[i], dt, err.msg);
+        drv->disconnect(c);
+    }
+    report("read_timeout", f);
 }
 
 static const char *tricky = "it's a \"q\" \\ back; ? -- x";
@@ -240,7 +277,9 @@ static void test_statements(int prepare)
           "syntax error: kind %d errk %d code %d '%s'", err.kind, err.errk, (int)err.code, err.msg);
     printf("# syntax error: [%s] %s\n", err.sqlstate, err.msg);
     bt_value dup[3] = {vi(1), vi(1), vs("dup")};
-    CHECK(ex(c, 1, ins, dup, 3, 0, &res, buf, &err) != 0 && err.kind == BT_DERR_SQL &&
+    /* PostgreSQL retries unique violations, as sysbench does (see driver_pg.c) */
+    CHECK(ex(c, 1, ins, dup, 3, 0, &res, buf, &err) != 0 &&
+              err.kind == (is_pg ? BT_DERR_RETRY : BT_DERR_SQL) &&
               err.code == (is_pg ? bt_sqlstate_code("23505") : 1062),
           "duplicate key: kind %d code %d", err.kind, (int)err.code);
     CHECK(ex(c, 2, selk, NULL, 0, 1, &res, buf, &err) != 0 && err.kind == BT_DERR_SQL,
@@ -409,6 +448,27 @@ static void test_pgbouncer_fallback(void)
     report("pgbouncer_fallback", f);
 }
 
+/* Run while the server's max_prepared_stmt_count is 0: every prepare fails
+ * with 1461 and the driver must run the statements as text instead. */
+static void test_max_prepared(void)
+{
+    int f = failures;
+    char buf[BT_SREG_CAP];
+    bt_result res;
+    bt_err err;
+    void *c = xconnect(1);
+    for (int i = 0; i < 3; i++) {
+        bt_value n = vi(41 + i);
+        CHECK(ex(c, 1, "SELECT ? + 1", &n, 1, 1, &res, buf, &err) == 0 && res.i == 42 + i,
+              "int statement: %lld %s", (long long)res.i, err.msg);
+        bt_value sv = vs("it's");
+        CHECK(ex(c, 2, "SELECT CONCAT(?, 'x')", &sv, 1, 2, &res, buf, &err) == 0 &&
+                  strcmp(buf, "it'sx") == 0, "string statement: '%s' %s", buf, err.msg);
+    }
+    drv->disconnect(c);
+    report("max_prepared_fallback", f);
+}
+
 /* PostgreSQL pipeline mode: statements of a transaction are queued until a
  * result is needed or the transaction ends, errors surface there. */
 static void test_pipeline(void)
@@ -448,7 +508,7 @@ static void test_pipeline(void)
     bt_value ok[3] = {vi(106), vi(0), vs("lost")};
     CHECK(ex(c, 21, ins, dup, 3, 0, &res, buf, &err) == 0, "queued duplicate");
     CHECK(ex(c, 21, ins, ok, 3, 0, &res, buf, &err) == 0, "queued after duplicate");
-    CHECK(ex(c, 24, "COMMIT", NULL, 0, 0, &res, buf, &err) != 0 && err.kind == BT_DERR_SQL &&
+    CHECK(ex(c, 24, "COMMIT", NULL, 0, 0, &res, buf, &err) != 0 && err.kind == BT_DERR_RETRY &&
               err.code == bt_sqlstate_code("23505"),
           "duplicate surfaces at commit: kind %d code %d %s", err.kind, (int)err.code, err.msg);
     CHECK(run(c, "ROLLBACK", &err) == 0, "rollback after error: %s", err.msg);
@@ -472,12 +532,6 @@ static void test_pipeline(void)
     report("pipeline", f);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* mode "point": N point selects; "txn": N transactions of BEGIN, 10 point
  * selects and COMMIT (with base.pipeline: one round trip each). */
@@ -524,12 +578,12 @@ fail:
 int main(int argc, char **argv)
 {
     if (argc < 7) {
-        fprintf(stderr, "usage: %s mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB "
+        fprintf(stderr, "usage: %s mysql|mysql-maxps|pgsql|pgbouncer HOST PORT USER PASSWORD DB "
                         "[bench N TABLE [point|text|txn|pipeline]]\n", argv[0]);
         return 2;
     }
     const char *kind = argv[1];
-    is_pg = strcmp(kind, "mysql") != 0;
+    is_pg = strncmp(kind, "pg", 2) == 0;
 #ifdef BT_HAVE_MYSQL
     if (!is_pg)
         drv = &bt_driver_mysql;
@@ -548,6 +602,7 @@ int main(int argc, char **argv)
     base.user = argv[4];
     base.password = argv[5];
     base.database = argv[6];
+    base.socket = getenv("BT_TEST_SOCKET");   /* Unix socket instead of TCP */
     base.prepare = 1;
     base.connect_timeout_s = 10;
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -562,6 +617,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(kind, "pgbouncer") == 0) {
         test_pgbouncer_fallback();
+    } else if (strcmp(kind, "mysql-maxps") == 0) {
+        test_max_prepared();
     } else {
         test_connect_errors();
         test_statements(1);
@@ -572,6 +629,8 @@ int main(int argc, char **argv)
         test_lost_connection(0);
         if (is_pg)
             test_pipeline();
+        else
+            test_read_timeout();
         void *c = xconnect(1);
         must(c, "DROP TABLE bt_drvtest");
         drv->disconnect(c);

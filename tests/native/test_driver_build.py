@@ -2,8 +2,9 @@
 
 native/tests/test_drivers.c exercises connect, prepared and text execution,
 result capture, error classification (syntax, duplicate key, lock timeout,
-deadlock, killed connection), PostgreSQL pipeline mode and the PgBouncer
-named-statement fallback, without the engine.  It is built warnings-as-errors, and once more under
+deadlock, killed connection, read timeout), MySQL's fallback to the text
+protocol at max_prepared_stmt_count, PostgreSQL pipeline mode and the
+PgBouncer named-statement fallback, without the engine.  It is built warnings-as-errors, and once more under
 AddressSanitizer + UBSan.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.servers import Server, in_ci
+from tests.fixtures.servers import Server, in_ci, mysql_admin_exec
 
 pytestmark = pytest.mark.realdb
 
@@ -94,8 +95,21 @@ def assert_passed(done: subprocess.CompletedProcess[str], checks: list[str]) -> 
 
 def test_mysql_driver_against_mariadb(driver_test_binary: Path, mysql_server: Server) -> None:
     done = run_driver_test(driver_test_binary, "mysql", mysql_server)
-    assert_passed(done, GENERAL_CHECKS)
+    assert_passed(done, [*GENERAL_CHECKS, "read_timeout"])
     assert "# lost: [HY000] 2013" in done.stdout or "# lost: [70100] 1927" in done.stdout, done.stdout
+
+
+def test_mysql_driver_runs_text_when_the_server_refuses_more_prepared_statements(
+        driver_test_binary: Path, mysql_server: Server) -> None:
+    (_, old), = mysql_admin_exec(mysql_server, "SHOW GLOBAL VARIABLES LIKE 'max_prepared_stmt_count'")
+    mysql_admin_exec(mysql_server, "SET GLOBAL max_prepared_stmt_count = 0")
+    try:
+        done = run_driver_test(driver_test_binary, "mysql-maxps", mysql_server)
+    finally:
+        mysql_admin_exec(mysql_server, f"SET GLOBAL max_prepared_stmt_count = {int(old)}")
+    assert_passed(done, ["max_prepared_fallback"])
+    warnings = [line for line in done.stderr.splitlines() if "max_prepared_stmt_count" in line]
+    assert len(warnings) == 1, done.stderr
 
 
 def test_pg_driver_against_postgres(driver_test_binary: Path, pg_server: Server) -> None:

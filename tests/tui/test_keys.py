@@ -16,7 +16,10 @@ SIZE = (80, 24)
 
 
 async def _settle(app: BenchtopApp) -> None:
-    await app.workers.wait_for_complete([w for w in app.workers if w.group != "engine"])
+    """Wait for the key's workers, not for a (possibly slow) engine read."""
+    pending = [w for w in app.workers if w.group != "engine"]
+    if pending:  # an empty list would mean "every worker"
+        await app.workers.wait_for_complete(pending)
 
 
 async def press(app: BenchtopApp, pilot, *keys: str) -> None:

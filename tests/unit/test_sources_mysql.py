@@ -177,3 +177,15 @@ def test_status_rates_none_on_counter_reset():
     rates = status_rates_panel(iv)
     assert rates["questions_per_s"] is None  # server restarted: no rate, not a negative one
     assert rates["commits_per_s"] == 1.0
+
+
+def test_waits_and_binlog_say_what_is_off_without_asking_the_server():
+    from benchtop.sources.base import Missing
+    from benchtop.sources.mysql import MySQLSource
+    from benchtop.target import Target
+
+    src = MySQLSource("m", Target(kind="mysql"))  # never connected: these must not touch the server
+    waits = src._waits({"performance_schema": "OFF"}, 2.0)
+    assert waits == Missing("performance_schema is OFF", "add performance_schema=ON under [mysqld] and restart the server")
+    binlog = src._binlog({"log_bin": "OFF"}, 2.0)
+    assert isinstance(binlog, Missing) and binlog.what == "binary log off"

@@ -131,3 +131,16 @@ def test_poll_all_shares_one_deadline():
     slow.release.set()
     for p in pollers:
         p.close()
+
+
+def test_run_loop_paces_polls_and_stops_when_asked():
+    src = FakeSource()
+    p = Poller(src, interval=0.05)
+    p.connect()
+    snaps: list[SourceSnapshot] = []
+    t0 = time.monotonic()
+    p.run(snaps.append, lambda: len(snaps) >= 4)
+    took = time.monotonic() - t0
+    assert len(snaps) == 4 and all(s.ok for s in snaps)
+    assert 0.15 <= took < 1.0  # three intervals between four polls
+    p.close()

@@ -1,0 +1,114 @@
+"""What a benchmark run attaches besides the engine: monitor sources polled
+beside the load (recorded to monitor.jsonl, fed to --stop-if guards and to
+the TUI) and the instrumentation control behind `--instrumentation` / key `i`."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import replace
+from typing import Any, Callable
+
+from benchtop.results import ResultsWriter
+from benchtop.sources.base import SourceSnapshot
+from benchtop.target import Target
+
+
+class InstrumentationCycler:
+    """Cycles presets on key `i`; restores the server's own state at the end."""
+
+    def __init__(self, control: Any) -> None:
+        self.control = control
+        self.presets = list(control.presets)
+        self._i = -1
+
+    def apply(self, preset: str) -> str:
+        self.control.apply(preset)
+        if preset in self.presets:
+            self._i = self.presets.index(preset)
+        return preset
+
+    def cycle(self) -> str:
+        self._i = (self._i + 1) % len(self.presets)
+        return self.apply(self.presets[self._i])
+
+    def restore(self) -> None:
+        from benchtop.instrumentation import InstrumentationError
+
+        try:
+            self.control.restore()
+        except InstrumentationError as exc:
+            print(f"benchtop: warning: {exc}", file=sys.stderr)
+        finally:
+            self.control.close()
+
+
+def make_instrumentation(target: Target, admin_dsn: str | None) -> InstrumentationCycler | None:
+    """Instrumentation needs rights the benchmark user rarely has
+    (UPDATE on performance_schema, ALTER SYSTEM): --admin-dsn names them."""
+    if target.kind not in ("mysql", "postgresql"):
+        return None
+    from benchtop.instrumentation import InstrumentationControl
+    from benchtop.target import fill_defaults, parse_dsn
+
+    admin = fill_defaults(parse_dsn(admin_dsn)) if admin_dsn else target
+    if admin.kind != target.kind:
+        admin = replace(admin, kind=target.kind)
+    return InstrumentationCycler(InstrumentationControl(admin))
+
+
+class MonitorRecorder:
+    """Polls sources in background threads while the load runs.  Each
+    snapshot is recorded (monitor.jsonl) and handed to the listeners; the
+    latest per source is kept for guards and the summary."""
+
+    def __init__(self, pollers: list[Any], writer: ResultsWriter | None = None) -> None:
+        self.pollers = pollers
+        self.writer = writer
+        self.latest: dict[str, SourceSnapshot] = {}
+        self.listeners: list[Callable[[SourceSnapshot], None]] = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def _on(self, snap: SourceSnapshot) -> None:
+        with self._lock:
+            self.latest[snap.name] = snap
+        if self.writer:
+            self.writer.append("monitor.jsonl", {"type": "snapshot", "t": snap.t, "sources": {snap.name: snap.to_dict()}})
+        for fn in list(self.listeners):
+            fn(snap)
+
+    def start(self) -> None:
+        for p in self.pollers:
+            t = threading.Thread(target=p.run, args=(self._on, self._stop.is_set), daemon=True,
+                                 name=f"monitor:{p.name}")
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=5)
+        for p in self.pollers:
+            p.close()
+
+
+def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool) -> list[Any]:
+    """Sources for a run: the target itself (unless --no-monitor) and any
+    --proxysql/--pgbouncer given.  A source that cannot connect now is kept:
+    its poller reconnects with backoff and shows the outage."""
+    from benchtop.sources.poller import Poller
+    from benchtop.sources.registry import build_sources, is_local
+
+    specs = list(extra)
+    sources = build_sources(specs, timeout_s=min(5.0, max(1.0, interval)))
+    if with_target and target.kind in ("mysql", "postgresql"):
+        from benchtop.sources.registry import source_class
+
+        sources.insert(0, source_class(target.kind)(target.kind, target, min(5.0, max(1.0, interval))))
+    if with_target and any(is_local(s.target) for s in sources):
+        from benchtop.sources.os import OSSource
+
+        sources.append(OSSource(timeout_s=1.0))
+    return [Poller(s, interval=interval) for s in sources]

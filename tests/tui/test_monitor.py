@@ -1,0 +1,118 @@
+"""Source tabs: generic panel rendering, outages and reconnects, sorting,
+and monitor-only mode, with fake sources (never the network)."""
+
+from __future__ import annotations
+
+import time
+
+from textual.widgets import Static
+
+from benchtop.app import BenchtopApp
+from benchtop.screens.monitor import PanelTable, SourcePane
+from benchtop.sources.base import Missing
+from benchtop.sources.poller import Poller
+from tests.tui.fakes import POOLS_PANELS, FakeRunController, FakeSource, lost
+
+
+async def _wait(pilot, cond, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await pilot.pause(0.05)
+
+
+def _cells(table: PanelTable) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_panels_render_generically(fake) -> None:
+    app = BenchtopApp(fake, [FakeSource("pgbouncer", [POOLS_PANELS])])
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: pane.last is not None)
+        await pilot.pause()
+        pools = pane.query_one("#panel-pools PanelTable", PanelTable)
+        assert [str(c.label) for c in pools.columns.values()][:3] == ["database", "user", "cl_active"]
+        assert _cells(pools)[0][:3] == ["sbtest", "sbtest", "4"]
+        stats = pane.query_one("#panel-stats PanelTable", PanelTable)
+        assert _cells(stats) == [["sbtest", "812.50", "16250.00", "420"]]
+        values = pane.query_one("#panel-values PanelTable", PanelTable)
+        assert _cells(values) == [["wal_bytes_per_s", "1048576.00"]]
+        missing = pane.query_one("#panel-config .missing", Static)
+        text = str(missing.render())
+        assert "SHOW CONFIG needs the admin user" in text and "admin_users" in text
+
+
+async def test_outage_shows_banner_then_recovers(fake) -> None:
+    source = FakeSource("pgbouncer", [POOLS_PANELS, lost(), POOLS_PANELS])
+    poller = Poller(source, interval=0.1, backoff_initial_s=0.1)
+    app = BenchtopApp(fake, [poller])
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: pane.has_class("lost"))
+        banner = str(pane.query_one(".banner", Static).render())
+        assert "connection lost" in banner and "reconnecting" in banner
+        # the last data stays on screen under the banner
+        assert pane.query_one("#panel-pools PanelTable", PanelTable).row_count == 2
+        await _wait(pilot, lambda: not pane.has_class("lost"))
+        assert source.connects >= 2
+        # keys keep working through the outage
+        await pilot.press("plus")
+        await _wait(pilot, lambda: fake.threads == 9)
+
+
+async def test_hung_source_does_not_freeze_keys(fake) -> None:
+    class Hung(FakeSource):
+        def poll(self):
+            time.sleep(3)
+            return super().poll()
+
+    app = BenchtopApp(fake, [Poller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.2)
+        t0 = time.monotonic()
+        await pilot.press("plus")
+        await _wait(pilot, lambda: fake.threads == 9, timeout=1.0)
+        assert time.monotonic() - t0 < 1.0
+
+
+async def test_missing_panel_replaced_by_data(fake) -> None:
+    first = {"waits": Missing("performance_schema is off", "set performance_schema=ON")}
+    then = {"waits": [{"event": "wait/io/file", "ms_per_s": 12.5, "count_per_s": 3}]}
+    app = BenchtopApp(fake, [Poller(FakeSource("mysql", [first, then]), interval=0.1)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: bool(pane.query("#panel-waits PanelTable")))
+        await pilot.pause()
+        assert not pane.query("#panel-waits .missing")
+        assert _cells(pane.query_one("#panel-waits PanelTable", PanelTable)) == [["wait/io/file", "12.50", "3"]]
+
+
+async def test_header_click_sorts(fake) -> None:
+    app = BenchtopApp(fake, [FakeSource("pgbouncer", [POOLS_PANELS])])
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: pane.last is not None)
+        await pilot.pause()
+        pools = pane.query_one("#panel-pools PanelTable", PanelTable)
+        col = list(pools.columns.values())
+        i = [str(c.label) for c in col].index("cl_active")
+        pools.post_message(PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label))
+        await pilot.pause()
+        assert [r[i] for r in _cells(pools)] == ["4", "1"]  # descending first
+        pools.post_message(PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label))
+        await pilot.pause()
+        assert [r[i] for r in _cells(pools)] == ["1", "4"]
+
+
+async def test_monitor_only_mode() -> None:
+    app = BenchtopApp(None, [FakeSource("pgbouncer", [POOLS_PANELS]), FakeSource("mysql", [{"threads": {"running": 3}}])])
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = list(app.screen.query(SourcePane))
+        assert [p.poller.name for p in panes] == ["pgbouncer", "mysql"]
+        await _wait(pilot, lambda: all(p.last is not None for p in panes))
+        await pilot.press("question_mark")
+        await pilot.press("escape")
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value is None

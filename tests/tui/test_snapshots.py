@@ -1,0 +1,54 @@
+"""The dashboard as the user sees it, from deterministic fakes (no clocks,
+no randomness; the sampling timer never fires during a snapshot).
+
+Update after a deliberate change with:
+    pytest tests/tui/test_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+from benchtop.app import BenchtopApp
+from tests.tui.fakes import POOLS_PANELS, FakeRunController, FakeSource
+
+
+async def _workers_done(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_dashboard_80x24(snap_compare) -> None:
+    assert snap_compare(BenchtopApp(FakeRunController()), terminal_size=(80, 24))
+
+
+def test_dashboard_160x48(snap_compare) -> None:
+    assert snap_compare(BenchtopApp(FakeRunController(preload=120)), terminal_size=(160, 48))
+
+
+def test_rate_mode_80x24(snap_compare) -> None:
+    assert snap_compare(BenchtopApp(FakeRunController(rate=800.0)), terminal_size=(80, 24))
+
+
+def test_rate_mode_160x48(snap_compare) -> None:
+    assert snap_compare(BenchtopApp(FakeRunController(rate=800.0, preload=120)), terminal_size=(160, 48))
+
+
+def test_paused_after_keys_80x24(snap_compare) -> None:
+    async def settle(pilot) -> None:
+        await _workers_done(pilot)
+
+    app = BenchtopApp(FakeRunController())
+    assert snap_compare(app, press=["plus", "space"], terminal_size=(80, 24), run_before=settle)
+
+
+def test_help_80x24(snap_compare) -> None:
+    assert snap_compare(BenchtopApp(FakeRunController()), press=["question_mark"], terminal_size=(80, 24))
+
+
+def test_source_tab_120x36(snap_compare) -> None:
+    async def open_tab(pilot) -> None:
+        await _workers_done(pilot)
+        pilot.app.screen.query_one("#tabs").active = "tab-pgbouncer"
+        await pilot.pause()
+
+    app = BenchtopApp(FakeRunController(), [FakeSource("pgbouncer", [POOLS_PANELS])])
+    assert snap_compare(app, terminal_size=(120, 36), run_before=open_tab)
