@@ -3,8 +3,9 @@ where failed workers are reported."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from textual import on
 from textual.app import App

@@ -162,7 +162,10 @@ def key_lines(text: str) -> dict[tuple[int, str], int]:
             out[(section, "")] = n
             continue
         if _TABLE.match(line):
-            section = -2  # some other table: not ours
+            section = -2  # some other table: not ours, but say where it is
+            m = re.match(r"^\s*\[+\s*([A-Za-z0-9_-]+)", line)
+            if m:
+                out.setdefault((-1, m.group(1)), n)
             continue
         m = _KEY.match(line)
         if m:

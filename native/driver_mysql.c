@@ -31,9 +31,20 @@
  *   compress=0|1     protocol compression
  *   init-command=SQL run after every connect (may not contain ';')
  *   get-server-public-key=0|1  fetch the RSA key for caching_sha2_password
- *                    over unencrypted connections (MySQL 8)
+ *                    over unencrypted connections (libmysqlclient; libmariadb
+ *                    fetches it by itself)
+ *   blocking-reads=0 keep libmariadb's own non-blocking reads (see
+ *                    bt_my_blocking_reads; for comparisons and diagnosis)
  * cfg->ssl: 0 leaves TLS off, 1 requires TLS without verifying the server
- * certificate, 2 requires TLS and verifies the certificate and host name.
+ * certificate, 2 requires TLS and verifies the certificate and host name
+ * (give ssl-ca for a private CA).  A connection that was asked for TLS and
+ * did not get it fails.
+ *
+ * Errors: 1213 deadlock, 1205 lock wait timeout and 1020 (record changed
+ * since last read) are retryable; 2006/2013/2055, 1927 (killed), 1053
+ * (shutdown), 2002/2003, 4031 (MySQL 8 inactivity) and TLS transport errors
+ * after the handshake mean a lost connection; the rest are statement errors
+ * with the server's errno and message.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -84,6 +95,7 @@ enum {
     BT_MY_CR_CONN_HOST_ERROR = 2003,
     BT_MY_CR_SERVER_GONE = 2006,
     BT_MY_CR_SERVER_LOST = 2013,
+    BT_MY_CR_SSL_CONNECTION_ERROR = 2026,  /* how a TLS connection reports EOF and timeouts */
     BT_MY_CR_SERVER_LOST_EXT = 2055,
     BT_MY_CLIENT_INTERACTION_TIMEOUT = 4031,  /* MySQL 8: disconnected for inactivity */
     BT_MY_CR_ERR_NET_READ = 5013,             /* libmariadb */
@@ -178,7 +190,8 @@ static int bt_my_is_lost(unsigned int code)
     }
 }
 
-/* Classifies a statement error; always returns -1 for the caller to pass on. */
+/* Classifies a statement error; always returns -1 for the caller to pass on.
+ * (Connect errors are classified in bt_my_connect.) */
 static int bt_my_fail(bt_err *err, unsigned int code, const char *sqlstate, const char *msg)
 {
     int kind = BT_DERR_SQL, errk = BT_ERRK_FATAL;
@@ -192,7 +205,9 @@ static int bt_my_fail(bt_err *err, unsigned int code, const char *sqlstate, cons
         /* sysbench retries it with deadlocks: a snapshot conflict */
         kind = BT_DERR_RETRY;
         errk = BT_ERRK_SERIALIZATION;
-    } else if (bt_my_is_lost(code)) {
+    } else if (bt_my_is_lost(code) || code == BT_MY_CR_SSL_CONNECTION_ERROR) {
+        /* after the handshake a TLS error is the transport failing under the
+         * session (EOF, read timeout): lost, as 2013 is without TLS */
         kind = BT_DERR_LOST;
         errk = BT_ERRK_LOST_CONNECTION;
     }
@@ -463,6 +478,13 @@ static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
         bt_err_set(err, BT_DERR_CONNECT,
                    bt_my_is_lost(code) ? BT_ERRK_LOST_CONNECTION : BT_ERRK_FATAL,
                    (int32_t)code, mysql_sqlstate(c->my), mysql_error(c->my));
+        goto out;
+    }
+    /* libmariadb quietly stays in clear text when the server has no TLS and
+     * the certificate is not to be verified: required means required. */
+    if (cfg->ssl > 0 && !mysql_get_ssl_cipher(c->my)) {
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "",
+                   "TLS is required (--mysql-ssl) but the server does not support it");
         goto out;
     }
 #ifdef BT_MY_BLOCKING_READS

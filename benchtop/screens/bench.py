@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,7 +22,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from benchtop.engine.histogram import Histogram
-from benchtop.messages import EngineSampled, InstrumentationCycled, ResultsSaved, RunFinished, SettingsApplied
+from benchtop.messages import (
+    EngineSampled,
+    InstrumentationCycled,
+    ResultsSaved,
+    RunFinished,
+    SettingsApplied,
+)
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
@@ -58,7 +65,9 @@ class Dashboard(Horizontal):
             yield TimeChart("qps", id="chart-qps", classes="tall-only")
             yield TimeChart("latency", log=True, fmt=ms, id="chart-latency")
             yield TimeChart("queue/concurrency", id="chart-queue", classes="rate-only")
-            yield TimeChart("service vs corrected", log=True, fmt=ms, id="chart-service")
+            yield TimeChart(
+                "service vs corrected", log=True, fmt=ms, id="chart-service"
+            )
         with Vertical(id="side"):
             yield LatencyHistogram("last interval", id="hist-interval")
             yield LatencyHistogram("whole run", id="hist-run")
@@ -73,7 +82,13 @@ class Dashboard(Horizontal):
             if self._last:
                 self.show(*self._last)
 
-    def show(self, history: Sequence[IntervalStats], events: Sequence[Any], run_hist: Histogram, rate_mode: bool) -> None:
+    def show(
+        self,
+        history: Sequence[IntervalStats],
+        events: Sequence[Any],
+        run_hist: Histogram,
+        rate_mode: bool,
+    ) -> None:
         self._last = (history, events, run_hist, rate_mode)
         self.set_class(rate_mode, "rate-mode")
         ends = [iv.t for iv in history]
@@ -81,7 +96,9 @@ class Dashboard(Horizontal):
         t_end = history[-1].t if history else None
         step = history[-1].dt if history else 1.0
 
-        def series(name: str, get: Callable[[IntervalStats], float], style: str) -> Series:
+        def series(
+            name: str, get: Callable[[IntervalStats], float], style: str
+        ) -> Series:
             return Series(name, tuple(get(iv) for iv in history), style)
 
         def chart(cid: str, *ss: Series) -> None:
@@ -90,10 +107,16 @@ class Dashboard(Horizontal):
         chart("#chart-tps", series("tps", lambda iv: iv.tps, "green"))
         chart("#chart-qps", series("qps", lambda iv: iv.qps, "green"))
         lat = [("p50", "green"), ("p95", "yellow"), ("p99", "red"), ("max", "magenta")]
-        lat_series = [series(k, lambda iv, k=k: iv.latency_ms.get(k, 0.0), st) for k, st in lat]
+        lat_series = [
+            series(k, lambda iv, k=k: iv.latency_ms.get(k, 0.0), st) for k, st in lat
+        ]
         if rate_mode and not self.has_class("tall"):
             # no room for the service chart: put its key line here
-            lat_series.append(series("svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "cyan"))
+            lat_series.append(
+                series(
+                    "svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "cyan"
+                )
+            )
         chart("#chart-latency", *lat_series)
         if rate_mode:
             chart(
@@ -103,8 +126,12 @@ class Dashboard(Horizontal):
             )
             chart(
                 "#chart-service",
-                series("svc p50", lambda iv: iv.service_latency_ms.get("p50", 0.0), "cyan"),
-                series("svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "blue"),
+                series(
+                    "svc p50", lambda iv: iv.service_latency_ms.get("p50", 0.0), "cyan"
+                ),
+                series(
+                    "svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "blue"
+                ),
                 series("p99", lambda iv: iv.latency_ms.get("p99", 0.0), "red"),
             )
         axis = axis_for(run_hist)
@@ -112,7 +139,9 @@ class Dashboard(Horizontal):
             self.query_one("#hist-interval", LatencyHistogram).update_data(
                 f"last {history[-1].dt:.0f}s", history[-1].latency, axis
             )
-            self.query_one("#hist-run", LatencyHistogram).update_data("whole run", run_hist, axis)
+            self.query_one("#hist-run", LatencyHistogram).update_data(
+                "whole run", run_hist, axis
+            )
         self.query_one("#timeline", TimelineList).show(events)
 
 
@@ -120,22 +149,83 @@ class BenchScreen(Screen):
     """The live benchmark; sources (if any) are tabs beside the dashboard."""
 
     BINDINGS = [
-        Binding("plus", "threads_by(1)", "threads", key_display="+/-", id="threads.more", tooltip="threads +1 (- for -1)"),
-        Binding("minus", "threads_by(-1)", "threads -1", show=False, id="threads.fewer"),
-        Binding("asterisk", "threads_times(2)", "x2", key_display="*//", id="threads.double", tooltip="threads x2 (/ halves)"),
-        Binding("slash", "threads_times(0.5)", "threads half", show=False, id="threads.half"),
-        Binding("r", "type_rate", "rate", id="rate.type", tooltip="type a rate (0 = unlimited)"),
-        Binding("right_square_bracket", "rate_times(2)", "x2", key_display="]/[", id="rate.double", tooltip="rate x2 ([ halves)"),
-        Binding("left_square_bracket", "rate_times(0.5)", "rate half", show=False, id="rate.half"),
-        Binding("space", "pause", "pause", id="pause", tooltip="pause / resume the load"),
-        Binding("m", "mark", "mark", id="mark", tooltip="mark this moment on the timeline"),
-        Binding("i", "instrumentation", "instr", id="instrumentation", tooltip="cycle instrumentation presets"),
-        Binding("s", "save", "save", id="save", tooltip="save a screenshot and the results so far"),
+        Binding(
+            "plus",
+            "threads_by(1)",
+            "threads",
+            key_display="+/-",
+            id="threads.more",
+            tooltip="threads +1 (- for -1)",
+        ),
+        Binding(
+            "minus", "threads_by(-1)", "threads -1", show=False, id="threads.fewer"
+        ),
+        Binding(
+            "asterisk",
+            "threads_times(2)",
+            "x2",
+            key_display="*//",
+            id="threads.double",
+            tooltip="threads x2 (/ halves)",
+        ),
+        Binding(
+            "slash", "threads_times(0.5)", "threads half", show=False, id="threads.half"
+        ),
+        Binding(
+            "r",
+            "type_rate",
+            "rate",
+            id="rate.type",
+            tooltip="type a rate (0 = unlimited)",
+        ),
+        Binding(
+            "right_square_bracket",
+            "rate_times(2)",
+            "x2",
+            key_display="]/[",
+            id="rate.double",
+            tooltip="rate x2 ([ halves)",
+        ),
+        Binding(
+            "left_square_bracket",
+            "rate_times(0.5)",
+            "rate half",
+            show=False,
+            id="rate.half",
+        ),
+        Binding(
+            "space", "pause", "pause", id="pause", tooltip="pause / resume the load"
+        ),
+        Binding(
+            "m", "mark", "mark", id="mark", tooltip="mark this moment on the timeline"
+        ),
+        Binding(
+            "i",
+            "instrumentation",
+            "instr",
+            id="instrumentation",
+            tooltip="cycle instrumentation presets",
+        ),
+        Binding(
+            "s",
+            "save",
+            "save",
+            id="save",
+            tooltip="save a screenshot and the results so far",
+        ),
         Binding("question_mark", "help", "help", id="help"),
-        Binding("q", "quit_run", "quit", id="quit", tooltip="stop the run and print the summary"),
+        Binding(
+            "q",
+            "quit_run",
+            "quit",
+            id="quit",
+            tooltip="stop the run and print the summary",
+        ),
     ]
 
-    def __init__(self, controller: Any, pollers: Sequence[Any] = (), save_dir: Path | None = None) -> None:
+    def __init__(
+        self, controller: Any, pollers: Sequence[Any] = (), save_dir: Path | None = None
+    ) -> None:
         super().__init__()
         self.controller = controller
         self.pollers = list(pollers)
@@ -195,8 +285,12 @@ class BenchScreen(Screen):
 
     def refresh_all(self) -> None:
         self.refresh_header()
-        rate_mode = self.wanted_rate > 0 or any(iv.rate_mode for iv in self.history[-120:])
-        self.query_one(Dashboard).show(self.history, list(self.controller.timeline), self.run_hist, rate_mode)
+        rate_mode = self.wanted_rate > 0 or any(
+            iv.rate_mode for iv in self.history[-120:]
+        )
+        self.query_one(Dashboard).show(
+            self.history, list(self.controller.timeline), self.run_hist, rate_mode
+        )
 
     # -- sampling --------------------------------------------------------------
     def sample_engine(self) -> None:
@@ -216,7 +310,12 @@ class BenchScreen(Screen):
             self.post_message(EngineSampled(stats, finished))
 
         self.app.run_worker(
-            read, thread=True, exclusive=True, group="engine", exit_on_error=False, description="reading the engine"
+            read,
+            thread=True,
+            exclusive=True,
+            group="engine",
+            exit_on_error=False,
+            description="reading the engine",
         )
 
     @on(EngineSampled)
@@ -242,7 +341,9 @@ class BenchScreen(Screen):
                 call(controller)
             self.post_message(SettingsApplied(what))
 
-        self.app.run_worker(work, thread=True, group="control", exit_on_error=False, description=what)
+        self.app.run_worker(
+            work, thread=True, group="control", exit_on_error=False, description=what
+        )
 
     def _set_threads(self, n: int) -> None:
         n = max(1, min(MAX_THREADS, n))
@@ -262,13 +363,16 @@ class BenchScreen(Screen):
     def _set_rate(self, rate: float) -> None:
         self.wanted_rate = rate
         self.refresh_header()
-        self._apply("rate unlimited" if rate <= 0 else f"rate {rate:g}/s", lambda c: c.set_rate(self.wanted_rate))
+        self._apply(
+            "rate unlimited" if rate <= 0 else f"rate {rate:g}/s",
+            lambda c: c.set_rate(self.wanted_rate),
+        )
 
     def action_rate_times(self, factor: float) -> None:
         if self.wanted_rate <= 0:
             # Closed loop: start rate limiting near what the server does now.
             achieved = self.history[-1].tps if self.history else 0.0
-            self._set_rate(nice_rate(achieved * (1 if factor > 1 else factor)))
+            self._set_rate(nice_rate(achieved * min(factor, 1)))
         else:
             self._set_rate(max(MIN_RATE, round(self.wanted_rate * factor, 3)))
 
@@ -282,7 +386,10 @@ class BenchScreen(Screen):
     def action_pause(self) -> None:
         self.wanted_paused = not self.wanted_paused
         self.refresh_header()
-        self._apply("paused" if self.wanted_paused else "resumed", lambda c: c.set_paused(self.wanted_paused))
+        self._apply(
+            "paused" if self.wanted_paused else "resumed",
+            lambda c: c.set_paused(self.wanted_paused),
+        )
 
     def action_mark(self) -> None:
         n = sum(1 for ev in self.controller.timeline if ev.kind == "mark") + 1
@@ -301,7 +408,13 @@ class BenchScreen(Screen):
                 preset = controller.cycle_instrumentation()
             self.post_message(InstrumentationCycled(preset))
 
-        self.app.run_worker(work, thread=True, group="control", exit_on_error=False, description="instrumentation")
+        self.app.run_worker(
+            work,
+            thread=True,
+            group="control",
+            exit_on_error=False,
+            description="instrumentation",
+        )
 
     @on(SettingsApplied)
     def _settings_applied(self, event: SettingsApplied) -> None:
@@ -319,7 +432,9 @@ class BenchScreen(Screen):
     # -- save, help, quit ------------------------------------------------------
     def action_save(self) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        svg = self.app.save_screenshot(filename=f"benchtop-{stamp}.svg", path=str(self.save_dir))
+        svg = self.app.save_screenshot(
+            filename=f"benchtop-{stamp}.svg", path=str(self.save_dir)
+        )
         controller = self.controller
         prefix = self.save_dir / f"benchtop-{stamp}"
 
@@ -327,7 +442,13 @@ class BenchScreen(Screen):
             paths = controller.save(prefix)
             self.post_message(ResultsSaved([svg, *map(str, paths)]))
 
-        self.app.run_worker(work, thread=True, group="save", exit_on_error=False, description="saving results")
+        self.app.run_worker(
+            work,
+            thread=True,
+            group="save",
+            exit_on_error=False,
+            description="saving results",
+        )
 
     @on(ResultsSaved)
     def _results_saved(self, event: ResultsSaved) -> None:
@@ -354,7 +475,13 @@ class BenchScreen(Screen):
             summary = controller.stop(reason)
             self.post_message(RunFinished(summary, reason))
 
-        self.app.run_worker(work, thread=True, group="stop", exit_on_error=False, description="stopping the run")
+        self.app.run_worker(
+            work,
+            thread=True,
+            group="stop",
+            exit_on_error=False,
+            description="stopping the run",
+        )
 
     @on(RunFinished)
     def _run_finished(self, event: RunFinished) -> None:

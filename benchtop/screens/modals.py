@@ -3,6 +3,8 @@ dismisses with the value, or None when cancelled with escape."""
 
 from __future__ import annotations
 
+import math
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -37,9 +39,13 @@ def parse_rate(text: str) -> float:
     try:
         value = float(raw) * factor
     except ValueError:
-        raise ValueError(f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)")
+        raise ValueError(
+            f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)"
+        ) from None
+    if not math.isfinite(value):
+        raise ValueError(
+            f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)"
+        )
     if value < 0:
         raise ValueError("a rate cannot be negative (0 = unlimited)")
     if value > MAX_RATE:
@@ -67,7 +73,9 @@ class _Prompt(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.question)
-            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+            yield Input(
+                value=self.value, placeholder=self.placeholder, id="prompt-input"
+            )
             yield Label("", id="prompt-error", classes="error")
             yield Label("enter: apply   escape: cancel", classes="hint")
 

@@ -252,9 +252,10 @@ class PostgresSource(Source):
         if t.ssl:
             kwargs["sslmode"] = t.ssl
         try:
+            # No session-level SET: behind a transaction pooler (PgBouncer) it
+            # would stick to a server connection the benchmark then uses.
+            # Each query runs in its own read-only transaction instead.
             self._conn = psycopg.connect(**kwargs)
-            self._conn.execute(f"SET statement_timeout = {int(self.timeout_s * 1000)}")
-            self._conn.execute("SET default_transaction_read_only = on")
         except psycopg.Error as exc:
             self.close()
             raise SourceError(f"{t.describe()}: {_one_line(exc)}") from None
@@ -299,7 +300,10 @@ class PostgresSource(Source):
                 Missing("not available on this server version", f"PostgreSQL {self.version_num}")
             ) from None
         try:
-            return self._conn.execute(text).fetchall()
+            with self._conn.transaction():
+                self._conn.execute(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
+                self._conn.execute("SET TRANSACTION READ ONLY")
+                return self._conn.execute(text).fetchall()
         except psycopg.errors.QueryCanceled:
             raise _PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
         except psycopg.errors.InsufficientPrivilege as exc:

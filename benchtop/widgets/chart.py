@@ -9,8 +9,8 @@ on colour alone (latency series are also ordered: p50 <= p95 <= p99 <= max).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from rich.text import Text
 from textual.widget import Widget
@@ -109,7 +109,8 @@ def plot(
                 owner[row][x // 2] = s.style
             prev_y = y
     return [
-        [(chr(_BRAILLE + m) if m else " ", owner[r][c]) for c, m in enumerate(masks[r])] for r in range(height)
+        [(chr(_BRAILLE + m) if m else " ", owner[r][c]) for c, m in enumerate(masks[r])]
+        for r in range(height)
     ]
 
 
@@ -133,7 +134,9 @@ def render_chart(
     scale = scale_for(series, log)
     cells = plot(series, plot_w, plot_h, scale)
     n = max((len(s.values) for s in series), default=0)
-    first = max(n - plot_w * 2, 0)  # interval index at dot column 0 (once the window is full)
+    first = max(
+        n - plot_w * 2, 0
+    )  # interval index at dot column 0 (once the window is full)
     offset = plot_w * 2 - min(n, plot_w * 2)
     marker_cols: dict[int, str] = {}
     for m in markers:
@@ -141,8 +144,17 @@ def render_chart(
             marker_cols[(offset + m.index - first) // 2] = m.symbol
     for r, row in enumerate(cells):
         f = 1 - r / max(plot_h - 1, 1)
-        label = fmt(scale.at(f)) if r in (0, plot_h - 1) or (plot_h >= 5 and r == plot_h // 2) else ""
-        out.append("\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤" if label else "\n" + " " * LABEL_W + "│", "dim")
+        label = (
+            fmt(scale.at(f))
+            if r in (0, plot_h - 1) or (plot_h >= 5 and r == plot_h // 2)
+            else ""
+        )
+        out.append(
+            "\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤"
+            if label
+            else "\n" + " " * LABEL_W + "│",
+            "dim",
+        )
         for c, (ch, style) in enumerate(row):
             if ch == " " and c in marker_cols:
                 out.append("┊", "dim")
@@ -161,12 +173,13 @@ def render_chart(
 class TimeChart(Widget):
     """A chart of several series over the run's intervals."""
 
-
     DEFAULT_CSS = """
     TimeChart { height: 1fr; min-height: 4; }
     """
 
-    def __init__(self, name: str, log: bool = False, fmt: Callable[[float], str] = num, **kwargs) -> None:
+    def __init__(
+        self, name: str, log: bool = False, fmt: Callable[[float], str] = num, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.chart_name = name
         self.log_scale = log
@@ -177,7 +190,11 @@ class TimeChart(Widget):
         self._step = 1.0
 
     def update_data(
-        self, series: Sequence[Series], markers: Sequence[Marker], t_end: float | None, step: float
+        self,
+        series: Sequence[Series],
+        markers: Sequence[Marker],
+        t_end: float | None,
+        step: float,
     ) -> None:
         self._series = tuple(series)
         self._markers = tuple(markers)
@@ -196,14 +213,17 @@ class TimeChart(Widget):
         return text
 
     def render(self) -> Text:
-        return crop(render_chart(
-            self.legend(),
-            self._series,
-            self._markers,
+        return crop(
+            render_chart(
+                self.legend(),
+                self._series,
+                self._markers,
+                self.size.width,
+                self.size.height,
+                log=self.log_scale,
+                fmt=self.fmt,
+                t_end=self._t_end,
+                step=self._step,
+            ),
             self.size.width,
-            self.size.height,
-            log=self.log_scale,
-            fmt=self.fmt,
-            t_end=self._t_end,
-            step=self._step,
-        ), self.size.width)
+        )

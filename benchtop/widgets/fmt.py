@@ -51,7 +51,7 @@ def ns_decade(exp: int) -> str:
     for base, unit in units:
         if exp >= base:
             return f"{10 ** (exp - base)}{unit}"
-    return f"{10.0 ** exp:g}ns"
+    return f"{10.0**exp:g}ns"
 
 
 def clock(seconds: float) -> str:
@@ -73,11 +73,11 @@ def nice_rate(v: float) -> float:
     """
     if v < 1:
         return 1.0
-    digits = 2 - int(math.floor(math.log10(v))) - 1
+    digits = 1 - math.floor(math.log10(v))
     return float(round(v, digits))
 
 
-def crop(text: "Text", width: int) -> "Text":
+def crop(text: Text, width: int) -> Text:
     """Every line cut to `width` cells: charts must never wrap.
 
     >>> crop(Text("abcdef\\nxy"), 4).plain

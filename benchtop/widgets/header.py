@@ -29,7 +29,7 @@ def header_text(s: HeaderState) -> Text:
     """
     >>> print(header_text(HeaderState("sqlite:///tmp/x.db", "oltp_read_only", 65, 55, 8, 0, 1234.5, 0, 2, True)).plain)
     benchtop  sqlite:///tmp/x.db  oltp_read_only  1:05 elapsed, 0:55 left
-    threads: 8  rate: unlimited (1.23k tps)  errors: 0  reconnects: 2  ‖ PAUSED
+    ‖ PAUSED  threads: 8  rate: unlimited (1.23k tps)  errors: 0  reconnects: 2
     """
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append("benchtop", "bold")
@@ -38,6 +38,13 @@ def header_text(s: HeaderState) -> Text:
     left = "no time limit" if s.remaining is None else f"{clock(s.remaining)} left"
     t.append(f"  {clock(s.elapsed)} elapsed, {left}")
     t.append("\n")
+    # flags first: a narrow terminal cuts the end of the line, never these
+    if s.status:
+        t.append(f"■ {s.status.upper()}", "bold reverse")
+        t.append("  ")
+    elif s.paused:
+        t.append("‖ PAUSED", "bold reverse yellow")
+        t.append("  ")
     t.append(f"threads: {s.threads}", "bold")
     if s.rate > 0:
         t.append(f"  rate: {num(s.rate)}/s target, {num(s.achieved_tps)}/s achieved")
@@ -45,10 +52,6 @@ def header_text(s: HeaderState) -> Text:
         t.append(f"  rate: unlimited ({num(s.achieved_tps)} tps)")
     t.append(f"  errors: {s.errors}", "bold red" if s.errors else "")
     t.append(f"  reconnects: {s.reconnects}", "bold yellow" if s.reconnects else "")
-    if s.status:
-        t.append(f"  ■ {s.status.upper()}", "bold reverse")
-    elif s.paused:
-        t.append("  ‖ PAUSED", "bold reverse yellow")
     return t
 
 

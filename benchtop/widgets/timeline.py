@@ -3,7 +3,8 @@ axis, and the list that explains them."""
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from rich.text import Text
 from textual.widget import Widget

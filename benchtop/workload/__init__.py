@@ -14,7 +14,8 @@ from benchtop.workload.program import Program
 _INSTALLED = Path(__file__).resolve().parent.parent / "builtin_workloads"
 BUILTIN_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().parents[2] / "workloads"
 
-__all__ = ["Program", "WorkloadError", "builtin_names", "load_program", "builtin_program", "option_defaults"]
+__all__ = ["Program", "WorkloadError", "builtin_names", "load_program", "builtin_program", "option_defaults",
+           "workload_extra_lines"]
 
 
 def _search_dirs() -> list[Path]:
@@ -36,8 +37,10 @@ def resolve(name_or_path: str) -> Path:
         if not p.is_file():
             raise WorkloadError(f"workload file {name_or_path} not found")
         return p
-    cand = BUILTIN_DIR / f"{name_or_path}.toml"
-    if cand.is_file() and not name_or_path.startswith("_"):
+    # pgbench spells its scripts with dashes (tpcb-select-only): files use _
+    stem = name_or_path.replace("-", "_")
+    cand = BUILTIN_DIR / f"{stem}.toml"
+    if cand.is_file() and not stem.startswith("_"):
         return cand
     raise WorkloadError(
         f"unknown workload {name_or_path!r}: use one of {', '.join(builtin_names())} or a path to a .toml file"
@@ -57,3 +60,31 @@ def load_program(name_or_path: str, engine: str, overrides: dict[str, Any] | Non
 
 def builtin_program(name: str, engine: str, **overrides: Any) -> Program:
     return load_program(name, engine, overrides)
+
+
+def workload_extra_lines(program: Program, summary: Any) -> list[str]:
+    """Lines a workload adds to the text summary, from its [report] table:
+    `per_minute = {new_order = "tpmC"}` gives "tpmC: N (new_order per
+    minute)"; `per_operation = true` a count and rate per transaction type.
+
+    >>> from types import SimpleNamespace as NS
+    >>> p = builtin_program("tpcc", "null")
+    >>> workload_extra_lines(p, NS(time_s=30.0, transactions=100, txn_types={"new_order": 45}))
+    ['    tpmC:                                90.00  (new_order transactions per minute)']
+    """
+    report = program.extra.get("report")
+    if not isinstance(report, dict):
+        return []
+    t = max(float(summary.time_s), 1e-9)
+    counts: dict[str, int] = dict(summary.txn_types or {})
+    lines = []
+    for txn, label in dict(report.get("per_minute", {})).items():
+        n = counts.get(txn, 0)
+        lines.append(f"    {label + ':':<37}{n / t * 60:.2f}  ({txn} transactions per minute)")
+    if report.get("per_operation") and counts:
+        total = max(sum(counts.values()), 1)
+        lines.append("    operations:")
+        for name in program.txn_names:
+            n = counts.get(name, 0)
+            lines.append(f"        {name + ':':<33}{n:<8d} ({n / t:.2f} per sec., {100.0 * n / total:.1f}%)")
+    return lines

@@ -614,8 +614,24 @@ def compile_definition(
         description=str(data.get("description", "")),
         source=src.path,
         read_only=not ctx.writes,
-        extra={"report": dict(data["report"])} if isinstance(data.get("report"), dict) else {},
+        extra=_extra(data, engine, src, options),
     )
+
+
+def _extra(data: dict[str, Any], engine: str, src: _Source, options: dict[str, Any]) -> dict[str, object]:
+    """[report] (per-minute rates) and [[consistency]] (checks) for the
+    code that reports on and checks a run."""
+    out: dict[str, object] = {}
+    if isinstance(data.get("report"), dict):
+        out["report"] = dict(data["report"])
+    checks = []
+    for c in _as_list(data.get("consistency")):
+        if not isinstance(c, dict) or "name" not in c or "sql" not in c:
+            raise WorkloadError(f"{src.path}:{src.line_of('[[consistency]]')}: a [[consistency]] needs name and sql")
+        checks.append((str(c["name"]), _fill(str(_per_engine(c["sql"], engine, "sql", src)), options)))
+    if checks:
+        out["consistency"] = tuple(checks)
+    return out
 
 
 def _as_list(v: Any) -> list[dict[str, Any]]:

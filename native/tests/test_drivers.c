@@ -603,6 +603,8 @@ int main(int argc, char **argv)
     base.password = argv[5];
     base.database = argv[6];
     base.socket = getenv("BT_TEST_SOCKET");   /* Unix socket instead of TCP */
+    base.ssl = getenv("BT_TEST_SSL") ? atoi(getenv("BT_TEST_SSL")) : 0;
+    base.options = getenv("BT_TEST_OPTIONS");
     base.prepare = 1;
     base.connect_timeout_s = 10;
     setvbuf(stdout, NULL, _IOLBF, 0);

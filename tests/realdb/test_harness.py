@@ -155,7 +155,7 @@ def test_sigstop_hangs_mysql_until_sigcont(mysql_server: Server) -> None:
     mysql_server.kill(signal.SIGSTOP)
     try:
         with pytest.raises(pymysql.err.OperationalError):
-            mysql_connect(mysql_server, connect_timeout=1)
+            mysql_connect(mysql_server, connect_timeout=1, read_timeout=1)
     finally:
         mysql_server.kill(signal.SIGCONT)
     retry(lambda: mysql_connect(mysql_server).close(), timeout=10)
@@ -268,7 +268,7 @@ def test_env_dsn_server_has_no_process_control() -> None:
         server = pool.get("mysql")
         assert server.process is None and pool.root is None  # nothing started, no folder made
         for action in (lambda: server.kill(), server.restart, server.statement_log):
-            with pytest.raises(pytest.skip.Exception, match="BENCHTOP_TEST_MYSQL_DSN"):
+            with pytest.raises(pytest.skip.Exception, match="started by the test harness, not .*BENCHTOP_TEST_"):
                 action()
     finally:
         pool.close()
@@ -295,3 +295,34 @@ def test_missing_server_fails_loudly_in_ci(monkeypatch: pytest.MonkeyPatch) -> N
 def test_missing_server_skips_with_install_hint_outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(pytest.skip.Exception, match="apt-get install mariadb-server postgresql pgbouncer"):
         _fixture_with_missing_mariadb(monkeypatch, None)
+
+
+# ---------------------------------------------------------------- docker-compose.yml and its doc
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_docker_compose_matches_the_documented_env_dsns() -> None:
+    yaml = pytest.importorskip("yaml")
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert services["mysql"]["image"] == "mysql:8.4"
+    assert services["postgres"]["image"] == "postgres:17"
+    assert services["proxysql"]["image"].startswith("proxysql/proxysql:2.7")
+    assert "pgbouncer" in services["pgbouncer"]["image"]
+    published = {int(p.split(":")[1]): name for name, s in services.items() for p in s["ports"]}
+    assert all(p.startswith("127.0.0.1:") for s in services.values() for p in s["ports"])
+
+    doc = (REPO / "docs" / "testing-with-docker.md").read_text()
+    env = dict(line.removeprefix("export ").split("=", 1) for line in doc.splitlines() if line.startswith("export BENCHTOP_TEST_"))
+    assert set(env) == {f"BENCHTOP_TEST_{k}_{s}DSN" for k in ("MYSQL", "PGSQL", "PGBOUNCER") for s in ("", "ADMIN_")} | {
+        "BENCHTOP_TEST_PROXYSQL_DSN"
+    }
+    expected_service = {"mysql": "mysql", "postgresql": "postgres", "pgbouncer": "pgbouncer", "proxysql": "proxysql"}
+    for kind, service in expected_service.items():
+        server = server_from_env(kind, env)
+        assert server is not None and published[server.port] == service
+    my, pg = server_from_env("mysql", env), server_from_env("postgresql", env)
+    assert my is not None and pg is not None
+    assert services["mysql"]["environment"]["MYSQL_ROOT_PASSWORD"] == my.admin_password
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == pg.admin_password

@@ -15,7 +15,7 @@ from tests.fixtures.servers import Server
 pytestmark = pytest.mark.realdb
 
 # SELECT/SHOW, and session-only SETs (never SET GLOBAL / PERSIST).
-_READ = re.compile(r"^\s*(SELECT|SHOW)\b", re.I)
+_READ = re.compile(r"^\s*(SELECT|SHOW|BEGIN|COMMIT|ROLLBACK|START TRANSACTION READ ONLY)\b", re.I)
 _SESSION_SET = re.compile(r"^\s*SET\s+(?!GLOBAL\b|PERSIST\b|PERSIST_ONLY\b|@@global\.)", re.I)
 
 

@@ -86,17 +86,32 @@ def test_rates_move_under_load(pg_server: Server) -> None:
         src.close()
 
 
-def test_session_is_read_only_named_and_time_limited(pg_server: Server) -> None:
+def test_queries_are_read_only_and_time_limited_without_session_state(
+    pg_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each query runs in its own read-only, time-limited transaction; the
+    session keeps no SET, so behind PgBouncer's transaction pooling nothing
+    leaks into the server connections the benchmark uses."""
+    from benchtop.sources import sql as sql_files
+
     src = _source(pg_server)
     try:
         assert src._conn is not None
-        row = src._conn.execute(
-            "SELECT current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS st,"
-            " current_setting('application_name') AS app"
+        probe = ("SELECT current_setting('transaction_read_only') AS ro, current_setting('statement_timeout') AS st,"
+                 " current_setting('application_name') AS app")
+        monkeypatch.setattr(sql_files, "get", lambda *a, **k: probe)
+        assert src._query("anything") == [{"ro": "on", "st": "2s", "app": "benchtop-monitor"}]
+        session = src._conn.execute(
+            "SELECT current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS st"
         ).fetchone()
-        assert row == {"ro": "on", "st": "2s", "app": "benchtop-monitor"}
-        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
-            src._conn.execute("CREATE TABLE must_not_exist (a int)")
+        assert session == {"ro": "off", "st": "0"}
+        monkeypatch.setattr(sql_files, "get", lambda *a, **k: "CREATE TABLE must_not_exist (a int)")
+        snap_missing = None
+        try:
+            src._query("anything")
+        except Exception as exc:  # noqa: BLE001 - the panel failure carries the server's refusal
+            snap_missing = exc
+        assert snap_missing is not None and "read-only" in str(getattr(snap_missing, "missing", snap_missing))
     finally:
         src.close()
 

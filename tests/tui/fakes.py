@@ -21,7 +21,9 @@ def _bimodal_ns(n: int, main_ms: float, tail_ms: float, tail_share: float) -> li
     values = []
     n_tail = int(n * tail_share)
     for k in range(n - n_tail):
-        z = math.sin((k + 0.5) / (n - n_tail) * math.pi - math.pi / 2)  # -1..1, denser at the ends
+        z = math.sin(
+            (k + 0.5) / (n - n_tail) * math.pi - math.pi / 2
+        )  # -1..1, denser at the ends
         values.append(int(main_ms * 1e6 * math.exp(0.45 * z)))
     for k in range(n_tail):
         z = math.sin((k + 0.5) / max(n_tail, 1) * math.pi - math.pi / 2)
@@ -29,7 +31,9 @@ def _bimodal_ns(n: int, main_ms: float, tail_ms: float, tail_share: float) -> li
     return values
 
 
-def make_interval(i: int, threads: int = 8, rate: float = 0.0, paused: bool = False) -> IntervalStats:
+def make_interval(
+    i: int, threads: int = 8, rate: float = 0.0, paused: bool = False
+) -> IntervalStats:
     """Interval i (ending at t=i+1): throughput rising with a wobble, a
     latency hump near 2 ms and a small stall hump near 40 ms."""
     tps = 0.0 if paused else 900 + 300 * math.sin(i / 6) + 10 * i
@@ -38,11 +42,25 @@ def make_interval(i: int, threads: int = 8, rate: float = 0.0, paused: bool = Fa
     n = int(tps / 4)  # a quarter of the transactions keeps the fixtures quick
     lat_values = _bimodal_ns(n, 2.0 + (i % 10) / 10, 40.0, 0.03 if i % 7 else 0.10)
     lat = Histogram.from_values_ns(lat_values)
-    svc = Histogram.from_values_ns([v * 3 // 4 for v in lat_values]) if rate > 0 else lat
+    svc = (
+        Histogram.from_values_ns([v * 3 // 4 for v in lat_values]) if rate > 0 else lat
+    )
     pct = lat.percentiles_ms([50.0, 95.0, 99.0])
     spct = svc.percentiles_ms([50.0, 95.0, 99.0])
-    lat_ms = {"p50": pct[50.0], "p95": pct[95.0], "p99": pct[99.0], "max": lat.max_ns() / 1e6, "avg": pct[50.0]}
-    svc_ms = {"p50": spct[50.0], "p95": spct[95.0], "p99": spct[99.0], "max": svc.max_ns() / 1e6, "avg": spct[50.0]}
+    lat_ms = {
+        "p50": pct[50.0],
+        "p95": pct[95.0],
+        "p99": pct[99.0],
+        "max": lat.max_ns() / 1e6,
+        "avg": pct[50.0],
+    }
+    svc_ms = {
+        "p50": spct[50.0],
+        "p95": spct[95.0],
+        "p99": spct[99.0],
+        "max": svc.max_ns() / 1e6,
+        "avg": spct[50.0],
+    }
     return IntervalStats(
         t=float(i + 1),
         dt=1.0,
@@ -85,7 +103,10 @@ class FakeRunController:
         sample_delay: float = 0.0,
         finish_after: int | None = None,
         presets: tuple[str, ...] | None = None,
-        events: tuple[tuple[float, str, str], ...] = ((10.0, "threads", "threads 8"), (25.0, "mark", "mark 1")),
+        events: tuple[tuple[float, str, str], ...] = (
+            (10.0, "threads", "threads 8"),
+            (25.0, "mark", "mark 1"),
+        ),
     ) -> None:
         self.label = "sqlite:///tmp/bench.db oltp_read_write"
         self.workload = "oltp_read_write"
@@ -95,8 +116,12 @@ class FakeRunController:
         self.sample_delay = sample_delay
         self.finish_after = finish_after
         self.presets = presets
-        self.history: list[IntervalStats] = [make_interval(i, threads, rate) for i in range(preload)]
-        self.timeline: list[TimelineEvent] = [TimelineEvent(t, k, x) for t, k, x in events]
+        self.history: list[IntervalStats] = [
+            make_interval(i, threads, rate) for i in range(preload)
+        ]
+        self.timeline: list[TimelineEvent] = [
+            TimelineEvent(t, k, x) for t, k, x in events
+        ]
         self.samples = 0
         self.stopped_reason: str | None = None
         self.calls: list[tuple[str, Any]] = []
@@ -113,7 +138,9 @@ class FakeRunController:
         if self.sample_delay:
             time.sleep(self.sample_delay)
         with self._lock:
-            iv = make_interval(len(self.history), self._threads, self._rate, self._paused)
+            iv = make_interval(
+                len(self.history), self._threads, self._rate, self._paused
+            )
             self.history.append(iv)
             self.samples += 1
             return iv
@@ -190,13 +217,32 @@ class FakeRunController:
             lat = lat + iv.latency
         n = sum(iv.transactions for iv in self.history)
         pct = lat.percentiles_ms([50.0, 95.0, 99.0])
-        lat_ms = {"p50": pct[50.0], "p95": pct[95.0], "p99": pct[99.0], "min": lat.min_ns() / 1e6,
-                  "max": lat.max_ns() / 1e6, "avg": pct[50.0]}
+        lat_ms = {
+            "p50": pct[50.0],
+            "p95": pct[95.0],
+            "p99": pct[99.0],
+            "min": lat.min_ns() / 1e6,
+            "max": lat.max_ns() / 1e6,
+            "avg": pct[50.0],
+        }
         return RunSummary(
-            time_s=self.elapsed, threads=self._threads, rate=self._rate, transactions=n, rollbacks=0,
-            reads=n * 14, writes=n * 4, other=n * 2, errors={k: 0 for k in ERROR_KINDS}, reconnects=0,
-            connects=self._threads, connect_ms_avg=1.0, latency_ms=lat_ms, service_latency_ms=lat_ms,
-            latency=lat, service=lat, stopped_by=reason,
+            time_s=self.elapsed,
+            threads=self._threads,
+            rate=self._rate,
+            transactions=n,
+            rollbacks=0,
+            reads=n * 14,
+            writes=n * 4,
+            other=n * 2,
+            errors={k: 0 for k in ERROR_KINDS},
+            reconnects=0,
+            connects=self._threads,
+            connect_ms_avg=1.0,
+            latency_ms=lat_ms,
+            service_latency_ms=lat_ms,
+            latency=lat,
+            service=lat,
+            stopped_by=reason,
         )
 
     def stop(self, reason: str = "") -> RunSummary:
@@ -235,7 +281,14 @@ class FakeSource(Source):
         self.polls += 1
         if isinstance(step, Exception):
             raise step
-        return SourceSnapshot(name=self.name, kind=self.kind, t=1_700_000_000.0, ok=True, poll_ms=1.5, panels=step)
+        return SourceSnapshot(
+            name=self.name,
+            kind=self.kind,
+            t=1_700_000_000.0,
+            ok=True,
+            poll_ms=1.5,
+            panels=step,
+        )
 
     def close(self) -> None:
         pass
@@ -243,13 +296,36 @@ class FakeSource(Source):
 
 POOLS_PANELS: dict[str, Any] = {
     "pools": [
-        {"database": "sbtest", "user": "sbtest", "cl_active": 4, "cl_waiting": 2, "sv_active": 2, "sv_idle": 0, "maxwait": 0.25, "pool_mode": "transaction"},
-        {"database": "pgbouncer", "user": "pgbouncer", "cl_active": 1, "cl_waiting": 0, "sv_active": 0, "sv_idle": 0, "maxwait": 0.0, "pool_mode": "statement"},
+        {
+            "database": "sbtest",
+            "user": "sbtest",
+            "cl_active": 4,
+            "cl_waiting": 2,
+            "sv_active": 2,
+            "sv_idle": 0,
+            "maxwait": 0.25,
+            "pool_mode": "transaction",
+        },
+        {
+            "database": "pgbouncer",
+            "user": "pgbouncer",
+            "cl_active": 1,
+            "cl_waiting": 0,
+            "sv_active": 0,
+            "sv_idle": 0,
+            "maxwait": 0.0,
+            "pool_mode": "statement",
+        },
     ],
-    "stats": {"sbtest": {"xact_per_s": 812.5, "query_per_s": 16250.0, "avg_wait_time_us": 420}},
+    "stats": {
+        "sbtest": {"xact_per_s": 812.5, "query_per_s": 16250.0, "avg_wait_time_us": 420}
+    },
     "clients": {"active": 5, "waiting": 2},
     "wal_bytes_per_s": 1048576.0,
-    "config": Missing("SHOW CONFIG needs the admin user", "add the user to admin_users in pgbouncer.ini"),
+    "config": Missing(
+        "SHOW CONFIG needs the admin user",
+        "add the user to admin_users in pgbouncer.ini",
+    ),
 }
 
 

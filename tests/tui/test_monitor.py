@@ -11,7 +11,7 @@ from benchtop.app import BenchtopApp
 from benchtop.screens.monitor import PanelTable, SourcePane
 from benchtop.sources.base import Missing
 from benchtop.sources.poller import Poller
-from tests.tui.fakes import POOLS_PANELS, FakeRunController, FakeSource, lost
+from tests.tui.fakes import POOLS_PANELS, FakeSource, lost
 
 
 async def _wait(pilot, cond, timeout: float = 5.0) -> None:
@@ -32,7 +32,11 @@ async def test_panels_render_generically(fake) -> None:
         await _wait(pilot, lambda: pane.last is not None)
         await pilot.pause()
         pools = pane.query_one("#panel-pools PanelTable", PanelTable)
-        assert [str(c.label) for c in pools.columns.values()][:3] == ["database", "user", "cl_active"]
+        assert [str(c.label) for c in pools.columns.values()][:3] == [
+            "database",
+            "user",
+            "cl_active",
+        ]
         assert _cells(pools)[0][:3] == ["sbtest", "sbtest", "4"]
         stats = pane.query_one("#panel-stats PanelTable", PanelTable)
         assert _cells(stats) == [["sbtest", "812.50", "16250.00", "420"]]
@@ -44,7 +48,9 @@ async def test_panels_render_generically(fake) -> None:
 
 
 async def test_outage_shows_banner_then_recovers(fake) -> None:
-    source = FakeSource("pgbouncer", [POOLS_PANELS, lost(), POOLS_PANELS])
+    source = FakeSource(
+        "pgbouncer", [POOLS_PANELS, lost(), lost(), lost(), lost(), POOLS_PANELS]
+    )
     poller = Poller(source, interval=0.1, backoff_initial_s=0.1)
     app = BenchtopApp(fake, [poller])
     async with app.run_test(size=(100, 30)) as pilot:
@@ -67,7 +73,9 @@ async def test_hung_source_does_not_freeze_keys(fake) -> None:
             time.sleep(3)
             return super().poll()
 
-    app = BenchtopApp(fake, [Poller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)])
+    app = BenchtopApp(
+        fake, [Poller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)]
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.2)
         t0 = time.monotonic()
@@ -85,7 +93,9 @@ async def test_missing_panel_replaced_by_data(fake) -> None:
         await _wait(pilot, lambda: bool(pane.query("#panel-waits PanelTable")))
         await pilot.pause()
         assert not pane.query("#panel-waits .missing")
-        assert _cells(pane.query_one("#panel-waits PanelTable", PanelTable)) == [["wait/io/file", "12.50", "3"]]
+        assert _cells(pane.query_one("#panel-waits PanelTable", PanelTable)) == [
+            ["wait/io/file", "12.50", "3"]
+        ]
 
 
 async def test_header_click_sorts(fake) -> None:
@@ -97,16 +107,26 @@ async def test_header_click_sorts(fake) -> None:
         pools = pane.query_one("#panel-pools PanelTable", PanelTable)
         col = list(pools.columns.values())
         i = [str(c.label) for c in col].index("cl_active")
-        pools.post_message(PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label))
+        pools.post_message(
+            PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label)
+        )
         await pilot.pause()
         assert [r[i] for r in _cells(pools)] == ["4", "1"]  # descending first
-        pools.post_message(PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label))
+        pools.post_message(
+            PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label)
+        )
         await pilot.pause()
         assert [r[i] for r in _cells(pools)] == ["1", "4"]
 
 
 async def test_monitor_only_mode() -> None:
-    app = BenchtopApp(None, [FakeSource("pgbouncer", [POOLS_PANELS]), FakeSource("mysql", [{"threads": {"running": 3}}])])
+    app = BenchtopApp(
+        None,
+        [
+            FakeSource("pgbouncer", [POOLS_PANELS]),
+            FakeSource("mysql", [{"threads": {"running": 3}}]),
+        ],
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         panes = list(app.screen.query(SourcePane))
         assert [p.poller.name for p in panes] == ["pgbouncer", "mysql"]

@@ -9,16 +9,20 @@ import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 def tmux_available() -> bool:
     return shutil.which("tmux") is not None
 
 
+# A server of our own: never touches the user's (or another test run's) sessions.
+SOCKET = f"benchtop-tests-{uuid.uuid4().hex[:8]}"
+
+
 def _tmux(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", *args], check=check, capture_output=True, text=True, timeout=10)
+    return subprocess.run(["tmux", "-L", SOCKET, *args], check=check, capture_output=True, text=True, timeout=10)
 
 
 @dataclass
@@ -46,7 +50,9 @@ class TmuxSession:
             if not self.alive():
                 break
             time.sleep(interval)
-        raise TimeoutError(f"{text!r} did not appear within {timeout:g}s; screen was:\n{screen}")
+        raise TimeoutError(
+            f"{text!r} did not appear within {timeout:g}s; screen was:\n{screen}"
+        )
 
     def alive(self) -> bool:
         return _tmux("has-session", "-t", self.name, check=False).returncode == 0
@@ -83,7 +89,15 @@ def start(
         args += ["-c", cwd]
     for key, value in (env or {}).items():
         args += ["-e", f"{key}={value}"]
-    _tmux(*args, "sh", "-c", cmd + ("; sleep 3600" if keep_open else ""))
+    args += ["sh", "-c", cmd + ("; sleep 3600" if keep_open else "")]
+    for attempt in range(3):
+        # the server exits with its last session; a start racing that exit fails once
+        done = _tmux(*args, check=False)
+        if done.returncode == 0:
+            break
+        if attempt == 2:
+            raise RuntimeError(f"tmux new-session failed: {done.stderr.strip()}")
+        time.sleep(0.2)
     # a session's size follows its clients; pin it for the detached case
     _tmux("set-option", "-t", name, "window-size", "manual", check=False)
     _tmux("resize-window", "-t", name, "-x", str(width), "-y", str(height), check=False)

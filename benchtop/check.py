@@ -1,0 +1,65 @@
+"""`benchtop check --workload tpcc ...`: run a workload's consistency
+conditions (its [[consistency]] queries, each counting the rows that break
+one condition) on every table set, print PASS/FAIL per condition and exit 1
+when any fails."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Sequence, TextIO
+
+from benchtop.engine import ConnSettings, EngineError, exec_sql
+from benchtop.workload import Program
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    name: str
+    table_set: int
+    violations: int
+
+    @property
+    def passed(self) -> bool:
+        return self.violations == 0
+
+
+def run_checks(program: Program, conn: ConnSettings) -> list[CheckResult]:
+    """Every condition on every table set; raises EngineError (with the
+    server's message) when a query cannot run, e.g. missing tables."""
+    checks = program.extra.get("consistency", ())
+    tables = program.schema.tables if program.schema else 1
+    out = []
+    for t in range(1, tables + 1):
+        for name, sql in checks:  # type: ignore[attr-defined]
+            value = exec_sql(conn, sql.replace("{t}", str(t)))
+            out.append(CheckResult(name, t, int(float(value)) if value else 0))
+    return out
+
+
+def print_results(results: list[CheckResult], out: TextIO) -> None:
+    for r in results:
+        status = "PASS" if r.passed else "FAIL"
+        detail = "" if r.passed else f" ({r.violations} violating rows)"
+        print(f"{status}  table set {r.table_set}  condition {r.name}{detail}", file=out)
+
+
+def main(argv: Sequence[str]) -> int:
+    from benchtop import cli
+    from benchtop.config import conn_settings
+
+    ns, extra = cli.build_parser("check").parse_known_args(list(argv))
+    cfg = cli._run_config(ns, extra)
+    if cfg.engine == "sqlite" and not cfg.target.database:
+        raise cli.UsageError("check --engine sqlite needs --db FILE")
+    program = cli._program(cfg)
+    if not program.extra.get("consistency"):
+        raise cli.UsageError(f"workload {program.name} defines no consistency conditions ([[consistency]])")
+    try:
+        results = run_checks(program, conn_settings(cfg))
+    except EngineError as exc:
+        raise EngineError(f"consistency check failed to run: {str(exc).splitlines()[0]}") from None
+    print_results(results, sys.stdout)
+    failed = sum(1 for r in results if not r.passed)
+    print(f"{len(results) - failed} of {len(results)} checks passed", file=sys.stdout)
+    return 1 if failed else 0

@@ -1,0 +1,187 @@
+"""pytest plugin (entry point "benchtop"): performance checks in your own suite.
+
+    def test_point_selects_stay_fast(benchtop_run):
+        result = benchtop_run(workload="oltp_point_select", threads=4, time=5)
+        assert result.latency_ms.p99 < 5
+        assert result.errors == 0
+
+The database is the `dsn=` argument, else `--benchtop-dsn` (or the
+BENCHTOP_DSN environment variable), else a temporary embedded SQLite
+database.  Runs are headless, in-process and silent; a failed run fails the
+test with benchtop's one-line error.  See docs/pytest-plugin.md.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+_SCHEMES = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres", "postgres": "postgres",
+            "pgbouncer": "postgres", "sqlite": "sqlite"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("benchtop", "benchtop performance checks")
+    group.addoption("--benchtop-dsn", dest="benchtop_dsn", default=None, metavar="DSN",
+                    help="database for benchtop_run when a test names none, e.g. mysql://sbtest@127.0.0.1:3306/sbtest "
+                         "(default: $BENCHTOP_DSN, else a temporary SQLite database)")
+    group.addoption("--benchtop-out", dest="benchtop_out", default=None, metavar="DIR",
+                    help="keep each benchtop_run's results folder under DIR/<test name>")
+
+
+class Figures(dict):
+    """Latency figures: `figures["p99"]` and `figures.p99` alike (milliseconds)."""
+
+    def __getattr__(self, name: str) -> float:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no latency figure {name!r} (have: {', '.join(self)})") from None
+
+
+class BenchResult:
+    """A RunSummary with friendlier access: `latency_ms.p99`, `errors` as a
+    count (`errors_by_kind` for the split); everything else is the summary's."""
+
+    def __init__(self, summary: Any, folder: Path | None = None) -> None:
+        self.summary = summary
+        self.folder = folder
+        self.latency_ms = Figures(summary.latency_ms)
+        self.service_latency_ms = Figures(summary.service_latency_ms)
+        self.errors = summary.error_count
+        self.errors_by_kind = {k: v for k, v in summary.errors.items() if v}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.summary, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.summary.to_dict()
+
+    def __repr__(self) -> str:
+        return (f"BenchResult(tps={self.summary.tps:.1f}, p99={self.latency_ms.get('p99', 0.0):.3f}ms, "
+                f"errors={self.errors}, stopped_by={self.summary.stopped_by!r})")
+
+
+def _engine_of(dsn: str) -> str:
+    scheme = dsn.split("://", 1)[0].lower() if "://" in dsn else ""
+    if scheme not in _SCHEMES:
+        raise pytest.UsageError(f"benchtop_run: cannot tell the engine of DSN {dsn!r}: use mysql:// or postgresql://")
+    return _SCHEMES[scheme]
+
+
+def _argv(engine: str, dsn: str | None, db: str | None, workload: str, threads: int, time: float,
+          options: dict[str, Any]) -> list[str]:
+    argv = ["--headless", "--engine", engine, "--workload", workload, "--threads", str(threads), "--time", str(time)]
+    if dsn:
+        argv += ["--dsn", dsn]
+    if db:
+        argv += ["--db", db]
+    for key, value in options.items():
+        option = "--" + key.replace("_", "-")
+        if value is True:
+            argv.append(option)
+        elif value is False or value is None:
+            continue
+        elif isinstance(value, (list, tuple)):  # e.g. stop_if=[...]
+            for item in value:
+                argv += [option, str(item)]
+        else:
+            argv += [option, str(value)]
+    return argv
+
+
+def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", threads: int = 1,
+                  time: float = 5.0, engine: str | None = None, prepare: bool = False,
+                  out: Path | None = None, **options: Any) -> BenchResult:
+    """One headless run in this process, with nothing printed. Raises
+    RuntimeError (one line) if it cannot start or fails.  `prepare=True`
+    creates and loads the tables when they are missing."""
+    from benchtop import cli
+    from benchtop.config import conn_settings
+    from benchtop.engine import EngineError
+    from benchtop.headless import StopFlag, run_headless
+    from benchtop.prepare import PrepareError, check_ready
+    from benchtop.prepare import prepare as do_prepare
+    from benchtop.results import ResultsError, ResultsWriter
+    from benchtop.run import RunController
+    from benchtop.target import TargetError
+    from benchtop.workload import WorkloadError, load_program
+
+    engine = engine or (_engine_of(dsn) if dsn else "sqlite")
+    tmpdir = None
+    try:
+        db = options.pop("db", None)
+        if engine == "sqlite" and not db:
+            tmpdir = tempfile.mkdtemp(prefix="benchtop-pytest-")
+            db = str(Path(tmpdir) / "benchtop.db")
+            prepare = True
+        if out is not None:
+            options["out"] = str(out)
+        argv = _argv(engine, dsn, db, workload, threads, time, options)
+        try:
+            ns, extra = cli.build_parser("run").parse_known_args(argv)
+            cfg = cli._run_config(ns, extra)
+            program = load_program(cfg.workload, cfg.engine, cfg.workload_options)
+            conn = conn_settings(cfg)
+            try:
+                check_ready(program, conn)
+            except PrepareError:
+                if not prepare:
+                    raise
+                do_prepare(program, conn, max(1, min(threads, 4)), out=io.StringIO(), quiet=True)
+                check_ready(program, conn)
+            guard = None
+            if cfg.stop_if:
+                from benchtop.guards import Guard
+
+                guard = Guard.parse(cfg.stop_if)
+            writer = ResultsWriter(Path(cfg.out)) if cfg.out else None
+            ctl = RunController(cfg, program, conn, writer)
+            try:
+                summary = run_headless(ctl, io.StringIO(), StopFlag(), guard)
+            finally:
+                ctl.close()
+        except (cli.UsageError, WorkloadError, TargetError, PrepareError, EngineError, ResultsError, ValueError) as exc:
+            raise RuntimeError(f"benchtop_run: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        if summary.stopped_by.startswith("error:"):
+            raise RuntimeError(f"benchtop_run: the run failed: {summary.stopped_by[6:].strip()}")
+        return BenchResult(summary, Path(cfg.out) if cfg.out else None)
+    finally:
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+@pytest.fixture
+def benchtop_run(request: pytest.FixtureRequest) -> Iterator[Callable[..., BenchResult]]:
+    """`benchtop_run(dsn=None, workload="oltp_point_select", threads=1, time=5,
+    engine=None, prepare=False, **options)` -> BenchResult.  Options are
+    benchtop's command-line options with underscores (rate, table_size,
+    tables, rand_type, stop_if=[...], point_selects, ...)."""
+    config = request.config
+    default_dsn = config.getoption("benchtop_dsn") or os.environ.get("BENCHTOP_DSN") or None
+    out_root = config.getoption("benchtop_out")
+    count = 0
+
+    def run(dsn: str | None = None, **kwargs: Any) -> BenchResult:
+        nonlocal count
+        count += 1
+        out = None
+        if out_root:
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+            out = Path(out_root) / (name if count == 1 else f"{name}-{count}")
+        if dsn is None and kwargs.get("engine") in (None, "mysql", "postgres", "postgresql"):
+            dsn = default_dsn
+        try:
+            return run_benchmark(dsn, out=out, **kwargs)
+        except RuntimeError as exc:
+            problem = str(exc)
+        pytest.fail(problem, pytrace=False)  # outside the except: no chained traceback
+
+    yield run

@@ -1,0 +1,156 @@
+"""`benchtop replay DIR [--speed N | --no-wait] [--json]`: play a results
+folder's recording back: monitor snapshots (monitor.jsonl) and load
+intervals (intervals.jsonl) in time order, at the recorded pace.
+
+This is the headless replay; the TUI can take the same `events()` stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, TextIO
+
+_META = {"kind", "ok", "poll_ms", "error", "interval_s"}
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayEvent:
+    t: float  # seconds from the start of the recording
+    kind: str  # "snapshot" | "interval" | "event"
+    record: dict[str, Any]
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise _UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="benchtop replay", description="Play back a results folder's monitor and load recording.")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--speed", type=float, default=1.0, help="playback speed factor (default 1 = as recorded)")
+    p.add_argument("--no-wait", action="store_true", help="print everything at once")
+    p.add_argument("--json", action="store_true", help="JSON Lines (the records as stored, plus replay_t)")
+    return p
+
+
+def events(folder: Path) -> list[ReplayEvent]:
+    """Everything recorded in `folder`, in time order, on one clock: run
+    seconds when the run's start is known, else from the first snapshot."""
+    from benchtop.results import read_jsonl
+
+    snaps = [r for r in read_jsonl(folder / "monitor.jsonl") if isinstance(r.get("sources"), dict)]
+    intervals = [r for r in read_jsonl(folder / "intervals.jsonl") if "t" in r]
+    timeline = [r for r in read_jsonl(folder / "timeline.jsonl") if "t" in r]
+    started_at = None
+    try:
+        started_at = json.loads((folder / "summary.json").read_text()).get("started_at")
+    except (OSError, ValueError, AttributeError):
+        pass
+    if started_at is None and snaps and not intervals:
+        started_at = float(snaps[0].get("t", 0.0))
+    out = []
+    for r in snaps:
+        if "run_t" in r:
+            t = float(r["run_t"])
+        elif started_at is not None:
+            t = float(r.get("t", started_at)) - float(started_at)
+        else:
+            continue  # a load recording without its start: snapshots cannot be placed
+        out.append(ReplayEvent(t, "snapshot", r))
+    out += [ReplayEvent(float(r["t"]), "interval", r) for r in intervals]
+    out += [ReplayEvent(float(r["t"]), "event", r) for r in timeline]
+    order = {"event": 0, "interval": 1, "snapshot": 2}
+    out.sort(key=lambda e: (e.t, order[e.kind]))
+    return out
+
+
+def snapshot_text(record: dict[str, Any], t: float) -> str:
+    """A recorded monitor line, as `benchtop monitor --headless` printed it."""
+    from benchtop.monitor import format_text
+    from benchtop.sources.base import SourceSnapshot
+
+    snaps = []
+    for name, d in record["sources"].items():
+        if not isinstance(d, dict):
+            continue
+        panels = {k: v for k, v in d.items() if k not in _META}
+        snaps.append(SourceSnapshot(name=name, kind=str(d.get("kind", "")), t=float(record.get("t", 0.0)),
+                                    ok=bool(d.get("ok", True)), poll_ms=float(d.get("poll_ms", 0.0)),
+                                    error=d.get("error"), interval_s=d.get("interval_s"), panels=panels))
+    lines = format_text(snaps).splitlines()
+    wall = time.strftime("%H:%M:%S", time.localtime(float(record["t"]))) if "t" in record else ""
+    lines[0] = f"[ {t:.0f}s ] {wall}".rstrip()
+    return "\n".join(lines)
+
+
+def interval_text(r: dict[str, Any]) -> str:
+    lat = r.get("latency_ms") or {}
+    step = f" step {r['step'] + 1}" if "step" in r else ""
+    warm = " (warm-up)" if r.get("warmup") else ""
+    return (f"[ {float(r['t']):.0f}s ]{step} thds: {r.get('threads', '-')} tps: {float(r.get('tps', 0)):.2f} "
+            f"qps: {float(r.get('qps', 0)):.2f} lat (ms) p95 {float(lat.get('p95', 0)):.2f} "
+            f"p99 {float(lat.get('p99', 0)):.2f} err/s: {float(r.get('errors_per_s', 0)):.2f}{warm}")
+
+
+def play(evs: list[ReplayEvent], out: TextIO, speed: float = 1.0, wait: bool = True, as_json: bool = False,
+         sleep: Callable[[float], None] = time.sleep) -> int:
+    """Print each event at its time (scaled by `speed`); returns how many."""
+    prev: float | None = None
+    for ev in evs:
+        if wait and prev is not None and ev.t > prev:
+            sleep((ev.t - prev) / speed)
+        prev = ev.t
+        if as_json:
+            print(json.dumps({**ev.record, "replay_t": round(ev.t, 3)}), file=out, flush=True)
+        elif ev.kind == "snapshot":
+            print(snapshot_text(ev.record, ev.t), file=out, flush=True)
+        elif ev.kind == "interval":
+            print(interval_text(ev.record), file=out, flush=True)
+        else:
+            print(f"[ {ev.t:.0f}s ] -- {ev.record.get('kind', 'event')}: {ev.record.get('text', '')}", file=out, flush=True)
+    return len(evs)
+
+
+def iter_pace(evs: list[ReplayEvent], speed: float = 1.0) -> Iterator[tuple[float, ReplayEvent]]:
+    """(delay before it, event) pairs, for a UI that schedules its own timers."""
+    prev: float | None = None
+    for ev in evs:
+        yield (0.0 if prev is None else max(0.0, ev.t - prev) / speed), ev
+        prev = ev.t
+
+
+def main(argv: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        args = build_parser().parse_args(argv)
+        if args.speed <= 0:
+            raise _UsageError("--speed must be more than 0")
+    except _UsageError as exc:
+        print(f"benchtop replay: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        print(f"benchtop replay: error: {folder}: not a folder", file=sys.stderr)
+        return 1
+    evs = events(folder)
+    if not evs:
+        print(f"benchtop replay: error: {folder}: nothing recorded (no monitor.jsonl, intervals.jsonl or timeline.jsonl)",
+              file=sys.stderr)
+        return 1
+    try:
+        play(evs, out, args.speed, not args.no_wait, args.json)
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,73 @@
+"""`benchtop report DIR... [--html FILE] [--png DIR]`: without --html or
+--png, a terminal table with a TPS sparkline per run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from benchtop.report.data import ReportError, load_runs
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise _UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="benchtop report", description="Compare benchmark results folders in a table and plots.")
+    p.add_argument("folders", nargs="+", metavar="DIR", help="results folders (from --out)")
+    p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
+    p.add_argument("--png", metavar="DIR", help="write the plots as PNG files into DIR")
+    p.add_argument("--title", default="benchtop report", help="title of the HTML report")
+    p.add_argument("--width", type=int, default=60, help="sparkline width in the terminal (default 60)")
+    return p
+
+
+def main(argv: list[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        args = build_parser().parse_args(argv)
+    except _UsageError as exc:
+        print(f"benchtop report: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    try:
+        runs = load_runs([Path(f) for f in args.folders])
+        if not args.html and not args.png:
+            from benchtop.report.text import report_text
+
+            print(report_text(runs, max(10, args.width)), file=out)
+            return 0
+        from benchtop.report.plots import build_plots, render_png
+
+        plots = build_plots(runs)
+        if args.png:
+            folder = Path(args.png)
+            folder.mkdir(parents=True, exist_ok=True)
+            for plot in plots:
+                path = folder / f"{plot.name}.png"
+                path.write_bytes(render_png(plot))
+                print(path, file=out)
+        if args.html:
+            from benchtop.report.html import report_html
+
+            Path(args.html).write_text(report_html(runs, plots, args.title))
+            print(args.html, file=out)
+        return 0
+    except ReportError as exc:
+        print(f"benchtop report: error: {exc}", file=sys.stderr)
+        return 1
+    except ImportError as exc:  # matplotlib missing: plots.INSTALL_HINT
+        print(f"benchtop report: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"benchtop report: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,150 @@
+"""Reading results folders into what the report shows: one `RunData` per
+folder and table rows (one per run, or one per step of a scenario)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchtop.analysis import Validity, analyse, validity_from_settings
+
+
+class ReportError(Exception):
+    """A folder cannot be reported on; one line."""
+
+
+@dataclass(slots=True)
+class RunData:
+    folder: Path
+    name: str
+    summary: dict[str, Any]
+    config: dict[str, Any]
+    intervals: list[dict[str, Any]]
+    timeline: list[dict[str, Any]]
+    histogram: dict[str, Any]
+    validity: Validity
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The name as plots and tables show it, marked when its settings are not durable."""
+        return self.name if self.validity.status in ("durable", "unknown", "no database") else f"{self.name} ({self.validity.label})"
+
+    @property
+    def is_sweep(self) -> bool:
+        return len({s.get("threads") for s in self.steps}) > 1
+
+    def measured(self, step: int | None = None) -> list[dict[str, Any]]:
+        """Intervals after the warm-up (of one step, if given)."""
+        return [iv for iv in self.intervals if not iv.get("warmup") and (step is None or iv.get("step") == step)]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReportError(f"{path}: unreadable ({exc})") from None
+
+
+def _validity(summary: dict[str, Any], target: Any, config: dict[str, Any]) -> Validity:
+    if summary.get("validity"):
+        return Validity.from_dict(summary["validity"])
+    if isinstance(target, dict):
+        if target.get("validity"):
+            return Validity.from_dict(target["validity"])
+        settings = target.get("settings")
+        kind = target.get("kind") or config.get("engine", "")
+        if isinstance(settings, dict):
+            return validity_from_settings(str(kind), settings)
+    engine = config.get("engine") or (config.get("run") or {}).get("engine")
+    if engine in ("sqlite", "null"):
+        return validity_from_settings(engine, {})
+    return Validity("unknown", ("no settings recorded",))
+
+
+def load_run(folder: Path) -> RunData:
+    from benchtop.results import read_jsonl
+
+    if not folder.is_dir():
+        raise ReportError(f"{folder}: not a folder")
+    summary = _read_json(folder / "summary.json")
+    if not isinstance(summary, dict):
+        raise ReportError(f"{folder}: no summary.json (not a finished benchtop results folder)")
+    config = _read_json(folder / "config.json") or {}
+    intervals = [iv for iv in read_jsonl(folder / "intervals.jsonl") if "tps" in iv and "t" in iv]
+    if "steady_state" not in summary:
+        summary.update(analyse(intervals))
+    # a plain run's summary has one step without an index: that is the run itself
+    steps = [s for s in summary.get("steps") or [] if isinstance(s, dict) and "index" in s]
+    return RunData(
+        folder=folder,
+        name=folder.resolve().name,
+        summary=summary,
+        config=config,
+        intervals=intervals,
+        timeline=read_jsonl(folder / "timeline.jsonl"),
+        histogram=_read_json(folder / "histogram.json") or {},
+        validity=_validity(summary, _read_json(folder / "target.json"), config),
+        steps=steps,
+    )
+
+
+def load_runs(folders: list[Path]) -> list[RunData]:
+    runs = [load_run(f) for f in folders]
+    names: dict[str, int] = {}
+    for r in runs:  # two folders with one name (a/run, b/run) keep apart
+        names[r.name] = names.get(r.name, 0) + 1
+        if names[r.name] > 1:
+            r.name = f"{r.name}-{names[r.name]}"
+    return runs
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    threads: int | None
+    rate: float | None
+    tps: float
+    p95: float | None
+    p99: float | None
+    errors: int
+    validity: str  # Validity.label
+    validity_ok: bool
+    stddev_pct: float | None = None
+
+
+def table_rows(runs: list[RunData]) -> list[Row]:
+    rows = []
+    for r in runs:
+        entries = [(f"{r.name} #{s['index'] + 1}", s) for s in r.steps] if r.steps else [(r.name, r.summary)]
+        for name, s in entries:
+            lat = s.get("latency_ms") or {}
+            ss = s.get("steady_state") or {}
+            rows.append(Row(
+                name=name,
+                threads=s.get("threads"),
+                rate=s.get("rate") or None,
+                tps=float(s.get("tps", 0.0)),
+                p95=lat.get("p95"),
+                p99=lat.get("p99"),
+                errors=int(s.get("errors", 0)),
+                validity=r.validity.label,
+                validity_ok=r.validity.status in ("durable", "no database"),
+                stddev_pct=round(100 * ss["cv"], 1) if ss.get("samples", 0) > 1 and "cv" in ss else None,
+            ))
+    return rows
+
+
+COLUMNS = ("name", "threads", "rate", "tps", "p95 ms", "p99 ms", "errors", "tps sd %", "validity")
+
+
+def row_cells(row: Row) -> list[str]:
+    def num(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    return [row.name, num(row.threads, "d"), num(row.rate, "g"), f"{row.tps:.2f}", num(row.p95, ".3f"),
+            num(row.p99, ".3f"), str(row.errors), num(row.stddev_pct, ".1f"), row.validity]

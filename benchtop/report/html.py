@@ -1,0 +1,57 @@
+"""One self-contained HTML file: inline CSS, the table, the plots as PNG
+data URIs.  Nothing is fetched from the network when it is opened."""
+
+from __future__ import annotations
+
+import base64
+import html
+import time
+
+from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
+from benchtop.report.plots import Plot, render_png
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1000px; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+td.unsafe { background: #fdd; color: #900; font-weight: bold; }
+td.unknown { color: #888; }
+p.warning { color: #900; }
+img { max-width: 100%; }
+.meta { color: #666; font-size: 0.9em; }
+"""
+
+
+def _table(runs: list[RunData]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    body = []
+    for row in table_rows(runs):
+        cells = row_cells(row)
+        klass = "" if row.validity_ok else (' class="unknown"' if row.validity == "?" else ' class="unsafe"')
+        tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells[:-1]) + f"<td{klass}>{html.escape(cells[-1])}</td>"
+        body.append(f"<tr>{tds}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop report") -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="meta">{len(runs)} result folder(s): '
+        + ", ".join(html.escape(str(r.folder)) for r in runs)
+        + f" &middot; generated {time.strftime('%Y-%m-%d %H:%M:%S')}</p>",
+        _table(runs),
+    ]
+    for r in runs:
+        if not r.validity.ok and r.validity.status != "no database":
+            parts.append(f'<p class="warning">{html.escape(r.name)}: {html.escape(r.validity.text())}</p>')
+    for plot in plots:
+        data = base64.b64encode(render_png(plot)).decode("ascii")
+        parts.append(f"<h2>{html.escape(plot.title)}</h2>")
+        parts.append(f'<img alt="{html.escape(plot.title)}" src="data:image/png;base64,{data}">')
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

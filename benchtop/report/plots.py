@@ -1,0 +1,164 @@
+"""The report's plots, in two stages: `build_plots(runs)` computes what to
+draw as plain data (`Plot`: what the tests compare with the results files),
+`draw(plot)` turns it into a matplotlib figure (Agg, imported on first use).
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchtop.report.data import RunData
+
+INSTALL_HINT = "plots need matplotlib: pip install benchtop[report]"
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    label: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    name: str  # file stem: throughput, jitter, boxplot, latency_histogram, sweep_tps, sweep_p99
+    title: str
+    kind: str  # line, jitter, box, histogram, sweep
+    xlabel: str
+    ylabel: str
+    series: tuple[Series, ...]
+    logx: bool = False
+    logy: bool = False
+    vlines: tuple[float, ...] = field(default=())  # step boundaries
+
+
+def _groups(runs: list[RunData]) -> list[tuple[str, list[float]]]:
+    """Measured per-interval TPS, per step for scenarios, per run otherwise."""
+    out = []
+    for r in runs:
+        if r.steps:
+            for s in r.steps:
+                out.append((f"{r.label} #{s['index'] + 1}", [float(iv["tps"]) for iv in r.measured(s["index"])]))
+        else:
+            out.append((r.label, [float(iv["tps"]) for iv in r.measured()]))
+    return out
+
+
+def latency_buckets(r: RunData) -> list[tuple[float, float]]:
+    """(bucket midpoint in ms, % of the run's transactions) from its full
+    latency histogram: shares, so runs of different lengths compare."""
+    from benchtop.engine.histogram import Histogram
+
+    sparse = r.histogram.get("latency")
+    if not sparse:
+        return []
+    h = Histogram.from_sparse(sparse)
+    total = h.total
+    return [((low + high) / 2 / 1e6, 100.0 * c / total) for low, high, c in h.nonzero()]
+
+
+def build_plots(runs: list[RunData]) -> list[Plot]:
+    plots = [
+        Plot(
+            "throughput", "Throughput over time", "line", "seconds", "transactions/s",
+            tuple(Series(r.label, tuple(float(iv["t"]) for iv in r.intervals), tuple(float(iv["tps"]) for iv in r.intervals))
+                  for r in runs),
+            vlines=tuple(float(s["t_start"]) for r in runs for s in r.steps[1:] if "t_start" in s) if len(runs) == 1 else (),
+        )
+    ]
+    groups = [(name, values) for name, values in _groups(runs) if values]
+    if groups:
+        plots.append(Plot("jitter", "Per-interval throughput after warm-up (jitter)", "jitter", "", "transactions/s",
+                          tuple(Series(name, tuple(float(i) for i in range(len(v))), tuple(v)) for name, v in groups)))
+        plots.append(Plot("boxplot", "Throughput distribution after warm-up", "box", "", "transactions/s",
+                          tuple(Series(name, (), tuple(v)) for name, v in groups)))
+    hist = [(r.label, latency_buckets(r)) for r in runs]
+    hist = [(label, b) for label, b in hist if b]
+    if hist:
+        plots.append(Plot("latency_histogram", "Latency histogram", "histogram", "latency (ms)", "% of transactions",
+                          tuple(Series(label, tuple(x for x, _ in b), tuple(float(c) for _, c in b)) for label, b in hist),
+                          logx=True))
+    sweeps = [r for r in runs if r.is_sweep]
+    if sweeps:
+        def by_threads(r: RunData, key: str) -> Series:
+            pts = sorted((float(s["threads"]), float(s["tps"]) if key == "tps" else float(s["latency_ms"].get("p99", 0.0)))
+                         for s in r.steps)
+            return Series(r.label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
+
+        plots.append(Plot("sweep_tps", "Throughput against threads", "sweep", "threads", "transactions/s",
+                          tuple(by_threads(r, "tps") for r in sweeps), logx=True))
+        plots.append(Plot("sweep_p99", "99th percentile latency against threads", "sweep", "threads", "p99 latency (ms)",
+                          tuple(by_threads(r, "p99") for r in sweeps), logx=True, logy=True))
+    return plots
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(INSTALL_HINT) from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw(plot: Plot) -> Any:
+    """The matplotlib Figure of a Plot (close it with `close(fig)`)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
+    ax.set_title(plot.title)
+    ax.set_xlabel(plot.xlabel)
+    ax.set_ylabel(plot.ylabel)
+    if plot.kind in ("line", "sweep"):
+        for s in plot.series:
+            ax.plot(s.x, s.y, label=s.label, marker="o" if plot.kind == "sweep" else None, linewidth=1.2)
+        for x in plot.vlines:
+            ax.axvline(x, color="grey", linestyle=":", linewidth=0.8)
+        if plot.kind == "sweep":
+            xs = sorted({x for s in plot.series for x in s.x})
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    elif plot.kind == "jitter":
+        rng = random.Random(0)  # the same file draws the same picture
+        for i, s in enumerate(plot.series):
+            xs = [i + rng.uniform(-0.25, 0.25) for _ in s.y]
+            ax.scatter(xs, s.y, s=8, alpha=0.6, label=s.label)
+        ax.set_xticks(range(len(plot.series)), [s.label for s in plot.series], rotation=30, ha="right")
+    elif plot.kind == "box":
+        ax.boxplot([list(s.y) for s in plot.series], showfliers=True)
+        ax.set_xticks(range(1, len(plot.series) + 1), [s.label for s in plot.series], rotation=30, ha="right")
+    elif plot.kind == "histogram":
+        for s in plot.series:
+            ax.step(s.x, s.y, where="mid", label=s.label)
+        ax.set_xscale("log")
+    if plot.logy:
+        ax.set_yscale("log")
+    elif plot.kind in ("line", "jitter", "box"):
+        ax.set_ylim(bottom=0)
+    if plot.kind in ("line", "sweep", "histogram") and plot.series:
+        ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def to_png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def close(fig: Any) -> None:
+    _pyplot().close(fig)
+
+
+def render_png(plot: Plot) -> bytes:
+    fig = draw(plot)
+    try:
+        return to_png(fig)
+    finally:
+        close(fig)

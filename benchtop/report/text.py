@@ -1,0 +1,58 @@
+"""The terminal rendition: the comparison table and a TPS sparkline per run."""
+
+from __future__ import annotations
+
+from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float], width: int = 60) -> str:
+    """Values squeezed into `width` bars (averaged), scaled from 0 to the max.
+
+    >>> sparkline([0, 1, 2, 3, 4, 5, 6, 7])
+    '▁▂▃▄▅▆▇█'
+    >>> sparkline([5, 5, 5, 5], width=2)
+    '██'
+    """
+    if not values:
+        return ""
+    if len(values) > width:
+        step = len(values) / width
+        values = [sum(chunk) / len(chunk) for chunk in
+                  (values[int(i * step): max(int((i + 1) * step), int(i * step) + 1)] for i in range(width))]
+    top = max(values)
+    if top <= 0:
+        return BARS[0] * len(values)
+    return "".join(BARS[min(len(BARS) - 1, int(v / top * (len(BARS) - 1) + 0.5))] for v in values)
+
+
+def table_text(runs: list[RunData]) -> str:
+    rows = [list(COLUMNS)] + [row_cells(r) for r in table_rows(runs)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    lines = []
+    for n, r in enumerate(rows):
+        cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def report_text(runs: list[RunData], width: int = 60) -> str:
+    out = [table_text(runs), ""]
+    name_w = max(len(r.label) for r in runs)
+    for r in runs:
+        tps = [float(iv["tps"]) for iv in r.intervals]
+        peak = max(tps, default=0.0)
+        out.append(f"{r.label.ljust(name_w)}  {sparkline(tps, width)}  max {peak:.0f} tps")
+    warnings = [f"{r.name}: {r.validity.text()}" for r in runs if not r.validity.ok and r.validity.status != "no database"]
+    if warnings:
+        out += [""] + warnings
+    stalls = [(r.name, st) for r in runs for st in r.summary.get("stalls") or []]
+    if stalls:
+        out.append("")
+        for name, st in stalls:
+            seen = f"; {', '.join(st['seen'])}" if st.get("seen") else ""
+            out.append(f"{name}: stall at {st['start']:.0f}s for {st['duration']:.1f}s (min {st['min_tps']:.0f} tps){seen}")
+    return "\n".join(out)

@@ -1,0 +1,49 @@
+"""Passwords never reach the process list, output or results."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchtop.secrets import _secret_spans
+from tests.e2e.conftest import ROOT
+
+
+def test_password_flags_are_scrubbed_from_the_process_list(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "res"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchtop", "--headless", "--engine", "null", "--time", "4",
+         "--mysql-password=hunter2", "--pgsql-password", "s3cret", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 20
+        cmdline = b""
+        while time.monotonic() < deadline:
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+            if (out / "config.json").exists():
+                break
+            time.sleep(0.1)
+        assert b"hunter2" not in cmdline and b"s3cret" not in cmdline, cmdline
+        assert b"--mysql-password=xxxxxxx" in cmdline
+    finally:
+        stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    everything = stdout + stderr + "".join(p.read_text() for p in out.iterdir() if p.is_file())
+    assert "hunter2" not in everything and "s3cret" not in everything
+
+
+def test_secret_spans_cover_dsn_passwords() -> None:
+    spans = _secret_spans(["benchtop", "--dsn", "postgresql://app:pw@db:5432/x", "--password", "z"])
+    assert (2, len("postgresql://app:")) in spans and (4, 0) in spans
+
+
+def test_help_recommends_option_files() -> None:
+    res = subprocess.run([sys.executable, "-m", "benchtop", "--help"], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT))
+    assert res.returncode == 0
+    text = " ".join(res.stdout.split())
+    assert "~/.my.cnf" in text and "~/.pgpass" in text

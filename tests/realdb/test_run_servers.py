@@ -1,0 +1,210 @@
+"""The native MySQL and PostgreSQL drivers end to end, through the command
+line, against the harness's real servers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_benchtop
+from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
+
+pytestmark = pytest.mark.realdb
+
+OLTP = ["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select", "oltp_update_index",
+        "oltp_update_non_index", "oltp_insert", "oltp_delete", "select_random_points", "select_random_ranges"]
+SIZE = ["--tables", "2", "--table-size", "2000"]
+
+
+def engine_of(server) -> str:
+    return "mysql" if server.kind == "mysql" else "postgres"
+
+
+def bt(server, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """benchtop against a fixture server, password through the environment."""
+    scheme = "mysql" if server.kind == "mysql" else "postgresql"
+    dsn = f"{scheme}://{server.user}@{server.host}:{server.port}/{server.database}"
+    env = {"MYSQL_PWD": server.password} if server.kind == "mysql" else {"PGPASSWORD": server.password}
+    return run_benchtop(*args, "--engine", engine_of(server), "--dsn", dsn, env=env, timeout=timeout)
+
+
+def summary_of(res: subprocess.CompletedProcess[str]) -> dict:
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module", params=["mysql", "postgresql"])
+def prepared(request):
+    server = request.getfixturevalue("mysql_server" if request.param == "mysql" else "pg_server")
+    res = bt(server, "cleanup", *SIZE)
+    res = bt(server, "prepare", *SIZE, "--threads", "2")
+    assert res.returncode == 0, res.stderr
+    yield server
+    bt(server, "cleanup", *SIZE)
+
+
+@pytest.mark.parametrize("workload", OLTP)
+def test_each_oltp_workload_runs_prepared(prepared, workload: str) -> None:
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--threads", "2",
+                      "--workload", workload, *SIZE))
+    assert s["transactions"] > 0 and s["errors_by_kind"].get("fatal", 0) == 0
+
+
+@pytest.mark.parametrize("workload", ["oltp_read_write", "oltp_insert"])
+def test_text_protocol(prepared, workload: str) -> None:
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--threads", "2", "--no-prepare",
+                      "--workload", workload, *SIZE))
+    assert s["transactions"] > 0
+
+
+def test_read_write_statement_mix(prepared) -> None:
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--workload", "oltp_read_write", *SIZE))
+    n = s["transactions"]
+    assert s["reads"] == 14 * n and s["writes"] == 4 * n and s["other"] == 2 * n
+
+
+def test_missing_tables_tell_to_prepare(prepared) -> None:
+    res = bt(prepared, "--headless", "--time", "1", "--tables", "9")
+    assert res.returncode == 1
+    assert "benchtop prepare" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_wrong_password_is_one_line(prepared) -> None:
+    scheme = "mysql" if prepared.kind == "mysql" else "postgresql"
+    res = run_benchtop("--headless", "--time", "1", "--engine", engine_of(prepared), "--dsn",
+                       f"{scheme}://{prepared.user}:wrong-pw@{prepared.host}:{prepared.port}/{prepared.database}")
+    assert res.returncode == 1
+    assert res.stderr.startswith("benchtop: error: cannot connect") and "wrong-pw" not in res.stderr
+
+
+DEADLOCK = """
+[[transaction]]
+name = "forward"
+script = '''
+exec begin: BEGIN
+exec write: UPDATE bt_dl SET v = v + 1 WHERE id = 1
+sleep 3000
+exec write: UPDATE bt_dl SET v = v + 1 WHERE id = 2
+exec commit: COMMIT
+'''
+
+[[transaction]]
+name = "backward"
+script = '''
+exec begin: BEGIN
+exec write: UPDATE bt_dl SET v = v + 1 WHERE id = 2
+sleep 3000
+exec write: UPDATE bt_dl SET v = v + 1 WHERE id = 1
+exec commit: COMMIT
+'''
+"""
+
+
+def test_deadlocks_are_rolled_back_retried_and_counted(prepared, tmp_path: Path) -> None:
+    admin = mysql_admin_exec if prepared.kind == "mysql" else pg_admin_exec
+    admin(prepared, "DROP TABLE IF EXISTS bt_dl")
+    admin(prepared, "CREATE TABLE bt_dl (id INTEGER PRIMARY KEY, v INTEGER NOT NULL)")
+    admin(prepared, "INSERT INTO bt_dl VALUES (1, 0), (2, 0)")
+    grant = ("GRANT ALL ON sbtest.bt_dl TO 'sbtest'@'%'" if prepared.kind == "mysql"
+             else "GRANT ALL ON bt_dl TO sbtest")
+    admin(prepared, grant)
+    wl = tmp_path / "deadlock.toml"
+    wl.write_text(DEADLOCK)
+    try:
+        s = summary_of(bt(prepared, "--headless", "--json", "--time", "3", "--threads", "4", "--workload", str(wl)))
+        assert s["errors_by_kind"].get("deadlock", 0) > 0
+        assert s["transactions"] > 0
+        # every committed transaction added exactly 2: nothing half-done was committed
+        rows = admin(prepared, "SELECT SUM(v) FROM bt_dl")
+        total = int(rows[0][0])
+        assert total == 2 * s["transactions"]
+    finally:
+        admin(prepared, "DROP TABLE IF EXISTS bt_dl")
+
+
+def _kill_benchtop_sessions(server) -> int:
+    if server.kind == "mysql":
+        rows = mysql_admin_exec(server, "SELECT id FROM information_schema.processlist WHERE user = 'sbtest'")
+        for (pid,) in rows:
+            try:
+                mysql_admin_exec(server, f"KILL {int(pid)}")
+            except Exception:  # noqa: BLE001 - the session may already be gone
+                pass
+        return len(rows)
+    rows = pg_admin_exec(server, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE usename = 'sbtest' AND pid <> pg_backend_pid()")
+    return len(rows)
+
+
+def test_killed_connections_reconnect_and_the_run_goes_on(prepared) -> None:
+    killed: list[int] = []
+
+    def killer() -> None:
+        time.sleep(1.5)
+        killed.append(_kill_benchtop_sessions(prepared))
+
+    t = threading.Thread(target=killer)
+    t.start()
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "4", "--threads", "2",
+                      "--workload", "oltp_point_select", *SIZE, "--no-monitor"))
+    t.join()
+    assert killed and killed[0] >= 2
+    assert s["reconnects"] >= 2 and s["transactions"] > 0
+    assert s["errors_by_kind"].get("lost_connection", 0) >= 1
+
+
+def test_reconnect_every_transaction_measures_connect_time(prepared) -> None:
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--reconnect", "1",
+                      "--workload", "oltp_point_select", *SIZE))
+    assert s["connects"] >= s["transactions"] > 0
+    assert s["connect_ms_avg"] > 0
+
+
+def test_pipeline_mode(pg_server) -> None:
+    bt(pg_server, "prepare", "--tables", "1", "--table-size", "1000")
+    s = summary_of(bt(pg_server, "--headless", "--json", "--time", "1", "--pipeline", "--tables", "1",
+                      "--table-size", "1000"))
+    assert s["transactions"] > 0
+
+
+def test_through_pgbouncer_transaction_pooling(pg_server, pgbouncer_server) -> None:
+    bt(pg_server, "prepare", "--tables", "1", "--table-size", "1000")
+    dsn = f"postgresql://{pgbouncer_server.user}@{pgbouncer_server.host}:{pgbouncer_server.port}/sbtest"
+    res = run_benchtop("--headless", "--json", "--time", "2", "--threads", "4", "--engine", "postgres",
+                       "--dsn", dsn, "--workload", "oltp_read_write", "--tables", "1", "--table-size", "1000",
+                       env={"PGPASSWORD": pgbouncer_server.password})
+    s = summary_of(res)
+    assert s["transactions"] > 0 and s["errors_by_kind"].get("fatal", 0) == 0
+
+
+SYSBENCH = shutil.which("sysbench")
+
+
+def _sysbench(server, *args: str) -> subprocess.CompletedProcess[str]:
+    if server.kind == "mysql":
+        conn = ["--db-driver=mysql", f"--mysql-host={server.host}", f"--mysql-port={server.port}",
+                f"--mysql-user={server.user}", f"--mysql-password={server.password}", f"--mysql-db={server.database}"]
+    else:
+        conn = ["--db-driver=pgsql", f"--pgsql-host={server.host}", f"--pgsql-port={server.port}",
+                f"--pgsql-user={server.user}", f"--pgsql-password={server.password}", f"--pgsql-db={server.database}"]
+    return subprocess.run([SYSBENCH, *args, *conn], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(SYSBENCH is None, reason="sysbench not installed (apt-get install sysbench)")
+def test_sysbench_runs_on_benchtop_tables_and_back(prepared) -> None:
+    res = _sysbench(prepared, "oltp_read_write", "--tables=2", "--table-size=2000", "--time=1", "run")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "transactions:" in res.stdout
+    bt(prepared, "cleanup", *SIZE)
+    res = _sysbench(prepared, "oltp_read_write", "--tables=2", "--table-size=2000", "prepare")
+    assert res.returncode == 0, res.stdout + res.stderr
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--workload", "oltp_read_write", *SIZE))
+    assert s["transactions"] > 0
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--workload", "oltp_insert", *SIZE))
+    assert s["transactions"] > 0
