@@ -11,7 +11,7 @@ from benchtop.engine import ConnSettings
 from benchtop.target import Target
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
-ENGINES = ("sqlite", "null", "mysql", "postgresql")
+ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
 
 
 @dataclass(frozen=True)

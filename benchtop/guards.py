@@ -42,9 +42,9 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 
 # source-fed metric -> (source kind that provides it, what to attach)
 SOURCE_METRICS = {
-    "pool_wait": ("pgbouncer", "a PgBouncer source (--pgbouncer DSN)"),
-    "replica_lag": ("postgresql", "a PostgreSQL source (--pgsql DSN) on the primary"),
-    "checkpoint_age": ("mysql", "a MySQL/MariaDB source (--mysql DSN)"),
+    "pool_wait": ("pgbouncer", "PgBouncer stats: add --pgbouncer DSN"),
+    "replica_lag": ("postgresql", "a monitored PostgreSQL primary: --engine postgres without --no-monitor"),
+    "checkpoint_age": ("mysql", "a monitored MySQL/MariaDB target: --engine mysql without --no-monitor"),
 }
 
 _SPEC = re.compile(
@@ -96,7 +96,7 @@ class Condition:
             return f"{value:.3g} ms" if value < 1000 else f"{value / 1000:.3g} s"
         if self.unit == "%":
             return f"{value:.3g}%" if math.isfinite(value) else "all failed"
-        return f"{value:.4g}"
+        return f"{value:.0f}/s" if value >= 100 else f"{value:.3g}/s"
 
 
 def parse_condition(spec: str) -> Condition:
@@ -227,7 +227,7 @@ class Guard:
         kinds = set(source_kinds)
         for c in self.conditions:
             if c.source_kind and c.source_kind not in kinds:
-                raise GuardError(f"--stop-if {c.text!r} needs {SOURCE_METRICS[c.metric][1]} attached to the run")
+                raise GuardError(f"--stop-if {c.text!r} needs {SOURCE_METRICS[c.metric][1]}")
 
     def observe(self, snap: Any) -> None:
         """Feed a source snapshot; the latest value of each metric is kept."""

@@ -81,6 +81,7 @@ class RunController:
             program,
         )
         self._t0: float | None = None
+        self._in_outage = False
         self._threads = cfg.threads
         self._rate = cfg.rate
         self._paused = False
@@ -115,13 +116,25 @@ class RunController:
             if self._base is None and cur.t >= self.cfg.warmup_s:
                 self._base = cur
                 self._event("note", "warm-up over")
-            elif self._base is not None:
+            self._track_outage(iv)
+            if self._base is not None and self._base is not cur:
                 self.history.append(iv)
                 if self.writer:
                     d = iv.to_dict()
                     d["t"] = round(iv.t - self.t_offset, 3)
                     self.writer.append("intervals.jsonl", d)
             return iv
+
+    def _track_outage(self, iv: IntervalStats) -> None:
+        """Lost connections mark an outage on the timeline; the first interval
+        that commits again without losing any marks the recovery."""
+        lost = iv.errors.get("lost_connection", 0)
+        if not self._in_outage and lost:
+            self._in_outage = True
+            self._event("outage", f"{lost} connection(s) lost")
+        elif self._in_outage and iv.transactions > 0 and not lost:
+            self._in_outage = False
+            self._event("outage", "connections restored")
 
     def _event(self, kind: str, text: str) -> TimelineEvent:
         t = self.elapsed

@@ -294,13 +294,20 @@ def _stop_if(value: Any) -> tuple[str, ...]:
 def run_option_names() -> dict[str, str]:
     """Run-option dest -> its long option (e.g. table_size -> --table-size),
     from the CLI parser itself."""
+    return {dest: option for dest, (option, _) in _run_options().items()}
+
+
+def _run_options() -> dict[str, tuple[str, bool]]:
+    """dest -> (long option, whether it may be repeated)."""
+    import argparse
+
     from benchtop.cli import build_parser
 
     out = {}
     for action in build_parser("run")._actions:  # argparse has no public list of actions
         longs = [o for o in action.option_strings if o.startswith("--")]
         if longs:
-            out[action.dest] = longs[0]
+            out[action.dest] = (longs[0], isinstance(action, argparse._AppendAction))
     return out
 
 
@@ -315,7 +322,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
     if path is None:
         probe = replace(probe, path=Path(filename)) if filename != "<scenario>" else probe
 
-    known = run_option_names()
+    known = _run_options()
     options: dict[str, Any] = {}
     for key, value in data.items():
         if key == "step":
@@ -326,7 +333,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             raise probe.error(f"[{key}] is not a scenario table: only [[step]] tables are", -1, key)
         if key in SCENARIO_KEYS:
             continue
-        if isinstance(value, list):
+        if isinstance(value, list) and not (key in known and known[key][1] and all(isinstance(v, str) for v in value)):
             raise probe.error(f"{key} takes one value (lists sweep only threads, rate, workload and "
                               "instrumentation, inside a [[step]])", -1, key)
         if key not in known and not re.fullmatch(r"[a-z][a-z0-9_]*", key):
@@ -453,7 +460,8 @@ def scenario_argv(scenario: Scenario, workload: str | None = None, out: str | No
             elif key not in names:  # a workload switch such as skip_trx = false
                 argv += [option, "off"]
             continue
-        argv += [option, str(value)]
+        for item in value if isinstance(value, list) else [value]:  # --pgbouncer A --pgbouncer B
+            argv += [option, str(item)]
     argv += ["--time", "0"]
     return argv
 
@@ -461,6 +469,12 @@ def scenario_argv(scenario: Scenario, workload: str | None = None, out: str | No
 def build_config(scenario: Scenario, workload: str | None = None, out: str | None = None) -> Any:
     """The RunConfig for one workload of the scenario, through the CLI's own
     option handling; problems come back as ScenarioError naming the key."""
+    return parse_options(scenario, workload, out)[0]
+
+
+def parse_options(scenario: Scenario, workload: str | None = None, out: str | None = None) -> tuple[Any, Any]:
+    """(RunConfig, the CLI's argparse namespace) for one workload: the
+    namespace holds what RunConfig does not (monitor sources, --admin-dsn)."""
     from benchtop import cli
     from benchtop.workload import WorkloadError
 
@@ -478,7 +492,15 @@ def build_config(scenario: Scenario, workload: str | None = None, out: str | Non
         raise scenario.error(msg, section, key) from None
     if scenario.stop_if or any(s.stop_if for s in scenario.steps):
         cfg = replace(cfg, stop_if=tuple(scenario.stop_if))
-    return cfg
+    return cfg, ns
+
+
+def all_conditions(scenario: Scenario) -> list[str]:
+    """Every stop_if of the scenario (top level and steps), once each."""
+    out = list(scenario.stop_if)
+    for step in scenario.steps:
+        out += [c for c in step.stop_if if c not in out]
+    return out
 
 
 def check_instrumentation(scenario: Scenario, engine: str) -> None:
@@ -548,6 +570,7 @@ class ScenarioDriver:
         self.on_step_done: Callable[[dict[str, Any]], None] | None = None
         self._global_guard = Guard.parse(scenario.stop_if, sources=None)
         self._guard = self._global_guard
+        self._latest: dict[str, Any] = {}  # source name -> its latest snapshot, for new steps' guards
         self._seg_offsets: list[float] = []  # scenario seconds at each engine's t = 0
         self._t0 = 0.0
         self.started_at = 0.0
@@ -640,7 +663,10 @@ class ScenarioDriver:
         ctl.mark(step.mark or step.label(len(self.scenario.steps)))
         start = ctl.engine.snapshot()
         self._cur = _StepState(step, len(self.segments) - 1, start, t_start=self._scenario_t(start.t))
-        self._guard = Guard([*self._global_guard.conditions, *Guard.parse(step.stop_if, sources=None).conditions])
+        guard = Guard([*self._global_guard.conditions, *Guard.parse(step.stop_if, sources=None).conditions])
+        for snap in list(self._latest.values()):
+            guard.observe(snap)
+        self._guard = guard
         if step.warmup <= 0:
             self._cur.measured_from = start
             self._cur.t_measure = self._cur.t_start
@@ -660,6 +686,12 @@ class ScenarioDriver:
         control.apply(preset)
         self._instrumentation = control
         ctl.note("instrumentation", f"instrumentation {preset}")
+
+    def observe(self, snap: Any) -> None:
+        """Feed a monitor source snapshot (for pool_wait, replica_lag and
+        checkpoint_age conditions); safe to call from a poller thread."""
+        self._latest[snap.name] = snap
+        self._guard.observe(snap)
 
     def deadline(self) -> float | None:
         """Clock time when the current phase (warm-up or step) ends."""

@@ -90,12 +90,13 @@ def _instrumentation_error() -> tuple[type[BaseException], ...]:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from benchtop.scenario import build_config, check_instrumentation, load_scenario
+    from benchtop.scenario import check_instrumentation, load_scenario, parse_options
 
     sc = load_scenario(Path(args.file))
     folder = args.out or sc.options.get("out")
-    configs = {w: build_config(sc, w) for w in sc.workloads}
-    base = configs[sc.workloads[0]]
+    parsed = {w: parse_options(sc, w) for w in sc.workloads}
+    configs = {w: cfg for w, (cfg, _) in parsed.items()}
+    base, ns = parsed[sc.workloads[0]]
     check_instrumentation(sc, base.engine)
     if args.dry_run:
         print(plan_text(sc), file=out)
@@ -107,7 +108,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             db = str(Path(tmpdir) / "benchtop.db")
             configs = {w: replace(c, target=replace(c.target, database=db), temp_db=True) for w, c in configs.items()}
         try:
-            return _execute(sc, configs, folder, args, out, tmpdir is not None)
+            return _execute(sc, configs, ns, folder, args, out, tmpdir is not None)
         except _instrumentation_error() as exc:
             print(f"benchtop scenario: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
@@ -116,9 +117,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def _execute(sc: Scenario, configs: dict[str, Any], folder: str | None, args: argparse.Namespace,
-             out: TextIO, fresh_db: bool) -> int:
+def _execute(sc: Scenario, configs: dict[str, Any], ns: argparse.Namespace, folder: str | None,
+             args: argparse.Namespace, out: TextIO, fresh_db: bool) -> int:
     from benchtop.analysis import analysis_text, target_validity
+    from benchtop.attach import MonitorRecorder, build_pollers, make_instrumentation
+    from benchtop.guards import Guard, GuardError
+    from benchtop.scenario import all_conditions
     from benchtop.config import conn_settings
     from benchtop.formats import summary_text
     from benchtop.headless import StopFlag
@@ -134,18 +138,31 @@ def _execute(sc: Scenario, configs: dict[str, Any], folder: str | None, args: ar
     for w, program in programs.items():
         check_ready(program, conn_settings(configs[w]))
     validity = target_validity(base.engine, base.target)
+    # the target itself (unless no_monitor) and any proxysql/pgbouncer DSNs, as for a run
+    pollers = build_pollers(base.target, [("proxysql", d) for d in ns.proxysql] + [("pgbouncer", d) for d in ns.pgbouncer],
+                            ns.monitor_interval, with_target=not ns.no_monitor)
+    try:
+        Guard.parse(all_conditions(sc), sources=[p.source.kind for p in pollers])
+    except GuardError as exc:
+        raise ScenarioError(f"{sc.filename}: {exc}") from None
+    instrumentation = (make_instrumentation(base.target, ns.admin_dsn)
+                       if any(s.instrumentation for s in sc.steps) else None)
     writer = ResultsWriter(Path(folder)) if folder else None
+    recorder = MonitorRecorder(pollers, writer)
 
     def make_controller(workload: str) -> RunController:
         cfg = configs[workload]
-        return RunController(cfg, programs[workload], conn_settings(cfg), None)
+        return RunController(cfg, programs[workload], conn_settings(cfg), None, instrumentation)
 
     driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile)
+    recorder.listeners.append(driver.observe)
     stop = StopFlag()
     stop.install()
+    recorder.start()
     try:
         run_headless(driver, out, stop, base.report_interval or 1.0, json_lines=args.json)
     finally:
+        recorder.stop()
         driver.close()
         if writer:
             writer.close()

@@ -77,6 +77,7 @@ const bt_driver *bt_driver_get(int driver);
 
 extern const bt_driver bt_driver_null;
 extern const bt_driver bt_driver_sqlite;
+extern const bt_driver bt_driver_fileio;
 #ifdef BT_HAVE_MYSQL
 extern const bt_driver bt_driver_mysql;
 #endif

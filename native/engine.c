@@ -32,6 +32,7 @@ const bt_driver *bt_driver_get(int driver)
     switch (driver) {
     case BT_DRIVER_NULL: return &bt_driver_null;
     case BT_DRIVER_SQLITE: return &bt_driver_sqlite;
+    case BT_DRIVER_FILEIO: return &bt_driver_fileio;
 #ifdef BT_HAVE_MYSQL
     case BT_DRIVER_MYSQL: return &bt_driver_mysql;
 #endif

@@ -28,7 +28,7 @@ if ffi.string(lib.bt_version()).decode() != __version__:
     )
 
 DRIVERS = {"null": lib.BT_DRIVER_NULL, "sqlite": lib.BT_DRIVER_SQLITE, "mysql": lib.BT_DRIVER_MYSQL,
-           "postgresql": lib.BT_DRIVER_PGSQL}
+           "postgresql": lib.BT_DRIVER_PGSQL, "fileio": lib.BT_DRIVER_FILEIO}
 DISTRIBUTIONS = {"uniform": lib.BT_DIST_UNIFORM, "gaussian": lib.BT_DIST_GAUSSIAN,
                  "special": lib.BT_DIST_SPECIAL, "pareto": lib.BT_DIST_PARETO,
                  "zipfian": lib.BT_DIST_ZIPFIAN}

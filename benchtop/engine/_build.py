@@ -34,6 +34,7 @@ CORE_SOURCES = [
     "driver_common.c",
     "driver_null.c",
     "driver_sqlite.c",
+    "driver_fileio.c",
 ]
 
 

@@ -28,6 +28,17 @@ class Series:
     name: str
     values: tuple[float, ...]  # one per interval, aligned across series
     style: str = ""
+    peak: bool = False  # folded by max (latency: keep the spikes), else by mean
+
+
+def fold(values: Sequence[float], factor: int, peak: bool) -> tuple[float, ...]:
+    """Every `factor` consecutive values as one (a whole run in one window).
+
+    >>> fold([1, 3, 2, 8, 5], 2, False), fold([1, 3, 2, 8, 5], 2, True)
+    ((2.0, 5.0, 5.0), (3, 8, 5))
+    """
+    groups = [values[i : i + factor] for i in range(0, len(values), factor)]
+    return tuple(max(g) if peak else sum(g) / len(g) for g in groups)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,13 +135,21 @@ def render_chart(
     fmt: Callable[[float], str] = num,
     t_end: float | None = None,
     step: float = 1.0,
+    whole: bool = False,
 ) -> Text:
     """The whole chart: title/legend line, plot rows with a y axis, and an
-    x-axis row carrying the timeline markers."""
+    x-axis row carrying the timeline markers.  The newest intervals that fit
+    are shown, or with `whole` every interval, folded to fit."""
     out = Text(no_wrap=True, overflow="crop")
     out.append_text(title)
     plot_w = max(width - LABEL_W - 1, 4)
     plot_h = max(height - 2, 1)
+    n_all = max((len(s.values) for s in series), default=0)
+    if whole and n_all > plot_w * 2:
+        factor = -(-n_all // (plot_w * 2))
+        series = [Series(s.name, fold(s.values, factor, s.peak), s.style, s.peak) for s in series]
+        markers = [Marker(m.index // factor, m.symbol) for m in markers]
+        step *= factor
     scale = scale_for(series, log)
     cells = plot(series, plot_w, plot_h, scale)
     n = max((len(s.values) for s in series), default=0)
@@ -188,6 +207,7 @@ class TimeChart(Widget):
         self._markers: tuple[Marker, ...] = ()
         self._t_end: float | None = None
         self._step = 1.0
+        self.whole = False
 
     def update_data(
         self,
@@ -205,6 +225,8 @@ class TimeChart(Widget):
     def legend(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(self.chart_name, "bold")
+        if self.whole:
+            text.append(" (whole run)")
         for s in self._series:
             last = s.values[-1] if s.values else 0.0
             text.append("  ")
@@ -224,6 +246,7 @@ class TimeChart(Widget):
                 fmt=self.fmt,
                 t_end=self._t_end,
                 step=self._step,
+                whole=self.whole,
             ),
             self.size.width,
         )

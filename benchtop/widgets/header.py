@@ -28,15 +28,16 @@ class HeaderState:
 def header_text(s: HeaderState) -> Text:
     """
     >>> print(header_text(HeaderState("sqlite:///tmp/x.db", "oltp_read_only", 65, 55, 8, 0, 1234.5, 0, 2, True)).plain)
-    benchtop  sqlite:///tmp/x.db  oltp_read_only  1:05 elapsed, 0:55 left
+    benchtop  1:05 elapsed, 0:55 left  oltp_read_only  sqlite:///tmp/x.db
     ‖ PAUSED  threads: 8  rate: unlimited (1.23k tps)  errors: 0  reconnects: 2
     """
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append("benchtop", "bold")
-    t.append(f"  {s.target}  ")
-    t.append(s.workload, "bold")
     left = "no time limit" if s.remaining is None else f"{clock(s.remaining)} left"
-    t.append(f"  {clock(s.elapsed)} elapsed, {left}")
+    # the target goes last: it is the longest part and the one to cut
+    t.append(f"  {clock(s.elapsed)} elapsed, {left}  ")
+    t.append(s.workload, "bold")
+    t.append(f"  {s.target}")
     t.append("\n")
     # flags first: a narrow terminal cuts the end of the line, never these
     if s.status:

@@ -72,6 +72,10 @@ def workload_extra_lines(program: Program, summary: Any) -> list[str]:
     >>> workload_extra_lines(p, NS(time_s=30.0, transactions=100, txn_types={"new_order": 45}))
     ['    tpmC:                                90.00  (new_order transactions per minute)']
     """
+    if "fileio" in program.extra:
+        from benchtop.fileio import summary_lines
+
+        return summary_lines(program, summary)
     report = program.extra.get("report")
     if not isinstance(report, dict):
         return []

@@ -241,8 +241,10 @@ def _compile_set(ctx: _Ctx, lhs: str, rhs: str, line: int) -> None:
         raise ctx.err(line, f"unknown function {m.group(1)}(): use rand, uniform, gaussian, special, pareto, "
                             "zipfian, nurand, min, max, unique or str")
     n_ops = len(ctx.ops)
-    r, k = _linear(ctx, rhs, line)
+    # created first, so `set n = n + 1` counts from 0 (registers start at 0
+    # and keep their value from one transaction to the next)
     dst = ctx.reg(lhs, line, True)
+    r, k = _linear(ctx, rhs, line)
     last = ctx.ops[-1] if len(ctx.ops) > n_ops else None
     if last is not None and k == 0 and r == last[1] and last[0] in (P.OP_ARITH, P.OP_RAND) and r != dst:
         last[1] = dst  # write the result straight into the variable, not via a scratch register

@@ -4,7 +4,8 @@
  *   test_drivers mysql|mysql-maxps|pgsql|pgbouncer HOST PORT USER PASSWORD DB
  *   test_drivers mysql|pgsql|pgbouncer HOST PORT USER PASSWORD DB bench N TABLE [MODE]
  *
- * Prints "ok <check>" per passing check and "FAIL <check>: why" otherwise;
+ * Prints "ok <check>" per passing check, "FAIL <where> (<condition>): why"
+ * per failed assertion and "# ..." notes;
  * exits 0 only when everything passed.  `mysql-maxps` expects the server's
  * max_prepared_stmt_count at 0 (the caller sets it).  `pgbouncer` runs the PgBouncer
  * named-statement fallback scenario (HOST/PORT are the pooler's).  `bench`
@@ -12,6 +13,16 @@
  * the same over the text protocol (text), or N transactions of 10 point
  * selects (txn; pipeline: the same in PostgreSQL pipeline mode), for
  * `strace -c -f` and `perf stat`.
+ *
+ * Environment, for manual runs: BT_TEST_SOCKET (Unix socket instead of TCP),
+ * BT_TEST_SSL (cfg->ssl: 1 required, 2 verified), BT_TEST_OPTIONS
+ * (cfg->options).
+ *
+ * Build (what tests/native/test_driver_build.py does, from native/):
+ *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
+ *      -DBT_HAVE_MYSQL -DBT_HAVE_PGSQL $(mariadb_config --cflags) \
+ *      -I$(pg_config --includedir) -I. tests/test_drivers.c driver_mysql.c \
+ *      driver_pg.c driver_common.c $(mariadb_config --libs) -lpq -lpthread
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -252,6 +263,11 @@ static void test_statements(int prepare)
     bt_value p3i = vi(3);
     CHECK(ex(c, 3, selc, &p3i, 1, 2, &res, buf, &err) == 0 && strcmp(buf, pc3[0].s) == 0,
           "regrown string: '%s'", buf);
+
+    /* a '?' inside a literal is not a placeholder */
+    bt_value px = vs("x");
+    CHECK(ex(c, 11, is_pg ? "SELECT ? || '?''?'" : "SELECT CONCAT(?, '?''?')", &px, 1, 2, &res,
+             buf, &err) == 0 && strcmp(buf, "x?'?") == 0, "quoted '?': '%s' %s", buf, err.msg);
 
     /* long string capture is truncated to the register size */
     CHECK(ex(c, 8, is_pg ? "SELECT repeat('a', ?)" : "SELECT REPEAT('a', ?)", &(bt_value){

@@ -75,7 +75,8 @@ def driver_test_binary(request: pytest.FixtureRequest, tmp_path_factory: pytest.
 
 
 def run_driver_test(binary: Path, kind: str, server: Server) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BT_TEST_")}
+    env.update(ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     args = [str(binary), kind, server.host, str(server.port), server.user,
             server.password or "", server.database]

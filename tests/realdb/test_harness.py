@@ -52,19 +52,30 @@ def _refuses(port: int) -> bool:
 def test_mysql_accepts_sbtest_with_monitor_grants(mysql_server: Server) -> None:
     assert parse_dsn(mysql_server.dsn()) == mysql_server.target()
     with mysql_connect(mysql_server) as conn, conn.cursor() as cur:
-        cur.execute("SELECT CURRENT_USER(), DATABASE(), @@performance_schema, @@max_connections, @@skip_name_resolve")
+        cur.execute(
+            "SELECT CURRENT_USER(), DATABASE(), @@performance_schema, @@max_connections, @@skip_name_resolve"
+        )
         user, db, pfs, max_conn, skip_resolve = cur.fetchone()
         assert (user, db, pfs, skip_resolve) == ("sbtest@%", "sbtest", 1, 1)
         assert max_conn >= 1100
-        cur.execute("SELECT COUNT(*) FROM performance_schema.events_waits_summary_global_by_event_name")
+        cur.execute(
+            "SELECT COUNT(*) FROM performance_schema.events_waits_summary_global_by_event_name"
+        )
         assert cur.fetchone()[0] > 0
         cur.execute("SHOW ENGINE INNODB STATUS")  # needs PROCESS
         assert "LOG" in cur.fetchone()[2]
     # The socket path the Server gives works too.
     assert mysql_server.socket is not None
-    with pymysql.connect(unix_socket=mysql_server.socket, user="sbtest", password="sbtest", database="sbtest") as conn:
+    with pymysql.connect(
+        unix_socket=mysql_server.socket,
+        user="sbtest",
+        password="sbtest",
+        database="sbtest",
+    ) as conn:
         assert conn.open
-    assert mysql_admin_exec(mysql_server, "SELECT CURRENT_USER()") == [("root@127.0.0.1",)]
+    assert mysql_admin_exec(mysql_server, "SELECT CURRENT_USER()") == [
+        ("root@127.0.0.1",)
+    ]
 
 
 @realdb
@@ -78,9 +89,19 @@ def test_pg_accepts_sbtest_with_pg_monitor(pg_server: Server) -> None:
     assert row is not None
     assert row[:3] == ("sbtest", "sbtest", True)
     assert row[3] >= 1100 and row[4] == "128MB"
-    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
-        psycopg.connect(host=pg_server.host, port=pg_server.port, user="sbtest", password="wrong", dbname="sbtest")
-    assert pg_admin_exec(pg_server, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user") == [(True,)]
+    with pytest.raises(
+        psycopg.OperationalError, match="password authentication failed"
+    ):
+        psycopg.connect(
+            host=pg_server.host,
+            port=pg_server.port,
+            user="sbtest",
+            password="wrong",
+            dbname="sbtest",
+        )
+    assert pg_admin_exec(
+        pg_server, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+    ) == [(True,)]
 
 
 @realdb
@@ -89,16 +110,20 @@ def test_pgbouncer_pools_into_pg(pgbouncer_server: Server, pg_server: Server) ->
     assert pgbouncer_server.admin_dsn().endswith("/pgbouncer")
     with pg_connect(pgbouncer_server) as conn:
         # Transaction pooling: the backend is PostgreSQL's, reached through the pooler.
-        assert conn.execute("SELECT current_setting('port')::int").fetchone() == (pg_server.port,)
+        assert conn.execute("SELECT current_setting('port')::int").fetchone() == (
+            pg_server.port,
+        )
         pools = pg_admin_exec(pgbouncer_server, "SHOW POOLS", as_dict=True)
     mine = [p for p in pools if (p["database"], p["user"]) == ("sbtest", "sbtest")]
     assert len(mine) == 1 and mine[0]["pool_mode"] == "transaction"
     assert mine[0]["sv_idle"] + mine[0]["sv_used"] + mine[0]["sv_active"] >= 1
     # sbtest is a stats user: it may read the console too.
-    with pg_connect(pgbouncer_server, dbname="pgbouncer") as console:
-        with psycopg.ClientCursor(console) as cur:
-            cur.execute("SHOW STATS")
-            assert "sbtest" in [r[0] for r in cur.fetchall()]
+    with (
+        pg_connect(pgbouncer_server, dbname="pgbouncer") as console,
+        psycopg.ClientCursor(console) as cur,
+    ):
+        cur.execute("SHOW STATS")
+        assert "sbtest" in [r[0] for r in cur.fetchall()]
 
 
 # ---------------------------------------------------------------- fault control
@@ -106,7 +131,10 @@ def test_pgbouncer_pools_into_pg(pgbouncer_server: Server, pg_server: Server) ->
 
 @realdb
 def test_mysql_kill9_then_restart_keeps_port_and_data(mysql_server: Server) -> None:
-    mysql_admin_exec(mysql_server, "CREATE TABLE IF NOT EXISTS sbtest.harness_kill (id INT PRIMARY KEY)")
+    mysql_admin_exec(
+        mysql_server,
+        "CREATE TABLE IF NOT EXISTS sbtest.harness_kill (id INT PRIMARY KEY)",
+    )
     mysql_admin_exec(mysql_server, "REPLACE INTO sbtest.harness_kill VALUES (42)")
     old_pid = mysql_server.pid
     assert old_pid is not None
@@ -117,7 +145,9 @@ def test_mysql_kill9_then_restart_keeps_port_and_data(mysql_server: Server) -> N
     finally:
         mysql_server.restart()
     assert mysql_server.pid not in (None, old_pid)
-    assert mysql_admin_exec(mysql_server, "SELECT id FROM sbtest.harness_kill") == [(42,)]
+    assert mysql_admin_exec(mysql_server, "SELECT id FROM sbtest.harness_kill") == [
+        (42,)
+    ]
     mysql_admin_exec(mysql_server, "DROP TABLE sbtest.harness_kill")
 
 
@@ -174,7 +204,10 @@ def test_a_start_failure_reports_the_log_tail(tmp_path: Path) -> None:
         def _ping(self) -> None:
             raise OSError("not up")
 
-    with pytest.raises(local.HarnessError, match=r"(?s)exited with code 3.*FATAL: bad setting frobnicate"):
+    with pytest.raises(
+        local.HarnessError,
+        match=r"(?s)exited with code 3.*FATAL: bad setting frobnicate",
+    ):
         Broken(tmp_path, local.free_port()).start()
 
 
@@ -190,7 +223,9 @@ def test_free_port_is_bindable_and_below_ephemeral_range() -> None:
 
 
 @realdb
-def test_mysql_statement_log_attributes_statements_to_users(mysql_server: Server) -> None:
+def test_mysql_statement_log_attributes_statements_to_users(
+    mysql_server: Server,
+) -> None:
     with mysql_server.statement_log() as log:
         with mysql_connect(mysql_server) as conn, conn.cursor() as cur:
             cur.execute("SELECT 1 AS harness_first")
@@ -202,8 +237,13 @@ def test_mysql_statement_log_attributes_statements_to_users(mysql_server: Server
         assert "SELECT 'x' AS harness_second" in mine
         assert not any("admin ran this" in s for s in mine)
         assert any("admin ran this" in s for s in log.statements(user="root"))
-        assert log.statements(user="sbtest", until=middle)[-1] == "SELECT 1 AS harness_first"
-        assert "SELECT 1 AS harness_first" not in log.statements(user="sbtest", since=middle)
+        assert (
+            log.statements(user="sbtest", until=middle)[-1]
+            == "SELECT 1 AS harness_first"
+        )
+        assert "SELECT 1 AS harness_first" not in log.statements(
+            user="sbtest", since=middle
+        )
     assert mysql_admin_exec(mysql_server, "SELECT @@general_log") == [(0,)]
 
 
@@ -246,35 +286,61 @@ def test_env_dsn_builds_external_servers() -> None:
     assert my.dsn() == env["BENCHTOP_TEST_MYSQL_DSN"]
     assert my.admin_dsn() == "mysql://root:r%40ot@127.0.0.1:23306/sbtest"
     pg = server_from_env("postgresql", env)
-    assert pg is not None and (pg.kind, pg.port, pg.admin_user, pg.admin_password) == ("postgresql", 25432, "sbtest", "sbtest")
+    assert pg is not None and (pg.kind, pg.port, pg.admin_user, pg.admin_password) == (
+        "postgresql",
+        25432,
+        "sbtest",
+        "sbtest",
+    )
     bouncer = server_from_env("pgbouncer", env)
-    assert bouncer is not None and bouncer.kind == "pgbouncer" and bouncer.target().kind == "pgbouncer"
+    assert (
+        bouncer is not None
+        and bouncer.kind == "pgbouncer"
+        and bouncer.target().kind == "pgbouncer"
+    )
     assert bouncer.admin_dsn() == "pgbouncer://postgres:pw@127.0.0.1:26432/pgbouncer"
     assert server_from_env("mysql", {}) is None
 
 
 def test_env_dsn_defaults_and_errors() -> None:
     s = server_from_env("mysql", {"BENCHTOP_TEST_MYSQL_DSN": "mysql://db.example"})
-    assert s is not None and (s.port, s.user, s.password, s.database) == (3306, "sbtest", None, "sbtest")
-    with pytest.raises(TargetError, match="^BENCHTOP_TEST_PGSQL_DSN must be a postgresql:// DSN, not mysql://$"):
+    assert s is not None and (s.port, s.user, s.password, s.database) == (
+        3306,
+        "sbtest",
+        None,
+        "sbtest",
+    )
+    with pytest.raises(
+        TargetError,
+        match="^BENCHTOP_TEST_PGSQL_DSN must be a postgresql:// DSN, not mysql://$",
+    ):
         server_from_env("postgresql", {"BENCHTOP_TEST_PGSQL_DSN": "mysql://u@h/db"})
     with pytest.raises(TargetError, match="^BENCHTOP_TEST_MYSQL_DSN: bad port"):
         server_from_env("mysql", {"BENCHTOP_TEST_MYSQL_DSN": "mysql://u@h:notaport/db"})
 
 
 def test_env_dsn_server_has_no_process_control() -> None:
-    pool = ServerPool({"BENCHTOP_TEST_MYSQL_DSN": "mysql://sbtest:sbtest@127.0.0.1:1/sbtest"})
+    pool = ServerPool(
+        {"BENCHTOP_TEST_MYSQL_DSN": "mysql://sbtest:sbtest@127.0.0.1:1/sbtest"}
+    )
     try:
         server = pool.get("mysql")
-        assert server.process is None and pool.root is None  # nothing started, no folder made
+        assert (
+            server.process is None and pool.root is None
+        )  # nothing started, no folder made
         for action in (lambda: server.kill(), server.restart, server.statement_log):
-            with pytest.raises(pytest.skip.Exception, match="started by the test harness, not .*BENCHTOP_TEST_"):
+            with pytest.raises(
+                pytest.skip.Exception,
+                match="started by the test harness, not .*BENCHTOP_TEST_",
+            ):
                 action()
     finally:
         pool.close()
 
 
-def _fixture_with_missing_mariadb(monkeypatch: pytest.MonkeyPatch, ci: str | None) -> None:
+def _fixture_with_missing_mariadb(
+    monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
     monkeypatch.setattr(local, "_which", lambda *names: None)
     if ci is None:
         monkeypatch.delenv("CI", raising=False)
@@ -288,12 +354,19 @@ def _fixture_with_missing_mariadb(monkeypatch: pytest.MonkeyPatch, ci: str | Non
 
 
 def test_missing_server_fails_loudly_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(pytest.fail.Exception, match="apt-get install mariadb-server.*CI is set"):
+    with pytest.raises(
+        pytest.fail.Exception, match="apt-get install mariadb-server.*CI is set"
+    ):
         _fixture_with_missing_mariadb(monkeypatch, "true")
 
 
-def test_missing_server_skips_with_install_hint_outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(pytest.skip.Exception, match="apt-get install mariadb-server postgresql pgbouncer"):
+def test_missing_server_skips_with_install_hint_outside_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(
+        pytest.skip.Exception,
+        match="apt-get install mariadb-server postgresql pgbouncer",
+    ):
         _fixture_with_missing_mariadb(monkeypatch, None)
 
 
@@ -310,15 +383,30 @@ def test_docker_compose_matches_the_documented_env_dsns() -> None:
     assert services["postgres"]["image"] == "postgres:17"
     assert services["proxysql"]["image"].startswith("proxysql/proxysql:2.7")
     assert "pgbouncer" in services["pgbouncer"]["image"]
-    published = {int(p.split(":")[1]): name for name, s in services.items() for p in s["ports"]}
-    assert all(p.startswith("127.0.0.1:") for s in services.values() for p in s["ports"])
+    published = {
+        int(p.split(":")[1]): name for name, s in services.items() for p in s["ports"]
+    }
+    assert all(
+        p.startswith("127.0.0.1:") for s in services.values() for p in s["ports"]
+    )
 
     doc = (REPO / "docs" / "testing-with-docker.md").read_text()
-    env = dict(line.removeprefix("export ").split("=", 1) for line in doc.splitlines() if line.startswith("export BENCHTOP_TEST_"))
-    assert set(env) == {f"BENCHTOP_TEST_{k}_{s}DSN" for k in ("MYSQL", "PGSQL", "PGBOUNCER") for s in ("", "ADMIN_")} | {
-        "BENCHTOP_TEST_PROXYSQL_DSN"
+    env = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in doc.splitlines()
+        if line.startswith("export BENCHTOP_TEST_")
+    )
+    assert set(env) == {
+        f"BENCHTOP_TEST_{k}_{s}DSN"
+        for k in ("MYSQL", "PGSQL", "PGBOUNCER")
+        for s in ("", "ADMIN_")
+    } | {"BENCHTOP_TEST_PROXYSQL_DSN"}
+    expected_service = {
+        "mysql": "mysql",
+        "postgresql": "postgres",
+        "pgbouncer": "pgbouncer",
+        "proxysql": "proxysql",
     }
-    expected_service = {"mysql": "mysql", "postgresql": "postgres", "pgbouncer": "pgbouncer", "proxysql": "proxysql"}
     for kind, service in expected_service.items():
         server = server_from_env(kind, env)
         assert server is not None and published[server.port] == service

@@ -10,6 +10,7 @@ from benchtop.app import BenchtopApp
 from benchtop.screens import bench
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
+from benchtop.widgets.chart import TimeChart
 from tests.tui.fakes import FakeRunController
 
 SIZE = (80, 24)
@@ -231,3 +232,16 @@ async def test_slow_sample_does_not_block_keys() -> None:
         assert (
             len([w for w in app.workers if w.group == "engine" and w.is_running]) <= 1
         )
+
+
+async def test_whole_run_toggle_folds_the_charts() -> None:
+    fake = FakeRunController(preload=400)
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        chart = app.screen.query_one("#chart-tps", TimeChart)
+        assert not chart.whole
+        await press(app, pilot, "w")
+        assert chart.whole and "(whole run)" in chart.legend().plain
+        assert len(chart._series[0].values) == 400
+        await press(app, pilot, "w")
+        assert not chart.whole

@@ -108,11 +108,11 @@ def test_errors_percent_is_errors_per_transaction():
 
 
 def test_source_metrics_fail_at_parse_time_without_their_source():
-    with pytest.raises(ValueError, match=r"--pgbouncer DSN"):
+    with pytest.raises(ValueError, match=r"needs PgBouncer stats: add --pgbouncer DSN$"):
         Guard.parse(["pool_wait>1s"])
-    with pytest.raises(ValueError, match=r"--pgsql DSN"):
+    with pytest.raises(ValueError, match=r"--engine postgres without --no-monitor"):
         Guard.parse(["replica_lag>10s"], sources=["mysql"])
-    with pytest.raises(ValueError, match=r"--mysql DSN"):
+    with pytest.raises(ValueError, match=r"--engine mysql without --no-monitor"):
         Guard.parse(["checkpoint_age>80%"], sources=["postgresql"])
     deferred = Guard.parse(["pool_wait>1s"], sources=None)
     assert deferred.needs_sources == ("pgbouncer",)
