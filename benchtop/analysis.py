@@ -348,6 +348,15 @@ def read_target_settings(target: Any, timeout_s: float = 5.0) -> Mapping[str, An
     return settings if isinstance(settings, Mapping) else None
 
 
+def validity_from_snapshot(snap: Any) -> Validity | None:
+    """The verdict from a monitor snapshot of the target (its `settings`
+    panel), sparing a connection of our own; None if it has none."""
+    settings = snap.panel("settings") if getattr(snap, "ok", False) else None
+    if not isinstance(settings, Mapping) or snap.kind not in ("mysql", "postgresql"):
+        return None
+    return validity_from_settings(snap.kind, settings)
+
+
 def target_validity(engine: str, target: Any) -> Validity:
     """The verdict for a run's target (SQLite: the engine's own pragmas)."""
     if engine == "sqlite":

@@ -12,7 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from benchtop.scenario import Scenario, ScenarioDriver, ScenarioError, iter_step_lines
+from benchtop.scenario import Scenario, ScenarioError
+from benchtop.scenario_driver import ScenarioDriver, iter_step_lines
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
@@ -121,14 +122,14 @@ def _execute(sc: Scenario, configs: dict[str, Any], ns: argparse.Namespace, fold
              args: argparse.Namespace, out: TextIO, fresh_db: bool) -> int:
     from benchtop.analysis import analysis_text, target_validity
     from benchtop.attach import MonitorRecorder, build_pollers, make_instrumentation
-    from benchtop.guards import Guard, GuardError
-    from benchtop.scenario import all_conditions
     from benchtop.config import conn_settings
     from benchtop.formats import summary_text
+    from benchtop.guards import Guard, GuardError
     from benchtop.headless import StopFlag
     from benchtop.prepare import check_ready, prepare
     from benchtop.results import ResultsWriter
     from benchtop.run import RunController
+    from benchtop.scenario import all_conditions
     from benchtop.workload import load_program
 
     programs = {w: load_program(c.workload, c.engine, c.workload_options) for w, c in configs.items()}

@@ -10,9 +10,7 @@ from typing import Any
 from benchtop.app import BenchtopApp
 
 
-def run_tui(
-    controller: Any, sources: Sequence[Any] | None = None, save_dir: Path | None = None
-) -> Any:
+def run_tui(controller: Any, sources: Sequence[Any] | None = None, save_dir: Path | None = None) -> Any:
     """Run the dashboard on a started RunController until the run ends or
     the user quits; returns the RunSummary (None without a controller).
 

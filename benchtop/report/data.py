@@ -30,7 +30,9 @@ class RunData:
     @property
     def label(self) -> str:
         """The name as plots and tables show it, marked when its settings are not durable."""
-        return self.name if self.validity.status in ("durable", "unknown", "no database") else f"{self.name} ({self.validity.label})"
+        if self.validity.status in ("durable", "unknown", "no database"):
+            return self.name
+        return f"{self.name} ({self.validity.label})"
 
     @property
     def is_sweep(self) -> bool:

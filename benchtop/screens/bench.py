@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,7 @@ class Dashboard(Horizontal):
             yield TimeChart("qps", id="chart-qps", classes="tall-only")
             yield TimeChart("latency", log=True, fmt=ms, id="chart-latency")
             yield TimeChart("queue/concurrency", id="chart-queue", classes="rate-only")
-            yield TimeChart(
-                "service vs corrected", log=True, fmt=ms, id="chart-service"
-            )
+            yield TimeChart("service vs corrected", log=True, fmt=ms, id="chart-service")
         with Vertical(id="side"):
             yield LatencyHistogram("last interval", id="hist-interval")
             yield LatencyHistogram("whole run", id="hist-run")
@@ -88,60 +87,51 @@ class Dashboard(Horizontal):
         events: Sequence[Any],
         run_hist: Histogram,
         rate_mode: bool,
+        whole: bool = False,
     ) -> None:
-        self._last = (history, events, run_hist, rate_mode)
+        """Draw everything; `whole` folds the whole run into the charts
+        instead of showing the newest intervals that fit."""
+        self._last = (history, events, run_hist, rate_mode, whole)
         self.set_class(rate_mode, "rate-mode")
         ends = [iv.t for iv in history]
         marks = markers(events, ends)
         t_end = history[-1].t if history else None
         step = history[-1].dt if history else 1.0
 
-        def series(
-            name: str, get: Callable[[IntervalStats], float], style: str
-        ) -> Series:
+        def series(name: str, get: Callable[[IntervalStats], float], style: str) -> Series:
             return Series(name, tuple(get(iv) for iv in history), style)
 
-        def chart(cid: str, *ss: Series) -> None:
-            self.query_one(cid, TimeChart).update_data(ss, marks, t_end, step)
+        def chart(cid: str, *ss: Series, peak: bool = False) -> None:
+            # latency folds by max so a spike survives the whole-run view
+            ss = tuple(replace(x, peak=peak) for x in ss)
+            self.query_one(cid, TimeChart).update_data(ss, marks, t_end, step, whole)
+
+        def lat(key: str, style: str) -> Series:
+            return series(key, lambda iv: iv.latency_ms.get(key, 0.0), style)
+
+        def svc(key: str, style: str) -> Series:
+            return series(f"svc {key}", lambda iv: iv.service_latency_ms.get(key, 0.0), style)
 
         chart("#chart-tps", series("tps", lambda iv: iv.tps, "green"))
         chart("#chart-qps", series("qps", lambda iv: iv.qps, "green"))
-        lat = [("p50", "green"), ("p95", "yellow"), ("p99", "red"), ("max", "magenta")]
-        lat_series = [
-            series(k, lambda iv, k=k: iv.latency_ms.get(k, 0.0), st) for k, st in lat
-        ]
+        lat_series = [lat("p50", "green"), lat("p95", "yellow"), lat("p99", "red"), lat("max", "magenta")]
         if rate_mode and not self.has_class("tall"):
             # no room for the service chart: put its key line here
-            lat_series.append(
-                series(
-                    "svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "cyan"
-                )
-            )
-        chart("#chart-latency", *lat_series)
+            lat_series.append(svc("p99", "cyan"))
+        chart("#chart-latency", *lat_series, peak=True)
         if rate_mode:
             chart(
                 "#chart-queue",
                 series("queue", lambda iv: iv.queue, "yellow"),
                 series("conc", lambda iv: iv.concurrency, "cyan"),
             )
-            chart(
-                "#chart-service",
-                series(
-                    "svc p50", lambda iv: iv.service_latency_ms.get("p50", 0.0), "cyan"
-                ),
-                series(
-                    "svc p99", lambda iv: iv.service_latency_ms.get("p99", 0.0), "blue"
-                ),
-                series("p99", lambda iv: iv.latency_ms.get("p99", 0.0), "red"),
-            )
+            chart("#chart-service", svc("p50", "cyan"), svc("p99", "blue"), lat("p99", "red"), peak=True)
         axis = axis_for(run_hist)
         if history:
             self.query_one("#hist-interval", LatencyHistogram).update_data(
                 f"last {history[-1].dt:.0f}s", history[-1].latency, axis
             )
-            self.query_one("#hist-run", LatencyHistogram).update_data(
-                "whole run", run_hist, axis
-            )
+            self.query_one("#hist-run", LatencyHistogram).update_data("whole run", run_hist, axis)
         self.query_one("#timeline", TimelineList).show(events)
 
 
@@ -157,9 +147,7 @@ class BenchScreen(Screen):
             id="threads.more",
             tooltip="threads +1 (- for -1)",
         ),
-        Binding(
-            "minus", "threads_by(-1)", "threads -1", show=False, id="threads.fewer"
-        ),
+        Binding("minus", "threads_by(-1)", "threads -1", show=False, id="threads.fewer"),
         Binding(
             "asterisk",
             "threads_times(2)",
@@ -168,9 +156,7 @@ class BenchScreen(Screen):
             id="threads.double",
             tooltip="threads x2 (/ halves)",
         ),
-        Binding(
-            "slash", "threads_times(0.5)", "threads half", show=False, id="threads.half"
-        ),
+        Binding("slash", "threads_times(0.5)", "threads half", show=False, id="threads.half"),
         Binding(
             "r",
             "type_rate",
@@ -193,12 +179,8 @@ class BenchScreen(Screen):
             show=False,
             id="rate.half",
         ),
-        Binding(
-            "space", "pause", "pause", id="pause", tooltip="pause / resume the load"
-        ),
-        Binding(
-            "m", "mark", "mark", id="mark", tooltip="mark this moment on the timeline"
-        ),
+        Binding("space", "pause", "pause", id="pause", tooltip="pause / resume the load"),
+        Binding("m", "mark", "mark", id="mark", tooltip="mark this moment on the timeline"),
         Binding(
             "i",
             "instrumentation",
@@ -213,6 +195,7 @@ class BenchScreen(Screen):
             id="save",
             tooltip="save a screenshot and the results so far",
         ),
+        Binding("w", "whole_run", "whole run", show=False, id="whole", tooltip="charts: whole run / newest"),
         Binding("question_mark", "help", "help", id="help"),
         Binding(
             "q",
@@ -223,9 +206,7 @@ class BenchScreen(Screen):
         ),
     ]
 
-    def __init__(
-        self, controller: Any, pollers: Sequence[Any] = (), save_dir: Path | None = None
-    ) -> None:
+    def __init__(self, controller: Any, pollers: Sequence[Any] = (), save_dir: Path | None = None) -> None:
         super().__init__()
         self.controller = controller
         self.pollers = list(pollers)
@@ -245,6 +226,7 @@ class BenchScreen(Screen):
         self._control_lock = threading.Lock()
         self._stopping = False
         self._linger = False
+        self.whole_run = False
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
@@ -285,12 +267,10 @@ class BenchScreen(Screen):
 
     def refresh_all(self) -> None:
         self.refresh_header()
-        rate_mode = self.wanted_rate > 0 or any(
-            iv.rate_mode for iv in self.history[-120:]
-        )
-        self.query_one(Dashboard).show(
-            self.history, list(self.controller.timeline), self.run_hist, rate_mode
-        )
+        rate_mode = self.wanted_rate > 0 or any(iv.rate_mode for iv in self.history[-120:])
+        history = list(self.controller.history) if self.whole_run else self.history
+        events = list(self.controller.timeline)
+        self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run)
 
     # -- sampling --------------------------------------------------------------
     def sample_engine(self) -> None:
@@ -341,9 +321,7 @@ class BenchScreen(Screen):
                 call(controller)
             self.post_message(SettingsApplied(what))
 
-        self.app.run_worker(
-            work, thread=True, group="control", exit_on_error=False, description=what
-        )
+        self.app.run_worker(work, thread=True, group="control", exit_on_error=False, description=what)
 
     def _set_threads(self, n: int) -> None:
         n = max(1, min(MAX_THREADS, n))
@@ -432,9 +410,7 @@ class BenchScreen(Screen):
     # -- save, help, quit ------------------------------------------------------
     def action_save(self) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        svg = self.app.save_screenshot(
-            filename=f"benchtop-{stamp}.svg", path=str(self.save_dir)
-        )
+        svg = self.app.save_screenshot(filename=f"benchtop-{stamp}.svg", path=str(self.save_dir))
         controller = self.controller
         prefix = self.save_dir / f"benchtop-{stamp}"
 
@@ -453,6 +429,10 @@ class BenchScreen(Screen):
     @on(ResultsSaved)
     def _results_saved(self, event: ResultsSaved) -> None:
         self.notify("saved " + ", ".join(Path(p).name for p in event.paths), timeout=4)
+
+    def action_whole_run(self) -> None:
+        self.whole_run = not self.whole_run
+        self.refresh_all()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(bench=True))

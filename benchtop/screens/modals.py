@@ -43,9 +43,7 @@ def parse_rate(text: str) -> float:
             f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)"
         ) from None
     if not math.isfinite(value):
-        raise ValueError(
-            f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)"
-        )
+        raise ValueError(f"not a rate: {text.strip()!r} (type a number of transactions per second, 0 = unlimited)")
     if value < 0:
         raise ValueError("a rate cannot be negative (0 = unlimited)")
     if value > MAX_RATE:
@@ -73,9 +71,7 @@ class _Prompt(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.question)
-            yield Input(
-                value=self.value, placeholder=self.placeholder, id="prompt-input"
-            )
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
             yield Label("", id="prompt-error", classes="error")
             yield Label("enter: apply   escape: cancel", classes="hint")
 

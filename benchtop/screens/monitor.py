@@ -73,9 +73,7 @@ def table_of(value: Any) -> tuple[list[str], list[list[Any]]]:
             cols = []
             for r in value.values():
                 cols += [k for k in r if k not in cols]
-            return ["name", *cols], [
-                [k, *(r.get(c) for c in cols)] for k, r in value.items()
-            ]
+            return ["name", *cols], [[k, *(r.get(c) for c in cols)] for k, r in value.items()]
         return ["name", "value"], [[k, v] for k, v in value.items()]
     return ["value"], [[value]]
 
@@ -116,9 +114,7 @@ class PanelTable(DataTable):
         rows = self._rows
         if self.sort_by is not None:
             i = self._columns.index(self.sort_by)
-            rows = sorted(
-                rows, key=lambda r: _sort_key(r[i]), reverse=self.sort_reverse
-            )
+            rows = sorted(rows, key=lambda r: _sort_key(r[i]), reverse=self.sort_reverse)
         self.clear()
         self.add_rows([[cell(v) for v in r] for r in rows])
 
@@ -206,14 +202,8 @@ class SourcePane(VerticalScroll):
         self.query_one(".status", Static).update(
             f"{snap.name} ({snap.kind}) polled at {when}, poll cost {snap.poll_ms:.1f} ms"
         )
-        scalars = {
-            k: v
-            for k, v in snap.panels.items()
-            if not isinstance(v, (dict, list, tuple, Missing))
-        }
-        panels: list[tuple[str, Any]] = [
-            (k, v) for k, v in snap.panels.items() if k not in scalars
-        ]
+        scalars = {k: v for k, v in snap.panels.items() if not isinstance(v, (dict, list, tuple, Missing))}
+        panels: list[tuple[str, Any]] = [(k, v) for k, v in snap.panels.items() if k not in scalars]
         if scalars:
             panels.insert(0, ("values", scalars))
         for name, value in panels:
@@ -247,11 +237,7 @@ class SourcePane(VerticalScroll):
 
 
 def _content(missing: bool) -> Static | PanelTable:
-    return (
-        Static("", classes="missing content")
-        if missing
-        else PanelTable(classes="content")
-    )
+    return Static("", classes="missing content") if missing else PanelTable(classes="content")
 
 
 class MonitorScreen(Screen):
@@ -269,9 +255,7 @@ class MonitorScreen(Screen):
 
     def compose(self) -> ComposeResult:
         names = ", ".join(p.name for p in self.pollers)
-        yield Static(
-            f"[b]benchtop monitor[/b]  {names}  (read-only polls)", id="monitor-header"
-        )
+        yield Static(f"[b]benchtop monitor[/b]  {names}  (read-only polls)", id="monitor-header")
         with TabbedContent(id="tabs"):
             for p in self.pollers:
                 with TabPane(p.name, id=f"tab-{pane_id(p.name)}"):

@@ -119,10 +119,7 @@ def plot(
                 masks[row][x // 2] |= _DOT[sub][x % 2]
                 owner[row][x // 2] = s.style
             prev_y = y
-    return [
-        [(chr(_BRAILLE + m) if m else " ", owner[r][c]) for c, m in enumerate(masks[r])]
-        for r in range(height)
-    ]
+    return [[(chr(_BRAILLE + m) if m else " ", owner[r][c]) for c, m in enumerate(masks[r])] for r in range(height)]
 
 
 def render_chart(
@@ -153,9 +150,7 @@ def render_chart(
     scale = scale_for(series, log)
     cells = plot(series, plot_w, plot_h, scale)
     n = max((len(s.values) for s in series), default=0)
-    first = max(
-        n - plot_w * 2, 0
-    )  # interval index at dot column 0 (once the window is full)
+    first = max(n - plot_w * 2, 0)  # interval index at dot column 0 (once the window is full)
     offset = plot_w * 2 - min(n, plot_w * 2)
     marker_cols: dict[int, str] = {}
     for m in markers:
@@ -163,15 +158,9 @@ def render_chart(
             marker_cols[(offset + m.index - first) // 2] = m.symbol
     for r, row in enumerate(cells):
         f = 1 - r / max(plot_h - 1, 1)
-        label = (
-            fmt(scale.at(f))
-            if r in (0, plot_h - 1) or (plot_h >= 5 and r == plot_h // 2)
-            else ""
-        )
+        label = fmt(scale.at(f)) if r in (0, plot_h - 1) or (plot_h >= 5 and r == plot_h // 2) else ""
         out.append(
-            "\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤"
-            if label
-            else "\n" + " " * LABEL_W + "│",
+            "\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤" if label else "\n" + " " * LABEL_W + "│",
             "dim",
         )
         for c, (ch, style) in enumerate(row):
@@ -196,9 +185,7 @@ class TimeChart(Widget):
     TimeChart { height: 1fr; min-height: 4; }
     """
 
-    def __init__(
-        self, name: str, log: bool = False, fmt: Callable[[float], str] = num, **kwargs
-    ) -> None:
+    def __init__(self, name: str, log: bool = False, fmt: Callable[[float], str] = num, **kwargs) -> None:
         super().__init__(**kwargs)
         self.chart_name = name
         self.log_scale = log
@@ -215,7 +202,9 @@ class TimeChart(Widget):
         markers: Sequence[Marker],
         t_end: float | None,
         step: float,
+        whole: bool = False,
     ) -> None:
+        self.whole = whole
         self._series = tuple(series)
         self._markers = tuple(markers)
         self._t_end = t_end

@@ -44,9 +44,7 @@ def columns(hist: Histogram, axis: Axis, width: int) -> list[int]:
     return out
 
 
-def render_histogram(
-    title: str, hist: Histogram, axis: Axis, width: int, height: int
-) -> Text:
+def render_histogram(title: str, hist: Histogram, axis: Axis, width: int, height: int) -> Text:
     """Title line (with p50/p99 and the count), bars, and a decade axis."""
     text = Text(no_wrap=True, overflow="crop")
     pct = hist.percentiles_ms([50.0, 99.0])
@@ -101,9 +99,7 @@ class LatencyHistogram(Widget):
 
     def render(self) -> Text:
         if self._hist is None:
-            return Text(
-                f"{self.title_text}  waiting for the first interval…", style="dim"
-            )
+            return Text(f"{self.title_text}  waiting for the first interval…", style="dim")
         return crop(
             render_histogram(
                 self.title_text,

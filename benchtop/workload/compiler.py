@@ -105,11 +105,8 @@ def _linear(ctx: _Ctx, text: str, line: int) -> tuple[int, int]:
     first and its result register returned."""
     try:
         return _linear_only(ctx, text, line)
-    except WorkloadError as first:
-        try:
-            v = compile_expr(ctx, text, line)
-        except WorkloadError:
-            raise first from None
+    except WorkloadError:
+        v = compile_expr(ctx, text, line)
         if v.s is not None:
             raise ctx.err(line, f"expression {text.strip()!r} is a string, not a number") from None
         return v.reg, v.k

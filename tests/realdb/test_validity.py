@@ -98,6 +98,9 @@ def test_unsafe_scenario_is_marked_everywhere(mysql_server, mysql_flush, tmp_pat
         assert all(s["tps"] > 0 for s in summary["steps"])
         timeline = (out / "timeline.jsonl").read_text()
         assert "instrumentation all_disabled" in timeline and "instrumentation default" in timeline
+        assert (out / "monitor.jsonl").is_file()  # the target was monitored beside the load
+        replayed = run_benchtop("replay", str(out), "--no-wait")
+        assert replayed.returncode == 0 and "mysql" in replayed.stdout and "thds: 2" in replayed.stdout
         report = run_benchtop("report", str(out))
         assert report.returncode == 0 and "UNSAFE" in report.stdout and "CRASH-UNSAFE" in report.stdout
     finally:

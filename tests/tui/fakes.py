@@ -21,9 +21,7 @@ def _bimodal_ns(n: int, main_ms: float, tail_ms: float, tail_share: float) -> li
     values = []
     n_tail = int(n * tail_share)
     for k in range(n - n_tail):
-        z = math.sin(
-            (k + 0.5) / (n - n_tail) * math.pi - math.pi / 2
-        )  # -1..1, denser at the ends
+        z = math.sin((k + 0.5) / (n - n_tail) * math.pi - math.pi / 2)  # -1..1, denser at the ends
         values.append(int(main_ms * 1e6 * math.exp(0.45 * z)))
     for k in range(n_tail):
         z = math.sin((k + 0.5) / max(n_tail, 1) * math.pi - math.pi / 2)
@@ -31,9 +29,7 @@ def _bimodal_ns(n: int, main_ms: float, tail_ms: float, tail_share: float) -> li
     return values
 
 
-def make_interval(
-    i: int, threads: int = 8, rate: float = 0.0, paused: bool = False
-) -> IntervalStats:
+def make_interval(i: int, threads: int = 8, rate: float = 0.0, paused: bool = False) -> IntervalStats:
     """Interval i (ending at t=i+1): throughput rising with a wobble, a
     latency hump near 2 ms and a small stall hump near 40 ms."""
     tps = 0.0 if paused else 900 + 300 * math.sin(i / 6) + 10 * i
@@ -42,9 +38,7 @@ def make_interval(
     n = int(tps / 4)  # a quarter of the transactions keeps the fixtures quick
     lat_values = _bimodal_ns(n, 2.0 + (i % 10) / 10, 40.0, 0.03 if i % 7 else 0.10)
     lat = Histogram.from_values_ns(lat_values)
-    svc = (
-        Histogram.from_values_ns([v * 3 // 4 for v in lat_values]) if rate > 0 else lat
-    )
+    svc = Histogram.from_values_ns([v * 3 // 4 for v in lat_values]) if rate > 0 else lat
     pct = lat.percentiles_ms([50.0, 95.0, 99.0])
     spct = svc.percentiles_ms([50.0, 95.0, 99.0])
     lat_ms = {
@@ -116,12 +110,8 @@ class FakeRunController:
         self.sample_delay = sample_delay
         self.finish_after = finish_after
         self.presets = presets
-        self.history: list[IntervalStats] = [
-            make_interval(i, threads, rate) for i in range(preload)
-        ]
-        self.timeline: list[TimelineEvent] = [
-            TimelineEvent(t, k, x) for t, k, x in events
-        ]
+        self.history: list[IntervalStats] = [make_interval(i, threads, rate) for i in range(preload)]
+        self.timeline: list[TimelineEvent] = [TimelineEvent(t, k, x) for t, k, x in events]
         self.samples = 0
         self.stopped_reason: str | None = None
         self.calls: list[tuple[str, Any]] = []
@@ -138,9 +128,7 @@ class FakeRunController:
         if self.sample_delay:
             time.sleep(self.sample_delay)
         with self._lock:
-            iv = make_interval(
-                len(self.history), self._threads, self._rate, self._paused
-            )
+            iv = make_interval(len(self.history), self._threads, self._rate, self._paused)
             self.history.append(iv)
             self.samples += 1
             return iv
@@ -317,9 +305,7 @@ POOLS_PANELS: dict[str, Any] = {
             "pool_mode": "statement",
         },
     ],
-    "stats": {
-        "sbtest": {"xact_per_s": 812.5, "query_per_s": 16250.0, "avg_wait_time_us": 420}
-    },
+    "stats": {"sbtest": {"xact_per_s": 812.5, "query_per_s": 16250.0, "avg_wait_time_us": 420}},
     "clients": {"active": 5, "waiting": 2},
     "wal_bytes_per_s": 1048576.0,
     "config": Missing(

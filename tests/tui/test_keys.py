@@ -139,9 +139,7 @@ async def test_mark_default_and_text(fake: FakeRunController) -> None:
         assert fake.timeline[-1].text == "ckpt"
 
 
-async def test_save_writes_screenshot_and_results(
-    fake: FakeRunController, tmp_path: Path
-) -> None:
+async def test_save_writes_screenshot_and_results(fake: FakeRunController, tmp_path: Path) -> None:
     app = BenchtopApp(fake, save_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await press(app, pilot, "s")
@@ -229,9 +227,7 @@ async def test_slow_sample_does_not_block_keys() -> None:
         assert elapsed < 1.0, f"keys took {elapsed:.2f}s while the engine read was slow"
         await pilot.press("escape")
         # only one read at a time, however many ticks passed
-        assert (
-            len([w for w in app.workers if w.group == "engine" and w.is_running]) <= 1
-        )
+        assert len([w for w in app.workers if w.group == "engine" and w.is_running]) <= 1
 
 
 async def test_whole_run_toggle_folds_the_charts() -> None:

@@ -48,9 +48,7 @@ async def test_panels_render_generically(fake) -> None:
 
 
 async def test_outage_shows_banner_then_recovers(fake) -> None:
-    source = FakeSource(
-        "pgbouncer", [POOLS_PANELS, lost(), lost(), lost(), lost(), POOLS_PANELS]
-    )
+    source = FakeSource("pgbouncer", [POOLS_PANELS, lost(), lost(), lost(), lost(), POOLS_PANELS])
     poller = Poller(source, interval=0.1, backoff_initial_s=0.1)
     app = BenchtopApp(fake, [poller])
     async with app.run_test(size=(100, 30)) as pilot:
@@ -73,9 +71,7 @@ async def test_hung_source_does_not_freeze_keys(fake) -> None:
             time.sleep(3)
             return super().poll()
 
-    app = BenchtopApp(
-        fake, [Poller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)]
-    )
+    app = BenchtopApp(fake, [Poller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)])
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.2)
         t0 = time.monotonic()
@@ -93,9 +89,7 @@ async def test_missing_panel_replaced_by_data(fake) -> None:
         await _wait(pilot, lambda: bool(pane.query("#panel-waits PanelTable")))
         await pilot.pause()
         assert not pane.query("#panel-waits .missing")
-        assert _cells(pane.query_one("#panel-waits PanelTable", PanelTable)) == [
-            ["wait/io/file", "12.50", "3"]
-        ]
+        assert _cells(pane.query_one("#panel-waits PanelTable", PanelTable)) == [["wait/io/file", "12.50", "3"]]
 
 
 async def test_header_click_sorts(fake) -> None:
@@ -107,14 +101,10 @@ async def test_header_click_sorts(fake) -> None:
         pools = pane.query_one("#panel-pools PanelTable", PanelTable)
         col = list(pools.columns.values())
         i = [str(c.label) for c in col].index("cl_active")
-        pools.post_message(
-            PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label)
-        )
+        pools.post_message(PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label))
         await pilot.pause()
         assert [r[i] for r in _cells(pools)] == ["4", "1"]  # descending first
-        pools.post_message(
-            PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label)
-        )
+        pools.post_message(PanelTable.HeaderSelected(pools, col[i].key, i, col[i].label))
         await pilot.pause()
         assert [r[i] for r in _cells(pools)] == ["1", "4"]
 

@@ -21,21 +21,15 @@ def test_dashboard_80x24(snap_compare) -> None:
 
 
 def test_dashboard_160x48(snap_compare) -> None:
-    assert snap_compare(
-        BenchtopApp(FakeRunController(preload=120)), terminal_size=(160, 48)
-    )
+    assert snap_compare(BenchtopApp(FakeRunController(preload=120)), terminal_size=(160, 48))
 
 
 def test_rate_mode_80x24(snap_compare) -> None:
-    assert snap_compare(
-        BenchtopApp(FakeRunController(rate=800.0)), terminal_size=(80, 24)
-    )
+    assert snap_compare(BenchtopApp(FakeRunController(rate=800.0)), terminal_size=(80, 24))
 
 
 def test_rate_mode_160x48(snap_compare) -> None:
-    assert snap_compare(
-        BenchtopApp(FakeRunController(rate=800.0, preload=120)), terminal_size=(160, 48)
-    )
+    assert snap_compare(BenchtopApp(FakeRunController(rate=800.0, preload=120)), terminal_size=(160, 48))
 
 
 def test_paused_after_keys_80x24(snap_compare) -> None:
@@ -43,9 +37,7 @@ def test_paused_after_keys_80x24(snap_compare) -> None:
         await _workers_done(pilot)
 
     app = BenchtopApp(FakeRunController())
-    assert snap_compare(
-        app, press=["plus", "space"], terminal_size=(80, 24), run_before=settle
-    )
+    assert snap_compare(app, press=["plus", "space"], terminal_size=(80, 24), run_before=settle)
 
 
 def test_help_80x24(snap_compare) -> None:

@@ -8,16 +8,12 @@ from tests.tui import tmux_helpers
 
 pytestmark = [
     pytest.mark.tmux,
-    pytest.mark.skipif(
-        not tmux_helpers.tmux_available(), reason="tmux is not installed"
-    ),
+    pytest.mark.skipif(not tmux_helpers.tmux_available(), reason="tmux is not installed"),
 ]
 
 
 def test_start_send_capture_wait_kill() -> None:
-    session = tmux_helpers.start(
-        "echo ready; read x; echo got $x; sleep 30", width=60, height=10
-    )
+    session = tmux_helpers.start("echo ready; read x; echo got $x; sleep 30", width=60, height=10)
     try:
         session.wait_for("ready", timeout=5)
         session.send_keys("hello", literal=True)

@@ -50,9 +50,7 @@ class TmuxSession:
             if not self.alive():
                 break
             time.sleep(interval)
-        raise TimeoutError(
-            f"{text!r} did not appear within {timeout:g}s; screen was:\n{screen}"
-        )
+        raise TimeoutError(f"{text!r} did not appear within {timeout:g}s; screen was:\n{screen}")
 
     def alive(self) -> bool:
         return _tmux("has-session", "-t", self.name, check=False).returncode == 0

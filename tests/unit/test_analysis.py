@@ -17,7 +17,9 @@ from benchtop.analysis import (
     steady_state,
     target_validity,
     validity_from_settings,
+    validity_from_snapshot,
 )
+from benchtop.sources.base import Missing, SourceSnapshot
 
 
 def ivs(values: list[float], start: float = 1.0) -> list[dict]:
@@ -118,3 +120,11 @@ def test_enrich_results_updates_summary(tmp_path: Path):
     assert saved == out
     assert saved["stalls"] == [{"start": 1.0, "duration": 1.0, "min_tps": 0.0, "seen": []}]
     assert saved["validity"]["status"] == "crash-unsafe" and saved["validity"]["crash_safe"] is False
+
+
+def test_validity_from_a_monitor_snapshot():
+    snap = SourceSnapshot(name="mysql", kind="mysql", t=0.0, ok=True,
+                          panels={"settings": {"innodb_flush_log_at_trx_commit": 0, "innodb_doublewrite": "ON"}})
+    assert validity_from_snapshot(snap).reasons == ("innodb_flush_log_at_trx_commit=0",)
+    denied = SourceSnapshot(name="pg", kind="postgresql", t=0.0, ok=True, panels={"settings": Missing("not permitted")})
+    assert validity_from_snapshot(denied) is None

@@ -8,7 +8,7 @@ import pytest
 
 import benchtop.engine  # noqa: F401  (import order: engine before snapshots)
 from benchtop.engine.histogram import Histogram
-from benchtop.guards import Guard, GuardError, parse_condition
+from benchtop.guards import Guard, parse_condition
 from benchtop.snapshots import ERROR_KINDS, IntervalStats
 from benchtop.sources.base import Missing, SourceSnapshot
 

@@ -205,3 +205,17 @@ def test_fuzz_valid_structures_expand_exactly(steps):
         expected += n
     assert len(sc.steps) == expected
     assert [s.index for s in sc.steps] == list(range(expected))
+
+
+def test_repeatable_options_take_lists_and_source_guards_need_sources(tmp_path, capsys):
+    sc = parse_scenario('pgbouncer = ["pgbouncer://a@h:1/pgbouncer", "pgbouncer://b@h:2/pgbouncer"]\n'
+                        '[[step]]\nduration = 1\n')
+    argv = scenario_argv(sc)
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--pgbouncer"] == [
+        "pgbouncer://a@h:1/pgbouncer", "pgbouncer://b@h:2/pgbouncer"]
+    p = tmp_path / "guarded.toml"
+    p.write_text('workload = "oltp_point_select"\ntable_size = 100\n[[step]]\nduration = 1\nstop_if = "pool_wait>1s"\n')
+    assert scenario_cli.main([str(p), "--headless"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"benchtop scenario: error: {p}: --stop-if 'pool_wait>1s' needs PgBouncer stats: "
+                       "add --pgbouncer DSN")

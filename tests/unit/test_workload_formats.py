@@ -92,64 +92,56 @@ class _Eval:
         self.rng = random.Random(seed)
 
     def run(self, first: int = 0, n: int | None = None) -> None:
+        from benchtop.workload.expr import _fold
+
+        names = {v: k for k, v in P.ARITH.items()}
         ops = self.p.ops
         end = len(ops) if n is None else first + n
         pc = first
         while pc < end:
             code, a, b, c, d, x, y = ops[pc]
-            val = lambda reg, k: (self.r[reg] if reg >= 0 else 0) + k  # noqa: E731
+            lhs = (self.r[b] if b >= 0 else 0) + x
             if code == P.OP_SET:
-                self.r[a] = val(b, x)
+                self.r[a] = lhs
             elif code == P.OP_RAND:
-                self.r[a] = self.rng.randint(val(b, x), val(d, y))
+                self.r[a] = self.rng.randint(lhs, (self.r[d] if d >= 0 else 0) + y)
             elif code == P.OP_ARITH:
-                name = {v: k for k, v in P.ARITH.items()}[c]
-                lhs, rhs = val(b, x), val(d, y)
-                from benchtop.workload.expr import _fold
-
-                self.r[a] = _fold(name, lhs, rhs)
+                self.r[a] = _fold(names[c], lhs, (self.r[d] if d >= 0 else 0) + y)
             elif code == P.OP_BEGIN_IF and self.r[a] == 0:
                 pc += d
             elif code == P.OP_LOOP:
-                for _ in range(val(b, x)):
+                for _ in range(lhs):
                     self.run(pc + 1, d)
                 pc += d
             pc += 1
 
-    def var(self, name: str, src: str) -> int:
-        return self.r[_regs(src)[name]]
+    def values(self) -> list[int]:
+        """The parameters of the last statement: the variables it names."""
+        return [self.r[reg] for kind, reg, _ in self.p.params[-self.p.stmts[-1].nparams:]]
 
 
-def _compile(script: str, options: dict | None = None, engine: str = "null") -> P.Program:
+def _compile(script: str, names: str, options: dict | None = None) -> P.Program:
+    script += "\nexec read: SELECT " + ", ".join(":" + n for n in names.split())
     data = {"options": options or {}, "transaction": [{"name": "t", "script": script}]}
-    return compile_definition(data, _Source("test.toml", script), engine)
-
-
-def _regs(script: str) -> dict[str, int]:
-    # variable registers are numbered in order of first assignment
-    names: list[str] = []
-    for m in re.finditer(r"^\s*set\s+([A-Za-z_]\w*)", script, re.M):
-        if m.group(1) not in names:
-            names.append(m.group(1))
-    return {n: i for i, n in enumerate(names)}
+    return compile_definition(data, _Source("test.toml", script), "null")
 
 
 def test_arithmetic_precedence_and_truncation() -> None:
     src = "set a = 7\nset b = a * 3 - 1\nset c = -b / 4\nset d = b % 6 + (a >= 7) * 100\nset e = not (a == 7) or b > 19"
-    ev = _Eval(_compile(src))
+    ev = _Eval(_compile(src, "a b c d e"))
     ev.run()
-    assert [ev.var(n, src) for n in "abcde"] == [7, 20, -5, 102, 1]
+    assert ev.values() == [7, 20, -5, 102, 1]
 
 
 def test_remote_warehouse_is_never_home() -> None:
     src = ("set w = uniform(1, scale)\nset other = uniform(1, scale - 1)\n"
            "set s = other + (other >= w)")
-    prog = _compile(src, {"scale": 4})
+    prog = _compile(src, "w s", {"scale": 4})
     seen = set()
     for seed in range(400):
         ev = _Eval(prog, seed)
         ev.run()
-        w, s = ev.var("w", src), ev.var("s", src)
+        w, s = ev.values()
         assert s != w and 1 <= s <= 4
         seen.add(s)
     assert seen == {1, 2, 3, 4}
@@ -157,25 +149,27 @@ def test_remote_warehouse_is_never_home() -> None:
 
 def test_nurand_stays_in_range() -> None:
     src = "set c = nurand(1023, 1, 3000)"
-    prog = _compile(src)
+    prog = _compile(src, "c")
     values = []
     for seed in range(300):
         ev = _Eval(prog, seed)
         ev.run()
-        values.append(ev.var("c", src))
+        values.append(ev.values()[0])
     assert min(values) >= 1 and max(values) <= 3000 and len(set(values)) > 100
 
 
 def test_compile_time_conditions_remove_blocks() -> None:
     src = 'if mode == "a"\n  exec read: SELECT 1\nend\nif scale > 1\n  exec read: SELECT 2\nend'
-    p = _compile(src, {"mode": "a", "scale": 1})
-    assert [s.sql for s in p.stmts] == ["SELECT 1"]
+    p = _compile(src, "scale", {"mode": "a", "scale": 1})
+    assert [s.sql for s in p.stmts] == ["SELECT 1", "SELECT ?"]
     assert not any(op[0] == P.OP_BEGIN_IF for op in p.ops)
 
 
 def test_counter_starts_at_zero_and_words_op() -> None:
-    p = _compile("set n = n + 1\nset $w = words(syl, n * 10 + 1, 3)\nexec read: SELECT :$w",
-                 {})  if False else None  # noqa: E501 (kept simple below)
+    ev = _Eval(_compile("set n = n + 1\nset n = n + 1", "n"))
+    ev.run()
+    ev.run()
+    assert ev.values() == [4]
     data = {"strings": {"syl": "A,B,C"}, "transaction": [{"script": "set n = n + 1\nset $w = words(syl, n * 10 + 1, 3)\nexec read: SELECT :$w"}]}
     p = compile_definition(data, _Source("w.toml", ""), "sqlite")
     words = [op for op in p.ops if op[0] == P.OP_WORDS]
@@ -191,7 +185,7 @@ BAD = [
     ("set $s = words(syl, 1)\n", "words() takes"),
     ("set x = y * 2\n", "unknown variable 'y'"),
     ("set x = uniform(1, 2) + 'a'\n", "strings can only be compared"),
-    ("exec read: SELECT 1\nif x > \nend\n", "ends too early"),
+    ("set x = 1\nif x > \nend\n", "ends too early"),
 ]
 
 

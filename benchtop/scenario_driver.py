@@ -1,0 +1,422 @@
+"""Running a scenario: `ScenarioDriver` takes the steps of a parsed
+`Scenario` through RunControllers, one engine across steps whose workload is
+the same (threads and rate are live knobs), a new one when it changes.  It
+never samples by itself, so the TUI or the headless loop keeps ownership of
+the sampling cadence (see docs/scenarios.md), and it writes the results
+folder on one clock across engines.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from benchtop.scenario import Scenario, ScenarioError, Step
+
+
+@dataclass(slots=True)
+class _StepState:
+    step: Step
+    seg: int  # which engine run
+    start: Any  # EngineSample at the step's start
+    measured_from: Any = None  # EngineSample at the warm-up's end
+    end: Any = None
+    intervals: list[dict[str, Any]] = field(default_factory=list)
+    t_start: float = 0.0  # scenario seconds
+    t_measure: float | None = None
+    t_end: float | None = None
+    stopped_by: str = ""
+
+
+class ScenarioDriver:
+    """Runs a scenario's steps on RunControllers.
+
+    `make_controller(workload)` returns a new, not yet started RunController
+    (without a results writer: the driver writes the folder, on one clock).
+    The owner samples the current controller (`driver.controller.sample()`)
+    on its own cadence and calls `tick()` after each sample; `tick()` moves
+    through warm-ups and steps and returns a status line.  When `done` is
+    true, call `finish()` (also the way to end early, with a reason).
+    """
+
+    def __init__(self, scenario: Scenario, make_controller: Callable[[str], Any], writer: Any | None = None,
+                 validity: Any | None = None, percentile: float = 95.0,
+                 on_controller: Callable[[Any], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        from benchtop.guards import Guard
+
+        self.scenario = scenario
+        self.make_controller = make_controller
+        self.writer = writer
+        self.validity = validity
+        self.percentile = percentile
+        self.on_controller = on_controller
+        self.clock = clock
+        self.controller: Any = None
+        self.done = False
+        self.stopped_by = ""
+        self.results: list[dict[str, Any]] = []
+        self.segments: list[Any] = []  # every controller, in order
+        self.on_step_done: Callable[[dict[str, Any]], None] | None = None
+        self._global_guard = Guard.parse(scenario.stop_if, sources=None)
+        self._guard = self._global_guard
+        self._latest: dict[str, Any] = {}  # source name -> its latest snapshot, for new steps' guards
+        self._seg_offsets: list[float] = []  # scenario seconds at each engine's t = 0
+        self._t0 = 0.0
+        self.started_at = 0.0
+        self._cur: _StepState | None = None
+        self._seen = 0  # intervals of the current controller already taken
+        self._instrumentation: Any = None
+        self._own_instrumentation = False
+        self._summaries: list[Any] = []
+        self._measured: list[dict[str, Any]] = []  # every step's intervals after its warm-up
+        self.summary: Any = None
+
+    # -- time
+    @property
+    def elapsed(self) -> float:
+        return self.clock() - self._t0 if self._t0 else 0.0
+
+    @property
+    def step_index(self) -> int:
+        return self._cur.step.index if self._cur else len(self.scenario.steps)
+
+    def _scenario_t(self, local_t: float) -> float:
+        return self._seg_offsets[-1] + local_t
+
+    def scenario_t(self, local_t: float) -> float:
+        """A time of the current engine (EngineSample.t) in scenario seconds."""
+        return self._scenario_t(local_t) if self._seg_offsets else local_t
+
+    # -- lifecycle
+    def start(self) -> None:
+        self._t0 = self.clock()
+        self.started_at = time.time()
+        if self.writer:
+            self.writer.write_json("config.json", self._config_dict())
+            if self.validity is not None:
+                self.writer.write_json("target.json", {"validity": self.validity.to_dict()})
+        self._begin(0)
+
+    def _config_dict(self) -> dict[str, Any]:
+        cfg = self.controller.cfg if self.controller else None
+        return {
+            "scenario": self.scenario.name,
+            "file": self.scenario.filename,
+            "description": self.scenario.description,
+            "options": {k: v for k, v in self.scenario.options.items() if "password" not in k},
+            "stop_if": list(self.scenario.stop_if),
+            "steps": [s.to_dict() for s in self.scenario.steps],
+            "run": cfg.to_dict() if cfg is not None else None,
+        }
+
+    def _new_controller(self, workload: str) -> None:
+        if self.controller is not None:
+            self.controller.stop("scenario: next workload")
+        ctl = self.make_controller(workload)
+        previous = ctl.on_event
+
+        def on_event(ev: Any) -> None:
+            if self.writer:
+                d = ev.to_dict()
+                d["t"] = round(self._scenario_t(ev.t), 3)
+                self.writer.append("timeline.jsonl", d)
+            if previous:
+                previous(ev)
+
+        ctl.on_event = on_event
+        ctl.start()
+        # map the new engine's clock (0 at its start) onto the scenario's
+        self._seg_offsets.append(self.elapsed - ctl.engine.snapshot().t)
+        self.controller = ctl
+        self.segments.append(ctl)
+        self._seen = 0
+        if len(self.segments) == 1 and self.writer:
+            self.writer.write_json("config.json", self._config_dict())
+        if self.on_controller:
+            self.on_controller(ctl)
+
+    def _begin(self, i: int) -> None:
+        from benchtop.guards import Guard
+
+        step = self.scenario.steps[i]
+        workload = self.scenario.workload_of(step)
+        if self.controller is None or self.controller.workload != _program_name(workload):
+            self._new_controller(workload)
+        ctl = self.controller
+        if step.threads is not None and step.threads != ctl.threads:
+            ctl.set_threads(step.threads)
+        if step.rate is not None and step.rate != ctl.rate:
+            ctl.set_rate(step.rate)
+        if step.instrumentation:
+            self._apply_instrumentation(step.instrumentation)
+        ctl.mark(step.mark or step.label(len(self.scenario.steps)))
+        start = ctl.engine.snapshot()
+        self._cur = _StepState(step, len(self.segments) - 1, start, t_start=self._scenario_t(start.t))
+        guard = Guard([*self._global_guard.conditions, *Guard.parse(step.stop_if, sources=None).conditions])
+        for snap in list(self._latest.values()):
+            guard.observe(snap)
+        self._guard = guard
+        if step.warmup <= 0:
+            self._cur.measured_from = start
+            self._cur.t_measure = self._cur.t_start
+
+    def _apply_instrumentation(self, preset: str) -> None:
+        ctl = self.controller
+        control = getattr(ctl, "instrumentation", None)
+        if control is None or not hasattr(control, "apply"):
+            if self._instrumentation is None:
+                if ctl.cfg.engine not in ("mysql", "postgresql"):
+                    raise ScenarioError("instrumentation needs --engine mysql/postgres")
+                from benchtop.instrumentation import InstrumentationControl
+
+                self._instrumentation = InstrumentationControl(ctl.cfg.target)
+                self._own_instrumentation = True
+            control = self._instrumentation
+        control.apply(preset)
+        self._instrumentation = control
+        ctl.note("instrumentation", f"instrumentation {preset}")
+
+    def observe(self, snap: Any) -> None:
+        """Feed a monitor source snapshot (for pool_wait, replica_lag and
+        checkpoint_age conditions); safe to call from a poller thread."""
+        self._latest[snap.name] = snap
+        self._guard.observe(snap)
+
+    def deadline(self) -> float | None:
+        """Clock time when the current phase (warm-up or step) ends."""
+        cur = self._cur
+        if cur is None or self.done:
+            return None
+        offset = self._t0 + self._seg_offsets[cur.seg]
+        if cur.measured_from is None:
+            return offset + cur.start.t + cur.step.warmup
+        return offset + cur.measured_from.t + cur.step.duration
+
+    def tick(self) -> str | None:
+        """Take the intervals sampled since the last tick, move through the
+        steps; returns the status line (None once done)."""
+        if self.done or self._cur is None:
+            return None
+        ctl, cur = self.controller, self._cur
+        new = ctl.history[self._seen:]
+        self._seen = len(ctl.history)
+        for iv in new:
+            d = iv.to_dict()
+            d["t"] = round(self._scenario_t(iv.t), 3)
+            d["dt"] = round(iv.dt, 3)
+            d["step"] = cur.step.index
+            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - 1e-3:
+                d["warmup"] = True
+            else:
+                cur.intervals.append(d)
+            if self.writer:
+                self.writer.append("intervals.jsonl", d)
+            why = self._guard.check(iv)
+            if why:
+                self.finish(f"stop-if: {why} ({cur.step.label()})")
+                return None
+        if ctl.finished:
+            failed = ctl.failed_error
+            self.finish(f"error: {failed}" if failed else "engine stopped")
+            return None
+        snap = ctl.engine.snapshot()
+        tol = 0.005
+        if cur.measured_from is None and snap.t >= cur.start.t + cur.step.warmup - tol:
+            cur.measured_from = snap
+            cur.t_measure = self._scenario_t(snap.t)
+            ctl.note("note", f"step {cur.step.index + 1} warm-up over")
+        if cur.measured_from is not None and snap.t >= cur.measured_from.t + cur.step.duration - tol:
+            self._close_step(snap, "")
+            nxt = cur.step.index + 1
+            if nxt >= len(self.scenario.steps):
+                self.finish("scenario done")
+                return None
+            self._begin(nxt)
+        return self.status()
+
+    def status(self) -> str:
+        cur = self._cur
+        if cur is None or self.done:
+            return f"scenario {self.scenario.name}: {self.stopped_by or 'done'}"
+        now = self.clock()
+        dl = self.deadline() or now
+        phase = "warm-up" if cur.measured_from is None else "measuring"
+        left = max(0.0, dl - now) + (cur.step.duration if cur.measured_from is None else 0.0)
+        return f"{cur.step.label(len(self.scenario.steps))}: {phase}, {left:.0f}s left"
+
+    def _close_step(self, last: Any, stopped_by: str) -> None:
+        from benchtop.analysis import analyse
+        from benchtop.snapshots import RunSummary
+
+        cur = self._cur
+        assert cur is not None
+        ctl = self.segments[cur.seg]
+        cur.end = last
+        cur.t_end = self._scenario_t(last.t)
+        cur.stopped_by = stopped_by
+        if cur.measured_from is None or last.t <= cur.measured_from.t:
+            self._cur = None
+            return  # ended during its warm-up: no figures
+        pcts = (self.percentile,) if self.percentile > 0 else ()
+        summary = RunSummary.between(cur.measured_from, last, pcts, ctl.program.txn_names, stopped_by)
+        self._summaries.append((cur.step, summary))
+        result = step_result(cur.step, summary, cur.t_start, cur.t_measure or cur.t_start, cur.t_end,
+                             self.scenario.workload_of(cur.step))
+        result.update(analyse(cur.intervals))
+        self._measured.extend(cur.intervals)
+        if stopped_by:
+            result["stopped_by"] = stopped_by
+        self.results.append(result)
+        self._cur = None
+        if self.on_step_done:
+            self.on_step_done(result)
+
+    def finish(self, reason: str = "") -> Any:
+        """Stop the load (now, if steps remain), write summary.json and the
+        histograms; returns the whole scenario's RunSummary (None if no step
+        got past its warm-up)."""
+        if self.done:
+            return self.summary
+        self.done = True
+        self.stopped_by = reason
+        ctl = self.controller
+        if ctl is not None:
+            if self._cur is not None:
+                last = ctl.engine.snapshot()
+                self._close_step(last, reason if reason != "scenario done" else "")
+            stopped = ctl.stop(reason)
+            if stopped.stopped_by.startswith("error:"):
+                self.stopped_by = stopped.stopped_by
+        if self._instrumentation is not None:
+            try:
+                self._instrumentation.restore()
+            finally:
+                if self._own_instrumentation:
+                    self._instrumentation.close()
+        self.summary = merge_summaries([s for _, s in self._summaries], self.stopped_by, self.percentile)
+        if self.writer:
+            self._write_results()
+        return self.summary
+
+    def summary_dict(self) -> dict[str, Any]:
+        from benchtop.analysis import steady_state
+
+        s = self.summary
+        d: dict[str, Any] = s.to_dict() if s is not None else {"type": "summary", "transactions": 0}
+        d["stopped_by"] = self.stopped_by
+        d["scenario"] = self.scenario.name
+        d["workload"] = ", ".join(self.scenario.workloads)
+        d["target"] = self.segments[0].target if self.segments else ""
+        d["started_at"] = round(self.started_at, 3)
+        d["steps"] = self.results
+        tps = [float(iv["tps"]) for iv in self._measured]
+        if tps:
+            d["steady_state"] = steady_state(tps).to_dict()
+        d["stalls"] = [dict(stall, step=r["index"]) for r in self.results for stall in r.get("stalls", [])]
+        if self.validity is not None:
+            d["validity"] = self.validity.to_dict()
+        return d
+
+    def _write_results(self) -> None:
+        assert self.writer is not None
+        self.writer.write_json("summary.json", self.summary_dict())
+        hist: dict[str, Any] = {"unit": "ns", "layout": "benchtop-loglinear-128"}
+        if self.summary is not None:
+            hist["latency"] = self.summary.latency.to_sparse()
+            hist["service"] = self.summary.service.to_sparse()
+        hist["steps"] = [{"index": step.index, "latency": s.latency.to_sparse(), "service": s.service.to_sparse()}
+                         for step, s in self._summaries]
+        self.writer.write_json("histogram.json", hist)
+
+    def close(self) -> None:
+        for ctl in self.segments:
+            ctl.close()
+
+
+def _program_name(workload: str) -> str:
+    """The name a RunController reports for a workload argument (a path's stem)."""
+    return Path(workload).stem if workload.endswith(".toml") else workload
+
+
+def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: float, workload: str) -> dict[str, Any]:
+    return {
+        "index": step.index,
+        "label": step.label(),
+        "name": step.name,
+        "mark": step.mark,
+        "workload": workload,
+        "instrumentation": step.instrumentation,
+        "repeat": step.repeat,
+        "threads": s.threads,
+        "rate": s.rate,
+        "tps": round(s.tps, 2),
+        "qps": round(s.qps, 2),
+        "transactions": s.transactions,
+        "latency_ms": {k: round(v, 3) for k, v in s.latency_ms.items()},
+        "errors": s.error_count,
+        "time_s": round(s.time_s, 3),
+        "warmup_s": step.warmup,
+        "t_start": round(t_start, 3),
+        "t_measure": round(t_measure, 3),
+        "t_end": round(t_end, 3),
+    }
+
+
+def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: float = 95.0) -> Any:
+    """Several steps' RunSummary as one (counts and histograms added)."""
+    if not summaries:
+        return None
+    from benchtop.snapshots import DEFAULT_PERCENTILES, RunSummary, _pct_key
+
+    first = summaries[0]
+    lat, svc = first.latency, first.service
+    for s in summaries[1:]:
+        lat, svc = lat + s.latency, svc + s.service
+    n = lat.total
+    ps = sorted(set(DEFAULT_PERCENTILES) | {99.9} | ({percentile} if percentile > 0 else set()))
+
+    def figures(h: Any, key: str) -> dict[str, float]:
+        p = h.percentiles_ms(ps)
+        d = {_pct_key(x): p[x] for x in ps}
+        d["min"] = min((getattr(s, key)["min"] for s in summaries if s.transactions), default=0.0)
+        d["max"] = max((getattr(s, key)["max"] for s in summaries), default=0.0)
+        d["avg"] = sum(getattr(s, key)["avg"] * s.transactions for s in summaries) / n if n else 0.0
+        return d
+
+    connects = sum(s.connects for s in summaries)
+    types: dict[str, int] = {}
+    errors: dict[str, int] = {}
+    for s in summaries:
+        for k, v in s.txn_types.items():
+            types[k] = types.get(k, 0) + v
+        for k, v in s.errors.items():
+            errors[k] = errors.get(k, 0) + v
+    last = summaries[-1]
+    return RunSummary(
+        time_s=sum(s.time_s for s in summaries), threads=last.threads, rate=last.rate,
+        transactions=sum(s.transactions for s in summaries), rollbacks=sum(s.rollbacks for s in summaries),
+        reads=sum(s.reads for s in summaries), writes=sum(s.writes for s in summaries),
+        other=sum(s.other for s in summaries), errors=errors, reconnects=sum(s.reconnects for s in summaries),
+        connects=connects,
+        connect_ms_avg=sum(s.connect_ms_avg * s.connects for s in summaries) / connects if connects else 0.0,
+        latency_ms=figures(lat, "latency_ms"), service_latency_ms=figures(svc, "service_latency_ms"),
+        latency=lat, service=svc, txn_types=types, stopped_by=stopped_by,
+    )
+
+
+def iter_step_lines(results: Iterable[Mapping[str, Any]], percentile: float = 95.0) -> Iterable[str]:
+    """A text table of step results."""
+    from benchtop.snapshots import _pct_key
+
+    key = _pct_key(percentile)
+    pct = f"p{percentile:g}"
+    yield f"{'step':>4} {'threads':>7} {'rate':>8} {'tps':>10} {'qps':>11} {pct:>8} {'p99':>8} {'errors':>6}  label"
+    for r in results:
+        rate = f"{r['rate']:g}" if r.get("rate") else "-"
+        lat = r["latency_ms"]
+        yield (f"{r['index'] + 1:>4} {r['threads']:>7} {rate:>8} {r['tps']:>10.2f} {r['qps']:>11.2f} "
+               f"{lat.get(key, 0.0):>8.3f} {lat.get('p99', 0.0):>8.3f} {r['errors']:>6}  {r['label']}"
+               + (f"  [{r['stopped_by']}]" if r.get("stopped_by") else ""))

@@ -1,0 +1,85 @@
+"""TPC-C and TPC-B on the harness's PostgreSQL: a multi-threaded TPC-C run
+leaves the database consistent, pgbench runs on benchtop's TPC-B tables and
+benchtop runs on the tables `pgbench -i` creates."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchtop.check import main as check_main
+from tests.e2e.conftest import run_benchtop
+from tests.fixtures.servers import pg_connect
+
+pytestmark = pytest.mark.realdb
+
+TPCC = ["--workload", "tpcc", "--scale", "2", "--customers", "300", "--items", "1000"]
+
+
+def bt(server, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    dsn = f"postgresql://{server.user}@{server.host}:{server.port}/{server.database}"
+    return run_benchtop(*args, "--engine", "postgres", "--dsn", dsn, env={"PGPASSWORD": server.password},
+                        timeout=timeout)
+
+
+def ok(res: subprocess.CompletedProcess[str]) -> str:
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def pgbench(server, *args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("pgbench") or next(
+        (str(p) for p in sorted(Path("/usr/lib/postgresql").glob("*/bin/pgbench"))), None)
+    if exe is None:
+        pytest.skip("pgbench not installed (apt-get install postgresql-client)")
+    env = dict(os.environ, PGPASSWORD=server.password)
+    return subprocess.run([exe, *args, "-h", server.host, "-p", str(server.port), "-U", server.user, server.database],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_tpcc_multithreaded_run_is_consistent(pg_server, monkeypatch, capsys) -> None:
+    bt(pg_server, "cleanup", *TPCC)
+    ok(bt(pg_server, "prepare", *TPCC, "--threads", "2"))
+    try:
+        out = ok(bt(pg_server, "--headless", *TPCC, "--time", "3", "--threads", "4"))
+        assert int(out.split("total number of events:")[1].split()[0]) > 50
+        monkeypatch.setenv("PGPASSWORD", pg_server.password)
+        dsn = f"postgresql://{pg_server.user}@{pg_server.host}:{pg_server.port}/{pg_server.database}"
+        capsys.readouterr()
+        assert check_main(["--engine", "postgres", "--dsn", dsn, *TPCC]) == 0
+        assert "6 of 6 checks passed" in capsys.readouterr().out
+    finally:
+        bt(pg_server, "cleanup", *TPCC)
+
+
+def test_pgbench_runs_on_benchtop_tables(pg_server) -> None:
+    bt(pg_server, "cleanup", "--workload", "tpcb")
+    ok(bt(pg_server, "prepare", "--workload", "tpcb", "--threads", "2"))
+    try:
+        res = pgbench(pg_server, "-n", "-S", "-t", "100")
+        assert res.returncode == 0, res.stderr
+        assert "scaling factor: 1" in res.stdout and "processed: 100/100" in res.stdout
+        res = pgbench(pg_server, "-n", "-t", "50")
+        assert res.returncode == 0 and "processed: 50/50" in res.stdout, res.stderr
+    finally:
+        bt(pg_server, "cleanup", "--workload", "tpcb")
+
+
+def test_benchtop_runs_on_pgbench_tables(pg_server) -> None:
+    res = pgbench(pg_server, "-i", "-s", "1", "-q")
+    assert res.returncode == 0, res.stderr
+    try:
+        ok(bt(pg_server, "--headless", "--workload", "tpcb", "--time", "1", "--threads", "2"))
+        out = ok(bt(pg_server, "--headless", "--workload", "tpcb-select-only", "--time", "1", "--threads", "2"))
+        assert int(out.split("total number of events:")[1].split()[0]) > 100
+        with pg_connect(pg_server) as conn:
+            a, t, b, h = conn.execute(
+                "SELECT (SELECT SUM(abalance) FROM pgbench_accounts), (SELECT SUM(tbalance) FROM pgbench_tellers),"
+                " (SELECT SUM(bbalance) FROM pgbench_branches), (SELECT SUM(delta) FROM pgbench_history)").fetchone()
+        assert a == t == b == h
+    finally:
+        bt(pg_server, "cleanup", "--workload", "tpcb")
