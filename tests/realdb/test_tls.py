@@ -1,0 +1,105 @@
+"""TLS for the MySQL driver, verified against a private MariaDB with a
+self-signed certificate (its own throwaway instance: the shared one stays
+plain)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from tests.e2e.conftest import run_benchtop
+from tests.fixtures.local import LocalMariaDB, MissingBinary, free_port
+
+pytestmark = [pytest.mark.realdb, pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl")]
+
+
+def make_certs(d: Path) -> dict[str, Path]:
+    ca_key, ca, key, csr, cert = (d / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem"))
+
+    def ssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=benchtop-test-ca",
+        "-keyout", str(ca_key), "-out", str(ca))
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
+    ext = d / "ext.cnf"
+    ext.write_text("subjectAltName=IP:127.0.0.1\n")
+    ssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-days", "2",
+        "-extfile", str(ext), "-out", str(cert))
+    for p in d.iterdir():
+        p.chmod(0o644)
+    return {"ca": ca, "cert": cert, "key": key}
+
+
+class TLSMariaDB(LocalMariaDB):
+    certs: dict[str, Path] = {}
+
+    def _init(self) -> None:
+        super()._init()
+        with open(self.cnf, "a") as f:
+            f.write(f"\n[mariadbd]\nssl-ca={self.certs['ca']}\nssl-cert={self.certs['cert']}\nssl-key={self.certs['key']}\n")
+
+
+@pytest.fixture(scope="module")
+def tls_mariadb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tls")
+    root.chmod(0o755)
+    certs = make_certs(root)
+    TLSMariaDB.certs = certs
+    try:
+        srv = TLSMariaDB(root, free_port())
+    except MissingBinary as exc:
+        pytest.skip(str(exc))
+    srv.start()
+    with pymysql.connect(host="127.0.0.1", port=srv.port, user="root", unix_socket=str(srv.socket)) as c:
+        cur = c.cursor()
+        cur.execute("CREATE USER 'tls'@'%' IDENTIFIED BY 'tlspw' REQUIRE SSL")
+        cur.execute("GRANT ALL ON sbtest.* TO 'tls'@'%'")
+        cur.execute("CREATE TABLE IF NOT EXISTS sbtest.t_tls (id INT PRIMARY KEY)")
+        cur.execute("INSERT INTO sbtest.t_tls VALUES (1)")
+    yield srv, certs
+    srv.stop()
+
+
+WL = "[[transaction]]\nscript = '''\nexec read: SELECT id FROM t_tls WHERE id = 1\n'''\n"
+
+
+def run(srv, tmp_path: Path, query: str, ssl_flag: list[str]) -> subprocess.CompletedProcess[str]:
+    wl = tmp_path / "tls.toml"
+    wl.write_text(WL)
+    return run_benchtop("--headless", "--json", "--time", "1", "--engine", "mysql", "--no-monitor",
+                        "--dsn", f"mysql://tls@127.0.0.1:{srv.port}/sbtest{query}", "--workload", str(wl),
+                        *ssl_flag, env={"MYSQL_PWD": "tlspw"})
+
+
+def test_required_tls_connects(tls_mariadb, tmp_path: Path) -> None:
+    srv, _ = tls_mariadb
+    res = run(srv, tmp_path, "", ["--mysql-ssl", "on"])
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.splitlines()[-1])["transactions"] > 0
+
+
+def test_user_requiring_tls_is_refused_without_it(tls_mariadb, tmp_path: Path) -> None:
+    srv, _ = tls_mariadb
+    res = run(srv, tmp_path, "", ["--mysql-ssl", "off"])
+    assert res.returncode == 1 and "cannot connect" in res.stderr
+
+
+def test_verified_against_the_private_ca(tls_mariadb, tmp_path: Path) -> None:
+    srv, certs = tls_mariadb
+    res = run(srv, tmp_path, f"?ssl-ca={certs['ca']}", ["--mysql-ssl", "verify"])
+    assert res.returncode == 0, res.stderr
+
+
+def test_verification_fails_with_an_unknown_ca(tls_mariadb, tmp_path: Path) -> None:
+    srv, _ = tls_mariadb
+    other = tmp_path / "other"
+    other.mkdir()
+    bogus = make_certs(other)["ca"]
+    res = run(srv, tmp_path, f"?ssl-ca={bogus}", ["--mysql-ssl", "verify"])
+    assert res.returncode == 1 and "cannot connect" in res.stderr
