@@ -6,8 +6,9 @@ when any fails."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, TextIO
+from typing import TextIO
 
 from benchtop.engine import ConnSettings, EngineError, exec_sql
 from benchtop.workload import Program

@@ -306,14 +306,6 @@ def cmd_run(argv: list[str]) -> int:
             program = _program(cfg)
         conn = conn_settings(cfg)
         check_ready(program, conn, cfg.target.describe())
-        guard = None
-        if cfg.stop_if:
-            from benchtop.guards import Guard
-
-            try:
-                guard = Guard.parse(list(cfg.stop_if))
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
         instrumentation = None
         if cfg.instrumentation or cfg.engine in ("mysql", "postgresql"):
             from benchtop.attach import make_instrumentation
@@ -326,7 +318,14 @@ def cmd_run(argv: list[str]) -> int:
         extra = [("proxysql", d) for d in ns.proxysql] + [("pgbouncer", d) for d in ns.pgbouncer]
         pollers = build_pollers(cfg.target, extra, ns.monitor_interval, with_target=not ns.no_monitor)
         recorder = MonitorRecorder(pollers, writer)
-        if guard is not None and hasattr(guard, "observe"):
+        guard = None
+        if cfg.stop_if:
+            from benchtop.guards import Guard
+
+            try:
+                guard = Guard.parse(list(cfg.stop_if), sources=[p.source.kind for p in pollers])
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
             recorder.listeners.append(guard.observe)
         ctl = RunController(cfg, program, conn, writer, instrumentation)
         if cfg.instrumentation and instrumentation is not None:
@@ -343,7 +342,8 @@ def cmd_run(argv: list[str]) -> int:
             if cfg.headless or not sys.stdout.isatty():
                 stop = StopFlag()
                 stop.install()
-                summary = run_headless(ctl, sys.stdout, stop, guard)
+                summary = run_headless(ctl, sys.stdout, stop, guard,
+                                       after=lambda s: _finish_results(cfg, ctl, recorder, writer))
             else:
                 from benchtop.tui import run_tui
 
@@ -351,6 +351,7 @@ def cmd_run(argv: list[str]) -> int:
                 summary = run_tui(ctl, sources=pollers or None)
                 if summary is not None:
                     print(ctl.summary_text())
+                    print(_finish_results(cfg, ctl, recorder, writer)[1])
             if writer and writer.failed:
                 print(f"benchtop: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
             if summary is not None and summary.stopped_by.startswith("error:"):
@@ -363,6 +364,25 @@ def cmd_run(argv: list[str]) -> int:
     finally:
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _finish_results(cfg: Any, ctl: Any, recorder: Any, writer: Any) -> tuple[dict[str, Any], str]:
+    """Validity of the target's settings and steady state of the run, added to
+    summary.json and to what is printed."""
+    from benchtop.analysis import analyse, analysis_text, enrich_results, target_validity, validity_from_snapshot
+
+    validity = None
+    for snap in recorder.latest.values():
+        validity = validity or validity_from_snapshot(snap)
+    if validity is None:
+        validity = target_validity(cfg.engine, cfg.target)
+    if writer is not None and not writer.failed and (writer.folder / "summary.json").exists():
+        try:
+            enrich_results(writer.folder, validity)
+        except OSError as exc:
+            print(f"benchtop: warning: cannot update summary.json: {exc.strerror}", file=sys.stderr)
+    extra = {**analyse([iv.to_dict() for iv in ctl.history]), "validity": validity.to_dict()}
+    return extra, analysis_text(extra)
 
 
 def _dispatch(argv: list[str]) -> int:

@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from benchtop.formats import interval_line, summary_text
 from benchtop.run import RunController
@@ -50,9 +50,11 @@ def _emit(ctl: RunController, iv: IntervalStats, out: TextIO) -> None:
 
 
 def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | None = None,
-                 guard: Any | None = None) -> RunSummary:
+                 guard: Any | None = None,
+                 after: Callable[[RunSummary], tuple[dict[str, Any], str]] | None = None) -> RunSummary:
     """Runs until the time or event limit, a signal, a --stop-if guard or a
-    fatal error; returns the summary (also printed)."""
+    fatal error; returns the summary (also printed).  `after` adds fields to
+    the JSON summary and lines to the text one (validity, steady state)."""
     cfg = ctl.cfg
     stop = stop or StopFlag()
     interval = cfg.report_interval if cfg.report_interval > 0 else 1.0
@@ -98,9 +100,12 @@ def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | 
             reason = f"error: {failed}" if failed else ("events" if cfg.events else "time")
             break
     summary = ctl.stop(reason)
+    extra, extra_text = after(summary) if after is not None else ({}, "")
     if cfg.json:
-        print(json.dumps(summary.to_dict()), file=out, flush=True)
+        print(json.dumps({**summary.to_dict(), **extra}), file=out, flush=True)
     else:
         print("", file=out)
         print(summary_text(summary, cfg.percentile, cfg.histogram), file=out, flush=True)
+        if extra_text:
+            print(extra_text, file=out, flush=True)
     return summary

@@ -81,6 +81,7 @@ class RunController:
             program,
         )
         self._t0: float | None = None
+        self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
         self._threads = cfg.threads
         self._rate = cfg.rate
@@ -89,6 +90,7 @@ class RunController:
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> None:
         self._t0 = time.monotonic()
+        self.started_at = time.time() + self.cfg.warmup_s
         self.engine.start()
         first = self.engine.snapshot()
         self._prev = first
@@ -96,6 +98,11 @@ class RunController:
         self._last = first
         if self.writer:
             self.writer.write_json("config.json", self.cfg.to_dict())
+
+    @property
+    def last_sample(self) -> EngineSample | None:
+        """The newest engine reading taken by sample() (or stop())."""
+        return self._last
 
     @property
     def warming_up(self) -> bool:
@@ -255,6 +262,7 @@ class RunController:
         d = summary.to_dict()
         d["workload"] = self.workload
         d["target"] = self.target
+        d["started_at"] = self.started_at
         d["steps"] = steps if steps is not None else [self._step_dict(summary)]
         self.writer.write_json("summary.json", d)
         self.writer.write_json(

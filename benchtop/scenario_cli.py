@@ -151,8 +151,9 @@ def _execute(sc: Scenario, configs: dict[str, Any], ns: argparse.Namespace, fold
     writer = ResultsWriter(Path(folder)) if folder else None
     recorder = MonitorRecorder(pollers, writer)
 
-    def make_controller(workload: str) -> RunController:
+    def make_controller(workload: str, threads: int | None, rate: float | None) -> RunController:
         cfg = configs[workload]
+        cfg = replace(cfg, threads=cfg.threads if threads is None else threads, rate=cfg.rate if rate is None else rate)
         return RunController(cfg, programs[workload], conn_settings(cfg), None, instrumentation)
 
     driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile)

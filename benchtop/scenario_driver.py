@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from benchtop.scenario import Scenario, ScenarioError, Step
@@ -33,7 +32,9 @@ class _StepState:
 class ScenarioDriver:
     """Runs a scenario's steps on RunControllers.
 
-    `make_controller(workload)` returns a new, not yet started RunController
+    `make_controller(workload, threads, rate)` returns a new, not yet started
+    RunController for the first step it will run (threads/rate None: the
+    configuration's)
     (without a results writer: the driver writes the folder, on one clock).
     The owner samples the current controller (`driver.controller.sample()`)
     on its own cadence and calls `tick()` after each sample; `tick()` moves
@@ -41,8 +42,8 @@ class ScenarioDriver:
     true, call `finish()` (also the way to end early, with a reason).
     """
 
-    def __init__(self, scenario: Scenario, make_controller: Callable[[str], Any], writer: Any | None = None,
-                 validity: Any | None = None, percentile: float = 95.0,
+    def __init__(self, scenario: Scenario, make_controller: Callable[[str, int | None, float | None], Any],
+                 writer: Any | None = None, validity: Any | None = None, percentile: float = 95.0,
                  on_controller: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         from benchtop.guards import Guard
@@ -62,6 +63,7 @@ class ScenarioDriver:
         self.on_step_done: Callable[[dict[str, Any]], None] | None = None
         self._global_guard = Guard.parse(scenario.stop_if, sources=None)
         self._guard = self._global_guard
+        self._workload = ""  # the current controller's, as the scenario names it
         self._latest: dict[str, Any] = {}  # source name -> its latest snapshot, for new steps' guards
         self._seg_offsets: list[float] = []  # scenario seconds at each engine's t = 0
         self._t0 = 0.0
@@ -112,10 +114,12 @@ class ScenarioDriver:
             "run": cfg.to_dict() if cfg is not None else None,
         }
 
-    def _new_controller(self, workload: str) -> None:
+    def _new_controller(self, step: Step) -> None:
         if self.controller is not None:
             self.controller.stop("scenario: next workload")
-        ctl = self.make_controller(workload)
+        self._workload = self.scenario.workload_of(step)
+        # the step's threads and rate from the start: no burst at other settings
+        ctl = self.make_controller(self._workload, step.threads, step.rate)
         previous = ctl.on_event
 
         def on_event(ev: Any) -> None:
@@ -142,9 +146,8 @@ class ScenarioDriver:
         from benchtop.guards import Guard
 
         step = self.scenario.steps[i]
-        workload = self.scenario.workload_of(step)
-        if self.controller is None or self.controller.workload != _program_name(workload):
-            self._new_controller(workload)
+        if self.controller is None or self.scenario.workload_of(step) != self._workload:
+            self._new_controller(step)
         ctl = self.controller
         if step.threads is not None and step.threads != ctl.threads:
             ctl.set_threads(step.threads)
@@ -334,11 +337,6 @@ class ScenarioDriver:
     def close(self) -> None:
         for ctl in self.segments:
             ctl.close()
-
-
-def _program_name(workload: str) -> str:
-    """The name a RunController reports for a workload argument (a path's stem)."""
-    return Path(workload).stem if workload.endswith(".toml") else workload
 
 
 def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: float, workload: str) -> dict[str, Any]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from benchtop.snapshots import EngineSample
 
 from benchtop import __version__
 from benchtop.engine.histogram import Histogram, nbuckets
-from benchtop.snapshots import ERROR_KINDS, STATES, EngineSample
 
 try:
     from benchtop.engine._native import ffi, lib
@@ -173,7 +175,8 @@ class Engine:
 
     >>> from benchtop.workload import builtin_program
     >>> eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2), builtin_program("oltp_point_select", "null"))
-    >>> eng.start(); import time; time.sleep(0.05); eng.stop(); eng.join()
+    >>> eng.start(); import time; time.sleep(0.05); eng.stop(); eng.join(5)
+    True
     >>> eng.snapshot().transactions > 0
     True
     >>> eng.close()
@@ -268,7 +271,10 @@ class Engine:
         _check(lib.bt_engine_set_paused(self._h, 1 if paused else 0), "cannot pause")
 
     # -- reading -----------------------------------------------------------------
-    def snapshot(self) -> EngineSample:
+    def snapshot(self) -> "EngineSample":
+        # imported here: benchtop.snapshots imports this package's histogram
+        from benchtop.snapshots import ERROR_KINDS, STATES, EngineSample
+
         with self._lock:
             _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")
             s = self._snap

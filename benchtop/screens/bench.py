@@ -8,10 +8,11 @@ messages, and the handlers here update the widgets.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
-from dataclasses import replace
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +30,26 @@ from benchtop.messages import (
     ResultsSaved,
     RunFinished,
     SettingsApplied,
+    SourceLost,
+    SourcePolled,
 )
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.snapshots import IntervalStats
 from benchtop.widgets.chart import Series, TimeChart
-from benchtop.widgets.fmt import ms, nice_rate
+from benchtop.widgets.fmt import ms, nice_rate, size
 from benchtop.widgets.header import HeaderState, RunHeader
 from benchtop.widgets.histogram import LatencyHistogram, axis_for
+from benchtop.widgets.server import (
+    NAN,
+    PICKS,
+    ServerStrip,
+    StripRow,
+    fmt_value,
+    pick_named,
+    picks_for,
+)
 from benchtop.widgets.timeline import TimelineList, markers
 
 MAX_THREADS = 4096
@@ -58,6 +70,9 @@ class Dashboard(Horizontal):
     Dashboard.tall .tall-only { display: block; }
     Dashboard #chart-service { display: none; }
     Dashboard.rate-mode.tall #chart-service { display: block; }
+    Dashboard ServerStrip { display: none; }
+    Dashboard.with-sources ServerStrip { display: block; }
+    Dashboard.tall ServerStrip { height: 12; }
     """
 
     def compose(self) -> ComposeResult:
@@ -65,6 +80,7 @@ class Dashboard(Horizontal):
             yield TimeChart("tps", id="chart-tps")
             yield TimeChart("qps", id="chart-qps", classes="tall-only")
             yield TimeChart("latency", log=True, fmt=ms, id="chart-latency")
+            yield ServerStrip(id="server")
             yield TimeChart("queue/concurrency", id="chart-queue", classes="rate-only")
             yield TimeChart("service vs corrected", log=True, fmt=ms, id="chart-service")
         with Vertical(id="side"):
@@ -88,11 +104,15 @@ class Dashboard(Horizontal):
         run_hist: Histogram,
         rate_mode: bool,
         whole: bool = False,
+        server: Sequence[StripRow] | None = None,
     ) -> None:
         """Draw everything; `whole` folds the whole run into the charts
         instead of showing the newest intervals that fit."""
-        self._last = (history, events, run_hist, rate_mode, whole)
+        self._last = (history, events, run_hist, rate_mode, whole, server)
         self.set_class(rate_mode, "rate-mode")
+        self.set_class(server is not None, "with-sources")
+        if server is not None:
+            self.query_one(ServerStrip).update_data(server, whole)
         ends = [iv.t for iv in history]
         marks = markers(events, ends)
         t_end = history[-1].t if history else None
@@ -227,6 +247,10 @@ class BenchScreen(Screen):
         self._stopping = False
         self._linger = False
         self.whole_run = False
+        # server-side picks, held per engine interval (aligned with controller.history)
+        self.server_latest: dict[str, dict[str, float]] = {}
+        self.server_kinds: dict[str, str] = {}
+        self.server_values: dict[str, list[float]] = {}
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
@@ -268,9 +292,65 @@ class BenchScreen(Screen):
     def refresh_all(self) -> None:
         self.refresh_header()
         rate_mode = self.wanted_rate > 0 or any(iv.rate_mode for iv in self.history[-120:])
-        history = list(self.controller.history) if self.whole_run else self.history
+        # only what was seen: a read finishing right now must not shift the server series
+        history = self.controller.history[: self._seen] if self.whole_run else self.history
         events = list(self.controller.timeline)
-        self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run)
+        server = self.server_rows(history) if self.pollers else None
+        self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run, server)
+
+    def server_rows(self, history: Sequence[IntervalStats]) -> list[StripRow]:
+        """The held server picks over the same intervals as `history`,
+        each source's first pick first, with values per transaction."""
+        offset = self._seen - len(history)
+        order = {p.name: i for i, p in enumerate(self.pollers)}
+
+        def rank(key: str) -> tuple[int, int]:
+            source = key.partition(" ")[0]
+            pick = pick_named(key, self.server_kinds)
+            picks = PICKS.get(self.server_kinds.get(source, ""), ())
+            return (picks.index(pick) if pick in picks else 99, order.get(source, 99))
+
+        rows = []
+        for key in sorted(self.server_values, key=rank):
+            pick = pick_named(key, self.server_kinds)
+            if pick is None:
+                continue
+            values = tuple(self.server_values[key][offset:])
+            per_txn, latest_per_txn = None, NAN
+            if pick.per_txn:
+                i = next((i for i in range(len(values) - 1, -1, -1) if not math.isnan(values[i])), None)
+                if i is not None and i < len(history) and history[i].tps > 0:
+                    latest_per_txn = values[i] / history[i].tps
+                unit = pick.unit.removesuffix("/s")
+                per_txn = (lambda v: size(v)) if unit == "B" else (lambda v, u=unit: f"{v:.3g}{u}")
+            rows.append(StripRow(key, values, lambda v, u=pick.unit: fmt_value(v, u), per_txn, latest_per_txn))
+        return rows
+
+    def _hold_server(self, new: int) -> None:
+        """Append the latest server picks for `new` more intervals."""
+        current = {k: v for picks in self.server_latest.values() for k, v in picks.items()}
+        before = self._seen - new
+        for key in current.keys() - self.server_values.keys():
+            self.server_values[key] = [NAN] * before
+        for key, values in self.server_values.items():
+            values.extend([current.get(key, NAN)] * new)
+
+    @on(SourcePolled)
+    def _source_polled(self, event: SourcePolled) -> None:
+        if event.source in self.server_kinds and event.source not in self.server_latest:
+            self._note("outage", f"{event.source} back")
+        self.server_kinds[event.source] = event.snapshot.kind
+        self.server_latest[event.source] = picks_for(event.snapshot)
+
+    @on(SourceLost)
+    def _source_lost(self, event: SourceLost) -> None:
+        if self.server_latest.pop(event.source, None) is not None:
+            self._note("outage", f"{event.source} lost: {event.error}")
+
+    def _note(self, kind: str, text: str) -> None:
+        note = getattr(self.controller, "note", None)
+        if note is not None:
+            self._apply(text, lambda c: note(kind, text))
 
     # -- sampling --------------------------------------------------------------
     def sample_engine(self) -> None:
@@ -306,6 +386,8 @@ class BenchScreen(Screen):
         for iv in new:
             self.history.append(iv)
             self.run_hist = self.run_hist + iv.latency
+        if self.pollers and new:
+            self._hold_server(len(new))
         del self.history[:-WINDOW]
         self.refresh_all()
         if event.finished:

@@ -8,21 +8,28 @@ hint), polled in its own thread worker so a hung server freezes nothing.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
 from benchtop.messages import SourceLost, SourcePolled
 from benchtop.screens.help import HelpScreen
 from benchtop.sources.base import Missing, SourceSnapshot
+from benchtop.widgets.fmt import crop, num
+from benchtop.widgets.server import NAN, spark
 
 
 def pane_id(name: str) -> str:
@@ -76,6 +83,70 @@ def table_of(value: Any) -> tuple[list[str], list[list[Any]]]:
             return ["name", *cols], [[k, *(r.get(c) for c in cols)] for k, r in value.items()]
         return ["name", "value"], [[k, v] for k, v in value.items()]
     return ["value"], [[value]]
+
+
+def rates_of(panels: Mapping[str, Any]) -> dict[str, float]:
+    """Every per-second rate outside tables, named by where it sits.
+
+    >>> rates_of({"wal_bytes_per_s": 10.0, "innodb": {"redo_bytes_per_s": 5, "lsn": 9},
+    ...           "stats": {"db1": {"xact_per_s": 2.5}}, "pools": [{"x_per_s": 1}]})
+    {'wal_bytes_per_s': 10.0, 'innodb.redo_bytes_per_s': 5.0, 'stats.db1.xact_per_s': 2.5}
+    """
+
+    def is_rate(key: str, value: Any) -> bool:
+        return key.endswith("_per_s") and isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    out: dict[str, float] = {}
+    for name, value in panels.items():
+        if is_rate(name, value):
+            out[name] = float(value)
+        elif isinstance(value, Mapping):
+            for key, inner in value.items():
+                if is_rate(key, inner):
+                    out[f"{name}.{key}"] = float(inner)
+                elif isinstance(inner, Mapping):
+                    out.update({f"{name}.{key}.{k}": float(v) for k, v in inner.items() if is_rate(k, v)})
+    return out
+
+
+class RateTrends(Widget):
+    """Sparklines of a source's rates over its recent polls."""
+
+    DEFAULT_CSS = """
+    RateTrends { height: auto; margin-bottom: 1; }
+    """
+    KEEP = 120  # polls of history per rate
+    SHOW = 12  # rates drawn at most, the busiest first
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.series: dict[str, deque[float]] = {}
+        self.display = False  # until a poll brings rates
+
+    def add(self, rates: Mapping[str, float]) -> None:
+        for key in rates.keys() - self.series.keys():
+            self.series[key] = deque([NAN] * len(next(iter(self.series.values()), ())), maxlen=self.KEEP)
+        for key, values in self.series.items():
+            values.append(rates.get(key, NAN))
+        self.styles.height = min(len(self.series), self.SHOW) + 1
+        self.display = bool(self.series)
+        self.refresh()
+
+    def render(self) -> Text:
+        text = Text(no_wrap=True)
+        text.append("rates over the last polls", "bold")
+
+        def latest(vals: deque[float]) -> float:
+            return next((v for v in reversed(vals) if not math.isnan(v)), 0.0)
+
+        busiest = sorted(self.series, key=lambda k: -abs(latest(self.series[k])))[: self.SHOW]
+        name_w = min(max((len(k) for k in busiest), default=8), 36)
+        spark_w = max(self.size.width - name_w - 12, 8)
+        for key in sorted(busiest):
+            text.append(f"\n{key[:name_w]:<{name_w}} ")
+            text.append(spark(list(self.series[key]), spark_w, False, per_cell=1), "cyan")
+            text.append(f" {num(latest(self.series[key]))}/s")
+        return crop(text, self.size.width)
 
 
 def _sort_key(v: Any) -> tuple[int, Any]:
@@ -151,6 +222,7 @@ class SourcePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("", classes="banner")
         yield Static(f"{self.poller.name}: connecting…", classes="status")
+        yield RateTrends()
 
     def on_mount(self) -> None:
         self.poll()
@@ -184,12 +256,24 @@ class SourcePane(VerticalScroll):
 
     @on(SourcePolled)
     def _polled(self, event: SourcePolled) -> None:
+        if self.lost_error is not None:
+            self._label_tab(self.poller.name)
         self.lost_error = None
         self.remove_class("lost")
         self.show(event.snapshot)
 
+    def _label_tab(self, label: str) -> None:
+        """The tab says when its source is down (not by colour alone)."""
+        for tabs in self.screen.query(TabbedContent):
+            try:
+                tabs.get_tab(f"tab-{pane_id(self.poller.name)}").label = label
+            except (NoMatches, ValueError):
+                continue
+
     @on(SourceLost)
     def _lost(self, event: SourceLost) -> None:
+        if self.lost_error is None:
+            self._label_tab(f"⚠ {self.poller.name}")
         self.lost_error = event.error
         self.add_class("lost")
         self.query_one(".banner", Static).update(
@@ -202,6 +286,7 @@ class SourcePane(VerticalScroll):
         self.query_one(".status", Static).update(
             f"{snap.name} ({snap.kind}) polled at {when}, poll cost {snap.poll_ms:.1f} ms"
         )
+        self.query_one(RateTrends).add(rates_of(snap.panels))
         scalars = {k: v for k, v in snap.panels.items() if not isinstance(v, (dict, list, tuple, Missing))}
         panels: list[tuple[str, Any]] = [(k, v) for k, v in snap.panels.items() if k not in scalars]
         if scalars:

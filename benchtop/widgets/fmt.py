@@ -87,3 +87,15 @@ def crop(text: Text, width: int) -> Text:
     for line in lines:
         line.truncate(max(width, 1), overflow="ellipsis")
     return Text("\n", no_wrap=True).join(lines)
+
+
+def size(v: float) -> str:
+    """Bytes, in binary units.
+
+    >>> [size(x) for x in (0, 512, 2048, 1536000, 3.2e9)]
+    ['0B', '512B', '2.0kB', '1.5MB', '3.0GB']
+    """
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if abs(v) >= scale:
+            return f"{v / scale:.1f}{unit}"
+    return f"{v:.0f}B"

@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchtop.workload.compiler import WorkloadError, compile_definition, read_definition
+from benchtop.workload.compiler import (
+    WorkloadError,
+    compile_definition,
+    read_definition,
+)
 from benchtop.workload.program import Program
 
 # Installed: the top-level workloads/ folder is packaged as benchtop.builtin_workloads;
@@ -14,8 +18,15 @@ from benchtop.workload.program import Program
 _INSTALLED = Path(__file__).resolve().parent.parent / "builtin_workloads"
 BUILTIN_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().parents[2] / "workloads"
 
-__all__ = ["Program", "WorkloadError", "builtin_names", "load_program", "builtin_program", "option_defaults",
-           "workload_extra_lines"]
+__all__ = [
+    "Program",
+    "WorkloadError",
+    "builtin_names",
+    "builtin_program",
+    "load_program",
+    "option_defaults",
+    "workload_extra_lines",
+]
 
 
 def _search_dirs() -> list[Path]:

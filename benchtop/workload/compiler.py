@@ -136,7 +136,9 @@ def _linear_only(ctx: _Ctx, text: str, line: int) -> tuple[int, int]:
 
 
 def _cond(ctx: _Ctx, name: str, line: int) -> tuple[bool | None, int]:
-    """A condition: compile-time (an option) or a runtime variable."""
+    """A condition: (value, -1) when options decide it at compile time, or
+    (None, register) for one computed at run time (a variable or any
+    expression, whose ops are emitted here)."""
     neg = name.startswith("!") or name.startswith("not ")
     name = name[1:].strip() if name.startswith("!") else (name[4:].strip() if neg else name.strip())
     if name in ctx.options:

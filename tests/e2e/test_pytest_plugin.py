@@ -33,6 +33,7 @@ def test_fixture_in_a_users_suite(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("BENCHTOP_DSN", None)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # an installed benchtop would register the plugin twice
     res = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "benchtop.pytest_plugin", "-p", "no:cacheprovider", "-q", "-rA",
          "--benchtop-out", str(tmp_path / "out"), "test_perf.py"],
@@ -54,6 +55,7 @@ def test_fixture_in_a_users_suite(tmp_path: Path) -> None:
 def test_plugin_registers_its_options(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     res = subprocess.run([sys.executable, "-m", "pytest", "-p", "benchtop.pytest_plugin", "--help"],
                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
     assert "--benchtop-dsn=DSN" in res.stdout and "--benchtop-out=DIR" in res.stdout

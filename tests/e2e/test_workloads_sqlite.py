@@ -59,18 +59,21 @@ def test_tpcb_keeps_pgbench_balances(tmp_path: Path) -> None:
                            " (SELECT SUM(bbalance) FROM pgbench_branches), (SELECT SUM(delta) FROM pgbench_history)").fetchone()
     assert counts[:3] == (200000, 20, 2) and counts[3] > 100
     assert len(set(sums)) == 1  # every delta went to one account, teller and branch, and to history
+    assert check_main(["--engine", "sqlite", "--db", str(db), "--workload", "tpcb"]) == 0
 
 
-def test_linkbench_at_a_rate(tmp_path: Path) -> None:
+def test_linkbench_at_a_rate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "lb.db"
-    out = _prepare_and_run(db, ["--workload", "linkbench", "--nodes", "2000"], "--time", "1", "--threads", "2",
-                           "--rate", "400")
+    wl = ["--workload", "linkbench", "--nodes", "2000"]
+    out = _prepare_and_run(db, wl, "--time", "1", "--threads", "2", "--rate", "400")
     total = int(out.split("total number of events:")[1].split()[0])
     assert 300 <= total <= 500
     with sqlite3.connect(db) as con:
         links, counted = con.execute("SELECT (SELECT COUNT(*) FROM linktable WHERE visibility = 1),"
                                      " (SELECT SUM(count) FROM counttable)").fetchone()
-    assert links > 7000 and counted > 7000
+    assert links > 7000 and counted == links
+    assert check_main(["--engine", "sqlite", "--db", str(db), *wl]) == 0
+    assert "PASS  table set 1  condition count = visible links" in capsys.readouterr().out
 
 
 def test_bank_example_rolls_back_and_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

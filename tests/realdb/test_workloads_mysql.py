@@ -59,3 +59,20 @@ def test_tpcb_balances_add_up(mysql_server) -> None:
         assert n > 10 and a == t == b == h
     finally:
         bt(mysql_server, "cleanup", "--workload", "tpcb")
+
+
+def test_linkbench_at_a_rate_keeps_counts(mysql_server, monkeypatch, capsys) -> None:
+    wl = ["--workload", "linkbench", "--nodes", "2000"]
+    bt(mysql_server, "cleanup", *wl)
+    ok(bt(mysql_server, "prepare", *wl, "--threads", "2"))
+    try:
+        out = ok(bt(mysql_server, "--headless", *wl, "--time", "2", "--threads", "4", "--rate", "500",
+                    "--arrival", "poisson"))
+        assert 700 <= int(out.split("total number of events:")[1].split()[0]) <= 1300
+        monkeypatch.setenv("MYSQL_PWD", mysql_server.password)
+        dsn = f"mysql://{mysql_server.user}@{mysql_server.host}:{mysql_server.port}/{mysql_server.database}"
+        capsys.readouterr()
+        assert check_main(["--engine", "mysql", "--dsn", dsn, *wl]) == 0
+        assert "1 of 1 checks passed" in capsys.readouterr().out
+    finally:
+        bt(mysql_server, "cleanup", *wl)

@@ -38,7 +38,7 @@ def pgbench(server, *args: str) -> subprocess.CompletedProcess[str]:
         pytest.skip("pgbench not installed (apt-get install postgresql-client)")
     env = dict(os.environ, PGPASSWORD=server.password)
     return subprocess.run([exe, *args, "-h", server.host, "-p", str(server.port), "-U", server.user, server.database],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
 def test_tpcc_multithreaded_run_is_consistent(pg_server, monkeypatch, capsys) -> None:
@@ -83,3 +83,20 @@ def test_benchtop_runs_on_pgbench_tables(pg_server) -> None:
         assert a == t == b == h
     finally:
         bt(pg_server, "cleanup", "--workload", "tpcb")
+
+
+def test_linkbench_at_a_rate_keeps_counts(pg_server, monkeypatch, capsys) -> None:
+    wl = ["--workload", "linkbench", "--nodes", "2000"]
+    bt(pg_server, "cleanup", *wl)
+    ok(bt(pg_server, "prepare", *wl, "--threads", "2"))
+    try:
+        out = ok(bt(pg_server, "--headless", *wl, "--time", "2", "--threads", "4", "--rate", "500",
+                    "--arrival", "poisson"))
+        assert 700 <= int(out.split("total number of events:")[1].split()[0]) <= 1300
+        monkeypatch.setenv("PGPASSWORD", pg_server.password)
+        dsn = f"postgresql://{pg_server.user}@{pg_server.host}:{pg_server.port}/{pg_server.database}"
+        capsys.readouterr()
+        assert check_main(["--engine", "postgres", "--dsn", dsn, *wl]) == 0
+        assert "1 of 1 checks passed" in capsys.readouterr().out
+    finally:
+        bt(pg_server, "cleanup", *wl)

@@ -155,6 +155,9 @@ class FakeRunController:
         self.calls.append(("mark", text))
         self._event("mark", text)
 
+    def note(self, kind: str, text: str) -> None:
+        self._event(kind, text)
+
     def cycle_instrumentation(self) -> str | None:
         if not self.presets:
             return None
@@ -255,8 +258,10 @@ class FakeSource(Source):
 
     kind = "pgbouncer"
 
-    def __init__(self, name: str, script: list[Any], timeout_s: float = 1.0) -> None:
+    def __init__(self, name: str, script: list[Any], timeout_s: float = 1.0, kind: str | None = None) -> None:
         super().__init__(name, None, timeout_s)  # type: ignore[arg-type]
+        if kind is not None:
+            self.kind = kind
         self.script = list(script)
         self.polls = 0
         self.connects = 0
@@ -317,3 +322,11 @@ POOLS_PANELS: dict[str, Any] = {
 
 def lost() -> SourceError:
     return SourceError("connection lost: server closed the connection")
+
+
+PG_PANELS: dict[str, Any] = {
+    "wal_bytes_per_s": 2_500_000.0,
+    "checkpoints": {"timed": 3, "requested": 1, "buffers_written_per_s": 120.0},
+    "cache_hit_ratio": {"interval": 0.998, "cumulative": 0.995},
+    "sessions": {"active": 4, "idle": 2, "total": 6},
+}

@@ -3,15 +3,17 @@ and monitor-only mode, with fake sources (never the network)."""
 
 from __future__ import annotations
 
+import math
 import time
 
-from textual.widgets import Static
+from textual.widgets import Static, TabbedContent
 
 from benchtop.app import BenchtopApp
 from benchtop.screens.monitor import PanelTable, SourcePane
 from benchtop.sources.base import Missing
 from benchtop.sources.poller import Poller
-from tests.tui.fakes import POOLS_PANELS, FakeSource, lost
+from benchtop.widgets.server import ServerStrip
+from tests.tui.fakes import PG_PANELS, POOLS_PANELS, FakeRunController, FakeSource, lost
 
 
 async def _wait(pilot, cond, timeout: float = 5.0) -> None:
@@ -56,9 +58,12 @@ async def test_outage_shows_banner_then_recovers(fake) -> None:
         await _wait(pilot, lambda: pane.has_class("lost"))
         banner = str(pane.query_one(".banner", Static).render())
         assert "connection lost" in banner and "reconnecting" in banner
+        tabs = app.screen.query_one(TabbedContent)
+        assert str(tabs.get_tab("tab-pgbouncer").label) == "⚠ pgbouncer"
         # the last data stays on screen under the banner
         assert pane.query_one("#panel-pools PanelTable", PanelTable).row_count == 2
         await _wait(pilot, lambda: not pane.has_class("lost"))
+        assert str(tabs.get_tab("tab-pgbouncer").label) == "pgbouncer"
         assert source.connects >= 2
         # keys keep working through the outage
         await pilot.press("plus")
@@ -126,3 +131,31 @@ async def test_monitor_only_mode() -> None:
         await pilot.press("q")
         await pilot.pause()
     assert app.return_value is None
+
+
+async def test_server_series_share_the_time_axis() -> None:
+    fake = FakeRunController(report_interval=0.1)
+    source = FakeSource("pg", [PG_PANELS], kind="postgresql")
+    app = BenchtopApp(fake, [Poller(source, interval=0.1)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        await _wait(pilot, lambda: any(not math.isnan(v) for vals in screen.server_values.values() for v in vals))
+        await pilot.pause(0.3)
+        rows = {r.label: r for r in screen.server_rows(screen.history)}
+        wal = rows["pg WAL"]
+        # one value per interval on screen, the held poll value where known
+        assert len(wal.values) == len(screen.history)
+        assert wal.values[-1] == 2_500_000.0
+        assert abs(wal.latest_per_txn - 2_500_000.0 / screen.history[-1].tps) < 1e-6
+        strip = str(screen.query_one(ServerStrip).render())
+        assert "pg WAL 2.4MB/s" in strip and "/txn" in strip
+
+
+async def test_outage_goes_on_the_timeline() -> None:
+    fake = FakeRunController(report_interval=0.1)
+    source = FakeSource("pgb", [POOLS_PANELS, lost(), lost(), lost(), POOLS_PANELS])
+    app = BenchtopApp(fake, [Poller(source, interval=0.1, backoff_initial_s=0.1)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _wait(pilot, lambda: [e.text for e in fake.timeline if e.kind == "outage"][-1:] == ["pgb back"])
+        outages = [e.text for e in fake.timeline if e.kind == "outage"]
+        assert outages[0].startswith("pgb lost: connection lost")

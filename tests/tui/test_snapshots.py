@@ -8,7 +8,7 @@ Update after a deliberate change with:
 from __future__ import annotations
 
 from benchtop.app import BenchtopApp
-from tests.tui.fakes import POOLS_PANELS, FakeRunController, FakeSource
+from tests.tui.fakes import PG_PANELS, POOLS_PANELS, FakeRunController, FakeSource
 
 
 async def _workers_done(pilot) -> None:
@@ -56,3 +56,18 @@ def test_source_tab_120x36(snap_compare) -> None:
 
     app = BenchtopApp(FakeRunController(), [FakeSource("pgbouncer", [POOLS_PANELS])])
     assert snap_compare(app, terminal_size=(120, 36), run_before=open_tab)
+
+
+def test_bench_with_server_series_120x36(snap_compare) -> None:
+    async def sample_thrice(pilot) -> None:
+        await _workers_done(pilot)  # the sources' first polls
+        for _ in range(3):
+            pilot.app.screen.sample_engine()
+            await _workers_done(pilot)
+
+    sources = [
+        FakeSource("pg", [PG_PANELS], kind="postgresql"),
+        FakeSource("pgbouncer", [POOLS_PANELS]),
+    ]
+    app = BenchtopApp(FakeRunController(), sources)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=sample_thrice)

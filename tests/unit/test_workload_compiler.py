@@ -50,7 +50,7 @@ def test_options_are_compile_time(tmp_path: Path) -> None:
         ("[[transaction]]\nscript = '''\nfrobnicate\n'''\n", 3, "unknown step 'frobnicate'"),
         ("name = \n", 1, "invalid TOML"),
         ("[[transaction]]\nscript = '''\nexec read: SELECT * FROM t{t}\n'''\n", 3, "no table variable"),
-        ("[[transaction]]\nscript = '''\nset x = nurand(1, 2)\n'''\n", 3, "unknown function"),
+        ("[[transaction]]\nscript = '''\nset x = frobnicate(1, 2)\n'''\n", 3, "unknown function"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path: Path, body: str, line: int, message: str) -> None:

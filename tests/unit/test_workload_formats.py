@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.workload import BUILTIN_DIR, builtin_program, load_program, resolve, workload_extra_lines
+from benchtop.workload import (
+    BUILTIN_DIR,
+    builtin_program,
+    load_program,
+    resolve,
+    workload_extra_lines,
+)
 from benchtop.workload import program as P
 from benchtop.workload.compiler import WorkloadError, _Source, compile_definition
 

@@ -1,0 +1,189 @@
+"""Server-side series on the benchmark's time axis: a few numbers picked
+from each source's snapshot, held per engine interval, drawn as one-row
+sparklines under the client's charts, with their per-transaction values.
+
+Picks name panels and keys the sources document; a pick whose panel is
+missing (privilege, version) simply has no value, so it draws nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+
+from benchtop.sources.base import Missing, SourceSnapshot
+from benchtop.widgets.chart import LABEL_W
+from benchtop.widgets.fmt import crop, num, size
+
+_BLOCKS = "▁▂▃▄▅▆▇█"
+NAN = float("nan")
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    label: str
+    path: tuple[str, ...]  # panel, then keys; "*" sums over a mapping's values
+    unit: str = ""  # "B" for bytes, "%" or a suffix such as "/s"
+    per_txn: bool = False  # a rate worth dividing by the client's tps
+
+
+PICKS: Mapping[str, tuple[Pick, ...]] = {
+    "postgresql": (
+        Pick("WAL", ("wal_bytes_per_s",), "B", True),
+        Pick("ckpt buffers", ("checkpoints", "buffers_written_per_s"), "/s", True),
+        Pick("cache hit", ("cache_hit_ratio", "interval"), "ratio"),
+    ),
+    "mysql": (
+        Pick("redo", ("innodb", "redo_bytes_per_s"), "B", True),
+        Pick("ckpt age", ("innodb", "checkpoint_age_pct"), "%"),
+        Pick("dirty pages", ("innodb", "dirty_pages_pct"), "%"),
+        Pick("row lock waits", ("innodb", "row_lock_waits_per_s"), "/s", True),
+    ),
+    "pgbouncer": (
+        Pick("pool wait", ("stats", "*", "wait_time_us_per_s"), "µs/s", True),
+        Pick("clients waiting", ("clients", "waiting")),
+    ),
+    "proxysql": (
+        Pick("proxy time", ("pool_wait", "proxy_time_pct"), "%"),
+        Pick("conn waits", ("pool_wait", "get_conn_success_per_s"), "/s", True),
+    ),
+    "os": (
+        Pick("iowait", ("cpu", "iowait_pct"), "%"),
+        Pick("disk write", ("disk", "write_kb_per_s"), "kB/s", True),
+        Pick("cpu user", ("cpu", "user_pct"), "%"),
+    ),
+}
+
+
+def dig(panels: Mapping[str, Any], path: tuple[str, ...]) -> float | None:
+    """A number from a snapshot's panels, or None when it is not there.
+
+    >>> dig({"stats": {"a": {"w": 2}, "b": {"w": 3}}}, ("stats", "*", "w"))
+    5.0
+    >>> dig({"innodb": Missing("no")}, ("innodb", "lsn")) is None
+    True
+    """
+    value: Any = panels
+    for i, key in enumerate(path):
+        if isinstance(value, Missing) or not isinstance(value, Mapping):
+            return None
+        if key == "*":
+            parts = [dig({"v": v}, ("v", *path[i + 1 :])) for v in value.values()]
+            found = [p for p in parts if p is not None]
+            return float(sum(found)) if found else None
+        value = value.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def picks_for(snap: SourceSnapshot) -> dict[str, float]:
+    """`"<source> <label>"` -> value for every pick the snapshot has."""
+    out = {}
+    for pick in PICKS.get(snap.kind, ()):
+        v = dig(snap.panels, pick.path)
+        if v is not None:
+            out[f"{snap.name} {pick.label}"] = v
+    return out
+
+
+def pick_named(key: str, kinds: Mapping[str, str]) -> Pick | None:
+    """The Pick behind a `"<source> <label>"` key."""
+    source, _, label = key.partition(" ")
+    return next((p for p in PICKS.get(kinds.get(source, ""), ()) if p.label == label), None)
+
+
+def fmt_value(v: float, unit: str) -> str:
+    """
+    >>> fmt_value(2_500_000, "B"), fmt_value(12.345, "%"), fmt_value(1500, "/s")
+    ('2.4MB/s', '12.3%', '1.50k/s')
+    """
+    if math.isnan(v):
+        return "-"
+    if unit == "B":
+        return size(v) + "/s"
+    if unit == "%":
+        return f"{v:.1f}%"
+    if unit == "ratio":
+        return f"{v:.4f}"
+    return num(v) + unit
+
+
+@dataclass(frozen=True, slots=True)
+class StripRow:
+    label: str
+    values: tuple[float, ...]  # one per engine interval, NaN = no data
+    fmt: Callable[[float], str]
+    per_txn: Callable[[float], str] | None = None  # formats the latest value / tps
+    latest_per_txn: float = NAN
+
+
+def spark(values: Sequence[float], width: int, whole: bool, per_cell: int = 2) -> str:
+    """A one-row sparkline aligned with the charts: two intervals per cell
+    (their max), newest at the right; gaps (NaN) stay blank.
+
+    >>> spark([0, 1, 2, 3, float("nan"), float("nan")], 4, False)
+    ' ▃█ '
+    >>> spark([1, 2, 4, 8], 6, False, per_cell=1)
+    '  ▁▂▄█'
+    """
+    n = len(values)
+    factor = per_cell if not whole or n <= width * per_cell else per_cell * -(-n // (width * per_cell))
+    cells = []
+    for i in range(0, n, factor):
+        group = [v for v in values[i : i + factor] if not math.isnan(v)]
+        cells.append(max(group) if group else NAN)
+    cells = cells[-width:]
+    top = max((c for c in cells if not math.isnan(c)), default=0.0)
+    out = []
+    for c in cells:
+        if math.isnan(c):
+            out.append(" ")
+        else:
+            out.append(_BLOCKS[min(int(c / top * 7.999), 7)] if top > 0 else _BLOCKS[0])
+    return " " * (width - len(out)) + "".join(out)
+
+
+def render_strip(rows: Sequence[StripRow], width: int, height: int, whole: bool) -> Text:
+    text = Text(no_wrap=True)
+    plot_w = max(width - LABEL_W - 1, 4)
+    shown = rows[: max(height // 2, 0)]
+    for k, row in enumerate(shown):
+        latest = next((v for v in reversed(row.values) if not math.isnan(v)), NAN)
+        if k:
+            text.append("\n")
+        text.append(row.label, "bold")
+        text.append(f" {row.fmt(latest)}")
+        if row.per_txn is not None and not math.isnan(row.latest_per_txn):
+            text.append(f" · {row.per_txn(row.latest_per_txn)}/txn")
+        text.append("\n" + " " * LABEL_W + "│", "dim")
+        text.append(spark(row.values, plot_w, whole), "cyan")
+    return text
+
+
+class ServerStrip(Widget):
+    """Server-side sparklines sharing the charts' time axis."""
+
+    DEFAULT_CSS = """
+    ServerStrip { height: 4; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._rows: tuple[StripRow, ...] = ()
+        self._whole = False
+
+    def update_data(self, rows: Sequence[StripRow], whole: bool) -> None:
+        self._rows = tuple(rows)
+        self._whole = whole
+        self.refresh()
+
+    def render(self) -> Text:
+        if not self._rows:
+            return Text("server: waiting for the sources' first values…", style="dim")
+        return crop(render_strip(self._rows, self.size.width, self.size.height, self._whole), self.size.width)

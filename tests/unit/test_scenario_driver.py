@@ -1,0 +1,203 @@
+"""ScenarioDriver on fake controllers and a fake clock: step boundaries,
+warm-ups excluded, one engine per workload, guards, and the results files."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import benchtop.engine  # noqa: F401  (import order: engine before snapshots)
+from benchtop.engine.histogram import Histogram, bucket_index, nbuckets
+from benchtop.results import ResultsWriter
+from benchtop.run import TimelineEvent
+from benchtop.scenario import parse_scenario
+from benchtop.scenario_driver import ScenarioDriver
+from benchtop.snapshots import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
+
+TPS_PER_THREAD = 100
+LAT_NS = 2_000_000
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeEngine:
+    """Transactions at TPS_PER_THREAD per thread, every one taking 2 ms."""
+
+    def __init__(self, clock: Clock, threads: int) -> None:
+        self.clock, self.t0, self.threads = clock, clock.now, threads
+        self.done, self.last_t = 0.0, 0.0
+
+    def snapshot(self) -> EngineSample:
+        t = self.clock.now - self.t0
+        self.done += (t - self.last_t) * self.threads * TPS_PER_THREAD
+        self.last_t = t
+        n = int(round(self.done))
+        counts = [0] * nbuckets()
+        counts[bucket_index(LAT_NS)] = n
+        h = Histogram(tuple(counts))
+        return EngineSample(
+            t=t, state="running", threads_target=self.threads, threads_running=self.threads, paused=False, rate=0.0,
+            transactions=n, rollbacks=0, reads=n, writes=0, other=0, errors={k: 0 for k in ERROR_KINDS}, retries=0,
+            reconnects=0, connects=self.threads, connect_ns_sum=0, connect_ns_max=0, latency_ns_sum=n * LAT_NS,
+            latency_ns_min=LAT_NS, latency_ns_max=LAT_NS, service_ns_sum=n * LAT_NS, service_ns_max=LAT_NS,
+            busy_ns=0, queue_ns=0.0, tickets_due=0, txn_by_type=(n,), txn_ns_by_type=(0,), rows_loaded=0, error="",
+            latency=h, service=h,
+        )
+
+
+@dataclass
+class FakeProgram:
+    txn_names: tuple[str, ...] = ("point_select",)
+
+
+@dataclass
+class FakeCfg:
+    workload: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload}
+
+
+class FakeController:
+    def __init__(self, clock: Clock, workload: str, threads: int | None, rate: float | None) -> None:
+        self.clock, self.workload, self.target = clock, workload, "fake://db"
+        self.cfg, self.program = FakeCfg(workload), FakeProgram()
+        self.threads, self.rate = threads or 1, rate or 0.0
+        self.history: list[IntervalStats] = []
+        self.events: list[TimelineEvent] = []
+        self.on_event = None
+        self.finished, self.failed_error, self.instrumentation = False, None, None
+        self.stopped: str | None = None
+
+    def start(self) -> None:
+        self.engine = FakeEngine(self.clock, self.threads)
+        self._prev = self.engine.snapshot()
+
+    def sample(self) -> IntervalStats:
+        cur = self.engine.snapshot()
+        iv = IntervalStats.between(self._prev, cur)
+        self._prev = cur
+        self.history.append(iv)
+        return iv
+
+    def _event(self, kind: str, text: str) -> None:
+        ev = TimelineEvent(self.clock.now - self.engine.t0, kind, text)
+        self.events.append(ev)
+        if self.on_event:
+            self.on_event(ev)
+
+    def set_threads(self, n: int) -> None:
+        self.engine.snapshot()  # bank what the old thread count did
+        self.threads = self.engine.threads = n
+        self._event("threads", f"threads {n}")
+
+    def set_rate(self, rate: float) -> None:
+        self.rate = rate
+        self._event("rate", f"rate {rate:g}/s")
+
+    def mark(self, text: str) -> None:
+        self._event("mark", text)
+
+    def note(self, kind: str, text: str) -> None:
+        self._event(kind, text)
+
+    def stop(self, reason: str = "") -> RunSummary:
+        self.stopped = reason
+        first = FakeEngine(self.clock, 0).snapshot()
+        return RunSummary.between(first, self.engine.snapshot(), stopped_by=reason)
+
+    def close(self) -> None:
+        pass
+
+
+def drive(text: str, tmp_path: Path | None = None, step_s: float = 0.5, limit: int = 200) -> tuple[ScenarioDriver, list]:
+    clock = Clock()
+    made: list[FakeController] = []
+
+    def make(workload: str, threads: int | None, rate: float | None) -> FakeController:
+        made.append(FakeController(clock, workload, threads, rate))
+        return made[-1]
+
+    writer = ResultsWriter(tmp_path) if tmp_path else None
+    driver = ScenarioDriver(parse_scenario(text), make, writer, clock=clock)
+    driver.start()
+    for _ in range(limit):
+        if driver.done:
+            break
+        clock.now += step_s
+        driver.controller.sample()
+        driver.tick()
+    if writer:
+        writer.close()
+    return driver, made
+
+
+SWEEP = ('workload = "a"\n[[step]]\nthreads = [1, 2]\nduration = 2\nwarmup = 1\n'
+         '[[step]]\nworkload = "b"\nthreads = 3\nduration = 1\n')
+
+
+def test_steps_exclude_warmup_and_reuse_the_engine(tmp_path: Path):
+    driver, made = drive(SWEEP, tmp_path)
+    assert driver.stopped_by == "scenario done"
+    assert [m.workload for m in made] == ["a", "b"]  # one engine per workload, not per step
+    assert made[0].stopped == "scenario: next workload"
+    res = driver.results
+    assert [(r["threads"], r["workload"]) for r in res] == [(1, "a"), (2, "a"), (3, "b")]
+    assert [r["time_s"] for r in res] == [2.0, 2.0, 1.0]
+    assert [r["transactions"] for r in res] == [200, 400, 300]  # warm-ups left out
+    assert [r["t_start"] for r in res] == [0.0, 3.0, 6.0]
+    assert [r["t_measure"] for r in res] == [1.0, 4.0, 6.0]
+    assert res[0]["latency_ms"]["p99"] == res[2]["latency_ms"]["p99"] > 1.9
+    assert driver.summary.transactions == 900 and driver.summary.time_s == 5.0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [s["tps"] for s in summary["steps"]] == [100.0, 200.0, 300.0]
+    assert summary["steady_state"]["samples"] == 10
+    ivs = [json.loads(ln) for ln in (tmp_path / "intervals.jsonl").read_text().splitlines()]
+    assert [iv["t"] for iv in ivs] == [0.5 * i for i in range(1, len(ivs) + 1)]  # one clock across engines
+    assert [iv["step"] for iv in ivs if iv.get("warmup")] == [0, 0, 1, 1]
+    timeline = [json.loads(ln) for ln in (tmp_path / "timeline.jsonl").read_text().splitlines()]
+    threads_ev = [e for e in timeline if e["kind"] == "threads"]
+    assert [(e["t"], e["text"]) for e in threads_ev] == [(3.0, "threads 2")]
+    hist = json.loads((tmp_path / "histogram.json").read_text())
+    assert [sum(c for _, c in s["latency"]) for s in hist["steps"]] == [200, 400, 300]
+
+
+def test_first_controller_starts_with_the_first_steps_settings():
+    _, made = drive('[[step]]\nthreads = 16\nrate = 250\nduration = 1\n')
+    assert (made[0].engine.threads, made[0].rate) == (16, 250.0)
+    assert not [e for e in made[0].events if e.kind in ("threads", "rate")]
+
+
+def test_a_guard_ends_the_scenario_mid_step():
+    driver, _ = drive('[[step]]\nthreads = 1\nduration = 2\n[[step]]\nthreads = 2\nduration = 60\n'
+                      'stop_if = "tps>150 for 1s"\n[[step]]\nduration = 5\n')
+    assert driver.stopped_by.startswith("stop-if: tps>150 for 1s (tps was 200/s) (step 2")
+    assert [r["index"] for r in driver.results] == [0, 1]
+    assert driver.results[1]["stopped_by"] == driver.stopped_by
+    assert driver.results[1]["time_s"] == 1.0
+
+
+def test_status_and_deadline():
+    clock = Clock()
+    driver = ScenarioDriver(parse_scenario('[[step]]\nthreads = [1, 2]\nduration = 10\nwarmup = 5\n'),
+                            lambda w, t, r: FakeController(clock, w, t, r), clock=clock)
+    driver.start()
+    assert driver.deadline() == 1005.0
+    clock.now += 2
+    driver.controller.sample()
+    assert driver.tick() == "step 1/2, threads 1: warm-up, 13s left"
+    clock.now += 3
+    driver.controller.sample()
+    assert driver.tick() == "step 1/2, threads 1: measuring, 10s left"
+    assert driver.deadline() == 1015.0
+    driver.finish("quit")
+    assert driver.done and driver.tick() is None
+    assert driver.results == []  # stopped before any measured time
