@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from benchtop.engine import ConnSettings, EngineError, exec_sql
@@ -48,16 +49,19 @@ def print_results(results: list[CheckResult], out: TextIO) -> None:
 def main(argv: Sequence[str]) -> int:
     from benchtop import cli
     from benchtop.config import conn_settings
+    from benchtop.prepare import check_ready
 
     ns, extra = cli.build_parser("check").parse_known_args(list(argv))
     cfg = cli._run_config(ns, extra)
-    if cfg.engine == "sqlite" and not cfg.target.database:
-        raise cli.UsageError("check --engine sqlite needs --db FILE")
+    if cfg.engine == "sqlite" and not (cfg.target.database and Path(cfg.target.database).is_file()):
+        raise cli.UsageError("check --engine sqlite needs --db FILE, an existing database")
     program = cli._program(cfg)
     if not program.extra.get("consistency"):
         raise cli.UsageError(f"workload {program.name} defines no consistency conditions ([[consistency]])")
+    conn = conn_settings(cfg)
+    check_ready(program, conn, cfg.target.describe())
     try:
-        results = run_checks(program, conn_settings(cfg))
+        results = run_checks(program, conn)
     except EngineError as exc:
         raise EngineError(f"consistency check failed to run: {str(exc).splitlines()[0]}") from None
     print_results(results, sys.stdout)

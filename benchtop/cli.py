@@ -106,6 +106,9 @@ def build_parser(cmd: str) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"benchtop {__version__}")
     _add_target_options(p)
     _add_workload_options(p)
+    from benchtop.fileio import add_fileio_options
+
+    add_fileio_options(p)
     if cmd in ("run", "check"):
         _add_run_options(p)
     return p
@@ -146,13 +149,15 @@ def _engine_name(raw: str) -> str:
 
     name = ENGINE_ALIASES.get(raw.lower(), raw.lower())
     if name not in ENGINES:
-        raise UsageError(f"unknown --engine {raw!r}: use sqlite, null, mysql or postgres")
+        raise UsageError(f"unknown --engine {raw!r}: use sqlite, null, mysql, postgres or fileio")
     return name
 
 
 def resolve_target(ns: argparse.Namespace, engine: str) -> Any:
     from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 
+    if engine == "fileio":
+        return Target(kind="fileio", database=ns.dir)
     if engine in ("sqlite", "null"):
         if ns.dsn:
             raise UsageError(f"--dsn does not apply to --engine {engine}")
@@ -262,6 +267,11 @@ def cmd_prepare(argv: list[str], drop_first: bool = False) -> int:
 
     ns, extra = build_parser("prepare").parse_known_args(argv)
     cfg = _run_config(ns, extra)
+    if cfg.engine == "fileio":
+        from benchtop.fileio import fileio_overrides, prepare_files
+
+        prepare_files(fileio_overrides(ns))
+        return EXIT_OK
     if cfg.engine == "sqlite" and not cfg.target.database:
         raise UsageError("prepare --engine sqlite needs --db FILE")
     program = _program(cfg)
@@ -278,6 +288,11 @@ def cmd_cleanup(argv: list[str]) -> int:
 
     ns, extra = build_parser("cleanup").parse_known_args(argv)
     cfg = _run_config(ns, extra)
+    if cfg.engine == "fileio":
+        from benchtop.fileio import cleanup_files, fileio_overrides
+
+        cleanup_files(fileio_overrides(ns))
+        return EXIT_OK
     if cfg.engine == "sqlite" and not cfg.target.database:
         raise UsageError("cleanup --engine sqlite needs --db FILE")
     cleanup(_program(cfg), conn_settings(cfg))
@@ -302,10 +317,21 @@ def cmd_run(argv: list[str]) -> int:
             cfg = replace(cfg, target=replace(cfg.target, database=str(Path(tmpdir) / "benchtop.db")), temp_db=True)
             program = _program(cfg)
             prepare(program, conn_settings(cfg), 2, quiet=cfg.json, out=sys.stderr)
+        elif cfg.engine == "fileio":
+            from benchtop.fileio import check_files, fileio_conn, fileio_overrides, fileio_program
+
+            spec = fileio_overrides(ns)
+            for note in spec.notes:
+                print(f"benchtop: note: {note}", file=sys.stderr)
+            program = fileio_program(spec)
         else:
             program = _program(cfg)
-        conn = conn_settings(cfg)
-        check_ready(program, conn, cfg.target.describe())
+        if cfg.engine == "fileio":
+            check_files(spec)
+            conn = fileio_conn(spec)
+        else:
+            conn = conn_settings(cfg)
+            check_ready(program, conn, cfg.target.describe())
         instrumentation = None
         if cfg.instrumentation or cfg.engine in ("mysql", "postgresql"):
             from benchtop.attach import make_instrumentation
@@ -374,14 +400,16 @@ def _finish_results(cfg: Any, ctl: Any, recorder: Any, writer: Any) -> tuple[dic
     validity = None
     for snap in recorder.latest.values():
         validity = validity or validity_from_snapshot(snap)
-    if validity is None:
+    if validity is None and cfg.engine != "fileio":  # durability of files is the file system's
         validity = target_validity(cfg.engine, cfg.target)
     if writer is not None and not writer.failed and (writer.folder / "summary.json").exists():
         try:
             enrich_results(writer.folder, validity)
         except OSError as exc:
             print(f"benchtop: warning: cannot update summary.json: {exc.strerror}", file=sys.stderr)
-    extra = {**analyse([iv.to_dict() for iv in ctl.history]), "validity": validity.to_dict()}
+    extra = analyse([iv.to_dict() for iv in ctl.history])
+    if validity is not None:
+        extra["validity"] = validity.to_dict()
     return extra, analysis_text(extra)
 
 
@@ -410,6 +438,10 @@ def _dispatch(argv: list[str]) -> int:
         from benchtop.replay import main as replay_main
 
         return replay_main(rest)
+    if cmd == "check":
+        from benchtop.check import main as check_main
+
+        return check_main(rest)
     raise UsageError(f"unknown command {cmd!r}")
 
 

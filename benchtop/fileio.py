@@ -228,6 +228,19 @@ def prepare_files(spec: FileioSpec, out: TextIO = sys.stderr) -> int:
     return written
 
 
+def check_files(spec: FileioSpec) -> None:
+    """Fail before the run, in one line, when prepare has not made the files."""
+    for path in spec.paths():
+        try:
+            size = path.stat().st_size
+        except OSError:
+            raise FileioError(f"{path} is missing: run `benchtop prepare --engine fileio` with the same --dir, "
+                              "--file-num and --file-total-size first") from None
+        if size < spec.file_size:
+            raise FileioError(f"{path} has {size} bytes, less than --file-total-size / --file-num = "
+                              f"{spec.file_size}: run `benchtop prepare --engine fileio` with the same options")
+
+
 def cleanup_files(spec: FileioSpec, out: TextIO = sys.stderr) -> int:
     print("Removing test files...", file=out)
     removed = 0
@@ -259,3 +272,13 @@ def summary_lines(program: Program, summary: Any) -> list[str]:
         f"    read, MiB/s:                  {summary.reads * mib / t:.2f}",
         f"    written, MiB/s:               {summary.writes * mib / t:.2f}",
     ]
+
+
+def throughput_mib(program: Program, reads_per_s: float, writes_per_s: float) -> tuple[float, float] | None:
+    """(read, written) MiB/s of an interval of a fileio run; None for other
+    programs.  For the TUI's interval line."""
+    info = program.extra.get("fileio")
+    if not isinstance(info, dict):
+        return None
+    mib = float(info["block_size"]) / 1024**2
+    return reads_per_s * mib, writes_per_s * mib

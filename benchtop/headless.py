@@ -101,11 +101,16 @@ def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | 
             break
     summary = ctl.stop(reason)
     extra, extra_text = after(summary) if after is not None else ({}, "")
+    from benchtop.workload import workload_extra_fields, workload_extra_lines
+
     if cfg.json:
-        print(json.dumps({**summary.to_dict(), **extra}), file=out, flush=True)
+        print(json.dumps({**summary.to_dict(), **workload_extra_fields(ctl.program, summary), **extra}),
+              file=out, flush=True)
     else:
         print("", file=out)
         print(summary_text(summary, cfg.percentile, cfg.histogram), file=out, flush=True)
+        for line in workload_extra_lines(ctl.program, summary):
+            print(line, file=out, flush=True)
         if extra_text:
             print(extra_text, file=out, flush=True)
     return summary

@@ -51,7 +51,7 @@ class Target:
 
     def describe(self) -> str:
         """Human label without secrets: kind://user@host:port/db."""
-        if self.kind in ("sqlite", "null"):
+        if self.kind in ("sqlite", "null", "fileio"):
             return f"{self.kind}:{self.database}" if self.database else self.kind
         where = self.socket or f"{self.host}:{self.effective_port}"
         who = f"{self.user}@" if self.user else ""

@@ -8,7 +8,6 @@ messages, and the handlers here update the widgets.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -38,18 +37,10 @@ from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.snapshots import IntervalStats
 from benchtop.widgets.chart import Series, TimeChart
-from benchtop.widgets.fmt import ms, nice_rate, size
+from benchtop.widgets.fmt import ms, nice_rate
 from benchtop.widgets.header import HeaderState, RunHeader
 from benchtop.widgets.histogram import LatencyHistogram, axis_for
-from benchtop.widgets.server import (
-    NAN,
-    PICKS,
-    ServerStrip,
-    StripRow,
-    fmt_value,
-    pick_named,
-    picks_for,
-)
+from benchtop.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.widgets.timeline import TimelineList, markers
 
 MAX_THREADS = 4096
@@ -172,7 +163,7 @@ class BenchScreen(Screen):
             "asterisk",
             "threads_times(2)",
             "x2",
-            key_display="*//",
+            key_display="*,/",
             id="threads.double",
             tooltip="threads x2 (/ halves)",
         ),
@@ -188,7 +179,7 @@ class BenchScreen(Screen):
             "right_square_bracket",
             "rate_times(2)",
             "x2",
-            key_display="]/[",
+            key_display="],[",
             id="rate.double",
             tooltip="rate x2 ([ halves)",
         ),
@@ -247,10 +238,8 @@ class BenchScreen(Screen):
         self._stopping = False
         self._linger = False
         self.whole_run = False
-        # server-side picks, held per engine interval (aligned with controller.history)
-        self.server_latest: dict[str, dict[str, float]] = {}
-        self.server_kinds: dict[str, str] = {}
-        self.server_values: dict[str, list[float]] = {}
+        self.server = ServerSeries([p.name for p in self.pollers])
+        self.server.hold(self._seen)  # no server values for the intervals before the UI opened
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
@@ -295,56 +284,17 @@ class BenchScreen(Screen):
         # only what was seen: a read finishing right now must not shift the server series
         history = self.controller.history[: self._seen] if self.whole_run else self.history
         events = list(self.controller.timeline)
-        server = self.server_rows(history) if self.pollers else None
+        server = self.server.rows(history) if self.pollers else None
         self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run, server)
-
-    def server_rows(self, history: Sequence[IntervalStats]) -> list[StripRow]:
-        """The held server picks over the same intervals as `history`,
-        each source's first pick first, with values per transaction."""
-        offset = self._seen - len(history)
-        order = {p.name: i for i, p in enumerate(self.pollers)}
-
-        def rank(key: str) -> tuple[int, int]:
-            source = key.partition(" ")[0]
-            pick = pick_named(key, self.server_kinds)
-            picks = PICKS.get(self.server_kinds.get(source, ""), ())
-            return (picks.index(pick) if pick in picks else 99, order.get(source, 99))
-
-        rows = []
-        for key in sorted(self.server_values, key=rank):
-            pick = pick_named(key, self.server_kinds)
-            if pick is None:
-                continue
-            values = tuple(self.server_values[key][offset:])
-            per_txn, latest_per_txn = None, NAN
-            if pick.per_txn:
-                i = next((i for i in range(len(values) - 1, -1, -1) if not math.isnan(values[i])), None)
-                if i is not None and i < len(history) and history[i].tps > 0:
-                    latest_per_txn = values[i] / history[i].tps
-                unit = pick.unit.removesuffix("/s")
-                per_txn = (lambda v: size(v)) if unit == "B" else (lambda v, u=unit: f"{v:.3g}{u}")
-            rows.append(StripRow(key, values, lambda v, u=pick.unit: fmt_value(v, u), per_txn, latest_per_txn))
-        return rows
-
-    def _hold_server(self, new: int) -> None:
-        """Append the latest server picks for `new` more intervals."""
-        current = {k: v for picks in self.server_latest.values() for k, v in picks.items()}
-        before = self._seen - new
-        for key in current.keys() - self.server_values.keys():
-            self.server_values[key] = [NAN] * before
-        for key, values in self.server_values.items():
-            values.extend([current.get(key, NAN)] * new)
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:
-        if event.source in self.server_kinds and event.source not in self.server_latest:
+        if self.server.polled(event.snapshot):
             self._note("outage", f"{event.source} back")
-        self.server_kinds[event.source] = event.snapshot.kind
-        self.server_latest[event.source] = picks_for(event.snapshot)
 
     @on(SourceLost)
     def _source_lost(self, event: SourceLost) -> None:
-        if self.server_latest.pop(event.source, None) is not None:
+        if self.server.lost(event.source):
             self._note("outage", f"{event.source} lost: {event.error}")
 
     def _note(self, kind: str, text: str) -> None:
@@ -386,13 +336,15 @@ class BenchScreen(Screen):
         for iv in new:
             self.history.append(iv)
             self.run_hist = self.run_hist + iv.latency
-        if self.pollers and new:
-            self._hold_server(len(new))
+        if new:
+            self.server.hold(len(new))
         del self.history[:-WINDOW]
         self.refresh_all()
         if event.finished:
-            error = getattr(self.controller, "failed_error", None)
-            self.stop_run(f"error: {error}" if error else "time", linger=True)
+            error = self.controller.failed_error
+            if error:
+                self.notify(f"the run failed: {error}", severity="error", timeout=10)
+            self.stop_run(f"error: {error}" if error else "time", linger=True, failed=bool(error))
 
     # -- knobs -----------------------------------------------------------------
     def _apply(self, what: str, call: Callable[[Any], Any]) -> None:
@@ -522,14 +474,14 @@ class BenchScreen(Screen):
     def action_quit_run(self) -> None:
         self.stop_run("quit", linger=False)
 
-    def stop_run(self, reason: str, linger: bool) -> None:
+    def stop_run(self, reason: str, linger: bool, failed: bool = False) -> None:
         """Stop the engine in a thread (it joins the workers) and exit with
         the summary; the finished state stays visible for a moment first."""
         if self._stopping:
             return
         self._stopping = True
         self._linger = linger
-        self.status = "run finished" if linger else "stopping…"
+        self.status = ("run failed" if failed else "run finished") if linger else "stopping…"
         self.refresh_header()
         controller = self.controller
 
@@ -547,7 +499,8 @@ class BenchScreen(Screen):
 
     @on(RunFinished)
     def _run_finished(self, event: RunFinished) -> None:
-        self.status = "run finished"
+        if self.status != "run failed":
+            self.status = "run finished"
         self.refresh_header()
         if self._linger:
             self.set_timer(FINISHED_LINGER_S, lambda: self.app.exit(event.summary))

@@ -122,6 +122,21 @@ def plot(
     return [[(chr(_BRAILLE + m) if m else " ", owner[r][c]) for c, m in enumerate(masks[r])] for r in range(height)]
 
 
+def _append_runs(out: Text, cells: Sequence[tuple[str, str]]) -> None:
+    """One span per run of equal style: a chart redraws every second, and
+    per-cell spans made it cost several times more to lay out."""
+    run: list[str] = []
+    style = None
+    for ch, st in cells:
+        if st != style and run:
+            out.append("".join(run), style or "")
+            run = []
+        style = st
+        run.append(ch)
+    if run:
+        out.append("".join(run), style or "")
+
+
 def render_chart(
     title: Text,
     series: Sequence[Series],
@@ -163,18 +178,14 @@ def render_chart(
             "\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤" if label else "\n" + " " * LABEL_W + "│",
             "dim",
         )
-        for c, (ch, style) in enumerate(row):
-            if ch == " " and c in marker_cols:
-                out.append("┊", "dim")
-            else:
-                out.append(ch, style)
+        cells = [("┊", "dim") if ch == " " and c in marker_cols else (ch, style) for c, (ch, style) in enumerate(row)]
+        _append_runs(out, cells)
     start_label = clock(max((t_end or 0.0) - n * step, 0.0) + first * step) if n else ""
     out.append("\n" + start_label.rjust(LABEL_W)[:LABEL_W] + "└", "dim")
     axis = ["─"] * plot_w
     for c, sym in marker_cols.items():
         axis[c] = sym
-    for c, ch in enumerate(axis):
-        out.append(ch, "bold reverse" if ch != "─" else "dim")
+    _append_runs(out, [(ch, "bold reverse" if ch != "─" else "dim") for ch in axis])
     return out
 
 

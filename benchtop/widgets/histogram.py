@@ -60,8 +60,7 @@ def render_histogram(title: str, hist: Histogram, axis: Axis, width: int, height
     for r in range(bars_h):
         floor = (bars_h - 1 - r) * 8
         text.append("\n")
-        for e in eighths:
-            text.append(_BLOCKS[min(max(e - floor, 0), 8)], "cyan")
+        text.append("".join(_BLOCKS[min(max(e - floor, 0), 8)] for e in eighths), "cyan")
     # decade ticks, labelled where the label fits
     axis_row = ["─"] * width
     span = axis.hi_exp - axis.lo_exp

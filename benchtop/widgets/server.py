@@ -123,6 +123,75 @@ class StripRow:
     latest_per_txn: float = NAN
 
 
+class ServerSeries:
+    """The latest picks of every source, held once per engine interval so
+    they line up with `controller.history` index for index."""
+
+    def __init__(self, order: Sequence[str]) -> None:
+        self.order = {name: i for i, name in enumerate(order)}
+        self.latest: dict[str, dict[str, float]] = {}  # source -> its picks (absent while down)
+        self.kinds: dict[str, str] = {}
+        self.values: dict[str, list[float]] = {}  # "<source> <label>" -> one value per interval
+        self.length = 0
+
+    def polled(self, snap: SourceSnapshot) -> bool:
+        """Record a poll; True when the source was down and is back."""
+        back = snap.name in self.kinds and snap.name not in self.latest
+        self.kinds[snap.name] = snap.kind
+        self.latest[snap.name] = picks_for(snap)
+        return back
+
+    def lost(self, source: str) -> bool:
+        """Record an outage (gaps from now on); True if it was up."""
+        return self.latest.pop(source, None) is not None
+
+    def hold(self, new: int) -> None:
+        """`new` more intervals, each with the values known now."""
+        current = {k: v for picks in self.latest.values() for k, v in picks.items()}
+        for key in current.keys() - self.values.keys():
+            self.values[key] = [NAN] * self.length
+        for key, values in self.values.items():
+            values.extend([current.get(key, NAN)] * new)
+        self.length += new
+
+    def rows(self, history: Sequence[Any]) -> list[StripRow]:
+        """Rows over the newest `len(history)` intervals (history holds
+        IntervalStats, for the per-transaction values), each source's first
+        pick first."""
+        offset = self.length - len(history)
+
+        def rank(key: str) -> tuple[int, int]:
+            source = key.partition(" ")[0]
+            picks = PICKS.get(self.kinds.get(source, ""), ())
+            pick = pick_named(key, self.kinds)
+            return (picks.index(pick) if pick in picks else len(picks), self.order.get(source, len(self.order)))
+
+        rows = []
+        for key in sorted(self.values, key=rank):
+            pick = pick_named(key, self.kinds)
+            if pick is None:
+                continue
+            values = tuple(self.values[key][offset:])
+            per_txn, latest_per_txn = None, NAN
+            if pick.per_txn:
+                i = next((i for i in range(len(values) - 1, -1, -1) if not math.isnan(values[i])), None)
+                if i is not None and i < len(history) and history[i].tps > 0:
+                    latest_per_txn = values[i] / history[i].tps
+                per_txn = _per_txn_fmt(pick.unit.removesuffix("/s"))
+            rows.append(StripRow(key, values, lambda v, u=pick.unit: fmt_value(v, u), per_txn, latest_per_txn))
+        return rows
+
+
+def _per_txn_fmt(unit: str) -> Callable[[float], str]:
+    """
+    >>> _per_txn_fmt("B")(1536.0), _per_txn_fmt("µs")(12.345), _per_txn_fmt("")(0.0719)
+    ('1.5kB', '12.3µs', '0.0719')
+    """
+    if unit == "B":
+        return size
+    return lambda v: f"{v:.3g}{unit}"
+
+
 def spark(values: Sequence[float], width: int, whole: bool, per_cell: int = 2) -> str:
     """A one-row sparkline aligned with the charts: two intervals per cell
     (their max), newest at the right; gaps (NaN) stay blank.

@@ -103,3 +103,25 @@ def workload_extra_lines(program: Program, summary: Any) -> list[str]:
             n = counts.get(name, 0)
             lines.append(f"        {name + ':':<33}{n:<8d} ({n / t:.2f} per sec., {100.0 * n / total:.1f}%)")
     return lines
+
+
+def workload_extra_fields(program: Program, summary: Any) -> dict[str, float]:
+    """The same figures as `workload_extra_lines`, for the JSON summary:
+    per-minute rates by label (`tpmC`), and for fileio `read_mib_s` and
+    `written_mib_s`.
+
+    >>> from types import SimpleNamespace as NS
+    >>> workload_extra_fields(builtin_program("tpcc", "null"), NS(time_s=30.0, txn_types={"new_order": 45}))
+    {'tpmC': 90.0}
+    """
+    t = max(float(summary.time_s), 1e-9)
+    info = program.extra.get("fileio")
+    if isinstance(info, dict):
+        mib = float(info["block_size"]) / 1024**2
+        return {"read_mib_s": round(summary.reads * mib / t, 3), "written_mib_s": round(summary.writes * mib / t, 3)}
+    report = program.extra.get("report")
+    if not isinstance(report, dict):
+        return {}
+    counts: dict[str, int] = dict(summary.txn_types or {})
+    return {str(label): round(counts.get(txn, 0) / t * 60, 3)
+            for txn, label in dict(report.get("per_minute", {})).items()}

@@ -556,6 +556,10 @@ def compile_definition(
         if isinstance(allowed, list) and k in options and options[k] not in allowed:
             raise WorkloadError(f"{src.path}: option --{k.replace('_', '-')} takes "
                                 f"{', '.join(map(str, allowed))}, not {options[k]!r}")
+    minimum = data.get("minimum", {})
+    for k, lo in (minimum.items() if isinstance(minimum, dict) else ()):
+        if k in options and isinstance(options[k], (int, float)) and options[k] < lo:
+            raise WorkloadError(f"{src.path}: option --{k.replace('_', '-')} must be at least {lo}, not {options[k]}")
     strings = {k: str(v) for k, v in data.get("strings", {}).items()}
     ctx = _Ctx(engine=engine, options=options, strings=strings, src=src)
 

@@ -15,6 +15,7 @@ from benchtop.fileio import (
     TEST_MODES,
     FileioError,
     add_fileio_options,
+    check_files,
     cleanup_files,
     fileio_conn,
     fileio_overrides,
@@ -22,7 +23,9 @@ from benchtop.fileio import (
     parse_size,
     prepare_files,
     summary_lines,
+    throughput_mib,
 )
+from benchtop.workload import workload_extra_fields
 
 
 def _spec(folder: Path, *args: str):
@@ -88,9 +91,13 @@ def test_summary_lines_report_mib_per_second(tmp_path: Path) -> None:
     lines = summary_lines(program, NS(time_s=2.0, reads=10, writes=4, other=1))
     assert "    reads/s:                      5.00" in lines
     assert "    read, MiB/s:                  5.00" in lines and "    written, MiB/s:               2.00" in lines
+    assert workload_extra_fields(program, NS(time_s=2.0, reads=10, writes=4)) == {"read_mib_s": 5.0, "written_mib_s": 2.0}
+    assert throughput_mib(program, 3.0, 1.0) == (3.0, 1.0)
 
 
 def test_missing_files_fail_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(FileioError, match="test_file.0 is missing: run `benchtop prepare --engine fileio`"):
+        check_files(_spec(tmp_path / "empty", "--file-test-mode", "rndrd"))
     s = _run(_spec(tmp_path / "empty", "--file-test-mode", "rndrd"), 0.2, threads=1)
     assert s.state == "failed" and "benchtop prepare --engine fileio" in s.error and "\n" not in s.error
 

@@ -97,6 +97,7 @@ class FakeRunController:
         sample_delay: float = 0.0,
         finish_after: int | None = None,
         presets: tuple[str, ...] | None = None,
+        error: str | None = None,
         events: tuple[tuple[float, str, str], ...] = (
             (10.0, "threads", "threads 8"),
             (25.0, "mark", "mark 1"),
@@ -110,6 +111,7 @@ class FakeRunController:
         self.sample_delay = sample_delay
         self.finish_after = finish_after
         self.presets = presets
+        self.error = error  # the engine failure reported once finished
         self.history: list[IntervalStats] = [make_interval(i, threads, rate) for i in range(preload)]
         self.timeline: list[TimelineEvent] = [TimelineEvent(t, k, x) for t, k, x in events]
         self.samples = 0
@@ -192,7 +194,7 @@ class FakeRunController:
 
     @property
     def failed_error(self) -> str | None:
-        return None
+        return self.error if self.finished else None
 
     @property
     def errors_total(self) -> int:

@@ -241,3 +241,23 @@ async def test_whole_run_toggle_folds_the_charts() -> None:
         assert len(chart._series[0].values) == 400
         await press(app, pilot, "w")
         assert not chart.whole
+
+
+async def test_failed_run_says_so_and_exits(monkeypatch) -> None:
+    monkeypatch.setattr(bench, "FINISHED_LINGER_S", 0.5)
+    fake = FakeRunController(report_interval=0.05, finish_after=1, error="lost connection to server")
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait_until(pilot, lambda: fake.stopped_reason is not None)
+        await pilot.pause()
+        assert "RUN FAILED" in str(app.screen.query_one("#header").render())
+        assert any("lost connection to server" in n.message for n in app._notifications)
+        await _wait_until(pilot, lambda: not app.is_running)
+    assert fake.stopped_reason == "error: lost connection to server"
+
+
+async def _wait_until(pilot, cond, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await pilot.pause(0.05)

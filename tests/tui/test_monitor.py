@@ -139,9 +139,9 @@ async def test_server_series_share_the_time_axis() -> None:
     app = BenchtopApp(fake, [Poller(source, interval=0.1)])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
-        await _wait(pilot, lambda: any(not math.isnan(v) for vals in screen.server_values.values() for v in vals))
+        await _wait(pilot, lambda: any(not math.isnan(v) for vals in screen.server.values.values() for v in vals))
         await pilot.pause(0.3)
-        rows = {r.label: r for r in screen.server_rows(screen.history)}
+        rows = {r.label: r for r in screen.server.rows(screen.history)}
         wal = rows["pg WAL"]
         # one value per interval on screen, the held poll value where known
         assert len(wal.values) == len(screen.history)

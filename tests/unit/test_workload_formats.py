@@ -57,6 +57,8 @@ def test_tpcc_mix_and_options() -> None:
     assert fk is not None and fk.after_load == ()
     with pytest.raises(WorkloadError, match="--trx-level takes RC, RR, SER"):
         builtin_program("tpcc", "mysql", trx_level="XX")
+    with pytest.raises(WorkloadError, match="--scale must be at least 1, not 0"):
+        builtin_program("tpcc", "mysql", scale=0)
 
 
 def test_tpcc_load_matches_consistency_at_small_scale() -> None:
