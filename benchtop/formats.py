@@ -77,6 +77,10 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms")
     if s.rollbacks:
         extra.append(f"    rolled back by the workload: {s.rollbacks}")
+    if s.txn_latency_ms:
+        extra.append("    per transaction type (ms):        count      p50      p95      p99      max")
+        for name, v in s.txn_latency_ms.items():
+            extra.append(f"      {name:<28} {v['count']:>9} {v['p50']:>8.2f} {v['p95']:>8.2f} {v['p99']:>8.2f} {v['max']:>8.2f}")
     errs = {k: v for k, v in s.errors.items() if v}
     if errs:
         extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,6 +14,7 @@ from benchtop.config import RunConfig, parse_ignore_errors
 from benchtop.engine import ConnSettings, Engine, EngineSettings
 from benchtop.formats import summary_text
 from benchtop.results import ResultsWriter
+from benchtop.engine.histogram import Histogram
 from benchtop.snapshots import EngineSample, IntervalStats, RunSummary
 from benchtop.workload import Program
 
@@ -83,6 +84,7 @@ class RunController:
         self._t0: float | None = None
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
+        self._type_base: list[Histogram] = []
         self._threads = cfg.threads
         self._rate = cfg.rate
         self._paused = False
@@ -95,6 +97,7 @@ class RunController:
         first = self.engine.snapshot()
         self._prev = first
         self._base = first if self.cfg.warmup_s <= 0 else None
+        self._type_base = self._type_hists() if self._base is not None else []
         self._last = first
         if self.writer:
             self.writer.write_json("config.json", self.cfg.to_dict())
@@ -122,6 +125,7 @@ class RunController:
             self._last = cur
             if self._base is None and cur.t >= self.cfg.warmup_s:
                 self._base = cur
+                self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
             self._track_outage(iv)
             if self._base is not None and self._base is not cur:
@@ -131,6 +135,25 @@ class RunController:
                     d["t"] = round(iv.t - self.t_offset, 3)
                     self.writer.append("intervals.jsonl", d)
             return iv
+
+    def _type_hists(self) -> list[Histogram]:
+        n = len(self.program.txn_types)
+        return [self.engine.type_histogram(i) for i in range(n)] if n > 1 else []
+
+    def _type_latencies(self) -> dict[str, dict[str, float]]:
+        """Percentiles per transaction type since the warm-up (LinkBench's
+        per-operation p99, TPC-C's per-transaction response times)."""
+        if not self._type_base:
+            return {}
+        out = {}
+        for i, (name, now) in enumerate(zip(self.program.txn_names, self._type_hists())):
+            h = now - self._type_base[i]
+            if not h.total:
+                continue
+            p = h.percentiles_ms([50.0, 95.0, 99.0])
+            out[name] = {"count": h.total, "p50": round(p[50.0], 3), "p95": round(p[95.0], 3),
+                         "p99": round(p[99.0], 3), "max": round(h.max_ns() / 1e6, 3)}
+        return out
 
     def _track_outage(self, iv: IntervalStats) -> None:
         """Lost connections mark an outage on the timeline; the first interval
@@ -249,7 +272,8 @@ class RunController:
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server after 60 s"
             base = self._base or last
-            self._summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
+            summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
+            self._summary = replace(summary, txn_latency_ms=self._type_latencies())
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:

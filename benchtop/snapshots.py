@@ -192,6 +192,8 @@ class RunSummary:
     service: Histogram = field(repr=False)
     txn_types: dict[str, int] = field(default_factory=dict)
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
+    # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
+    txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def queries(self) -> int:
@@ -279,6 +281,7 @@ class RunSummary:
             "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
             "service_latency_ms": {k: round(v, 3) for k, v in self.service_latency_ms.items()},
             "txn_types": self.txn_types,
+            **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
             "stopped_by": self.stopped_by,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
         }

@@ -300,6 +300,9 @@ int bt_engine_set_paused(bt_engine *e, int32_t paused);
 int bt_engine_stop(bt_engine *e);          /* ask workers to stop; returns at once */
 int bt_engine_join(bt_engine *e);          /* wait until every worker has exited */
 int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist);
+/* Latency histogram of one transaction type (workloads with several types),
+ * merged over every worker like the main one. */
+int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out);
 void bt_engine_free(bt_engine *e);
 
 /* Bulk load with the engine's connection settings on `threads` threads. */

@@ -428,6 +428,22 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
     return BT_OK;
 }
 
+int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out)
+{
+    if (!e || !out || type < 0 || type >= BT_MAX_TXN_TYPES)
+        return BT_EINVAL;
+    memset(out, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        bt_hist *th = w ? atomic_load_explicit(&w->type_lat[type], memory_order_acquire) : NULL;
+        if (th)
+            bt_hist_merge_into(th, out);
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+    return BT_OK;
+}
+
 void bt_engine_free(bt_engine *e)
 {
     if (!e)
@@ -440,6 +456,8 @@ void bt_engine_free(bt_engine *e)
             continue;
         free(w->lat);
         free(w->svc);
+        for (int k = 0; k < BT_MAX_TXN_TYPES; k++)
+            free(atomic_load(&w->type_lat[k]));
         free(w);
     }
     if (e->sql_by_key)

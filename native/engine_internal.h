@@ -72,6 +72,9 @@ typedef struct bt_worker {
     _Atomic uint64_t txn_ns_by_type[BT_MAX_TXN_TYPES];
     bt_hist *lat;
     bt_hist *svc;
+    /* latency per transaction type, allocated on first use (only when a
+     * workload has several types): written by this worker, read by snapshots */
+    _Atomic(bt_hist *) type_lat[BT_MAX_TXN_TYPES];
 
     /* control */
     int32_t index;

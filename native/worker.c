@@ -3,6 +3,7 @@
  * lock excepted, which closed loop skips). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -86,6 +87,17 @@ static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t start
         BT_PUT(w->svc_max, svc);
     BT_ADD(w->txn_by_type[type], 1);
     BT_ADD(w->txn_ns_by_type[type], lat);
+    if (w->e->prog->ntxn_types > 1) {
+        bt_hist *th = atomic_load_explicit(&w->type_lat[type], memory_order_relaxed);
+        if (!th) {
+            /* once per type per worker; without memory the type keeps its
+             * count and average, only its percentiles are lost */
+            th = calloc(1, sizeof *th);
+            atomic_store_explicit(&w->type_lat[type], th, memory_order_release);
+        }
+        if (th)
+            bt_hist_record(th, lat);
+    }
     BT_ADD(w->txns, 1);
 }
 

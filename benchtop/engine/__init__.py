@@ -315,6 +315,12 @@ class Engine:
                 service=svc,
             )
 
+    def type_histogram(self, index: int) -> Histogram:
+        """Cumulative latency of one transaction type (empty for one-type workloads)."""
+        buf = ffi.new("uint64_t[]", nbuckets())
+        _check(lib.bt_engine_type_hist(self._h, index, buf), "type histogram")
+        return Histogram(tuple(ffi.unpack(buf, nbuckets())))
+
     # -- bulk load ---------------------------------------------------------------
     def load(self, spec: Any, threads: int) -> None:
         """Blocking multi-threaded bulk load (run it in a thread and watch

@@ -155,7 +155,7 @@ def render_chart(
     out = Text(no_wrap=True, overflow="crop")
     out.append_text(title)
     plot_w = max(width - LABEL_W - 1, 4)
-    plot_h = max(height - 2, 1)
+    plot_h = max(height - 1 - len(title.plain.split("\n")), 1)
     n_all = max((len(s.values) for s in series), default=0)
     if whole and n_all > plot_w * 2:
         factor = -(-n_all // (plot_w * 2))
@@ -222,22 +222,32 @@ class TimeChart(Widget):
         self._step = step
         self.refresh()
 
-    def legend(self) -> Text:
+    def legend(self, width: int = 0) -> Text:
+        """The chart's name and each series' latest value; when it does not
+        fit in `width`, a second line rather than a cut-off series."""
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(self.chart_name, "bold")
         if self.whole:
             text.append(" (whole run)")
+        line_len, lines = len(text.plain), 1
         for s in self._series:
             last = s.values[-1] if s.values else 0.0
-            text.append("  ")
+            item = f"{s.name} {self.fmt(last)}"
+            if width and lines == 1 and line_len + 3 + len(item) > width:
+                text.append("\n")
+                line_len, lines, sep = 0, 2, ""
+            else:
+                sep = "  "
+            text.append(sep)
             text.append("━", s.style)
-            text.append(f"{s.name} {self.fmt(last)}")
+            text.append(item)
+            line_len += len(sep) + 1 + len(item)
         return text
 
     def render(self) -> Text:
         return crop(
             render_chart(
-                self.legend(),
+                self.legend(self.size.width if self.size.height >= 6 else 0),
                 self._series,
                 self._markers,
                 self.size.width,

@@ -49,7 +49,8 @@ def render_histogram(title: str, hist: Histogram, axis: Axis, width: int, height
     text = Text(no_wrap=True, overflow="crop")
     pct = hist.percentiles_ms([50.0, 99.0])
     text.append(title, "bold")
-    text.append(f"  n={num(hist.total)} p50 {ms(pct[50.0])} p99 {ms(pct[99.0])}")
+    # the count goes last: a narrow panel cuts it first
+    text.append(f"  p50 {ms(pct[50.0])} p99 {ms(pct[99.0])} n={num(hist.total)}")
     bars_h = max(height - 2, 1)
     width = max(width, 8)
     cols = columns(hist, axis, width)

@@ -187,3 +187,20 @@ def test_distributions_skew_row_access() -> None:
         assert eng.join(5)
         assert eng.snapshot().transactions == 2000
         eng.close()
+
+
+def test_per_type_histograms_match_type_counts() -> None:
+    data = {"name": "two", "transaction": [
+        {"name": "fast", "weight": 3, "script": "set x = rand(1, 10)\nexec read: SELECT :x\n"},
+        {"name": "slow", "weight": 1, "script": "sleep 200\nexec read: SELECT 1\n"},
+    ]}
+    prog = compile_definition(data, _Source("two.toml", ""), "null")
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, max_events=2000), prog)
+    eng.start()
+    assert eng.join(10)
+    s = eng.snapshot()
+    fast, slow = eng.type_histogram(0), eng.type_histogram(1)
+    eng.close()
+    assert fast.total == s.txn_by_type[0] and slow.total == s.txn_by_type[1]
+    assert fast.total + slow.total == s.transactions == 2000
+    assert slow.percentile_ns(50) > 150_000 > fast.percentile_ns(99)
