@@ -89,11 +89,14 @@ class Stall:
 def find_stalls(intervals: Sequence[Mapping[str, Any]], median: float,
                 fraction: float = DEFAULT_STALL_FRACTION) -> list[Stall]:
     """Runs of consecutive intervals whose TPS is below `fraction` x median.
-    Paused intervals are not stalls.
+    Paused intervals are not stalls, nor are open-loop intervals that kept up
+    with their arrival rate (a low rate chosen on purpose is not a stall).
 
     >>> ivs = [{"t": t, "tps": v} for t, v in enumerate([100, 100, 0, 10, 100, 30, 100], start=1)]
     >>> [(s.start, s.duration, s.min_tps) for s in find_stalls(ivs, 100.0)]
     [(2.0, 2.0, 0.0), (5.0, 1.0, 30.0)]
+    >>> find_stalls([{"t": 1, "tps": 100}, {"t": 2, "tps": 20, "rate": 20.0}], 100.0)
+    []
     """
     if median <= 0:
         return []
@@ -114,7 +117,9 @@ def find_stalls(intervals: Sequence[Mapping[str, Any]], median: float,
         iv = dict(iv)
         iv.setdefault("dt", _dt(iv, prev_t))
         prev_t = float(iv["t"])
-        if float(iv.get("tps", 0.0)) < limit and not iv.get("paused"):
+        tps = float(iv.get("tps", 0.0))
+        kept_up = bool(iv.get("rate")) and tps >= 0.9 * float(iv["rate"])
+        if tps < limit and not iv.get("paused") and not kept_up:
             current.append(iv)
         else:
             close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -79,6 +80,11 @@ class MonitorRecorder:
         for fn in list(self.listeners):
             fn(snap)
 
+    def tapped(self) -> list["TappedPoller"]:
+        """The pollers for a UI that polls them itself: each snapshot it gets
+        is also recorded and handed to the listeners (so no second polling)."""
+        return [TappedPoller(p, self._on) for p in self.pollers]
+
     def start(self) -> None:
         for p in self.pollers:
             t = threading.Thread(target=p.run, args=(self._on, self._stop.is_set), daemon=True,
@@ -92,6 +98,30 @@ class MonitorRecorder:
             t.join(timeout=5)
         for p in self.pollers:
             p.close()
+
+
+class TappedPoller:
+    """A poller whose snapshots also go to `tap`."""
+
+    def __init__(self, poller: Any, tap: Callable[[SourceSnapshot], None]) -> None:
+        self._poller = poller
+        self._tap = tap
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._poller, name)
+
+    def poll(self) -> SourceSnapshot:
+        snap = self._poller.poll()
+        self._tap(snap)
+        return snap
+
+    def run(self, on_snapshot: Callable[[SourceSnapshot], None], should_stop: Callable[[], bool],
+            sleep: Callable[[float], None] = time.sleep) -> None:
+        def both(snap: SourceSnapshot) -> None:
+            self._tap(snap)
+            on_snapshot(snap)
+
+        self._poller.run(both, should_stop, sleep)
 
 
 def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool) -> list[Any]:

@@ -354,6 +354,7 @@ def cmd_run(argv: list[str]) -> int:
                 raise UsageError(str(exc)) from None
             recorder.listeners.append(guard.observe)
         ctl = RunController(cfg, program, conn, writer, instrumentation)
+        ctl.guard = guard
         if cfg.instrumentation and instrumentation is not None:
             from benchtop.instrumentation import InstrumentationError
 
@@ -363,18 +364,21 @@ def cmd_run(argv: list[str]) -> int:
                 ctl.close()
                 raise UsageError(str(exc)) from None
             ctl.note("instrumentation", f"instrumentation {cfg.instrumentation}")
-        recorder.start()
+        headless = cfg.headless or not sys.stdout.isatty()
+        if headless:
+            recorder.start()
         try:
-            if cfg.headless or not sys.stdout.isatty():
+            if headless:
                 stop = StopFlag()
                 stop.install()
-                summary = run_headless(ctl, sys.stdout, stop, guard,
+                summary = run_headless(ctl, sys.stdout, stop, None,
                                        after=lambda s: _finish_results(cfg, ctl, recorder, writer))
             else:
                 from benchtop.tui import run_tui
 
                 ctl.start()
-                summary = run_tui(ctl, sources=pollers or None)
+                summary = run_tui(ctl, sources=recorder.tapped() or None,
+                                  save_dir=Path(cfg.out) if cfg.out else Path.cwd())
                 if summary is not None:
                     print(ctl.summary_text())
                     print(_finish_results(cfg, ctl, recorder, writer)[1])
@@ -425,7 +429,12 @@ def _dispatch(argv: list[str]) -> int:
     if cmd == "monitor":
         from benchtop.monitor import main as monitor_main
 
-        return monitor_main(rest)
+        def tui(pollers: Any, args: Any) -> int:
+            from benchtop.tui import monitor_tui
+
+            return monitor_tui(pollers, args)
+
+        return monitor_main(rest, run_tui=tui)
     if cmd == "scenario":
         from benchtop.scenario_cli import main as scenario_main
 

@@ -87,11 +87,14 @@ def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | 
         iv = ctl.sample()
         if cfg.report_interval > 0 and ctl.history and ctl.history[-1] is iv:
             _emit(ctl, iv, out)
-        if guard is not None:
+        if guard is not None and guard is not ctl.guard:
             why = guard.check(iv)
             if why:
                 reason = f"stop-if: {why}"
                 break
+        if ctl.stop_reason:
+            reason = ctl.stop_reason
+            break
         if at_end:
             reason = "time"
             break

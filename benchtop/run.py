@@ -84,6 +84,8 @@ class RunController:
         self._t0: float | None = None
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
+        self.guard: Any | None = None  # --stop-if conditions, checked on every sample
+        self.stop_reason = ""  # set when a guard trips; the run then counts as finished
         self._type_base: list[Histogram] = []
         self._threads = cfg.threads
         self._rate = cfg.rate
@@ -128,6 +130,11 @@ class RunController:
                 self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
             self._track_outage(iv)
+            if self.guard is not None and self._base is not None and not self.stop_reason:
+                why = self.guard.check(iv)
+                if why:
+                    self.stop_reason = f"stop-if: {why}"
+                    self._event("note", self.stop_reason)
             if self._base is not None and self._base is not cur:
                 self.history.append(iv)
                 if self.writer:
@@ -236,7 +243,7 @@ class RunController:
         last = self._last
         if last is None:
             return False
-        if last.state in ("failed", "stopped", "stopping"):
+        if self.stop_reason or last.state in ("failed", "stopped", "stopping"):
             return True
         return self.duration_s > 0 and self.elapsed >= self.duration_s + self.cfg.warmup_s
 
@@ -263,6 +270,8 @@ class RunController:
         with self._lock:
             if self._summary is not None:
                 return self._summary
+            if self.stop_reason:
+                reason = self.stop_reason
             self.engine.stop()
             joined = self.engine.join(timeout=60)
             last = self.engine.snapshot()

@@ -8,19 +8,32 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.app import BenchtopApp
+from benchtop.screens.monitor import as_poller
 
 
-def run_tui(controller: Any, sources: Sequence[Any] | None = None, save_dir: Path | None = None) -> Any:
+def run_tui(
+    controller: Any,
+    sources: Sequence[Any] | None = None,
+    save_dir: Path | None = None,
+    source_interval: float = 2.0,
+) -> Any:
     """Run the dashboard on a started RunController until the run ends or
     the user quits; returns the RunSummary (None without a controller).
 
-    The caller prints `controller.summary_text()` afterwards, once the
-    terminal is back to normal.
+    `sources` are Source objects (polled every `source_interval` s through a
+    Poller made here and closed at the end) or ready Pollers (left open for
+    their owner).  The caller prints `controller.summary_text()` afterwards,
+    once the terminal is back to normal.
     """
+    given = list(sources or ())
+    pollers = [as_poller(s, source_interval) for s in given]
     summary = None
     try:
-        summary = BenchtopApp(controller, sources, save_dir).run()
+        summary = BenchtopApp(controller, pollers, save_dir).run()
     finally:
+        for original, poller in zip(given, pollers):
+            if poller is not original:
+                poller.close()
         if controller is not None and summary is None:
             # ctrl+q, a crash, or a stop that failed inside the app: stop() is idempotent.
             summary = controller.stop("quit")

@@ -63,9 +63,3 @@ class RunHeader(Static):
 
     def show(self, state: HeaderState) -> None:
         self.update(header_text(state))
-
-
-class MonitorHeader(Static):
-    DEFAULT_CSS = """
-    MonitorHeader { height: 1; background: $panel; padding: 0 1; }
-    """

@@ -261,3 +261,15 @@ async def _wait_until(pilot, cond, timeout: float = 5.0) -> None:
     while not cond():
         assert time.monotonic() < deadline, "condition not reached in time"
         await pilot.pause(0.05)
+
+
+async def test_ctrl_c_stops_the_run_even_in_a_dialog(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        assert isinstance(app.screen, RateModal)
+        await pilot.press("ctrl+c")
+        await _settle(app)
+        await pilot.pause()
+    assert fake.stopped_reason == "quit"
+    assert app.return_value is not None

@@ -36,3 +36,12 @@ def test_wait_exit_and_keep_open() -> None:
         session.kill()
     quick = tmux_helpers.start("true")
     assert quick.wait_exit(timeout=5)
+
+
+def test_wait_gone() -> None:
+    session = tmux_helpers.start("echo first; sleep 0.5; clear; echo second; sleep 30", width=40, height=5)
+    try:
+        session.wait_for("first", timeout=5)
+        assert "second" in session.wait_gone("first", timeout=5) or "second" in session.wait_for("second", timeout=5)
+    finally:
+        session.kill()

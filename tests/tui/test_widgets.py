@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from rich.text import Text
@@ -44,7 +45,7 @@ def test_histogram_shows_both_humps() -> None:
     axis = axis_for(hist)
     cols = columns(hist, axis, 60)
     nonzero = [i for i, c in enumerate(cols) if c]
-    gaps = [b - a for a, b in zip(nonzero, nonzero[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(nonzero)]
     assert max(gaps) > 5, "two separate humps"
     assert sum(cols) == hist.total
     art = render_histogram("last 1s", hist, axis, 60, 8).plain.splitlines()
@@ -70,7 +71,7 @@ def test_server_series_line_up_with_intervals() -> None:
     assert len(wal) == 7
     assert [math.isnan(v) for v in wal] == [True, True, True, False, False, True, False]
     assert rows["pg WAL"].latest_per_txn == 2_500_000.0 / history[-1].tps
-    assert list(rows)[0] == "pg WAL"  # a source's first pick comes first
+    assert next(iter(rows)) == "pg WAL"  # a source's first pick comes first
     text = render_strip(list(rows.values()), 40, 4, False).plain
     assert text.startswith("pg WAL 2.4MB/s · ") and "/txn" in text
 

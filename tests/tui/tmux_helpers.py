@@ -52,6 +52,17 @@ class TmuxSession:
             time.sleep(interval)
         raise TimeoutError(f"{text!r} did not appear within {timeout:g}s; screen was:\n{screen}")
 
+    def wait_gone(self, text: str, timeout: float = 10.0, interval: float = 0.1) -> str:
+        """The pane once `text` has left it (a dialog closed...)."""
+        deadline = time.monotonic() + timeout
+        screen = self.capture()
+        while text in screen:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{text!r} still on screen after {timeout:g}s:\n{screen}")
+            time.sleep(interval)
+            screen = self.capture()
+        return screen
+
     def alive(self) -> bool:
         return _tmux("has-session", "-t", self.name, check=False).returncode == 0
 
