@@ -160,9 +160,16 @@ def _execute(sc: Scenario, configs: dict[str, Any], ns: argparse.Namespace, fold
     recorder.listeners.append(driver.observe)
     stop = StopFlag()
     stop.install()
-    recorder.start()
+    interactive = not (args.headless or args.json) and out is sys.stdout and sys.stdout.isatty()
+    if not interactive:
+        recorder.start()
     try:
-        run_headless(driver, out, stop, base.report_interval or 1.0, json_lines=args.json)
+        if interactive:
+            from benchtop.scenario_tui import run_scenario_tui
+
+            run_scenario_tui(driver, recorder.tapped(), Path(folder) if folder else Path.cwd())
+        else:
+            run_headless(driver, out, stop, base.report_interval or 1.0, json_lines=args.json)
     finally:
         recorder.stop()
         driver.close()
