@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-changes", action="store_true", help="allow instrumentation changes from the TUI (off in monitor mode)"
     )
+    p.add_argument("--out", metavar="DIR", help="record every snapshot to DIR/monitor.jsonl (benchtop replay DIR)")
     return p
 
 
@@ -124,12 +125,25 @@ def main(
             except SourceError as exc:
                 print(f"benchtop monitor: {p.name}: cannot connect: {exc}", file=sys.stderr)
                 return 1
+        try:
+            writer = _recorder(args.out)
+        except OSError as exc:  # ResultsError: one line saying why
+            print(f"benchtop monitor: {exc}", file=sys.stderr)
+            return 1
         if not args.headless:
             if run_tui is None:
                 print("benchtop monitor: the TUI is not available in this build; use --headless", file=sys.stderr)
                 return 2
+            if writer is not None:
+                from benchtop.attach import TappedPoller
+
+                def tap(snap: SourceSnapshot) -> None:
+                    writer.append("monitor.jsonl", {"type": "snapshot", "t": round(snap.t, 3),
+                                                    "sources": {snap.name: snap.to_dict()}})
+
+                return run_tui([TappedPoller(p, tap) for p in pollers], args)
             return run_tui(pollers, args)
-        return _headless(pollers, args, out, stop)
+        return _headless(pollers, args, out, stop, writer)
     except KeyboardInterrupt:
         return 130
     finally:
@@ -137,7 +151,19 @@ def main(
             p.close()
 
 
-def _headless(pollers: list[Poller], args: argparse.Namespace, out: TextIO, stop: threading.Event) -> int:
+def _recorder(folder: str | None) -> Any:
+    """A results folder for --out (created 0700), or None."""
+    if not folder:
+        return None
+    from pathlib import Path
+
+    from benchtop.results import ResultsWriter
+
+    return ResultsWriter(Path(folder))
+
+
+def _headless(pollers: list[Poller], args: argparse.Namespace, out: TextIO, stop: threading.Event,
+              writer: Any = None) -> int:
     restore = _sigterm_as_interrupt()
     try:
         start = time.monotonic()
@@ -145,6 +171,8 @@ def _headless(pollers: list[Poller], args: argparse.Namespace, out: TextIO, stop
         while (args.count is None or n < args.count) and not stop.is_set():
             snaps = poll_all(pollers)
             n += 1
+            if writer is not None:
+                writer.append("monitor.jsonl", snapshot_line(snaps))
             if args.json:
                 out.write(json.dumps(snapshot_line(snaps), default=str) + "\n")
             else:

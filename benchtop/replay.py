@@ -2,7 +2,8 @@
 folder's recording back: monitor snapshots (monitor.jsonl) and load
 intervals (intervals.jsonl) in time order, at the recorded pace.
 
-This is the headless replay; the TUI can take the same `events()` stream.
+On a terminal, a recording with monitor snapshots opens in the TUI's
+monitor screens (benchtop.replay_tui); otherwise it is printed.
 """
 
 from __future__ import annotations
@@ -149,6 +150,11 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         print(f"benchtop replay: error: {folder}: nothing recorded (no monitor.jsonl, intervals.jsonl or timeline.jsonl)",
               file=sys.stderr)
         return 1
+    interactive = not (args.json or args.no_wait) and out is sys.stdout and sys.stdout.isatty()
+    if interactive and any(ev.kind == "snapshot" for ev in evs):
+        from benchtop.replay_tui import run_replay_tui
+
+        return run_replay_tui(evs, args.speed)
     try:
         play(evs, out, args.speed, not args.no_wait, args.json)
     except KeyboardInterrupt:
