@@ -69,9 +69,15 @@ def conn_settings(cfg: RunConfig) -> ConnSettings:
         return ConnSettings(driver="sqlite", database=t.database)
     if cfg.engine == "null":
         return ConnSettings(driver="null")
-    opts = " ".join(f"{k}={v}" for k, v in t.options.items()) if cfg.engine == "postgresql" else ";".join(
-        f"{k}={v}" for k, v in t.options.items()
-    )
+    if cfg.engine == "postgresql":
+        # libpq keywords as given, sslmode among them, so every mode
+        # (disable, allow, prefer, require, verify-ca, verify-full) means what libpq says
+        pg_opts = dict(t.options)
+        if t.ssl:
+            pg_opts["sslmode"] = t.ssl
+        opts = " ".join(f"{k}={v}" for k, v in pg_opts.items())
+    else:
+        opts = ";".join(f"{k}={v}" for k, v in t.options.items())
     return ConnSettings(
         driver=cfg.engine,
         host="" if t.socket else t.host,
@@ -81,7 +87,7 @@ def conn_settings(cfg: RunConfig) -> ConnSettings:
         database=t.database,
         socket=t.socket,
         options=opts,
-        ssl=ssl_level(t.ssl),
+        ssl=ssl_level(t.ssl) if cfg.engine == "mysql" else 0,
         prepare=cfg.prepare_statements,
         pipeline=cfg.pipeline,
     )

@@ -225,6 +225,10 @@ class _PanelFailed(Exception):
         self.missing = missing
 
 
+_LIBPQ_OPTIONS = frozenset({"sslrootcert", "sslcert", "sslkey", "sslcrl", "sslpassword", "sslcompression",
+                            "target_session_attrs", "gssencmode", "channel_binding", "service", "passfile"})
+
+
 class PostgresSource(Source):
     kind = "postgresql"
 
@@ -251,6 +255,8 @@ class PostgresSource(Source):
             kwargs["password"] = t.password
         if t.ssl:
             kwargs["sslmode"] = t.ssl
+        # libpq connection keywords from the DSN (sslrootcert, sslcert, ...)
+        kwargs.update({k: v for k, v in t.options.items() if k in _LIBPQ_OPTIONS})
         try:
             # No session-level SET: behind a transaction pooler (PgBouncer) it
             # would stick to a server connection the benchmark then uses.

@@ -1,0 +1,111 @@
+"""TLS for the PostgreSQL driver and the PostgreSQL monitor source, verified
+against a private PostgreSQL with a self-signed certificate."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from benchtop.monitor import main as monitor_main
+from tests.e2e.conftest import run_benchtop
+from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, _give_to_postgres, free_port
+from tests.realdb.test_tls import make_certs
+
+pytestmark = [pytest.mark.realdb, pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl")]
+
+
+class TLSPostgres(LocalPostgres):
+    certs: dict[str, Path] = {}
+
+    def _init(self) -> None:
+        super()._init()
+        for name in ("cert", "key"):
+            dst = self.datadir / f"server.{name}"
+            shutil.copy(self.certs[name], dst)
+            dst.chmod(0o600)
+            _give_to_postgres(dst)
+        with open(self.datadir / "postgresql.conf", "a") as conf:
+            conf.write("ssl = on\nssl_cert_file = 'server.cert'\nssl_key_file = 'server.key'\n")
+        hba = self.datadir / "pg_hba.conf"
+        rules = "hostssl all tls 127.0.0.1/32 md5\nhostnossl all tls 127.0.0.1/32 reject\n"
+        hba.write_text(rules + hba.read_text())
+
+
+@pytest.fixture(scope="module")
+def tls_pg():
+    # the server runs as the postgres OS user: pytest's own tmp folders are
+    # private to root, so this one is made traversable
+    root = Path(tempfile.mkdtemp(prefix="benchtop-pgtls-"))
+    root.chmod(0o755)
+    (root / "certs").mkdir()
+    certs = make_certs(root / "certs")
+    TLSPostgres.certs = certs
+    try:
+        srv = TLSPostgres(root, free_port())
+    except MissingBinary as exc:
+        pytest.skip(str(exc))
+    srv.start()
+    with psycopg.connect(host="127.0.0.1", port=srv.port, user=PG_ADMIN[0], password=PG_ADMIN[1],
+                         dbname="postgres", autocommit=True) as c:
+        c.execute("CREATE ROLE tls LOGIN PASSWORD 'tlspw'")
+        c.execute("GRANT pg_monitor TO tls")
+    try:
+        yield srv, certs
+    finally:
+        srv.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+WL = "[[transaction]]\nscript = '''\nexec read: SELECT 1\n'''\n"
+
+
+def run(srv, tmp_path: Path, query: str) -> object:
+    wl = tmp_path / "tls.toml"
+    wl.write_text(WL)
+    return run_benchtop("--headless", "--json", "--time", "1", "--engine", "postgres", "--no-monitor",
+                        "--dsn", f"postgresql://tls@127.0.0.1:{srv.port}/postgres{query}", "--workload", str(wl),
+                        env={"PGPASSWORD": "tlspw"})
+
+
+def test_required_tls(tls_pg, tmp_path: Path) -> None:
+    srv, _ = tls_pg
+    res = run(srv, tmp_path, "?sslmode=require")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.splitlines()[-1])["transactions"] > 0
+
+
+def test_refused_without_tls(tls_pg, tmp_path: Path) -> None:
+    srv, _ = tls_pg
+    res = run(srv, tmp_path, "?sslmode=disable")
+    assert res.returncode == 1 and "cannot connect" in res.stderr
+
+
+def test_verify_full_against_the_private_ca(tls_pg, tmp_path: Path) -> None:
+    srv, certs = tls_pg
+    res = run(srv, tmp_path, f"?sslmode=verify-full&sslrootcert={certs['ca']}")
+    assert res.returncode == 0, res.stderr
+
+
+def test_verification_fails_with_an_unknown_ca(tls_pg, tmp_path: Path) -> None:
+    srv, _ = tls_pg
+    other = tmp_path / "other"
+    other.mkdir()
+    res = run(srv, tmp_path, f"?sslmode=verify-full&sslrootcert={make_certs(other)['ca']}")
+    assert res.returncode == 1 and "cannot connect" in res.stderr
+
+
+def test_monitor_over_verified_tls(tls_pg, monkeypatch: pytest.MonkeyPatch) -> None:
+    srv, certs = tls_pg
+    monkeypatch.setenv("PGPASSWORD", "tlspw")
+    out = io.StringIO()
+    rc = monitor_main(["--pgsql", f"postgresql://tls@127.0.0.1:{srv.port}/postgres?sslmode=verify-full&sslrootcert={certs['ca']}",
+                       "--no-os", "--headless", "--json", "--count", "1"], out=out)
+    assert rc == 0
+    snap = json.loads(out.getvalue().splitlines()[-1])
+    assert snap["sources"]["postgresql"]["ok"] is True
