@@ -37,6 +37,7 @@ static inline uint64_t bt_now_ns(void)
 /* ---- open-loop scheduler ---------------------------------------------- */
 typedef struct {
     pthread_mutex_t mu;
+    _Atomic int open_loop;  /* read without the lock: closed loop never takes it */
     double rate;            /* tickets per second; 0 = closed loop */
     int32_t arrival;
     uint64_t next_ns;       /* intended start of the next untaken ticket */

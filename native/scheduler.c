@@ -37,6 +37,7 @@ void bt_sched_init(bt_sched *s, double rate, int32_t arrival, uint64_t seed)
 {
     pthread_mutex_init(&s->mu, NULL);
     s->rate = rate > 0 ? rate : 0;
+    atomic_store(&s->open_loop, s->rate > 0);
     s->arrival = arrival;
     s->next_ns = 0;
     s->taken = 0;
@@ -67,12 +68,15 @@ void bt_sched_set_rate(bt_sched *s, double rate, int32_t arrival, uint64_t now)
     if (s->rate <= 0 || s->next_ns > now)
         s->next_ns = now;
     s->rate = rate > 0 ? rate : 0;
+    atomic_store(&s->open_loop, s->rate > 0);
     s->arrival = arrival;
     pthread_mutex_unlock(&s->mu);
 }
 
 int bt_sched_take(bt_sched *s, uint64_t now, uint64_t *intended)
 {
+    if (!atomic_load_explicit(&s->open_loop, memory_order_acquire))
+        return BT_TAKE_CLOSED;
     pthread_mutex_lock(&s->mu);
     if (s->rate <= 0) {
         pthread_mutex_unlock(&s->mu);
