@@ -18,19 +18,13 @@ from typing import Any, Sequence
 
 from benchtop import __version__
 from benchtop.secrets import scrub_argv
+from benchtop.argparsing import OneLineParser as _Parser, UsageError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
 SUBCOMMANDS = ("run", "prepare", "cleanup", "monitor", "scenario", "report", "replay", "check")
 
 
-class UsageError(Exception):
-    """Bad input: printed as one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would print usage + exit 2
-        raise UsageError(message)
 
 
 def _add_target_options(p: argparse.ArgumentParser) -> None:

@@ -22,19 +22,13 @@ from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, poll_all
 from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
+from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
 
 RunTui = Callable[[list[Poller], argparse.Namespace], int]
 
 _KIND_FLAGS = (("proxysql", "proxysql"), ("pgbouncer", "pgbouncer"), ("mysql", "mysql"), ("pgsql", "postgresql"))
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not the whole usage
-        raise _UsageError(message)
-
-
-class _UsageError(Exception):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
+from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
 
 _META = {"kind", "ok", "poll_ms", "error", "interval_s"}
 
@@ -26,13 +27,6 @@ class ReplayEvent:
     record: dict[str, Any]
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise _UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,17 +14,11 @@ from typing import Any, TextIO
 
 from benchtop.scenario import Scenario, ScenarioError
 from benchtop.scenario_driver import ScenarioDriver, iter_step_lines
+from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise _UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:

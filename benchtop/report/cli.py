@@ -9,15 +9,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchtop.report.data import ReportError, load_runs
+from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise _UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
