@@ -165,10 +165,11 @@ def _headless(pollers: list[Poller], args: argparse.Namespace, out: TextIO, stop
         while (args.count is None or n < args.count) and not stop.is_set():
             snaps = poll_all(pollers)
             n += 1
+            line = snapshot_line(snaps)
             if writer is not None:
-                writer.append("monitor.jsonl", snapshot_line(snaps))
+                writer.append("monitor.jsonl", line)
             if args.json:
-                out.write(json.dumps(snapshot_line(snaps), default=str) + "\n")
+                out.write(json.dumps(line, default=str) + "\n")
             else:
                 out.write(format_text(snaps) + "\n")
             out.flush()
