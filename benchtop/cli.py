@@ -296,7 +296,7 @@ def cmd_cleanup(argv: list[str]) -> int:
 def cmd_run(argv: list[str]) -> int:
     from benchtop.config import conn_settings
     from benchtop.headless import StopFlag, run_headless
-    from benchtop.prepare import check_ready, prepare
+    from benchtop.prepare import prepare
     from benchtop.results import ResultsWriter
     from benchtop.run import RunController
 
@@ -309,23 +309,8 @@ def cmd_run(argv: list[str]) -> int:
             # the embedded default: a freshly prepared database that goes away afterwards
             tmpdir = tempfile.mkdtemp(prefix="benchtop-")
             cfg = replace(cfg, target=replace(cfg.target, database=str(Path(tmpdir) / "benchtop.db")), temp_db=True)
-            program = _program(cfg)
-            prepare(program, conn_settings(cfg), 2, quiet=cfg.json, out=sys.stderr)
-        elif cfg.engine == "fileio":
-            from benchtop.fileio import check_files, fileio_conn, fileio_overrides, fileio_program
-
-            spec = fileio_overrides(ns)
-            for note in spec.notes:
-                print(f"benchtop: note: {note}", file=sys.stderr)
-            program = fileio_program(spec)
-        else:
-            program = _program(cfg)
-        if cfg.engine == "fileio":
-            check_files(spec)
-            conn = fileio_conn(spec)
-        else:
-            conn = conn_settings(cfg)
-            check_ready(program, conn, cfg.target.describe())
+            prepare(_program(cfg), conn_settings(cfg), 2, quiet=cfg.json, out=sys.stderr)
+        program, conn = _program_and_conn(cfg, ns)
         instrumentation = None
         if cfg.instrumentation or cfg.engine in ("mysql", "postgresql"):
             from benchtop.attach import make_instrumentation
@@ -388,6 +373,26 @@ def cmd_run(argv: list[str]) -> int:
     finally:
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _program_and_conn(cfg: Any, ns: argparse.Namespace) -> tuple[Any, Any]:
+    """The compiled workload and how workers connect, checked to be ready
+    (tables there, server reachable, files prepared) before any worker starts."""
+    from benchtop.config import conn_settings
+    from benchtop.prepare import check_ready
+
+    if cfg.engine == "fileio":
+        from benchtop.fileio import check_files, fileio_conn, fileio_overrides, fileio_program
+
+        spec = fileio_overrides(ns)
+        for note in spec.notes:
+            print(f"benchtop: note: {note}", file=sys.stderr)
+        check_files(spec)
+        return fileio_program(spec), fileio_conn(spec)
+    program = _program(cfg)
+    conn = conn_settings(cfg)
+    check_ready(program, conn, cfg.target.describe())
+    return program, conn
 
 
 def _finish_results(cfg: Any, ctl: Any, recorder: Any, writer: Any) -> tuple[dict[str, Any], str]:

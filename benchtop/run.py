@@ -95,8 +95,10 @@ class RunController:
     def start(self) -> None:
         self._t0 = time.monotonic()
         self.started_at = time.time() + self.cfg.warmup_s
-        self.engine.start()
+        # read before the workers start: all zeros at t = 0, so even a run
+        # shorter than one snapshot (a few --events) is counted whole
         first = self.engine.snapshot()
+        self.engine.start()
         self._prev = first
         self._base = first if self.cfg.warmup_s <= 0 else None
         self._type_base = self._type_hists() if self._base is not None else []
