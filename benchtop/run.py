@@ -19,6 +19,11 @@ from benchtop.snapshots import EngineSample, IntervalStats, RunSummary
 from benchtop.workload import Program
 
 
+# Intervals keep their histograms only while a reader may still want them
+# (the TUI adds each new interval into its whole-run histogram).
+KEEP_HISTOGRAMS = 8
+
+
 @dataclass(frozen=True, slots=True)
 class TimelineEvent:
     t: float
@@ -139,6 +144,9 @@ class RunController:
                     self._event("note", self.stop_reason)
             if self._base is not None and self._base is not cur:
                 self.history.append(iv)
+                old = len(self.history) - 1 - KEEP_HISTOGRAMS
+                if old >= 0:
+                    self.history[old] = self.history[old].without_histograms()
                 if self.writer:
                     d = iv.to_dict()
                     d["t"] = round(iv.t - self.t_offset, 3)

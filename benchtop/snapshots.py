@@ -7,7 +7,7 @@ is the whole run (or one scenario step).  Screens and writers only read these.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchtop.engine.histogram import Histogram
@@ -98,6 +98,12 @@ class IntervalStats:
     @property
     def rate_mode(self) -> bool:
         return self.rate_target > 0
+
+    def without_histograms(self) -> "IntervalStats":
+        """The same figures without the two per-interval histograms (38 KB
+        each): what a long history keeps, so memory stays flat for hours."""
+        empty = Histogram.empty()
+        return replace(self, latency=empty, service=empty)
 
     @classmethod
     def between(

@@ -34,6 +34,12 @@ def bucket_index(ns: int) -> int:
     return max(0, bisect.bisect_right(lows, ns) - 1)
 
 
+@lru_cache(maxsize=1)
+def _empty() -> "Histogram":
+    """One shared empty histogram (it is immutable)."""
+    return Histogram((0,) * nbuckets())
+
+
 def _rank(p: float, total: int) -> int:
     """Nearest rank: the smallest count that covers p% (rounded first so
     99.9% of 20000 is 19980, not 19981 through float error).
@@ -52,7 +58,7 @@ class Histogram:
 
     @classmethod
     def empty(cls) -> "Histogram":
-        return cls((0,) * nbuckets())
+        return _empty()
 
     @classmethod
     def from_values_ns(cls, values: list[int]) -> "Histogram":

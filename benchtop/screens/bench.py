@@ -334,6 +334,9 @@ class BenchScreen(Screen):
         new = self.controller.history[self._seen :]
         self._seen += len(new)
         for iv in new:
+            if self.history:
+                # only the newest interval's histogram is drawn: the charts keep figures
+                self.history[-1] = self.history[-1].without_histograms()
             self.history.append(iv)
             self.run_hist = self.run_hist + iv.latency
         if new:
