@@ -74,7 +74,7 @@ def main() -> int:
             pid = int(kids[0]) if kids else pid
             proc = None
         else:
-            proc = subprocess.Popen([*run, "--headless", "--report-interval", "10"], env=env,
+            proc = subprocess.Popen([*run, "--headless", "--report-interval", "1"], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             pid = proc.pid
         t0 = time.monotonic()
