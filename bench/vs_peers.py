@@ -121,6 +121,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--strace", action="store_true")
     ap.add_argument("--scale", type=int, default=10, help="pgbench scale")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only these workloads (oltp_point_select, oltp_read_write, tpcb-select-only, tpcb)")
     args = ap.parse_args()
     for tool in ("sysbench", "pgbench") + (("strace",) if args.strace else ()):
         if not shutil.which(tool):
@@ -144,15 +146,19 @@ def main() -> int:
                         "-U", USER, DATABASE], check=True, capture_output=True, env=env_pg)
         my_extra = ["--tables=4", "--table-size=100000"]
         pg_extra = [f"--scale={args.scale}"]
+        def wanted(wl: str) -> bool:
+            return not args.only or wl in args.only
+
         for _ in range(args.rounds):
             for wl in ("oltp_point_select", "oltp_read_write"):
-                results.append(sysbench(my.port, wl, args.threads, args.time, args.strace))
-                results.append(benchtop("mysql", my.port, wl, args.threads, args.time, args.strace, my_extra))
-            results.append(pgbench(pg.port, ["-S"], "tpcb-select-only", args.threads, args.time, args.strace))
-            results.append(benchtop("postgresql", pg.port, "tpcb-select-only", args.threads, args.time, args.strace,
-                                    pg_extra))
-            results.append(pgbench(pg.port, [], "tpcb", args.threads, args.time, args.strace))
-            results.append(benchtop("postgresql", pg.port, "tpcb", args.threads, args.time, args.strace, pg_extra))
+                if wanted(wl):
+                    results.append(sysbench(my.port, wl, args.threads, args.time, args.strace))
+                    results.append(benchtop("mysql", my.port, wl, args.threads, args.time, args.strace, my_extra))
+            for wl, script in (("tpcb-select-only", ["-S"]), ("tpcb", [])):
+                if wanted(wl):
+                    results.append(pgbench(pg.port, script, wl, args.threads, args.time, args.strace))
+                    results.append(benchtop("postgresql", pg.port, wl, args.threads, args.time, args.strace,
+                                            pg_extra))
     finally:
         for srv in (my, pg):
             try:
