@@ -7,6 +7,7 @@ if it is interrupted.
     timeline.jsonl    changes and marks (threads, rate, pause, instrumentation)
     monitor.jsonl     every monitor snapshot (replayable)
     histogram.json    full latency histograms (sparse bucket counts, mergeable)
+    latency.hlog      per-interval latency histograms in the HdrHistogram log format
     summary.json      the summary, with a `steps` list for scenarios
 
 The folder is created readable by the user only (0700).
@@ -77,6 +78,19 @@ class ResultsWriter:
                 f = open(self.folder / name, "a", buffering=1)
                 self._files[name] = f
             f.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            f.flush()
+
+        self._guard(do)
+
+    def append_lines(self, name: str, lines: list[str]) -> None:
+        """Plain text lines (the HdrHistogram log), flushed at once."""
+
+        def do() -> None:
+            f = self._files.get(name)
+            if f is None:
+                f = open(self.folder / name, "a", buffering=1)
+                self._files[name] = f
+            f.write("".join(line + "\n" for line in lines))
             f.flush()
 
         self._guard(do)

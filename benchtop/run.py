@@ -92,6 +92,7 @@ class RunController:
         self.guard: Any | None = None  # --stop-if conditions, checked on every sample
         self.stop_reason = ""  # set when a guard trips; the run then counts as finished
         self._type_base: list[Histogram] = []
+        self._hlog_started = False
         self._threads = cfg.threads
         self._rate = cfg.rate
         self._paused = False
@@ -151,7 +152,20 @@ class RunController:
                     d = iv.to_dict()
                     d["t"] = round(iv.t - self.t_offset, 3)
                     self.writer.append("intervals.jsonl", d)
+                    self._hlog(iv)
             return iv
+
+    def _hlog(self, iv: IntervalStats) -> None:
+        from benchtop import hdrlog
+
+        lines = []
+        if not self._hlog_started:
+            self._hlog_started = True
+            lines += hdrlog.header_lines(self.started_at or time.time())
+        start = iv.t - iv.dt - self.t_offset
+        lines.append(hdrlog.interval_line(max(0.0, start), iv.dt, iv.latency))
+        assert self.writer is not None
+        self.writer.append_lines("latency.hlog", lines)
 
     def _type_hists(self) -> list[Histogram]:
         n = len(self.program.txn_types)

@@ -72,6 +72,9 @@ def test_out_folder_written_as_it_happens(tmp_path: Path) -> None:
     assert "password" not in json.dumps(config).replace("password_set", "")
     hist = json.loads((out / "histogram.json").read_text())
     assert sum(c for _, c in hist["latency"]) == summary["transactions"]
+    hlog = (out / "latency.hlog").read_text().splitlines()
+    assert hlog[0] == "#[Histogram log format version 1.3]"
+    assert len([ln for ln in hlog if not ln.startswith(("#", '"'))]) == len(intervals)
 
 
 def test_sigterm_stops_cleanly_with_summary(tmp_path: Path) -> None:
