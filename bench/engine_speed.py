@@ -35,8 +35,9 @@ def rss_mb() -> float:
     return 0.0
 
 
-def null_tps(seconds: float) -> float:
-    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1), builtin_program("oltp_point_select", "null"))
+def measure(settings: EngineSettings, seconds: float) -> IntervalStats:
+    """One null-engine oltp_point_select run: the interval after a 0.5 s ramp."""
+    eng = Engine(ConnSettings(driver="null"), settings, builtin_program("oltp_point_select", "null"))
     eng.start()
     time.sleep(0.5)
     a = eng.snapshot()
@@ -45,7 +46,11 @@ def null_tps(seconds: float) -> float:
     eng.stop()
     eng.join()
     eng.close()
-    return IntervalStats.between(a, b).tps
+    return IntervalStats.between(a, b)
+
+
+def null_tps(seconds: float) -> float:
+    return measure(EngineSettings(threads=1), seconds).tps
 
 
 def hist_record_ns() -> str:
@@ -56,17 +61,7 @@ def hist_record_ns() -> str:
 
 
 def rate_held(rate: float, seconds: float, threads: int) -> tuple[float, float]:
-    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=threads, rate=rate),
-                 builtin_program("oltp_point_select", "null"))
-    eng.start()
-    time.sleep(0.5)
-    a = eng.snapshot()
-    time.sleep(seconds)
-    b = eng.snapshot()
-    eng.stop()
-    eng.join()
-    eng.close()
-    iv = IntervalStats.between(a, b)
+    iv = measure(EngineSettings(threads=threads, rate=rate), seconds)
     return iv.tps, iv.latency_ms["p99"]
 
 
