@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from benchtop import __version__
 from benchtop.secrets import scrub_argv
-from benchtop.argparsing import OneLineParser as _Parser, UsageError
+from benchtop.argparsing import OneLineParser as _Parser, UsageError, one_line, user_errors
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
@@ -350,7 +350,7 @@ def cmd_run(argv: list[str]) -> int:
             if headless:
                 stop = StopFlag()
                 stop.install()
-                summary = run_headless(ctl, sys.stdout, stop, None,
+                summary = run_headless(ctl, sys.stdout, stop,
                                        after=lambda s: _finish_results(cfg, ctl, recorder, writer))
             else:
                 from benchtop.tui import run_tui
@@ -457,19 +457,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if argv is None:
         scrub_argv()
-    from benchtop.engine import EngineError
-    from benchtop.prepare import PrepareError
-    from benchtop.results import ResultsError
-    from benchtop.target import TargetError
-    from benchtop.workload import WorkloadError
-
     try:
         return _dispatch(args)
     except UsageError as exc:
         print(f"benchtop: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (WorkloadError, TargetError, ResultsError, PrepareError, EngineError) as exc:
-        print(f"benchtop: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+    except user_errors() as exc:
+        print(f"benchtop: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("benchtop: interrupted", file=sys.stderr)

@@ -50,11 +50,11 @@ def _emit(ctl: RunController, iv: IntervalStats, out: TextIO) -> None:
 
 
 def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | None = None,
-                 guard: Any | None = None,
                  after: Callable[[RunSummary], tuple[dict[str, Any], str]] | None = None) -> RunSummary:
-    """Runs until the time or event limit, a signal, a --stop-if guard or a
-    fatal error; returns the summary (also printed).  `after` adds fields to
-    the JSON summary and lines to the text one (validity, steady state)."""
+    """Runs until the time or event limit, a signal, the controller's
+    --stop-if guard or a fatal error; returns the summary (also printed).
+    `after` adds fields to the JSON summary and lines to the text one
+    (validity, steady state)."""
     cfg = ctl.cfg
     stop = stop or StopFlag()
     interval = cfg.report_interval if cfg.report_interval > 0 else 1.0
@@ -87,11 +87,6 @@ def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | 
         iv = ctl.sample()
         if cfg.report_interval > 0 and ctl.history and ctl.history[-1] is iv:
             _emit(ctl, iv, out)
-        if guard is not None and guard is not ctl.guard:
-            why = guard.check(iv)
-            if why:
-                reason = f"stop-if: {why}"
-                break
         if ctl.stop_reason:
             reason = ctl.stop_reason
             break

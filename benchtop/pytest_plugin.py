@@ -144,8 +144,9 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
                 guard = Guard.parse(cfg.stop_if)
             writer = ResultsWriter(Path(cfg.out)) if cfg.out else None
             ctl = RunController(cfg, program, conn, writer)
+            ctl.guard = guard
             try:
-                summary = run_headless(ctl, io.StringIO(), StopFlag(), guard)
+                summary = run_headless(ctl, io.StringIO(), StopFlag())
             finally:
                 ctl.close()
         except (cli.UsageError, WorkloadError, TargetError, PrepareError, EngineError, ResultsError, ValueError) as exc:

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from benchtop.scenario import Scenario, ScenarioError
 from benchtop.scenario_driver import ScenarioDriver, iter_step_lines
-from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
+from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError, one_line, user_errors
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
@@ -49,12 +49,6 @@ def plan_text(sc: Scenario) -> str:
 
 def main(argv: list[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    from benchtop.cli import UsageError
-    from benchtop.engine import EngineError
-    from benchtop.prepare import PrepareError
-    from benchtop.results import ResultsError
-    from benchtop.target import TargetError
-    from benchtop.workload import WorkloadError
 
     try:
         args = build_parser().parse_args(argv)
@@ -65,11 +59,11 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         return int(exc.code or 0)
     try:
         return _run(args, out)
-    except (ScenarioError, UsageError) as exc:
+    except (ScenarioError, _UsageError) as exc:
         print(f"benchtop scenario: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (WorkloadError, TargetError, ResultsError, PrepareError, EngineError) as exc:
-        print(f"benchtop scenario: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+    except user_errors() as exc:
+        print(f"benchtop scenario: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("benchtop scenario: interrupted", file=sys.stderr)
