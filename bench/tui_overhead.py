@@ -16,9 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]  # the repository, from bench/
 sys.path.insert(0, str(ROOT))
 
-import benchtop.engine  # noqa: E402,F401
-from benchtop.config import RunConfig, conn_settings  # noqa: E402
-from benchtop.run import RunController  # noqa: E402
+from benchtop.run.options import RunConfig, conn_settings  # noqa: E402
+from benchtop.run.controller import RunController  # noqa: E402
 from benchtop.target import Target  # noqa: E402
 from benchtop.workload import builtin_program  # noqa: E402
 
@@ -32,7 +31,7 @@ def one(mode: str, seconds: float, threads: int, out: Path) -> None:
     c = controller(seconds, threads)
     c.start()
     if mode == "tui":
-        from benchtop.tui import run_tui
+        from benchtop.screens.launch import run_tui
 
         s = run_tui(c)
     else:

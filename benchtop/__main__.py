@@ -1,3 +1,3 @@
-from benchtop.cli import main
+from benchtop.commands.run import main
 
 raise SystemExit(main())

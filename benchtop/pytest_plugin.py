@@ -103,14 +103,14 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
     """One headless run in this process, with nothing printed. Raises
     RuntimeError (one line) if it cannot start or fails.  `prepare=True`
     creates and loads the tables when they are missing."""
-    from benchtop import cli
-    from benchtop.config import conn_settings
+    from benchtop.commands import run as cli
+    from benchtop.run.options import conn_settings
     from benchtop.engine import EngineError
-    from benchtop.headless import StopFlag, run_headless
-    from benchtop.prepare import PrepareError, check_ready
-    from benchtop.prepare import prepare as do_prepare
-    from benchtop.results import ResultsError, ResultsWriter
-    from benchtop.run import RunController
+    from benchtop.run.headless import StopFlag, run_headless
+    from benchtop.workload.prepare import PrepareError, check_ready
+    from benchtop.workload.prepare import prepare as do_prepare
+    from benchtop.run.results import ResultsError, ResultsWriter
+    from benchtop.run.controller import RunController
     from benchtop.target import TargetError
     from benchtop.workload import WorkloadError, load_program
 
@@ -139,7 +139,7 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
                 check_ready(program, conn)
             guard = None
             if cfg.stop_if:
-                from benchtop.guards import Guard
+                from benchtop.run.guards import Guard
 
                 guard = Guard.parse(cfg.stop_if)
             writer = ResultsWriter(Path(cfg.out)) if cfg.out else None

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
-
-if TYPE_CHECKING:
-    from benchtop.snapshots import EngineSample
+from typing import Any, Sequence
 
 from benchtop import __version__
 from benchtop.engine.histogram import Histogram, nbuckets
+from benchtop.engine.sample import ERROR_KINDS, STATES, EngineSample
 
 try:
     from benchtop.engine._native import ffi, lib
@@ -271,10 +269,7 @@ class Engine:
         _check(lib.bt_engine_set_paused(self._h, 1 if paused else 0), "cannot pause")
 
     # -- reading -----------------------------------------------------------------
-    def snapshot(self) -> "EngineSample":
-        # imported here: benchtop.snapshots imports this package's histogram
-        from benchtop.snapshots import ERROR_KINDS, STATES, EngineSample
-
+    def snapshot(self) -> EngineSample:
         with self._lock:
             _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")
             s = self._snap

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtop.analysis import Validity, analyse, validity_from_settings
+from benchtop.run.analysis import Validity, analyse, validity_from_settings
 
 
 class ReportError(Exception):
@@ -69,7 +69,7 @@ def _validity(summary: dict[str, Any], target: Any, config: dict[str, Any]) -> V
 
 
 def load_run(folder: Path) -> RunData:
-    from benchtop.results import read_jsonl
+    from benchtop.run.results import read_jsonl
 
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder")

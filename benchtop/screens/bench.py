@@ -23,7 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from benchtop.engine.histogram import Histogram
-from benchtop.messages import (
+from benchtop.screens.messages import (
     EngineSampled,
     InstrumentationCycled,
     ResultsSaved,
@@ -35,13 +35,13 @@ from benchtop.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
-from benchtop.snapshots import IntervalStats
-from benchtop.widgets.chart import Series, TimeChart
-from benchtop.widgets.fmt import ms, nice_rate
-from benchtop.widgets.header import HeaderState, RunHeader
-from benchtop.widgets.histogram import LatencyHistogram, axis_for
-from benchtop.widgets.server import ServerSeries, ServerStrip, StripRow
-from benchtop.widgets.timeline import TimelineList, markers
+from benchtop.run.samples import IntervalStats
+from benchtop.screens.widgets.chart import Series, TimeChart
+from benchtop.screens.widgets.fmt import ms, nice_rate
+from benchtop.screens.widgets.header import HeaderState, RunHeader
+from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
+from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
+from benchtop.screens.widgets.timeline import TimelineList, markers
 
 MAX_THREADS = 4096
 MIN_RATE = 0.1

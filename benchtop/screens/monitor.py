@@ -25,11 +25,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
-from benchtop.messages import SourceLost, SourcePolled
+from benchtop.screens.messages import SourceLost, SourcePolled
 from benchtop.screens.help import HelpScreen
 from benchtop.sources.base import Missing, SourceSnapshot
-from benchtop.widgets.fmt import crop, num
-from benchtop.widgets.server import NAN, spark
+from benchtop.screens.widgets.fmt import crop, num
+from benchtop.screens.widgets.server import NAN, spark
 
 
 def pane_id(name: str) -> str:

@@ -43,7 +43,7 @@ def parse_spec(kind: str, dsn: str) -> Target:
     >>> parse_spec("mysql", "postgresql://u@h/db")
     Traceback (most recent call last):
     ...
-    benchtop.target.TargetError: --mysql needs a mysql:// DSN, got a postgresql one
+    benchtop.target.dsn.TargetError: --mysql needs a mysql:// DSN, got a postgresql one
     """
     if kind not in _COMPATIBLE:
         raise TargetError(f"unknown source kind {kind!r}: use one of {', '.join(sorted(_COMPATIBLE))}")

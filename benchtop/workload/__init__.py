@@ -84,7 +84,7 @@ def workload_extra_lines(program: Program, summary: Any) -> list[str]:
     ['    tpmC:                                90.00  (new_order transactions per minute)']
     """
     if "fileio" in program.extra:
-        from benchtop.fileio import summary_lines
+        from benchtop.workload.fileio import summary_lines
 
         return summary_lines(program, summary)
     report = program.extra.get("report")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchtop.engine import Engine, EngineError, EngineSettings
-from benchtop.fileio import (
+from benchtop.workload.fileio import (
     TEST_MODES,
     FileioError,
     add_fileio_options,

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchtop.secrets import _secret_spans
+from benchtop.target.secrets import _secret_spans
 from tests.e2e.conftest import ROOT
 
 

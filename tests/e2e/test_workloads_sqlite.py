@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.check import main as check_main
+from benchtop.commands.check import main as check_main
 from tests.e2e.conftest import ROOT, run_benchtop
 
 TPCC_SMALL = ["--workload", "tpcc", "--scale", "2", "--customers", "300", "--items", "1000"]

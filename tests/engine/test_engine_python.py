@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings
-from benchtop.snapshots import IntervalStats
+from benchtop.run.samples import IntervalStats
 from benchtop.workload import builtin_program
 from benchtop.workload.compiler import compile_definition, _Source
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from benchtop.monitor import main
+from benchtop.commands.monitor import main
 from tests.fixtures.servers import Server, retry
 
 pytestmark = pytest.mark.realdb

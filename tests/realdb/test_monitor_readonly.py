@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from benchtop.monitor import main
+from benchtop.commands.monitor import main
 from tests.fixtures.servers import Server
 
 pytestmark = pytest.mark.realdb

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from benchtop.monitor import main as monitor_main
+from benchtop.commands.monitor import main as monitor_main
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, _give_to_postgres, free_port
 from tests.realdb.test_tls import make_certs

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from benchtop.check import main as check_main
+from benchtop.commands.check import main as check_main
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import mysql_connect
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.check import main as check_main
+from benchtop.commands.check import main as check_main
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import pg_connect
 

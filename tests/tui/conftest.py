@@ -2,7 +2,6 @@
 
 import pytest
 
-import benchtop.engine  # noqa: F401 - imported first: snapshots needs the engine package initialised
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import sys
 
-import benchtop.engine  # noqa: F401 - initialises the package before snapshots
-from benchtop.tui import run_tui
+from benchtop.screens.launch import run_tui
 from tests.tui.fakes import FakeRunController
 
 

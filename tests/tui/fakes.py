@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.engine.histogram import Histogram
-from benchtop.run import TimelineEvent
-from benchtop.snapshots import ERROR_KINDS, IntervalStats, RunSummary
+from benchtop.run.controller import TimelineEvent
+from benchtop.run.samples import ERROR_KINDS, IntervalStats, RunSummary
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from benchtop.app import BenchtopApp
+from benchtop.screens.app import BenchtopApp
 from benchtop.screens import bench
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
-from benchtop.widgets.chart import TimeChart
+from benchtop.screens.widgets.chart import TimeChart
 from tests.tui.fakes import FakeRunController
 
 SIZE = (80, 24)

@@ -8,11 +8,11 @@ import time
 
 from textual.widgets import Static, TabbedContent
 
-from benchtop.app import BenchtopApp
+from benchtop.screens.app import BenchtopApp
 from benchtop.screens.monitor import PanelTable, SourcePane
 from benchtop.sources.base import Missing
 from benchtop.sources.poller import Poller
-from benchtop.widgets.server import ServerStrip
+from benchtop.screens.widgets.server import ServerStrip
 from tests.tui.fakes import PG_PANELS, POOLS_PANELS, FakeRunController, FakeSource, lost
 
 

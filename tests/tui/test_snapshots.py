@@ -7,7 +7,7 @@ Update after a deliberate change with:
 
 from __future__ import annotations
 
-from benchtop.app import BenchtopApp
+from benchtop.screens.app import BenchtopApp
 from tests.tui.fakes import PG_PANELS, POOLS_PANELS, FakeRunController, FakeSource
 
 

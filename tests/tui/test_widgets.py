@@ -9,9 +9,9 @@ from rich.text import Text
 
 from benchtop.engine.histogram import Histogram
 from benchtop.sources.base import Missing, SourceSnapshot
-from benchtop.widgets.chart import Marker, Series, render_chart
-from benchtop.widgets.histogram import axis_for, columns, render_histogram
-from benchtop.widgets.server import ServerSeries, render_strip
+from benchtop.screens.widgets.chart import Marker, Series, render_chart
+from benchtop.screens.widgets.histogram import axis_for, columns, render_histogram
+from benchtop.screens.widgets.server import ServerSeries, render_strip
 from tests.tui.fakes import PG_PANELS, make_interval
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.analysis import (
+from benchtop.run.analysis import (
     Validity,
     after_warmup,
     analyse,

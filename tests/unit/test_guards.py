@@ -6,10 +6,9 @@ import math
 
 import pytest
 
-import benchtop.engine  # noqa: F401  (import order: engine before snapshots)
 from benchtop.engine.histogram import Histogram
-from benchtop.guards import Guard, parse_condition
-from benchtop.snapshots import ERROR_KINDS, IntervalStats
+from benchtop.run.guards import Guard, parse_condition
+from benchtop.run.samples import ERROR_KINDS, IntervalStats
 from benchtop.sources.base import Missing, SourceSnapshot
 
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from benchtop.engine.histogram import Histogram
-from benchtop.hdrlog import encode, header_lines, interval_line
+from benchtop.run.hdrlog import encode, header_lines, interval_line
 
 hdrh = pytest.importorskip("hdrh.histogram")
 

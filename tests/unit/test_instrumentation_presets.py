@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchtop.instrumentation import (
+from benchtop.target.instrumentation import (
     MYSQL_PRESET_NAMES,
     PG_PRESETS,
     InstrumentationControl,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchtop.monitor import format_text, main, snapshot_line
+from benchtop.commands.monitor import format_text, main, snapshot_line
 from benchtop.sources.base import Missing, SourceSnapshot
 
 
@@ -117,7 +117,7 @@ def test_sigterm_ends_a_headless_run_cleanly():
     import sys
     import time
 
-    code = "import sys; from benchtop.monitor import main; sys.exit(main(['--os', '--headless', '--interval', '0.1']))"
+    code = "import sys; from benchtop.commands.monitor import main; sys.exit(main(['--os', '--headless', '--interval', '0.1']))"
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),

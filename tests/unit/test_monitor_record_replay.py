@@ -6,10 +6,10 @@ import io
 import json
 from pathlib import Path
 
-from benchtop.monitor import main as monitor_main
-from benchtop.replay import main as replay_main
-from benchtop.replay_tui import replay_pollers, snapshot_from_dict
-from benchtop.replay import events
+from benchtop.commands.monitor import main as monitor_main
+from benchtop.commands.replay import main as replay_main
+from benchtop.screens.replay import replay_pollers, snapshot_from_dict
+from benchtop.commands.replay import events
 from tests.proxysql_standin import start_standin
 
 

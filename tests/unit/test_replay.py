@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from benchtop import replay
+from benchtop.commands import replay
 
 T0 = 1_700_000_000.0
 

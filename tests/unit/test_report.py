@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import benchtop.engine  # noqa: F401  (import order: engine before snapshots)
 from benchtop.engine.histogram import Histogram
-from benchtop.report import cli
+from benchtop.commands import report as cli
 from benchtop.report.data import load_runs, table_rows
 from benchtop.report.plots import build_plots, close, draw
 

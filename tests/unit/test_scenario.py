@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import benchtop.engine  # noqa: F401  (import order: engine before snapshots)
-from benchtop import scenario_cli
-from benchtop.scenario import (
+from benchtop.commands import scenario as scenario_cli
+from benchtop.scenario.file import (
     Scenario,
     ScenarioError,
     build_config,

@@ -8,13 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import benchtop.engine  # noqa: F401  (import order: engine before snapshots)
 from benchtop.engine.histogram import Histogram, bucket_index, nbuckets
-from benchtop.results import ResultsWriter
-from benchtop.run import TimelineEvent
-from benchtop.scenario import parse_scenario
-from benchtop.scenario_driver import ScenarioDriver
-from benchtop.snapshots import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
+from benchtop.run.results import ResultsWriter
+from benchtop.run.controller import TimelineEvent
+from benchtop.scenario.file import parse_scenario
+from benchtop.scenario.driver import ScenarioDriver
+from benchtop.run.samples import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
 
 TPS_PER_THREAD = 100
 LAT_NS = 2_000_000

@@ -17,8 +17,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from benchtop.sources.base import Missing, SourceSnapshot
-from benchtop.widgets.chart import LABEL_W
-from benchtop.widgets.fmt import crop, num, size
+from benchtop.screens.widgets.chart import LABEL_W
+from benchtop.screens.widgets.fmt import crop, num, size
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 NAN = float("nan")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchtop.report.data import ReportError, load_runs
-from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
+from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
 
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchtop.scenario_driver import ScenarioDriver
+from benchtop.scenario.driver import ScenarioDriver
 
 
 class ScenarioView:
@@ -42,7 +42,7 @@ class ScenarioView:
 
 
 def run_scenario_tui(driver: ScenarioDriver, pollers: list[Any], save_dir: Path) -> Any:
-    from benchtop.tui import run_tui
+    from benchtop.screens.launch import run_tui
 
     driver.start()
     return run_tui(ScenarioView(driver), sources=pollers or None, save_dir=save_dir)

@@ -22,7 +22,7 @@ from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, poll_all
 from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
-from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
+from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
 
 RunTui = Callable[[list[Poller], argparse.Namespace], int]
 
@@ -129,7 +129,7 @@ def main(
                 print("benchtop monitor: the TUI is not available in this build; use --headless", file=sys.stderr)
                 return 2
             if writer is not None:
-                from benchtop.attach import TappedPoller
+                from benchtop.run.attach import TappedPoller
 
                 def tap(snap: SourceSnapshot) -> None:
                     writer.append("monitor.jsonl", {"type": "snapshot", "t": round(snap.t, 3),
@@ -151,7 +151,7 @@ def _recorder(folder: str | None) -> Any:
         return None
     from pathlib import Path
 
-    from benchtop.results import ResultsWriter
+    from benchtop.run.results import ResultsWriter
 
     return ResultsWriter(Path(folder))
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from benchtop.config import RunConfig, parse_ignore_errors
+from benchtop.run.options import RunConfig, parse_ignore_errors
 from benchtop.engine import ConnSettings, Engine, EngineSettings
-from benchtop.formats import summary_text
-from benchtop.results import ResultsWriter
+from benchtop.run.formats import summary_text
+from benchtop.run.results import ResultsWriter
 from benchtop.engine.histogram import Histogram
-from benchtop.snapshots import EngineSample, IntervalStats, RunSummary
+from benchtop.run.samples import EngineSample, IntervalStats, RunSummary
 from benchtop.workload import Program
 
 
@@ -156,7 +156,7 @@ class RunController:
             return iv
 
     def _hlog(self, iv: IntervalStats) -> None:
-        from benchtop import hdrlog
+        from benchtop.run import hdrlog
 
         lines = []
         if not self._hlog_started:

@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from benchtop.results import ResultsWriter
+from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceSnapshot
 from benchtop.target import Target
 
@@ -34,7 +34,7 @@ class InstrumentationCycler:
         return self.apply(self.presets[self._i])
 
     def restore(self) -> None:
-        from benchtop.instrumentation import InstrumentationError
+        from benchtop.target.instrumentation import InstrumentationError
 
         try:
             self.control.restore()
@@ -49,7 +49,7 @@ def make_instrumentation(target: Target, admin_dsn: str | None) -> Instrumentati
     (UPDATE on performance_schema, ALTER SYSTEM): --admin-dsn names them."""
     if target.kind not in ("mysql", "postgresql"):
         return None
-    from benchtop.instrumentation import InstrumentationControl
+    from benchtop.target.instrumentation import InstrumentationControl
     from benchtop.target import fill_defaults, parse_dsn
 
     admin = fill_defaults(parse_dsn(admin_dsn)) if admin_dsn else target

@@ -388,7 +388,7 @@ def enrich_results(folder: Path, validity: Validity | None = None, fraction: flo
     """Add steady state, stalls (and validity, when given) to a finished
     run's summary.json; returns the new summary.  The intervals in the
     folder are already past the run's warm-up."""
-    from benchtop.results import read_jsonl
+    from benchtop.run.results import read_jsonl
 
     path = folder / "summary.json"
     summary = json.loads(path.read_text())

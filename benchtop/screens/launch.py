@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchtop.app import BenchtopApp
+from benchtop.screens.app import BenchtopApp
 from benchtop.screens.monitor import as_poller
 
 
@@ -41,6 +41,6 @@ def run_tui(
 
 
 def monitor_tui(pollers: list[Any], args: argparse.Namespace) -> int:
-    """`benchtop monitor` without --headless (benchtop.monitor's RunTui)."""
+    """`benchtop monitor` without --headless (benchtop.commands.monitor's RunTui)."""
     BenchtopApp(None, pollers, source_interval=getattr(args, "interval", 2.0)).run()
     return 0

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from benchtop.engine.histogram import Histogram
-from benchtop.widgets.fmt import crop, ms, ns_decade, num
+from benchtop.screens.widgets.fmt import crop, ms, ns_decade, num
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 

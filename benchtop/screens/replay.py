@@ -8,7 +8,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from benchtop.replay import ReplayEvent
+from benchtop.commands.replay import ReplayEvent
 from benchtop.sources.base import Missing, SourceSnapshot
 
 _META = {"kind", "ok", "poll_ms", "error", "interval_s"}
@@ -71,7 +71,7 @@ def replay_pollers(evs: list[ReplayEvent], speed: float) -> list[ReplayPoller]:
 
 
 def run_replay_tui(evs: list[ReplayEvent], speed: float) -> int:
-    from benchtop.app import BenchtopApp
+    from benchtop.screens.app import BenchtopApp
 
     pollers = replay_pollers(evs, speed)
     if not pollers:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from benchtop.widgets.fmt import clock, num
+from benchtop.screens.widgets.fmt import clock, num
 
 
 @dataclass(frozen=True, slots=True)

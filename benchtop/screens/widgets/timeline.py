@@ -9,8 +9,8 @@ from typing import Protocol
 from rich.text import Text
 from textual.widget import Widget
 
-from benchtop.widgets.chart import Marker
-from benchtop.widgets.fmt import clock, crop
+from benchtop.screens.widgets.chart import Marker
+from benchtop.screens.widgets.fmt import clock, crop
 
 SYMBOLS = {
     "threads": "T",

@@ -11,9 +11,9 @@ import threading
 import time
 from typing import Any, Callable, TextIO
 
-from benchtop.formats import interval_line, summary_text
-from benchtop.run import RunController
-from benchtop.snapshots import IntervalStats, RunSummary
+from benchtop.run.formats import interval_line, summary_text
+from benchtop.run.controller import RunController
+from benchtop.run.samples import IntervalStats, RunSummary
 
 
 class StopFlag:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchtop.scenario import Scenario, ScenarioError, Step
+from benchtop.scenario.file import Scenario, ScenarioError, Step
 
 
 @dataclass(slots=True)
@@ -46,7 +46,7 @@ class ScenarioDriver:
                  writer: Any | None = None, validity: Any | None = None, percentile: float = 95.0,
                  on_controller: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        from benchtop.guards import Guard
+        from benchtop.run.guards import Guard
 
         self.scenario = scenario
         self.make_controller = make_controller
@@ -143,7 +143,7 @@ class ScenarioDriver:
             self.on_controller(ctl)
 
     def _begin(self, i: int) -> None:
-        from benchtop.guards import Guard
+        from benchtop.run.guards import Guard
 
         step = self.scenario.steps[i]
         if self.controller is None or self.scenario.workload_of(step) != self._workload:
@@ -173,7 +173,7 @@ class ScenarioDriver:
             if self._instrumentation is None:
                 if ctl.cfg.engine not in ("mysql", "postgresql"):
                     raise ScenarioError("instrumentation needs --engine mysql/postgres")
-                from benchtop.instrumentation import InstrumentationControl
+                from benchtop.target.instrumentation import InstrumentationControl
 
                 self._instrumentation = InstrumentationControl(ctl.cfg.target)
                 self._own_instrumentation = True
@@ -251,8 +251,8 @@ class ScenarioDriver:
         return f"{cur.step.label(len(self.scenario.steps))}: {phase}, {left:.0f}s left"
 
     def _close_step(self, last: Any, stopped_by: str) -> None:
-        from benchtop.analysis import analyse
-        from benchtop.snapshots import RunSummary
+        from benchtop.run.analysis import analyse
+        from benchtop.run.samples import RunSummary
 
         cur = self._cur
         assert cur is not None
@@ -305,7 +305,7 @@ class ScenarioDriver:
         return self.summary
 
     def summary_dict(self) -> dict[str, Any]:
-        from benchtop.analysis import steady_state
+        from benchtop.run.analysis import steady_state
 
         s = self.summary
         d: dict[str, Any] = s.to_dict() if s is not None else {"type": "summary", "transactions": 0}
@@ -367,7 +367,7 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
     """Several steps' RunSummary as one (counts and histograms added)."""
     if not summaries:
         return None
-    from benchtop.snapshots import DEFAULT_PERCENTILES, RunSummary, _pct_key
+    from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
 
     first = summaries[0]
     lat, svc = first.latency, first.service
@@ -407,7 +407,7 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
 
 def iter_step_lines(results: Iterable[Mapping[str, Any]], percentile: float = 95.0) -> Iterable[str]:
     """A text table of step results."""
-    from benchtop.snapshots import _pct_key
+    from benchtop.run.samples import _pct_key
 
     key = _pct_key(percentile)
     pct = f"p{percentile:g}"

@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from benchtop.scenario import Scenario, ScenarioError
-from benchtop.scenario_driver import ScenarioDriver, iter_step_lines
-from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError, one_line, user_errors
+from benchtop.scenario.file import Scenario, ScenarioError
+from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
+from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError, one_line, user_errors
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
@@ -72,14 +72,14 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
 
 def _instrumentation_error() -> tuple[type[BaseException], ...]:
     try:
-        from benchtop.instrumentation import InstrumentationError
+        from benchtop.target.instrumentation import InstrumentationError
     except ImportError:
         return ()
     return (InstrumentationError,)
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from benchtop.scenario import check_instrumentation, load_scenario, parse_options
+    from benchtop.scenario.file import check_instrumentation, load_scenario, parse_options
 
     sc = load_scenario(Path(args.file))
     folder = args.out or sc.options.get("out")
@@ -108,16 +108,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _execute(sc: Scenario, configs: dict[str, Any], ns: argparse.Namespace, folder: str | None,
              args: argparse.Namespace, out: TextIO, fresh_db: bool) -> int:
-    from benchtop.analysis import analysis_text, target_validity
-    from benchtop.attach import MonitorRecorder, build_pollers, make_instrumentation
-    from benchtop.config import conn_settings
-    from benchtop.formats import summary_text
-    from benchtop.guards import Guard, GuardError
-    from benchtop.headless import StopFlag
-    from benchtop.prepare import check_ready, prepare
-    from benchtop.results import ResultsWriter
-    from benchtop.run import RunController
-    from benchtop.scenario import all_conditions
+    from benchtop.run.analysis import analysis_text, target_validity
+    from benchtop.run.attach import MonitorRecorder, build_pollers, make_instrumentation
+    from benchtop.run.options import conn_settings
+    from benchtop.run.formats import summary_text
+    from benchtop.run.guards import Guard, GuardError
+    from benchtop.run.headless import StopFlag
+    from benchtop.workload.prepare import check_ready, prepare
+    from benchtop.run.results import ResultsWriter
+    from benchtop.run.controller import RunController
+    from benchtop.scenario.file import all_conditions
     from benchtop.workload import load_program
 
     programs = {w: load_program(c.workload, c.engine, c.workload_options) for w, c in configs.items()}
@@ -153,7 +153,7 @@ def _execute(sc: Scenario, configs: dict[str, Any], ns: argparse.Namespace, fold
         recorder.start()
     try:
         if interactive:
-            from benchtop.scenario_tui import run_scenario_tui
+            from benchtop.screens.scenario import run_scenario_tui
 
             run_scenario_tui(driver, recorder.tapped(), Path(folder) if folder else Path.cwd())
         else:
@@ -192,7 +192,7 @@ def run_headless(driver: ScenarioDriver, out: TextIO, stop: Any, interval: float
                  json_lines: bool = False, percentile: float | None = None) -> None:
     """Sample on each report tick and at every step boundary (so no interval
     straddles two steps), print lines, tick the driver until it is done."""
-    from benchtop.formats import interval_line
+    from benchtop.run.formats import interval_line
 
     pct = percentile if percentile is not None else driver.percentile
     shown = -1

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from benchtop.snapshots import IntervalStats, RunSummary
+    from benchtop.run.samples import IntervalStats, RunSummary
     from benchtop.sources.base import SourceSnapshot
 
 

@@ -3,7 +3,7 @@ folder's recording back: monitor snapshots (monitor.jsonl) and load
 intervals (intervals.jsonl) in time order, at the recorded pace.
 
 On a terminal, a recording with monitor snapshots opens in the TUI's
-monitor screens (benchtop.replay_tui); otherwise it is printed.
+monitor screens (benchtop.screens.replay); otherwise it is printed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
-from benchtop.argparsing import OneLineParser as _Parser, UsageError as _UsageError
+from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
 
 _META = {"kind", "ok", "poll_ms", "error", "interval_s"}
 
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 def events(folder: Path) -> list[ReplayEvent]:
     """Everything recorded in `folder`, in time order, on one clock: run
     seconds when the run's start is known, else from the first snapshot."""
-    from benchtop.results import read_jsonl
+    from benchtop.run.results import read_jsonl
 
     snaps = [r for r in read_jsonl(folder / "monitor.jsonl") if isinstance(r.get("sources"), dict)]
     intervals = [r for r in read_jsonl(folder / "intervals.jsonl") if "t" in r]
@@ -71,7 +71,7 @@ def events(folder: Path) -> list[ReplayEvent]:
 
 def snapshot_text(record: dict[str, Any], t: float) -> str:
     """A recorded monitor line, as `benchtop monitor --headless` printed it."""
-    from benchtop.monitor import format_text
+    from benchtop.commands.monitor import format_text
     from benchtop.sources.base import SourceSnapshot
 
     snaps = []
@@ -146,7 +146,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         return 1
     interactive = not (args.json or args.no_wait) and out is sys.stdout and sys.stdout.isatty()
     if interactive and any(ev.kind == "snapshot" for ev in evs):
-        from benchtop.replay_tui import run_replay_tui
+        from benchtop.screens.replay import run_replay_tui
 
         return run_replay_tui(evs, args.speed)
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchtop.engine import ConnSettings
-from benchtop.prepare import PrepareError
+from benchtop.workload.prepare import PrepareError
 from benchtop.workload.compiler import _Source, compile_definition
 from benchtop.workload.program import Program
 

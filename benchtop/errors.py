@@ -20,8 +20,8 @@ def one_line(exc: BaseException) -> str:
 def user_errors() -> tuple[type[BaseException], ...]:
     """Errors bad input causes (exit code 1, one line), as opposed to bugs."""
     from benchtop.engine import EngineError
-    from benchtop.prepare import PrepareError
-    from benchtop.results import ResultsError
+    from benchtop.workload.prepare import PrepareError
+    from benchtop.run.results import ResultsError
     from benchtop.target import TargetError
     from benchtop.workload import WorkloadError
 

@@ -47,9 +47,9 @@ def print_results(results: list[CheckResult], out: TextIO) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    from benchtop import cli
-    from benchtop.config import conn_settings
-    from benchtop.prepare import check_ready
+    from benchtop.commands import run as cli
+    from benchtop.run.options import conn_settings
+    from benchtop.workload.prepare import check_ready
 
     ns, extra = cli.build_parser("check").parse_known_args(list(argv))
     cfg = cli._run_config(ns, extra)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from benchtop.snapshots import IntervalStats, RunSummary, _pct_key
+from benchtop.run.samples import IntervalStats, RunSummary, _pct_key
 
 
 def _pct_label(p: float) -> str:

@@ -277,7 +277,7 @@ def _values(key: str, value: Any) -> list[Any]:
 
 
 def _stop_if(value: Any) -> tuple[str, ...]:
-    from benchtop.guards import parse_condition
+    from benchtop.run.guards import parse_condition
 
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
@@ -297,7 +297,7 @@ def _run_options() -> dict[str, tuple[str, bool]]:
     """dest -> (long option, whether it may be repeated)."""
     import argparse
 
-    from benchtop.cli import build_parser
+    from benchtop.commands.run import build_parser
 
     out = {}
     for action in build_parser("run")._actions:  # argparse has no public list of actions
@@ -471,7 +471,7 @@ def build_config(scenario: Scenario, workload: str | None = None, out: str | Non
 def parse_options(scenario: Scenario, workload: str | None = None, out: str | None = None) -> tuple[Any, Any]:
     """(RunConfig, the CLI's argparse namespace) for one workload: the
     namespace holds what RunConfig does not (monitor sources, --admin-dsn)."""
-    from benchtop import cli
+    from benchtop.commands import run as cli
     from benchtop.workload import WorkloadError
 
     argv = scenario_argv(scenario, workload, out)
@@ -508,7 +508,7 @@ def check_instrumentation(scenario: Scenario, engine: str) -> None:
     if engine not in ("mysql", "postgresql"):
         raise scenario.error("instrumentation needs --engine mysql/postgres (engine = \"mysql\" or \"postgres\")",
                              section, "instrumentation")
-    from benchtop.instrumentation import presets_for
+    from benchtop.target.instrumentation import presets_for
 
     names = presets_for(engine)
     for step, preset in wanted:

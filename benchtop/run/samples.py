@@ -11,56 +11,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchtop.engine.histogram import Histogram
+from benchtop.engine.sample import ERROR_KINDS, EngineSample
 
-ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal")
-STATES = ("idle", "running", "stopping", "stopped", "failed")
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
-
-
-@dataclass(frozen=True, slots=True)
-class EngineSample:
-    """Cumulative counters since the run started, merged over every worker."""
-
-    t: float
-    state: str
-    threads_target: int
-    threads_running: int
-    paused: bool
-    rate: float  # target; 0 = closed loop
-    transactions: int
-    rollbacks: int
-    reads: int
-    writes: int
-    other: int
-    errors: dict[str, int]
-    retries: int
-    reconnects: int
-    connects: int
-    connect_ns_sum: int
-    connect_ns_max: int
-    latency_ns_sum: int
-    latency_ns_min: int
-    latency_ns_max: int
-    service_ns_sum: int
-    service_ns_max: int
-    busy_ns: int
-    queue_ns: float
-    tickets_due: int
-    txn_by_type: tuple[int, ...]
-    txn_ns_by_type: tuple[int, ...]
-    rows_loaded: int
-    error: str
-    latency: Histogram
-    service: Histogram
-
-    @property
-    def queries(self) -> int:
-        return self.reads + self.writes + self.other
-
-    @property
-    def error_count(self) -> int:
-        """Errors a user sees counted: everything but fatal (which stops the run)."""
-        return sum(v for k, v in self.errors.items() if k != "fatal")
 
 
 def _pct_key(p: float) -> str:

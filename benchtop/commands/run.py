@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from benchtop import __version__
-from benchtop.secrets import scrub_argv
-from benchtop.argparsing import OneLineParser as _Parser, UsageError, one_line, user_errors
+from benchtop.target.secrets import scrub_argv
+from benchtop.errors import OneLineParser as _Parser, UsageError, one_line, user_errors
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
@@ -100,7 +100,7 @@ def build_parser(cmd: str) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"benchtop {__version__}")
     _add_target_options(p)
     _add_workload_options(p)
-    from benchtop.fileio import add_fileio_options
+    from benchtop.workload.fileio import add_fileio_options
 
     add_fileio_options(p)
     if cmd in ("run", "check"):
@@ -139,7 +139,7 @@ def _workload_overrides(extra: list[str], workload: str) -> dict[str, Any]:
 
 
 def _engine_name(raw: str) -> str:
-    from benchtop.config import ENGINE_ALIASES, ENGINES
+    from benchtop.run.options import ENGINE_ALIASES, ENGINES
 
     name = ENGINE_ALIASES.get(raw.lower(), raw.lower())
     if name not in ENGINES:
@@ -205,7 +205,7 @@ def resolve_target(ns: argparse.Namespace, engine: str) -> Any:
 
 
 def _run_config(ns: argparse.Namespace, extra: list[str]) -> Any:
-    from benchtop.config import RunConfig
+    from benchtop.run.options import RunConfig
 
     engine = _engine_name(ns.engine)
     target = resolve_target(ns, engine)
@@ -256,13 +256,13 @@ def _program(cfg: Any) -> Any:
 
 
 def cmd_prepare(argv: list[str], drop_first: bool = False) -> int:
-    from benchtop.config import conn_settings
-    from benchtop.prepare import cleanup, prepare
+    from benchtop.run.options import conn_settings
+    from benchtop.workload.prepare import cleanup, prepare
 
     ns, extra = build_parser("prepare").parse_known_args(argv)
     cfg = _run_config(ns, extra)
     if cfg.engine == "fileio":
-        from benchtop.fileio import fileio_overrides, prepare_files
+        from benchtop.workload.fileio import fileio_overrides, prepare_files
 
         prepare_files(fileio_overrides(ns))
         return EXIT_OK
@@ -277,13 +277,13 @@ def cmd_prepare(argv: list[str], drop_first: bool = False) -> int:
 
 
 def cmd_cleanup(argv: list[str]) -> int:
-    from benchtop.config import conn_settings
-    from benchtop.prepare import cleanup
+    from benchtop.run.options import conn_settings
+    from benchtop.workload.prepare import cleanup
 
     ns, extra = build_parser("cleanup").parse_known_args(argv)
     cfg = _run_config(ns, extra)
     if cfg.engine == "fileio":
-        from benchtop.fileio import cleanup_files, fileio_overrides
+        from benchtop.workload.fileio import cleanup_files, fileio_overrides
 
         cleanup_files(fileio_overrides(ns))
         return EXIT_OK
@@ -294,11 +294,11 @@ def cmd_cleanup(argv: list[str]) -> int:
 
 
 def cmd_run(argv: list[str]) -> int:
-    from benchtop.config import conn_settings
-    from benchtop.headless import StopFlag, run_headless
-    from benchtop.prepare import prepare
-    from benchtop.results import ResultsWriter
-    from benchtop.run import RunController
+    from benchtop.run.options import conn_settings
+    from benchtop.run.headless import StopFlag, run_headless
+    from benchtop.workload.prepare import prepare
+    from benchtop.run.results import ResultsWriter
+    from benchtop.run.controller import RunController
 
     ns, extra = build_parser("run").parse_known_args(argv)
     cfg = _run_config(ns, extra)
@@ -313,19 +313,19 @@ def cmd_run(argv: list[str]) -> int:
         program, conn = _program_and_conn(cfg, ns)
         instrumentation = None
         if cfg.instrumentation or cfg.engine in ("mysql", "postgresql"):
-            from benchtop.attach import make_instrumentation
+            from benchtop.run.attach import make_instrumentation
 
             instrumentation = make_instrumentation(cfg.target, ns.admin_dsn)
             if cfg.instrumentation and instrumentation is None:
                 raise UsageError("--instrumentation needs --engine mysql or postgres")
-        from benchtop.attach import MonitorRecorder, build_pollers
+        from benchtop.run.attach import MonitorRecorder, build_pollers
 
         extra = [("proxysql", d) for d in ns.proxysql] + [("pgbouncer", d) for d in ns.pgbouncer]
         pollers = build_pollers(cfg.target, extra, ns.monitor_interval, with_target=not ns.no_monitor)
         recorder = MonitorRecorder(pollers, writer)
         guard = None
         if cfg.stop_if:
-            from benchtop.guards import Guard
+            from benchtop.run.guards import Guard
 
             try:
                 guard = Guard.parse(list(cfg.stop_if), sources=[p.source.kind for p in pollers])
@@ -335,7 +335,7 @@ def cmd_run(argv: list[str]) -> int:
         ctl = RunController(cfg, program, conn, writer, instrumentation)
         ctl.guard = guard
         if cfg.instrumentation and instrumentation is not None:
-            from benchtop.instrumentation import InstrumentationError
+            from benchtop.target.instrumentation import InstrumentationError
 
             try:
                 instrumentation.apply(cfg.instrumentation)
@@ -353,7 +353,7 @@ def cmd_run(argv: list[str]) -> int:
                 summary = run_headless(ctl, sys.stdout, stop,
                                        after=lambda s: _finish_results(cfg, ctl, recorder, writer))
             else:
-                from benchtop.tui import run_tui
+                from benchtop.screens.launch import run_tui
 
                 ctl.start()
                 summary = run_tui(ctl, sources=recorder.tapped() or None,
@@ -378,11 +378,11 @@ def cmd_run(argv: list[str]) -> int:
 def _program_and_conn(cfg: Any, ns: argparse.Namespace) -> tuple[Any, Any]:
     """The compiled workload and how workers connect, checked to be ready
     (tables there, server reachable, files prepared) before any worker starts."""
-    from benchtop.config import conn_settings
-    from benchtop.prepare import check_ready
+    from benchtop.run.options import conn_settings
+    from benchtop.workload.prepare import check_ready
 
     if cfg.engine == "fileio":
-        from benchtop.fileio import check_files, fileio_conn, fileio_overrides, fileio_program
+        from benchtop.workload.fileio import check_files, fileio_conn, fileio_overrides, fileio_program
 
         spec = fileio_overrides(ns)
         for note in spec.notes:
@@ -398,7 +398,7 @@ def _program_and_conn(cfg: Any, ns: argparse.Namespace) -> tuple[Any, Any]:
 def _finish_results(cfg: Any, ctl: Any, recorder: Any, writer: Any) -> tuple[dict[str, Any], str]:
     """Validity of the target's settings and steady state of the run, added to
     summary.json and to what is printed."""
-    from benchtop.analysis import analyse, analysis_text, enrich_results, target_validity, validity_from_snapshot
+    from benchtop.run.analysis import analyse, analysis_text, enrich_results, target_validity, validity_from_snapshot
 
     validity = None
     for snap in recorder.latest.values():
@@ -426,28 +426,28 @@ def _dispatch(argv: list[str]) -> int:
     if cmd == "cleanup":
         return cmd_cleanup(rest)
     if cmd == "monitor":
-        from benchtop.monitor import main as monitor_main
+        from benchtop.commands.monitor import main as monitor_main
 
         def tui(pollers: Any, args: Any) -> int:
-            from benchtop.tui import monitor_tui
+            from benchtop.screens.launch import monitor_tui
 
             return monitor_tui(pollers, args)
 
         return monitor_main(rest, run_tui=tui)
     if cmd == "scenario":
-        from benchtop.scenario_cli import main as scenario_main
+        from benchtop.commands.scenario import main as scenario_main
 
         return scenario_main(rest)
     if cmd == "report":
-        from benchtop.report.cli import main as report_main
+        from benchtop.commands.report import main as report_main
 
         return report_main(rest)
     if cmd == "replay":
-        from benchtop.replay import main as replay_main
+        from benchtop.commands.replay import main as replay_main
 
         return replay_main(rest)
     if cmd == "check":
-        from benchtop.check import main as check_main
+        from benchtop.commands.check import main as check_main
 
         return check_main(rest)
     raise UsageError(f"unknown command {cmd!r}")

@@ -1,0 +1,57 @@
+"""One cumulative reading of the engine: counters since the run started,
+merged over every worker.  The run turns two readings into an interval."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchtop.engine.histogram import Histogram
+
+ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal")
+STATES = ("idle", "running", "stopping", "stopped", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSample:
+    """Cumulative counters since the run started, merged over every worker."""
+
+    t: float
+    state: str
+    threads_target: int
+    threads_running: int
+    paused: bool
+    rate: float  # target; 0 = closed loop
+    transactions: int
+    rollbacks: int
+    reads: int
+    writes: int
+    other: int
+    errors: dict[str, int]
+    retries: int
+    reconnects: int
+    connects: int
+    connect_ns_sum: int
+    connect_ns_max: int
+    latency_ns_sum: int
+    latency_ns_min: int
+    latency_ns_max: int
+    service_ns_sum: int
+    service_ns_max: int
+    busy_ns: int
+    queue_ns: float
+    tickets_due: int
+    txn_by_type: tuple[int, ...]
+    txn_ns_by_type: tuple[int, ...]
+    rows_loaded: int
+    error: str
+    latency: Histogram
+    service: Histogram
+
+    @property
+    def queries(self) -> int:
+        return self.reads + self.writes + self.other
+
+    @property
+    def error_count(self) -> int:
+        """Errors a user sees counted: everything but fatal (which stops the run)."""
+        return sum(v for k, v in self.errors.items() if k != "fatal")
