@@ -1,5 +1,6 @@
-"""One argument parser behaviour for every benchtop command: a bad option is
-a one-line error the command prints (exit code 2), not argparse's usage dump."""
+"""Errors as users see them: one line.  `one_line` shortens any exception to
+its first line; `UsageError` is bad command-line or configuration input; a
+`OneLineParser` turns argparse's usage dump into a UsageError."""
 
 from __future__ import annotations
 
@@ -15,17 +16,6 @@ def one_line(exc: BaseException) -> str:
     """An error's first line, for the single line a command prints."""
     text = str(exc)
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def user_errors() -> tuple[type[BaseException], ...]:
-    """Errors bad input causes (exit code 1, one line), as opposed to bugs."""
-    from benchtop.engine import EngineError
-    from benchtop.workload.prepare import PrepareError
-    from benchtop.run.results import ResultsError
-    from benchtop.target import TargetError
-    from benchtop.workload import WorkloadError
-
-    return (WorkloadError, TargetError, ResultsError, PrepareError, EngineError)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 
 from benchtop import __version__
 from benchtop.target.secrets import scrub_argv
-from benchtop.errors import OneLineParser as _Parser, UsageError, one_line, user_errors
+from benchtop.errors import OneLineParser as _Parser, UsageError, one_line
+from benchtop.commands.exits import user_errors
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 

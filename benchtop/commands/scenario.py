@@ -14,7 +14,8 @@ from typing import Any, TextIO
 
 from benchtop.scenario.file import Scenario, ScenarioError
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
-from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError, one_line, user_errors
+from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError, one_line
+from benchtop.commands.exits import user_errors
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
