@@ -1,3 +1,3 @@
-from benchtop.commands.run import main
+from benchtop.commands import main
 
 raise SystemExit(main())

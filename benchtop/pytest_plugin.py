@@ -13,11 +13,8 @@ test with benchtop's one-line error.  See docs/pytest-plugin.md.
 
 from __future__ import annotations
 
-import io
 import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -76,87 +73,38 @@ def _engine_of(dsn: str) -> str:
     return _SCHEMES[scheme]
 
 
-def _argv(engine: str, dsn: str | None, db: str | None, workload: str, threads: int, time: float,
-          options: dict[str, Any]) -> list[str]:
-    argv = ["--headless", "--engine", engine, "--workload", workload, "--threads", str(threads), "--time", str(time)]
-    if dsn:
-        argv += ["--dsn", dsn]
-    if db:
-        argv += ["--db", db]
-    for key, value in options.items():
-        option = "--" + key.replace("_", "-")
-        if value is True:
-            argv.append(option)
-        elif value is False or value is None:
-            continue
-        elif isinstance(value, (list, tuple)):  # e.g. stop_if=[...]
-            for item in value:
-                argv += [option, str(item)]
-        else:
-            argv += [option, str(value)]
-    return argv
-
-
 def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", threads: int = 1,
                   time: float = 5.0, engine: str | None = None, prepare: bool = False,
                   out: Path | None = None, **options: Any) -> BenchResult:
     """One headless run in this process, with nothing printed. Raises
     RuntimeError (one line) if it cannot start or fails.  `prepare=True`
     creates and loads the tables when they are missing."""
-    from benchtop.commands import run as cli
-    from benchtop.run.options import conn_settings
-    from benchtop.engine import EngineError
-    from benchtop.run.headless import StopFlag, run_headless
-    from benchtop.workload.prepare import PrepareError, check_ready
-    from benchtop.workload.prepare import prepare as do_prepare
-    from benchtop.run.results import ResultsError, ResultsWriter
-    from benchtop.run.controller import RunController
-    from benchtop.target import TargetError
-    from benchtop.workload import WorkloadError, load_program
+    # imported on use: pytest loads this plugin in every session of every
+    # project where benchtop is installed, most of which never run a benchmark
+    from benchtop.commands.exits import user_errors
+    from benchtop.errors import UsageError, one_line
+    from benchtop.run.headless import LinePrinter, StopFlag, run_headless
+    from benchtop.run.options import options_from_mapping
+    from benchtop.run.session import RunSession
 
-    engine = engine or (_engine_of(dsn) if dsn else "sqlite")
-    tmpdir = None
+    values: dict[str, Any] = {"headless": True, "engine": engine or (_engine_of(dsn) if dsn else "sqlite"),
+                              "workload": workload, "threads": threads, "time": time, **options}
+    if dsn:
+        values["dsn"] = dsn
+    if out is not None:
+        values["out"] = str(out)
     try:
-        db = options.pop("db", None)
-        if engine == "sqlite" and not db:
-            tmpdir = tempfile.mkdtemp(prefix="benchtop-pytest-")
-            db = str(Path(tmpdir) / "benchtop.db")
-            prepare = True
-        if out is not None:
-            options["out"] = str(out)
-        argv = _argv(engine, dsn, db, workload, threads, time, options)
-        try:
-            ns, extra = cli.build_parser("run").parse_known_args(argv)
-            cfg = cli._run_config(ns, extra)
-            program = load_program(cfg.workload, cfg.engine, cfg.workload_options)
-            conn = conn_settings(cfg)
-            try:
-                check_ready(program, conn)
-            except PrepareError:
-                if not prepare:
-                    raise
-                do_prepare(program, conn, max(1, min(threads, 4)), out=io.StringIO(), quiet=True)
-                check_ready(program, conn)
-            guard = None
-            if cfg.stop_if:
-                from benchtop.run.guards import Guard
-
-                guard = Guard.parse(cfg.stop_if)
-            writer = ResultsWriter(Path(cfg.out)) if cfg.out else None
-            ctl = RunController(cfg, program, conn, writer)
-            ctl.guard = guard
-            try:
-                summary = run_headless(ctl, io.StringIO(), StopFlag())
-            finally:
-                ctl.close()
-        except (cli.UsageError, WorkloadError, TargetError, PrepareError, EngineError, ResultsError, ValueError) as exc:
-            raise RuntimeError(f"benchtop_run: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-        if summary.stopped_by.startswith("error:"):
-            raise RuntimeError(f"benchtop_run: the run failed: {summary.stopped_by[6:].strip()}")
-        return BenchResult(summary, Path(cfg.out) if cfg.out else None)
-    finally:
-        if tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+        opts = options_from_mapping({k: v for k, v in values.items() if v is not None})
+        # the embedded default is prepared by the session; monitoring and
+        # instrumentation are for people watching, not for assertions
+        with RunSession(opts, monitor=False, instrumentation=False, prepare_missing=prepare, progress=None) as session:
+            summary = run_headless(session.controller(), LinePrinter(None, opts.json, opts.percentile), StopFlag())
+    except (UsageError, ValueError, *user_errors()) as exc:
+        raise RuntimeError(f"benchtop_run: {one_line(exc)}") from None
+    assert summary is not None  # a single run always has a summary
+    if summary.stopped_by.startswith("error:"):
+        raise RuntimeError(f"benchtop_run: the run failed: {summary.stopped_by[6:].strip()}")
+    return BenchResult(summary, Path(opts.out) if opts.out else None)
 
 
 @pytest.fixture

@@ -1,0 +1,61 @@
+"""The command line: `benchtop [run] ...` and its subcommands, one module
+each.  Every failure a user can cause ends in one line on stderr starting
+with "benchtop: error:" and a non-zero exit code, never a traceback."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from benchtop.commands.exits import EXIT_ERROR, EXIT_USAGE, user_errors
+from benchtop.errors import UsageError, one_line
+from benchtop.target.secrets import scrub_argv
+
+# subcommand -> (module, function taking the remaining arguments); modules are
+# imported on use, so `benchtop report` never loads the engine's TUI and a
+# headless run never loads textual
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("benchtop.commands.run", "main"),
+    "prepare": ("benchtop.commands.prepare", "prepare_main"),
+    "cleanup": ("benchtop.commands.prepare", "cleanup_main"),
+    "monitor": ("benchtop.commands.monitor", "main"),
+    "scenario": ("benchtop.commands.scenario", "main"),
+    "report": ("benchtop.commands.report", "main"),
+    "replay": ("benchtop.commands.replay", "main"),
+    "check": ("benchtop.commands.check", "main"),
+}
+
+
+def command(name: str) -> Callable[[list[str]], int]:
+    module, function = SUBCOMMANDS[name]
+    fn: Callable[[list[str]], int] = getattr(importlib.import_module(module), function)
+    return fn
+
+
+def _dispatch(argv: list[str]) -> int:
+    if argv and argv[0] in SUBCOMMANDS:
+        return command(argv[0])(argv[1:])
+    return command("run")(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        scrub_argv()
+    try:
+        return _dispatch(args)
+    except UsageError as exc:
+        print(f"benchtop: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except user_errors() as exc:
+        print(f"benchtop: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("benchtop: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): nothing left to tell it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR

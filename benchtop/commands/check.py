@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import TextIO
 
 from benchtop.engine import ConnSettings, EngineError, exec_sql
-from benchtop.workload import Program
+from benchtop.errors import UsageError
+from benchtop.run.options import options_from_argv
+from benchtop.workload import Program, load_program
+from benchtop.workload.prepare import check_ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,19 +50,14 @@ def print_results(results: list[CheckResult], out: TextIO) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    from benchtop.commands import run as cli
-    from benchtop.run.options import conn_settings
-    from benchtop.workload.prepare import check_ready
-
-    ns, extra = cli.build_parser("check").parse_known_args(list(argv))
-    cfg = cli._run_config(ns, extra)
-    if cfg.engine == "sqlite" and not (cfg.target.database and Path(cfg.target.database).is_file()):
-        raise cli.UsageError("check --engine sqlite needs --db FILE, an existing database")
-    program = cli._program(cfg)
+    opts = options_from_argv("check", argv)
+    if opts.engine == "sqlite" and not (opts.target.database and Path(opts.target.database).is_file()):
+        raise UsageError("check --engine sqlite needs --db FILE, an existing database")
+    program = load_program(opts.workload, opts.engine, opts.workload_options)
     if not program.extra.get("consistency"):
-        raise cli.UsageError(f"workload {program.name} defines no consistency conditions ([[consistency]])")
-    conn = conn_settings(cfg)
-    check_ready(program, conn, cfg.target.describe())
+        raise UsageError(f"workload {program.name} defines no consistency conditions ([[consistency]])")
+    conn = opts.conn_settings()
+    check_ready(program, conn, opts.target.describe())
     try:
         results = run_checks(program, conn)
     except EngineError as exc:

@@ -4,7 +4,7 @@ Safe against production: each source sends only SELECT/SHOW/SET SESSION
 statements on its own connection, polls are modest (default every 2 s) and
 bounded by a deadline, and an outage shows as `ok: false` snapshots while the
 poller reconnects.  `--headless` prints a line per poll (JSON Lines with
-`--json`); otherwise the TUI the caller passes as `run_tui` takes over.
+`--json`); otherwise the TUI (benchtop.screens) takes over.
 """
 
 from __future__ import annotations
@@ -125,9 +125,7 @@ def main(
             print(f"benchtop monitor: {exc}", file=sys.stderr)
             return 1
         if not args.headless:
-            if run_tui is None:
-                print("benchtop monitor: the TUI is not available in this build; use --headless", file=sys.stderr)
-                return 2
+            run_tui = run_tui or _monitor_tui
             if writer is not None:
                 from benchtop.run.attach import TappedPoller
 
@@ -143,6 +141,13 @@ def main(
     finally:
         for p in pollers:
             p.close()
+
+
+def _monitor_tui(pollers: list[Poller], args: argparse.Namespace) -> int:
+    # the TUI is imported only here: the headless monitor never loads textual
+    from benchtop.screens.launch import monitor_tui
+
+    return monitor_tui(pollers, args)
 
 
 def _recorder(folder: str | None) -> Any:

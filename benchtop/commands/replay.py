@@ -12,22 +12,11 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
+from benchtop.commands.monitor import format_text
 from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
-
-_META = {"kind", "ok", "poll_ms", "error", "interval_s"}
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayEvent:
-    t: float  # seconds from the start of the recording
-    kind: str  # "snapshot" | "interval" | "event"
-    record: dict[str, Any]
-
-
-
+from benchtop.run.recording import ReplayEvent, events, snapshot_from_dict
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="benchtop replay", description="Play back a results folder's monitor and load recording.")
@@ -38,50 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def events(folder: Path) -> list[ReplayEvent]:
-    """Everything recorded in `folder`, in time order, on one clock: run
-    seconds when the run's start is known, else from the first snapshot."""
-    from benchtop.run.results import read_jsonl
-
-    snaps = [r for r in read_jsonl(folder / "monitor.jsonl") if isinstance(r.get("sources"), dict)]
-    intervals = [r for r in read_jsonl(folder / "intervals.jsonl") if "t" in r]
-    timeline = [r for r in read_jsonl(folder / "timeline.jsonl") if "t" in r]
-    started_at = None
-    try:
-        started_at = json.loads((folder / "summary.json").read_text()).get("started_at")
-    except (OSError, ValueError, AttributeError):
-        pass
-    if started_at is None and snaps and not intervals:
-        started_at = float(snaps[0].get("t", 0.0))
-    out = []
-    for r in snaps:
-        if "run_t" in r:
-            t = float(r["run_t"])
-        elif started_at is not None:
-            t = float(r.get("t", started_at)) - float(started_at)
-        else:
-            continue  # a load recording without its start: snapshots cannot be placed
-        out.append(ReplayEvent(t, "snapshot", r))
-    out += [ReplayEvent(float(r["t"]), "interval", r) for r in intervals]
-    out += [ReplayEvent(float(r["t"]), "event", r) for r in timeline]
-    order = {"event": 0, "interval": 1, "snapshot": 2}
-    out.sort(key=lambda e: (e.t, order[e.kind]))
-    return out
 
 
 def snapshot_text(record: dict[str, Any], t: float) -> str:
     """A recorded monitor line, as `benchtop monitor --headless` printed it."""
-    from benchtop.commands.monitor import format_text
-    from benchtop.sources.base import SourceSnapshot
-
-    snaps = []
-    for name, d in record["sources"].items():
-        if not isinstance(d, dict):
-            continue
-        panels = {k: v for k, v in d.items() if k not in _META}
-        snaps.append(SourceSnapshot(name=name, kind=str(d.get("kind", "")), t=float(record.get("t", 0.0)),
-                                    ok=bool(d.get("ok", True)), poll_ms=float(d.get("poll_ms", 0.0)),
-                                    error=d.get("error"), interval_s=d.get("interval_s"), panels=panels))
+    t_rec = float(record.get("t", 0.0))
+    snaps = [snapshot_from_dict(name, t_rec, d) for name, d in record["sources"].items() if isinstance(d, dict)]
     lines = format_text(snaps).splitlines()
     wall = time.strftime("%H:%M:%S", time.localtime(float(record["t"]))) if "t" in record else ""
     lines[0] = f"[ {t:.0f}s ] {wall}".rstrip()

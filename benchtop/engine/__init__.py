@@ -72,18 +72,25 @@ class ConnSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RandomSettings:
+    """How workers draw row ids: sysbench 1.0.20's --rand-* options and defaults."""
+
+    type: str = "special"
+    spec_iter: int = 12
+    spec_pct: float = 1.0
+    spec_res: float = 75.0
+    pareto_h: float = 0.2
+    zipfian_exp: float = 0.8
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class EngineSettings:
     threads: int = 1
     rate: float = 0.0
     arrival: str = "uniform"
     max_events: int = 0
-    rand_type: str = "uniform"
-    rand_spec_iter: int = 12
-    rand_spec_pct: float = 1.0
-    rand_spec_res: float = 75.0
-    rand_pareto_h: float = 0.2
-    rand_zipfian_exp: float = 0.8
-    seed: int = 0
+    rand: RandomSettings = RandomSettings()
     reconnect_every: int = 0
     ignore_all_errors: bool = False
     ignore_codes: tuple[int, ...] = ()
@@ -187,10 +194,9 @@ class Engine:
             raise EngineError(f"rate must be >= 0, not {settings.rate}")
         if settings.arrival not in ARRIVALS:
             raise EngineError(f"unknown arrival process {settings.arrival!r}: use uniform or poisson")
-        if settings.rand_type not in DISTRIBUTIONS:
-            raise EngineError(
-                f"unknown --rand-type {settings.rand_type!r}: use one of {', '.join(DISTRIBUTIONS)}"
-            )
+        rand = settings.rand
+        if rand.type not in DISTRIBUTIONS:
+            raise EngineError(f"unknown --rand-type {rand.type!r}: use one of {', '.join(DISTRIBUTIONS)}")
         self._keep = _Keep()
         self._lock = threading.Lock()
         self.program = program
@@ -202,13 +208,13 @@ class Engine:
         cfg.rate = settings.rate
         cfg.arrival = ARRIVALS[settings.arrival]
         cfg.max_events = settings.max_events
-        cfg.rand_type = DISTRIBUTIONS[settings.rand_type]
-        cfg.rand_spec_iter = settings.rand_spec_iter
-        cfg.rand_spec_pct = settings.rand_spec_pct
-        cfg.rand_spec_res = settings.rand_spec_res
-        cfg.rand_pareto_h = settings.rand_pareto_h
-        cfg.rand_zipfian_exp = settings.rand_zipfian_exp
-        cfg.seed = settings.seed
+        cfg.rand_type = DISTRIBUTIONS[rand.type]
+        cfg.rand_spec_iter = rand.spec_iter
+        cfg.rand_spec_pct = rand.spec_pct
+        cfg.rand_spec_res = rand.spec_res
+        cfg.rand_pareto_h = rand.pareto_h
+        cfg.rand_zipfian_exp = rand.zipfian_exp
+        cfg.seed = rand.seed
         cfg.reconnect_every = settings.reconnect_every
         cfg.ignore_all_errors = 1 if settings.ignore_all_errors else 0
         codes = self._keep.new("int32_t[]", max(1, len(settings.ignore_codes)))

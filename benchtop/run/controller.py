@@ -10,12 +10,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from benchtop.run.options import RunConfig, parse_ignore_errors
 from benchtop.engine import ConnSettings, Engine, EngineSettings
-from benchtop.run.formats import summary_text
-from benchtop.run.results import ResultsWriter
 from benchtop.engine.histogram import Histogram
-from benchtop.run.samples import EngineSample, IntervalStats, RunSummary
+from benchtop.engine.sample import EngineSample
+from benchtop.run import hdrlog
+from benchtop.run.formats import summary_text
+from benchtop.run.guards import Guard
+from benchtop.run.options import RunOptions, parse_ignore_errors
+from benchtop.run.protocol import Notice, Sample
+from benchtop.run.attach import InstrumentationCycler
+from benchtop.run.results import ResultsWriter
+from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
 from benchtop.workload import Program
 
 
@@ -24,26 +29,17 @@ from benchtop.workload import Program
 KEEP_HISTOGRAMS = 8
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineEvent:
-    t: float
-    kind: str  # threads, rate, pause, resume, mark, instrumentation, outage, note
-    text: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "event", "t": round(self.t, 3), "kind": self.kind, "text": self.text}
-
-
 class RunController:
     def __init__(
         self,
-        cfg: RunConfig,
+        options: RunOptions,
         program: Program,
         conn: ConnSettings,
         writer: ResultsWriter | None = None,
-        instrumentation: Any | None = None,
+        instrumentation: InstrumentationCycler | None = None,
+        guard: Guard | None = None,
     ) -> None:
-        self.cfg = cfg
+        cfg = self.options = options
         self.program = program
         self.writer = writer
         self.instrumentation = instrumentation
@@ -73,13 +69,7 @@ class RunController:
                 rate=cfg.rate,
                 arrival=cfg.arrival,
                 max_events=cfg.events,
-                rand_type=cfg.rand_type,
-                rand_spec_iter=cfg.rand_spec_iter,
-                rand_spec_pct=cfg.rand_spec_pct,
-                rand_spec_res=cfg.rand_spec_res,
-                rand_pareto_h=cfg.rand_pareto_h,
-                rand_zipfian_exp=cfg.rand_zipfian_exp,
-                seed=cfg.rand_seed,
+                rand=cfg.rand,
                 reconnect_every=cfg.reconnect,
                 ignore_all_errors=ignore_all,
                 ignore_codes=codes,
@@ -89,7 +79,7 @@ class RunController:
         self._t0: float | None = None
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
-        self.guard: Any | None = None  # --stop-if conditions, checked on every sample
+        self.guard = guard  # --stop-if conditions, checked on every sample
         self.stop_reason = ""  # set when a guard trips; the run then counts as finished
         self._type_base: list[Histogram] = []
         self._hlog_started = False
@@ -100,17 +90,17 @@ class RunController:
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> None:
         self._t0 = time.monotonic()
-        self.started_at = time.time() + self.cfg.warmup_s
+        self.started_at = time.time() + self.options.warmup_s
         # read before the workers start: all zeros at t = 0, so even a run
         # shorter than one snapshot (a few --events) is counted whole
         first = self.engine.snapshot()
         self.engine.start()
         self._prev = first
-        self._base = first if self.cfg.warmup_s <= 0 else None
+        self._base = first if self.options.warmup_s <= 0 else None
         self._type_base = self._type_hists() if self._base is not None else []
         self._last = first
         if self.writer:
-            self.writer.write_json("config.json", self.cfg.to_dict())
+            self.writer.write_json("config.json", self.options.to_dict())
 
     @property
     def last_sample(self) -> EngineSample | None:
@@ -124,16 +114,44 @@ class RunController:
     @property
     def t_offset(self) -> float:
         """Seconds of warm-up that report lines subtract (as sysbench does)."""
-        return self.cfg.warmup_s if self.cfg.warmup_s > 0 else 0.0
+        return self.options.warmup_s if self.options.warmup_s > 0 else 0.0
 
-    def sample(self) -> IntervalStats:
+    def sample(self) -> Sample:
+        iv = self._read()
+        counted = bool(self.history) and self.history[-1] is iv
+        finished = self.finished
+        return Sample(iv, counted, t=iv.t - self.t_offset, finished=finished,
+                      reason=self._end_reason() if finished else "")
+
+    def _end_reason(self) -> str:
+        if self.stop_reason:
+            return self.stop_reason
+        failed = self.failed_error
+        if failed:
+            return f"error: {failed}"
+        if self.remaining == 0.0:
+            return "time"
+        return "events" if self.options.events else "time"
+
+    def notices(self) -> list[Notice]:
+        return []
+
+    def ends_at(self) -> float | None:
+        if self._t0 is None or self.duration_s <= 0:
+            return None
+        return self._t0 + self.duration_s + self.options.warmup_s
+
+    def deadline(self) -> float | None:
+        return None
+
+    def _read(self) -> IntervalStats:
         with self._lock:
             cur = self.engine.snapshot()
             assert self._prev is not None, "start() first"
             iv = IntervalStats.between(self._prev, cur, self._percentiles)
             self._prev = cur
             self._last = cur
-            if self._base is None and cur.t >= self.cfg.warmup_s:
+            if self._base is None and cur.t >= self.options.warmup_s:
                 self._base = cur
                 self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
@@ -156,8 +174,6 @@ class RunController:
             return iv
 
     def _hlog(self, iv: IntervalStats) -> None:
-        from benchtop.run import hdrlog
-
         lines = []
         if not self._hlog_started:
             self._hlog_started = True
@@ -260,7 +276,7 @@ class RunController:
     def remaining(self) -> float | None:
         if self.duration_s <= 0:
             return None
-        return max(0.0, self.duration_s + self.cfg.warmup_s - self.elapsed)
+        return max(0.0, self.duration_s + self.options.warmup_s - self.elapsed)
 
     @property
     def finished(self) -> bool:
@@ -269,7 +285,7 @@ class RunController:
             return False
         if self.stop_reason or last.state in ("failed", "stopped", "stopping"):
             return True
-        return self.duration_s > 0 and self.elapsed >= self.duration_s + self.cfg.warmup_s
+        return self.duration_s > 0 and self.elapsed >= self.duration_s + self.options.warmup_s
 
     @property
     def failed_error(self) -> str | None:
@@ -353,7 +369,7 @@ class RunController:
 
     def summary_text(self, histogram: bool | None = None) -> str:
         s = self._summary or self.current_summary()
-        return summary_text(s, self.cfg.percentile, self.cfg.histogram if histogram is None else histogram)
+        return summary_text(s, self.options.percentile, self.options.histogram if histogram is None else histogram)
 
     def close(self) -> None:
         self.engine.close()

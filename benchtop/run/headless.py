@@ -1,19 +1,24 @@
-"""The headless run loop: sample on each report tick, print sysbench-style
-lines or JSON Lines, stop on time/events/signal/failure, print the summary.
-Never imports textual."""
+"""The headless loop: sample any `Controller` on each report tick (and at the
+readings it asks for between ticks), print sysbench-style lines or JSON
+Lines, stop on its time, a signal or when it says it is finished.  The same
+loop runs a single run, a scenario and the pytest plugin's runs.  Never
+imports textual."""
 
 from __future__ import annotations
 
 import json
 import signal
-import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from benchtop.run.formats import interval_line, summary_text
-from benchtop.run.controller import RunController
-from benchtop.run.samples import IntervalStats, RunSummary
+from benchtop.run.protocol import Controller, Notice, Sample
+from benchtop.run.samples import RunSummary
+from benchtop.workload import Program, workload_extra_fields, workload_extra_lines
+
+# the engine's clock lags ours a hair: a due deadline is never waited for in a spin
+MIN_WAIT_S = 0.02
 
 
 class StopFlag:
@@ -39,76 +44,97 @@ class StopFlag:
                 pass
 
 
-def _emit(ctl: RunController, iv: IntervalStats, out: TextIO) -> None:
-    cfg = ctl.cfg
-    if cfg.json:
-        d = iv.to_dict()
-        d["t"] = round(iv.t - ctl.t_offset, 3)
-        print(json.dumps(d), file=out, flush=True)
-    else:
-        print(interval_line(iv, cfg.percentile, ctl.t_offset), file=out, flush=True)
+class LinePrinter:
+    """Interval lines and notices as text (sysbench's format) or JSON Lines;
+    `out=None` prints nothing."""
+
+    def __init__(self, out: TextIO | None, json_lines: bool, percentile: float) -> None:
+        self.out = out
+        self.json_lines = json_lines
+        self.percentile = percentile
+
+    def interval(self, sample: Sample) -> None:
+        if self.out is None:
+            return
+        iv = sample.interval
+        if self.json_lines:
+            d = iv.to_dict()
+            d["t"] = round(sample.t, 3)
+            d.update(sample.fields)
+            self._print(json.dumps(d))
+        else:
+            self._print(interval_line(iv, self.percentile, iv.t - sample.t))
+
+    def notice(self, notice: Notice) -> None:
+        if self.out is not None:
+            self._print(json.dumps(dict(notice.record)) if self.json_lines else notice.text)
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
 
 
-def run_headless(ctl: RunController, out: TextIO = sys.stdout, stop: StopFlag | None = None,
-                 after: Callable[[RunSummary], tuple[dict[str, Any], str]] | None = None) -> RunSummary:
-    """Runs until the time or event limit, a signal, the controller's
-    --stop-if guard or a fatal error; returns the summary (also printed).
-    `after` adds fields to the JSON summary and lines to the text one
-    (validity, steady state)."""
-    cfg = ctl.cfg
+def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = None) -> RunSummary | None:
+    """Starts the controller and samples it until its time is up, it says it
+    is finished, or `stop` is set; prints each counted interval (when the
+    report interval is not 0) and every notice; returns the controller's
+    summary."""
     stop = stop or StopFlag()
-    interval = cfg.report_interval if cfg.report_interval > 0 else 1.0
-    if not cfg.json:
-        rate = f", rate {cfg.rate:g}/s ({cfg.arrival} arrivals)" if cfg.rate > 0 else ""
-        print(f"benchtop {ctl.label}: {cfg.threads} thread(s){rate}, --rand-type={cfg.rand_type}", file=out)
-        if cfg.warmup_s > 0:
-            print(f"Warming up for {cfg.warmup_s:g} seconds...", file=out)
-        print("", file=out, flush=True)
+    report = ctl.report_interval
+    interval = report if report > 0 else 1.0
     ctl.start()
-    t0 = time.monotonic()
-    end_at = t0 + cfg.time_s + cfg.warmup_s if cfg.time_s > 0 else float("inf")
+    for notice in ctl.notices():
+        printer.notice(notice)
+    t0 = last = time.monotonic()
+    end_at = ctl.ends_at() or float("inf")
     next_tick = t0 + interval
     reason = ""
     while True:
         now = time.monotonic()
-        if stop.event.wait(min(0.25, max(0.0, min(next_tick, end_at) - now))):
+        deadline = ctl.deadline()
+        wake = min(next_tick, end_at, deadline if deadline is not None else float("inf"))
+        if stop.event.wait(min(0.25, max(0.0, max(wake, last + MIN_WAIT_S) - now))):
             reason = stop.reason
             break
         now = time.monotonic()
         at_end = now >= end_at
         if at_end and next_tick > end_at + 0.05 * interval:
-            reason = "time"
+            reason = "time"  # no partial last line, as sysbench
             break
-        if now < next_tick and not at_end:
+        at_deadline = deadline is not None and now >= deadline
+        if now < next_tick and not at_end and not at_deadline:
             continue
-        next_tick += interval
-        if next_tick < now:  # a stalled tick: no burst of catch-up lines
-            next_tick = now + interval
-        iv = ctl.sample()
-        if cfg.report_interval > 0 and ctl.history and ctl.history[-1] is iv:
-            _emit(ctl, iv, out)
-        if ctl.stop_reason:
-            reason = ctl.stop_reason
+        last = now
+        sample = ctl.sample()
+        if sample.counted and report > 0:
+            printer.interval(sample)
+        for notice in ctl.notices():
+            printer.notice(notice)
+        if sample.finished:
+            reason = sample.reason
             break
         if at_end:
             reason = "time"
             break
-        if ctl.finished:
-            failed = ctl.failed_error
-            reason = f"error: {failed}" if failed else ("events" if cfg.events else "time")
-            break
-    summary = ctl.stop(reason)
-    extra, extra_text = after(summary) if after is not None else ({}, "")
-    from benchtop.workload import workload_extra_fields, workload_extra_lines
+        if at_deadline or now < next_tick:
+            next_tick = now + interval  # intervals restart at each boundary
+        else:
+            next_tick += interval
+            if next_tick < now:  # a stalled tick: no burst of catch-up lines
+                next_tick = now + interval
+    return ctl.stop(reason)
 
-    if cfg.json:
-        print(json.dumps({**summary.to_dict(), **workload_extra_fields(ctl.program, summary), **extra}),
+
+def print_summary(summary: RunSummary, program: Program, options: Any, out: TextIO,
+                  extra: dict[str, Any] | None = None, extra_text: str = "") -> None:
+    """A run's summary: sysbench's text (plus the workload's own lines) or
+    one JSON object; `extra` and `extra_text` add validity and steady state."""
+    if options.json:
+        print(json.dumps({**summary.to_dict(), **workload_extra_fields(program, summary), **(extra or {})}),
               file=out, flush=True)
-    else:
-        print("", file=out)
-        print(summary_text(summary, cfg.percentile, cfg.histogram), file=out, flush=True)
-        for line in workload_extra_lines(ctl.program, summary):
-            print(line, file=out, flush=True)
-        if extra_text:
-            print(extra_text, file=out, flush=True)
-    return summary
+        return
+    print("", file=out)
+    print(summary_text(summary, options.percentile, options.histogram), file=out, flush=True)
+    for line in workload_extra_lines(program, summary):
+        print(line, file=out, flush=True)
+    if extra_text:
+        print(extra_text, file=out, flush=True)

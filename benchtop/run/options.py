@@ -1,21 +1,52 @@
-"""The effective configuration of a run, and how a target becomes the
-engine's connection settings.  `RunConfig.to_dict()` is what results folders
-store: it never contains a password."""
+"""The effective configuration of a run, built in one place from any of the
+three ways a run is described: a command line (`options_from_argv`), a
+mapping of option names to values (`options_from_mapping`: a scenario's
+settings, the pytest plugin's keyword arguments) — both checked by the same
+option table — and the step changes a scenario makes (`dataclasses.replace`).
+
+`RunOptions.to_dict()` is what results folders store: it never contains a
+password."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+import argparse
+import getpass
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Mapping, Sequence
 
-from benchtop.engine import ConnSettings
-from benchtop.target import Target
+from benchtop import __version__
+from benchtop.engine import ConnSettings, RandomSettings
+from benchtop.errors import OneLineParser, UsageError
+from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
+from benchtop.target.connection import native_fields
+from benchtop.workload import option_defaults
+from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_overrides
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
 ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
+DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
+# the commands whose parser has the run options (time, rate, monitoring, ...)
+RUN_COMMANDS = ("run", "check")
 
 
 @dataclass(frozen=True)
-class RunConfig:
+class MonitorOptions:
+    """What a run watches beside the load, and who may change instrumentation."""
+
+    proxysql: tuple[str, ...] = ()
+    pgbouncer: tuple[str, ...] = ()
+    interval_s: float = 2.0
+    target: bool = True  # poll the target's own statistics (--no-monitor turns it off)
+    admin_dsn: str | None = None
+
+    @property
+    def extra(self) -> list[tuple[str, str]]:
+        """(kind, DSN) of every source besides the target."""
+        return [("proxysql", d) for d in self.proxysql] + [("pgbouncer", d) for d in self.pgbouncer]
+
+
+@dataclass(frozen=True)
+class RunOptions:
     engine: str = "sqlite"
     target: Target = field(default_factory=lambda: Target(kind="sqlite"))
     workload: str = "oltp_read_write"
@@ -32,13 +63,7 @@ class RunConfig:
     json: bool = False
     out: str | None = None
     headless: bool = False
-    rand_type: str = "special"
-    rand_spec_iter: int = 12
-    rand_spec_pct: float = 1.0
-    rand_spec_res: float = 75.0
-    rand_pareto_h: float = 0.2
-    rand_zipfian_exp: float = 0.8
-    rand_seed: int = 0
+    rand: RandomSettings = field(default_factory=RandomSettings)
     prepare_statements: bool = True
     pipeline: bool = False
     reconnect: int = 0
@@ -46,51 +71,338 @@ class RunConfig:
     instrumentation: str | None = None
     stop_if: tuple[str, ...] = ()
     temp_db: bool = False
+    monitor: MonitorOptions = field(default_factory=MonitorOptions)
+    fileio: FileioSpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["target"] = self.target.to_dict()
         d["stop_if"] = list(self.stop_if)
+        d.pop("monitor")
+        d.pop("fileio")
+        # the flat rand_* names are what results folders have always stored
+        d.pop("rand")
+        d.update({f"rand_{k}": v for k, v in asdict(self.rand).items()})
         return d
 
+    def conn_settings(self) -> ConnSettings:
+        """How the engine's workers connect (the C drivers' settings)."""
+        if self.engine == "fileio" and self.fileio is not None:
+            from benchtop.workload.fileio import fileio_conn
 
-def ssl_level(ssl: str) -> int:
-    s = (ssl or "").lower()
-    if s in ("", "off", "disable", "disabled", "prefer", "preferred", "allow", "0", "false"):
-        return 0
-    if s in ("verify-ca", "verify-full", "verify_identity", "verify", "2"):
-        return 2
-    return 1
+            return fileio_conn(self.fileio)
+        if self.engine in ("sqlite", "null"):
+            return ConnSettings(driver=self.engine, database=self.target.database if self.engine == "sqlite" else "")
+        return ConnSettings(
+            driver=self.engine, **native_fields(self.target, self.engine),
+            prepare=self.prepare_statements, pipeline=self.pipeline,
+        )
 
 
-def conn_settings(cfg: RunConfig) -> ConnSettings:
-    t = cfg.target
-    if cfg.engine == "sqlite":
-        return ConnSettings(driver="sqlite", database=t.database)
-    if cfg.engine == "null":
-        return ConnSettings(driver="null")
-    if cfg.engine == "postgresql":
-        # libpq keywords as given, sslmode among them, so every mode
-        # (disable, allow, prefer, require, verify-ca, verify-full) means what libpq says
-        pg_opts = dict(t.options)
-        if t.ssl:
-            pg_opts["sslmode"] = t.ssl
-        opts = " ".join(f"{k}={v}" for k, v in pg_opts.items())
-    else:
-        opts = ";".join(f"{k}={v}" for k, v in t.options.items())
-    return ConnSettings(
-        driver=cfg.engine,
-        host="" if t.socket else t.host,
-        port=t.effective_port if not t.socket else 0,
-        user=t.user,
-        password=t.password,
-        database=t.database,
-        socket=t.socket,
-        options=opts,
-        ssl=ssl_level(t.ssl) if cfg.engine == "mysql" else 0,
-        prepare=cfg.prepare_statements,
-        pipeline=cfg.pipeline,
+# ----------------------------------------------------------------- the parser
+
+
+def _add_target_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("target (passwords: prefer ~/.my.cnf, ~/.pgpass, MYSQL_PWD/PGPASSWORD or --ask-password)")
+    g.add_argument("--engine", default="sqlite", help="sqlite (default), null, mysql, postgres")
+    g.add_argument("--db", help="SQLite database file (default: a prepared one in a temporary folder)")
+    g.add_argument("--dsn", help="mysql://user@host:port/db or postgresql://user@host:port/db")
+    for name in ("host", "port", "user", "password", "db", "socket", "ssl"):
+        g.add_argument(f"--mysql-{name}", dest=f"mysql_{name}")
+    for name in ("host", "port", "user", "password", "db", "sslmode"):
+        g.add_argument(f"--pgsql-{name}", dest=f"pgsql_{name}")
+    g.add_argument("--ask-password", action="store_true", help="prompt for the password")
+
+
+def _add_workload_options(p: argparse.ArgumentParser) -> None:
+    rand = RandomSettings()
+    g = p.add_argument_group("workload")
+    g.add_argument("--workload", default=RunOptions.workload,
+                   help="built-in name (oltp_read_write, oltp_point_select, ...) or a .toml file")
+    g.add_argument("--tables", type=int)
+    g.add_argument("--table-size", dest="table_size", type=int)
+    g.add_argument("--threads", type=int, default=RunOptions.threads)
+    g.add_argument("--rand-type", dest="rand_type", default=rand.type, choices=DISTRIBUTIONS,
+                   help=f"row access distribution (default {rand.type}, as sysbench 1.0.20)")
+    g.add_argument("--rand-spec-iter", type=int, default=rand.spec_iter)
+    g.add_argument("--rand-spec-pct", type=float, default=rand.spec_pct)
+    g.add_argument("--rand-spec-res", type=float, default=rand.spec_res)
+    g.add_argument("--rand-pareto-h", type=float, default=rand.pareto_h)
+    g.add_argument("--rand-zipfian-exp", type=float, default=rand.zipfian_exp)
+    g.add_argument("--rand-seed", type=int, default=rand.seed)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    monitor = MonitorOptions()
+    g = p.add_argument_group("run")
+    g.add_argument("--headless", action="store_true", help="no TUI: interval lines and a summary")
+    g.add_argument("--time", type=float, default=RunOptions.time_s,
+                   help=f"seconds to run (0 = no limit); default {RunOptions.time_s:g}")
+    g.add_argument("--events", type=int, default=0, help="stop after this many transactions")
+    g.add_argument("--rate", type=float, default=0.0, help="open loop: transactions/s (0 = as fast as possible)")
+    g.add_argument("--arrival", default="uniform", choices=["uniform", "poisson"])
+    g.add_argument("--report-interval", dest="report_interval", type=float, default=RunOptions.report_interval)
+    g.add_argument("--percentile", type=float, default=RunOptions.percentile)
+    g.add_argument("--histogram", action="store_true")
+    g.add_argument("--warmup", type=float, default=0.0, help="seconds excluded from the results")
+    g.add_argument("--json", action="store_true", help="JSON Lines instead of text")
+    g.add_argument("--out", help="results folder (intervals written as they happen)")
+    g.add_argument("--no-prepare", dest="no_prepare", action="store_true", help="text protocol, no prepared statements")
+    g.add_argument("--pipeline", action="store_true", help="PostgreSQL pipeline mode")
+    g.add_argument("--reconnect", type=int, default=0, help="new connection every N transactions")
+    g.add_argument("--ignore-errors", "--mysql-ignore-errors", dest="ignore_errors", default="",
+                   help="all, or error codes / SQLSTATEs to skip (deadlocks and lock waits are always retried)")
+    g.add_argument("--instrumentation", help="performance_schema / track_io_timing preset to apply")
+    g.add_argument("--stop-if", dest="stop_if", action="append", default=[],
+                   help="end the load when a condition holds, e.g. 'p99>50ms for 10s', 'errors>1%%'")
+    g.add_argument("--admin-dsn", dest="admin_dsn",
+                   help="credentials allowed to change instrumentation (default: the target's)")
+    m = p.add_argument_group("monitoring during the run")
+    m.add_argument("--proxysql", action="append", default=[], metavar="DSN", help="also watch this ProxySQL admin")
+    m.add_argument("--pgbouncer", action="append", default=[], metavar="DSN", help="also watch this PgBouncer")
+    m.add_argument("--monitor-interval", dest="monitor_interval", type=float, default=monitor.interval_s)
+    m.add_argument("--no-monitor", dest="no_monitor", action="store_true",
+                   help="do not poll the target's own statistics")
+
+
+def build_parser(cmd: str) -> argparse.ArgumentParser:
+    """The option table of a run-like command (run, prepare, cleanup, check)."""
+    p = OneLineParser(
+        prog=f"benchtop {cmd}" if cmd != "run" else "benchtop",
+        description="benchtop: a live benchmark controller and monitor for database people.",
+        epilog=("Workload options (e.g. --point-selects 5, --range-size 50, --skip-trx on) are passed through to "
+                "the workload. Passwords never belong on the command line: use ~/.my.cnf, ~/.pgpass, "
+                "MYSQL_PWD/PGPASSWORD or --ask-password. "
+                "Subcommands: prepare, cleanup, monitor, scenario, report, replay."),
     )
+    p.add_argument("--version", action="version", version=f"benchtop {__version__}")
+    _add_target_options(p)
+    _add_workload_options(p)
+    add_fileio_options(p)
+    if cmd in RUN_COMMANDS:
+        _add_run_options(p)
+    return p
+
+
+def option_names(cmd: str = "run") -> dict[str, tuple[str, bool]]:
+    """Option dest -> (its long option, whether it may be repeated), e.g.
+    table_size -> ("--table-size", False)."""
+    out = {}
+    for action in build_parser(cmd)._actions:  # argparse has no public list of actions
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if longs and action.dest not in ("help", "version"):
+            out[action.dest] = (longs[0], isinstance(action, argparse._AppendAction))
+    return out
+
+
+# ----------------------------------------------------------------- building
+
+
+def options_from_argv(cmd: str, argv: Sequence[str]) -> RunOptions:
+    """A command line's RunOptions; UsageError (one line) when it is wrong."""
+    ns, extra = build_parser(cmd).parse_known_args(list(argv))
+    return _from_namespace(ns, _workload_overrides(extra, ns.workload))
+
+
+def options_from_mapping(values: Mapping[str, Any], cmd: str = "run") -> RunOptions:
+    """RunOptions from option names with underscores (as in a scenario file or
+    the pytest plugin's keywords): the same checks and conversions as the
+    command line's, without going through a command line.  Names the run
+    does not know are the workload's options."""
+    parser = build_parser(cmd)
+    ns = parser.parse_args([])
+    actions = {a.dest: a for a in parser._actions if a.option_strings}
+    workload_values: dict[str, Any] = {}
+    for key, value in values.items():
+        action = actions.get(key)
+        if action is None or key in ("help", "version"):
+            workload_values[key] = value
+            continue
+        setattr(ns, key, _convert(action, value))
+    workload = str(getattr(ns, "workload"))
+    return _from_namespace(ns, _workload_values(workload_values, workload))
+
+
+def _convert(action: argparse.Action, value: Any) -> Any:
+    option = max(action.option_strings, key=len)
+    if isinstance(action, argparse._StoreTrueAction):
+        if not isinstance(value, bool):
+            raise UsageError(f"{option} takes true or false, not {value!r}")
+        return value
+    if isinstance(action, argparse._AppendAction):
+        items = value if isinstance(value, (list, tuple)) else [value]
+        return [_convert_one(action, option, v) for v in items]
+    if isinstance(value, (list, tuple, dict)):
+        raise UsageError(f"{option} takes one value, not {value!r}")
+    return _convert_one(action, option, value)
+
+
+def _convert_one(action: argparse.Action, option: str, value: Any) -> Any:
+    if isinstance(value, bool):
+        raise UsageError(f"argument {option}: {value!r} is not a value for it")
+    convert = action.type if callable(action.type) else str
+    try:
+        out = convert(value if convert is not str else str(value))
+    except (TypeError, ValueError):
+        name = getattr(convert, "__name__", "")
+        raise UsageError(f"argument {option}: invalid {name} value: {value!r}") from None
+    if action.choices is not None and out not in action.choices:
+        raise UsageError(f"argument {option}: invalid choice: {value!r} (choose from "
+                         + ", ".join(repr(c) for c in action.choices) + ")")
+    return out
+
+
+def _workload_overrides(extra: list[str], workload: str) -> dict[str, Any]:
+    """--point-selects 5 / --skip-trx=on -> {'point_selects': '5', ...}, only
+    for options the workload declares."""
+    known = option_defaults(workload)
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(extra):
+        arg = extra[i]
+        if not arg.startswith("--"):
+            raise UsageError(f"unexpected argument {arg!r}")
+        name, eq, value = arg[2:].partition("=")
+        key = name.replace("-", "_")
+        if key not in known:
+            raise _unknown_option(name, workload, known)
+        if not eq:
+            if isinstance(known[key], bool) and (i + 1 >= len(extra) or extra[i + 1].startswith("--")):
+                value = "on"
+            elif i + 1 < len(extra):
+                i += 1
+                value = extra[i]
+            else:
+                raise UsageError(f"option --{name} needs a value")
+        out[key] = value
+        i += 1
+    return out
+
+
+def _workload_values(values: Mapping[str, Any], workload: str) -> dict[str, Any]:
+    """Workload options given by name: switches as on/off, the rest as the
+    text the command line would have carried."""
+    if not values:
+        return {}
+    known = option_defaults(workload)
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in known:
+            raise _unknown_option(key.replace("_", "-"), workload, known)
+        if isinstance(value, bool):
+            out[key] = "on" if value else "off"
+        elif isinstance(value, (list, tuple, dict)):
+            raise UsageError(f"--{key.replace('_', '-')} takes one value, not {value!r}")
+        else:
+            out[key] = str(value)
+    return out
+
+
+def _unknown_option(name: str, workload: str, known: Mapping[str, Any]) -> UsageError:
+    return UsageError(f"unknown option --{name} (see benchtop --help; workload options of {workload}: "
+                      + ", ".join("--" + k.replace("_", "-") for k in known) + ")")
+
+
+def engine_name(raw: str) -> str:
+    name = ENGINE_ALIASES.get(raw.lower(), raw.lower())
+    if name not in ENGINES:
+        raise UsageError(f"unknown --engine {raw!r}: use sqlite, null, mysql, postgres or fileio")
+    return name
+
+
+def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
+    if engine == "fileio":
+        return Target(kind="fileio", database=ns.dir)
+    if engine in ("sqlite", "null"):
+        if ns.dsn:
+            raise UsageError(f"--dsn does not apply to --engine {engine}")
+        return Target(kind=engine, database=ns.db or "")
+    if ns.db and engine == "sqlite":
+        raise UsageError("--db is for --engine sqlite")
+    try:
+        if ns.dsn:
+            t = parse_dsn(ns.dsn)
+            if t.kind != engine and not (engine == "postgresql" and t.kind == "pgbouncer"):
+                raise UsageError(f"--dsn is {t.kind}:// but --engine is {engine}")
+            if t.kind == "pgbouncer":
+                t = replace(t, kind="postgresql")
+        else:
+            t = Target(kind=engine, host="")
+        if engine == "mysql":
+            port = ns.mysql_port
+            t = replace(
+                t,
+                host=ns.mysql_host or t.host,
+                port=int(port) if port else t.port,
+                user=ns.mysql_user or t.user,
+                password=ns.mysql_password if ns.mysql_password is not None else t.password,
+                database=ns.mysql_db or t.database or "sbtest",
+                socket=ns.mysql_socket or t.socket,
+                ssl=ns.mysql_ssl or t.ssl,
+            )
+        else:
+            port = ns.pgsql_port
+            t = replace(
+                t,
+                host=ns.pgsql_host or t.host,
+                port=int(port) if port else t.port,
+                user=ns.pgsql_user or t.user,
+                password=ns.pgsql_password if ns.pgsql_password is not None else t.password,
+                database=ns.pgsql_db or t.database or "sbtest",
+                ssl=ns.pgsql_sslmode or t.ssl,
+            )
+    except ValueError as exc:
+        if isinstance(exc, TargetError):
+            raise UsageError(str(exc)) from None
+        raise UsageError(f"bad port: {exc}") from None
+    t = fill_defaults(t)
+    if engine == "mysql" and not ns.mysql_user and not (ns.dsn and t.user) and t.user == "root":
+        t = replace(t, user="sbtest")  # sysbench's default user
+    if ns.ask_password:
+        t = t.with_password(getpass.getpass(f"Password for {t.describe()}: "))
+    return t
+
+
+def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOptions:
+    engine = engine_name(ns.engine)
+    target = resolve_target(ns, engine)
+    if ns.tables is not None:
+        overrides["tables"] = ns.tables
+    if ns.table_size is not None:
+        overrides["table_size"] = ns.table_size
+    if ns.threads < 1 and getattr(ns, "time", None) is not None:
+        raise UsageError("--threads must be at least 1")
+    kw: dict[str, Any] = dict(
+        engine=engine,
+        target=target,
+        workload=ns.workload,
+        workload_options=overrides,
+        threads=ns.threads,
+        rand=RandomSettings(type=ns.rand_type, spec_iter=ns.rand_spec_iter, spec_pct=ns.rand_spec_pct,
+                            spec_res=ns.rand_spec_res, pareto_h=ns.rand_pareto_h,
+                            zipfian_exp=ns.rand_zipfian_exp, seed=ns.rand_seed),
+        fileio=fileio_overrides(ns) if engine == "fileio" else None,
+    )
+    if hasattr(ns, "time"):
+        if ns.time < 0 or ns.events < 0 or ns.rate < 0 or ns.report_interval < 0 or ns.warmup < 0:
+            raise UsageError("--time, --events, --rate, --report-interval and --warmup must not be negative")
+        if not 0 <= ns.percentile <= 100:
+            raise UsageError("--percentile must be between 0 and 100")
+        if ns.time == 0 and ns.events == 0 and ns.headless:
+            raise UsageError("--time 0 needs --events N (or run the TUI and quit with q)")
+        if ns.pipeline and engine != "postgresql":
+            raise UsageError("--pipeline is for --engine postgres")
+        kw.update(
+            time_s=ns.time, events=ns.events, rate=ns.rate, arrival=ns.arrival,
+            report_interval=ns.report_interval, percentile=ns.percentile, histogram=ns.histogram,
+            warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=ns.headless,
+            prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
+            ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
+            monitor=MonitorOptions(proxysql=tuple(ns.proxysql), pgbouncer=tuple(ns.pgbouncer),
+                                   interval_s=ns.monitor_interval, target=not ns.no_monitor,
+                                   admin_dsn=ns.admin_dsn),
+        )
+    return RunOptions(**kw)
 
 
 def parse_ignore_errors(spec: str) -> tuple[bool, tuple[int, ...]]:

@@ -244,3 +244,13 @@ class RunSummary:
             "stopped_by": self.stopped_by,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEvent:
+    t: float
+    kind: str  # threads, rate, pause, resume, mark, instrumentation, outage, note
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "event", "t": round(self.t, 3), "kind": self.kind, "text": self.text}

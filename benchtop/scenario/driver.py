@@ -12,7 +12,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from benchtop.run.analysis import analyse, steady_state
+from benchtop.run.guards import Guard
+from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
 from benchtop.scenario.file import Scenario, ScenarioError, Step
+from benchtop.target.instrumentation import InstrumentationControl
 
 
 @dataclass(slots=True)
@@ -46,8 +50,6 @@ class ScenarioDriver:
                  writer: Any | None = None, validity: Any | None = None, percentile: float = 95.0,
                  on_controller: Callable[[Any], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        from benchtop.run.guards import Guard
-
         self.scenario = scenario
         self.make_controller = make_controller
         self.writer = writer
@@ -103,7 +105,7 @@ class ScenarioDriver:
         self._begin(0)
 
     def _config_dict(self) -> dict[str, Any]:
-        cfg = self.controller.cfg if self.controller else None
+        cfg = self.controller.options if self.controller else None
         return {
             "scenario": self.scenario.name,
             "file": self.scenario.filename,
@@ -143,8 +145,6 @@ class ScenarioDriver:
             self.on_controller(ctl)
 
     def _begin(self, i: int) -> None:
-        from benchtop.run.guards import Guard
-
         step = self.scenario.steps[i]
         if self.controller is None or self.scenario.workload_of(step) != self._workload:
             self._new_controller(step)
@@ -171,11 +171,9 @@ class ScenarioDriver:
         control = getattr(ctl, "instrumentation", None)
         if control is None or not hasattr(control, "apply"):
             if self._instrumentation is None:
-                if ctl.cfg.engine not in ("mysql", "postgresql"):
+                if ctl.options.engine not in ("mysql", "postgresql"):
                     raise ScenarioError("instrumentation needs --engine mysql/postgres")
-                from benchtop.target.instrumentation import InstrumentationControl
-
-                self._instrumentation = InstrumentationControl(ctl.cfg.target)
+                self._instrumentation = InstrumentationControl(ctl.options.target)
                 self._own_instrumentation = True
             control = self._instrumentation
         control.apply(preset)
@@ -251,9 +249,6 @@ class ScenarioDriver:
         return f"{cur.step.label(len(self.scenario.steps))}: {phase}, {left:.0f}s left"
 
     def _close_step(self, last: Any, stopped_by: str) -> None:
-        from benchtop.run.analysis import analyse
-        from benchtop.run.samples import RunSummary
-
         cur = self._cur
         assert cur is not None
         ctl = self.segments[cur.seg]
@@ -305,8 +300,6 @@ class ScenarioDriver:
         return self.summary
 
     def summary_dict(self) -> dict[str, Any]:
-        from benchtop.run.analysis import steady_state
-
         s = self.summary
         d: dict[str, Any] = s.to_dict() if s is not None else {"type": "summary", "transactions": 0}
         d["stopped_by"] = self.stopped_by
@@ -367,8 +360,6 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
     """Several steps' RunSummary as one (counts and histograms added)."""
     if not summaries:
         return None
-    from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
-
     first = summaries[0]
     lat, svc = first.latency, first.service
     for s in summaries[1:]:
@@ -407,8 +398,6 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
 
 def iter_step_lines(results: Iterable[Mapping[str, Any]], percentile: float = 95.0) -> Iterable[str]:
     """A text table of step results."""
-    from benchtop.run.samples import _pct_key
-
     key = _pct_key(percentile)
     pct = f"p{percentile:g}"
     yield f"{'step':>4} {'threads':>7} {'rate':>8} {'tps':>10} {'qps':>11} {pct:>8} {'p99':>8} {'errors':>6}  label"

@@ -17,7 +17,7 @@ rate, workload, instrumentation, mark, warmup, repeat, stop_if, name.  A list
 (or a "A..B*F" / "A..B+S" range for threads and rate) sweeps; several sweeps
 in one step multiply.  Problems are one line: "FILE:LINE: what is wrong".
 
-benchtop/scenario_driver.py runs them.
+benchtop/scenario/driver.py runs them.
 """
 
 from __future__ import annotations
@@ -30,8 +30,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from benchtop.engine import MAX_THREADS
+from benchtop.errors import UsageError, one_line
+from benchtop.run.guards import parse_condition
+from benchtop.run.options import RunOptions, option_names, options_from_mapping
+from benchtop.target.instrumentation import presets_for
+from benchtop.workload import WorkloadError
+
 MAX_STEPS = 10_000
-MAX_THREADS = 100_000
 STEP_KEYS = ("name", "duration", "threads", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if")
 SWEEP_KEYS = ("threads", "rate", "workload", "instrumentation")
 # top-level keys that belong to the scenario, not to the run options
@@ -277,34 +283,12 @@ def _values(key: str, value: Any) -> list[Any]:
 
 
 def _stop_if(value: Any) -> tuple[str, ...]:
-    from benchtop.run.guards import parse_condition
-
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
         raise ValueError("stop_if is a condition string or a list of them, e.g. [\"p99>50ms for 10s\"]")
     for item in items:
         parse_condition(item)  # GuardError is a ValueError: same one-line path
     return tuple(items)
-
-
-def run_option_names() -> dict[str, str]:
-    """Run-option dest -> its long option (e.g. table_size -> --table-size),
-    from the CLI parser itself."""
-    return {dest: option for dest, (option, _) in _run_options().items()}
-
-
-def _run_options() -> dict[str, tuple[str, bool]]:
-    """dest -> (long option, whether it may be repeated)."""
-    import argparse
-
-    from benchtop.commands.run import build_parser
-
-    out = {}
-    for action in build_parser("run")._actions:  # argparse has no public list of actions
-        longs = [o for o in action.option_strings if o.startswith("--")]
-        if longs:
-            out[action.dest] = (longs[0], isinstance(action, argparse._AppendAction))
-    return out
 
 
 def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = None) -> Scenario:
@@ -318,7 +302,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
     if path is None:
         probe = replace(probe, path=Path(filename)) if filename != "<scenario>" else probe
 
-    known = _run_options()
+    known = option_names("run")
     options: dict[str, Any] = {}
     for key, value in data.items():
         if key == "step":
@@ -433,53 +417,30 @@ def load_scenario(path: Path) -> Scenario:
 # ------------------------------------------------------------------ run configs
 
 
-def scenario_argv(scenario: Scenario, workload: str | None = None, out: str | None = None) -> list[str]:
-    """The command line a scenario's top-level settings stand for (no --time:
+def scenario_values(scenario: Scenario, workload: str | None = None, out: str | None = None) -> dict[str, Any]:
+    """The run options a scenario's top-level settings stand for (time 0:
     steps decide how long the load runs)."""
-    names = run_option_names()
-    argv: list[str] = []
-    opts = dict(scenario.options)
+    values = dict(scenario.options)
     if workload is not None:
-        opts["workload"] = workload
+        values["workload"] = workload
     if out is not None:
-        opts["out"] = out
-    wl = opts.get("workload")
+        values["out"] = out
+    wl = values.get("workload")
     if isinstance(wl, str) and wl.endswith(".toml") and scenario.path and not Path(wl).is_absolute():
         candidate = scenario.path.parent / wl  # relative to the scenario file, as users expect
         if candidate.is_file():
-            opts["workload"] = str(candidate)
-    for key, value in opts.items():
-        option = names.get(key, "--" + key.replace("_", "-"))
-        if isinstance(value, bool):
-            if value:
-                argv.append(option)
-            elif key not in names:  # a workload switch such as skip_trx = false
-                argv += [option, "off"]
-            continue
-        for item in value if isinstance(value, list) else [value]:  # --pgbouncer A --pgbouncer B
-            argv += [option, str(item)]
-    argv += ["--time", "0"]
-    return argv
+            values["workload"] = str(candidate)
+    values["time"] = 0
+    return values
 
 
-def build_config(scenario: Scenario, workload: str | None = None, out: str | None = None) -> Any:
-    """The RunConfig for one workload of the scenario, through the CLI's own
-    option handling; problems come back as ScenarioError naming the key."""
-    return parse_options(scenario, workload, out)[0]
-
-
-def parse_options(scenario: Scenario, workload: str | None = None, out: str | None = None) -> tuple[Any, Any]:
-    """(RunConfig, the CLI's argparse namespace) for one workload: the
-    namespace holds what RunConfig does not (monitor sources, --admin-dsn)."""
-    from benchtop.commands import run as cli
-    from benchtop.workload import WorkloadError
-
-    argv = scenario_argv(scenario, workload, out)
+def build_options(scenario: Scenario, workload: str | None = None, out: str | None = None) -> RunOptions:
+    """The RunOptions of one workload of the scenario, checked as the command
+    line's are; problems come back as ScenarioError naming the key's line."""
     try:
-        ns, extra = cli.build_parser("run").parse_known_args(argv)
-        cfg = cli._run_config(ns, extra)
-    except (cli.UsageError, WorkloadError, ValueError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        opts = options_from_mapping(scenario_values(scenario, workload, out))
+    except (UsageError, WorkloadError, ValueError) as exc:
+        msg = one_line(exc)
         m = re.search(r"--([a-z][a-z0-9-]*)", msg)
         key = m.group(1).replace("-", "_") if m else None
         section = -1
@@ -487,8 +448,8 @@ def parse_options(scenario: Scenario, workload: str | None = None, out: str | No
             section = next((s for s in range(len(scenario.steps)) if (s, "workload") in scenario.lines), -1)
         raise scenario.error(msg, section, key) from None
     if scenario.stop_if or any(s.stop_if for s in scenario.steps):
-        cfg = replace(cfg, stop_if=tuple(scenario.stop_if))
-    return cfg, ns
+        opts = replace(opts, stop_if=tuple(scenario.stop_if))
+    return opts
 
 
 def all_conditions(scenario: Scenario) -> list[str]:
@@ -508,8 +469,6 @@ def check_instrumentation(scenario: Scenario, engine: str) -> None:
     if engine not in ("mysql", "postgresql"):
         raise scenario.error("instrumentation needs --engine mysql/postgres (engine = \"mysql\" or \"postgres\")",
                              section, "instrumentation")
-    from benchtop.target.instrumentation import presets_for
-
     names = presets_for(engine)
     for step, preset in wanted:
         if preset not in names:

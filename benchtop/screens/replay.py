@@ -8,24 +8,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from benchtop.commands.replay import ReplayEvent
-from benchtop.sources.base import Missing, SourceSnapshot
-
-_META = {"kind", "ok", "poll_ms", "error", "interval_s"}
-
-
-def snapshot_from_dict(name: str, t: float, d: dict[str, Any]) -> SourceSnapshot:
-    """The inverse of SourceSnapshot.to_dict (a panel that was Missing stays one)."""
-    panels = {}
-    for key, value in d.items():
-        if key in _META:
-            continue
-        if isinstance(value, dict) and set(value) == {"missing", "hint"}:
-            value = Missing(value["missing"], value["hint"])
-        panels[key] = value
-    return SourceSnapshot(name=name, kind=str(d.get("kind", "?")), t=t, ok=bool(d.get("ok", True)),
-                          poll_ms=float(d.get("poll_ms", 0.0)), error=d.get("error"),
-                          interval_s=d.get("interval_s"), panels=panels)
+from benchtop.run.recording import ReplayEvent, snapshot_from_dict
+from benchtop.sources.base import SourceSnapshot
 
 
 class ReplayPoller:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings
+from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings, RandomSettings
 from benchtop.run.samples import IntervalStats
 from benchtop.workload import builtin_program
 from benchtop.workload.compiler import compile_definition, _Source
@@ -181,7 +181,7 @@ def test_distributions_skew_row_access() -> None:
     # 'special' concentrates 75% of ids in the central 1%: capture ids through
     # the workload and check their spread via a sqlite table of hits
     for dist in ("uniform", "gaussian", "special", "pareto", "zipfian"):
-        eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, rand_type=dist, max_events=2000),
+        eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, rand=RandomSettings(type=dist), max_events=2000),
                      builtin_program("oltp_point_select", "null"))
         eng.start()
         assert eng.join(5)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.engine.histogram import Histogram
-from benchtop.run.controller import TimelineEvent
+from benchtop.run.samples import TimelineEvent
 from benchtop.run.samples import ERROR_KINDS, IntervalStats, RunSummary
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 

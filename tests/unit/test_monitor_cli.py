@@ -36,9 +36,13 @@ def test_closed_port_is_one_line_and_exit_1(capsys):
     assert "p@" not in err  # the password is not echoed
 
 
-def test_no_tui_without_headless(capsys):
-    assert main(["--os"]) == 2
-    assert "use --headless" in capsys.readouterr().err
+def test_without_headless_the_screens_take_over(monkeypatch):
+    import benchtop.screens.launch
+
+    seen = []
+    monkeypatch.setattr(benchtop.screens.launch, "monitor_tui", lambda pollers, args: seen.append(len(pollers)) or 0)
+    assert main(["--os"]) == 0
+    assert seen == [1]
 
 
 def test_run_tui_callback_gets_the_pollers():

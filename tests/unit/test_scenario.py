@@ -15,12 +15,11 @@ from benchtop.commands import scenario as scenario_cli
 from benchtop.scenario.file import (
     Scenario,
     ScenarioError,
-    build_config,
+    build_options,
     check_instrumentation,
     load_scenario,
     parse_range,
     parse_scenario,
-    scenario_argv,
 )
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -31,7 +30,7 @@ def test_example_files_parse_and_build():
     for name, n in expected.items():
         sc = load_scenario(SCENARIOS / name)
         assert len(sc.steps) == n, name
-        cfg = build_config(sc, sc.workloads[0])
+        cfg = build_options(sc, sc.workloads[0])
         check_instrumentation(sc, cfg.engine)
     sweep = load_scenario(SCENARIOS / "thread_sweep.toml")
     assert [s.threads for s in sweep.steps] == [2**i for i in range(11)]
@@ -69,13 +68,11 @@ def test_ranges():
             parse_range(bad, True)
 
 
-def test_options_become_the_cli_command_line():
+def test_options_are_the_command_line_options():
     sc = parse_scenario('engine = "sqlite"\nworkload = "oltp_read_write"\ntable_size = 500\nno_prepare = true\n'
                         'point_selects = 3\n[[step]]\nduration = 1\n')
-    argv = scenario_argv(sc)
-    assert argv[argv.index("--table-size") + 1] == "500"
-    assert "--no-prepare" in argv and argv[-2:] == ["--time", "0"]
-    cfg = build_config(sc, "oltp_read_write")
+    cfg = build_options(sc, "oltp_read_write")
+    assert cfg.time_s == 0  # steps decide how long the load runs
     assert cfg.workload_options["table_size"] == 500 and cfg.workload_options["point_selects"] == "3"
     assert cfg.prepare_statements is False
 
@@ -117,7 +114,7 @@ def test_semantic_errors_from_the_cli_name_the_key_line(tmp_path):
     p.write_text('workload = "oltp_point_select"\nbogus_option = 4\n[[step]]\nduration = 1\n')
     sc = load_scenario(p)
     with pytest.raises(ScenarioError, match=r"s\.toml:2: unknown option --bogus-option"):
-        build_config(sc, sc.workloads[0])
+        build_options(sc, sc.workloads[0])
     p.write_text('engine = "sqlite"\n[[step]]\nduration = 1\ninstrumentation = "waits_only"\n')
     sc = load_scenario(p)
     with pytest.raises(ScenarioError, match=r"s\.toml:4: instrumentation needs --engine mysql/postgres"):
@@ -209,9 +206,7 @@ def test_fuzz_valid_structures_expand_exactly(steps):
 def test_repeatable_options_take_lists_and_source_guards_need_sources(tmp_path, capsys):
     sc = parse_scenario('pgbouncer = ["pgbouncer://a@h:1/pgbouncer", "pgbouncer://b@h:2/pgbouncer"]\n'
                         '[[step]]\nduration = 1\n')
-    argv = scenario_argv(sc)
-    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--pgbouncer"] == [
-        "pgbouncer://a@h:1/pgbouncer", "pgbouncer://b@h:2/pgbouncer"]
+    assert build_options(sc).monitor.pgbouncer == ("pgbouncer://a@h:1/pgbouncer", "pgbouncer://b@h:2/pgbouncer")
     p = tmp_path / "guarded.toml"
     p.write_text('workload = "oltp_point_select"\ntable_size = 100\n[[step]]\nduration = 1\nstop_if = "pool_wait>1s"\n')
     assert scenario_cli.main([str(p), "--headless"]) == 2

@@ -10,7 +10,7 @@ from typing import Any
 
 from benchtop.engine.histogram import Histogram, bucket_index, nbuckets
 from benchtop.run.results import ResultsWriter
-from benchtop.run.controller import TimelineEvent
+from benchtop.run.samples import TimelineEvent
 from benchtop.scenario.file import parse_scenario
 from benchtop.scenario.driver import ScenarioDriver
 from benchtop.run.samples import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
@@ -68,7 +68,7 @@ class FakeCfg:
 class FakeController:
     def __init__(self, clock: Clock, workload: str, threads: int | None, rate: float | None) -> None:
         self.clock, self.workload, self.target = clock, workload, "fake://db"
-        self.cfg, self.program = FakeCfg(workload), FakeProgram()
+        self.options, self.program = FakeCfg(workload), FakeProgram()
         self.threads, self.rate = threads or 1, rate or 0.0
         self.history: list[IntervalStats] = []
         self.events: list[TimelineEvent] = []

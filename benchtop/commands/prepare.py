@@ -1,0 +1,37 @@
+"""`benchtop prepare ...` and `benchtop cleanup ...`: create and load a
+workload's tables (or fileio's files), and drop them again."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from benchtop.commands.exits import EXIT_OK
+from benchtop.errors import UsageError
+from benchtop.run.options import options_from_argv
+from benchtop.workload import load_program
+from benchtop.workload.fileio import cleanup_files, prepare_files
+from benchtop.workload.prepare import cleanup, prepare
+
+
+def prepare_main(argv: Sequence[str]) -> int:
+    opts = options_from_argv("prepare", argv)
+    if opts.fileio is not None:
+        prepare_files(opts.fileio)
+        return EXIT_OK
+    if opts.engine == "sqlite" and not opts.target.database:
+        raise UsageError("prepare --engine sqlite needs --db FILE")
+    program = load_program(opts.workload, opts.engine, opts.workload_options)
+    prepare(program, opts.conn_settings(), max(1, opts.threads), out=sys.stderr)
+    return EXIT_OK
+
+
+def cleanup_main(argv: Sequence[str]) -> int:
+    opts = options_from_argv("cleanup", argv)
+    if opts.fileio is not None:
+        cleanup_files(opts.fileio)
+        return EXIT_OK
+    if opts.engine == "sqlite" and not opts.target.database:
+        raise UsageError("cleanup --engine sqlite needs --db FILE")
+    cleanup(load_program(opts.workload, opts.engine, opts.workload_options), opts.conn_settings())
+    return EXIT_OK

@@ -1,0 +1,109 @@
+"""What the screens and the headless loop need of a run, whoever runs it:
+one engine (`RunController`), a scenario's steps (`ScenarioController`), or
+engines on many hosts.  They call these methods and read `Sample`s; they
+never reach behind the protocol.
+
+A controller's methods may block (they talk to engines and servers): the TUI
+calls them from thread workers, never from its event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence
+
+from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One reading of a run: the interval since the previous reading, and
+    what it means."""
+
+    interval: IntervalStats
+    counted: bool  # part of the results: False during a warm-up
+    t: float  # the interval's end as reports show it (run or scenario seconds, warm-up excluded)
+    finished: bool = False  # the run is over (time, events, stop-if, failure, last step)
+    reason: str = ""  # why it finished: "time", "events", "stop-if: ...", "error: ...", ...
+    fields: Mapping[str, Any] = field(default_factory=dict)  # added to the interval's JSON line
+    status: str = ""  # progress to show beside the workload (a scenario's step), "" for none
+
+    @property
+    def failed(self) -> str | None:
+        """The error that ended the run, if one did."""
+        return self.reason[6:].strip() if self.reason.startswith("error:") else None
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something a loop reports between interval lines (a scenario step
+    starting or done): one text line, or one JSON object."""
+
+    text: str
+    record: Mapping[str, Any]
+
+
+class Controller(Protocol):
+    """A run the user steers: knobs, marks, readings, the end."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def workload(self) -> str: ...
+    @property
+    def report_interval(self) -> float: ...
+
+    # the knobs' current values
+    @property
+    def threads(self) -> int: ...
+    @property
+    def rate(self) -> float: ...
+    @property
+    def paused(self) -> bool: ...
+
+    # time, in seconds since start()
+    @property
+    def elapsed(self) -> float: ...
+    @property
+    def remaining(self) -> float | None: ...
+    def ends_at(self) -> float | None:
+        """time.monotonic() at which the run's time is up (None: no limit)."""
+        ...
+    def deadline(self) -> float | None:
+        """time.monotonic() of a reading needed between report ticks (a
+        scenario's step boundary), None when there is none."""
+        ...
+
+    @property
+    def errors_total(self) -> int: ...
+    @property
+    def reconnects_total(self) -> int: ...
+    @property
+    def history(self) -> Sequence[IntervalStats]:
+        """The counted intervals so far (a screen opened mid-run starts from these)."""
+        ...
+    @property
+    def timeline(self) -> Sequence[TimelineEvent]: ...
+
+    def start(self) -> None: ...
+    def sample(self) -> Sample: ...
+    def notices(self) -> list[Notice]:
+        """What happened since the last call that a log should say."""
+        ...
+    def set_threads(self, n: int) -> None: ...
+    def set_rate(self, rate: float) -> None: ...
+    def set_paused(self, paused: bool) -> None: ...
+    def mark(self, text: str) -> None: ...
+    def note(self, kind: str, text: str) -> None: ...
+    def cycle_instrumentation(self) -> str | None:
+        """The next preset applied (None: the target has none)."""
+        ...
+    def save(self, prefix: Path) -> list[Path]:
+        """The results so far into files named from `prefix`."""
+        ...
+    def stop(self, reason: str = "") -> RunSummary | None:
+        """End the load (idempotent); the summary, None when nothing was measured."""
+        ...

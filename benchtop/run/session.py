@@ -1,0 +1,165 @@
+"""One run session: everything a run attaches, opened in order and closed in
+reverse whatever happens in between.  Every entry point (the run command
+headless or in the TUI, scenarios, the pytest plugin) assembles its run
+here:
+
+    with RunSession(options) as session:
+        ctl = session.controller()
+        summary = run_headless(ctl, LinePrinter(...))
+
+It holds the temporary embedded database (SQLite without --db), the results
+folder, the compiled workloads checked ready on the target, the monitor
+sources and their recorder, the instrumentation control, the --stop-if
+guard, and the controllers it made.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+import tempfile
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Sequence, TextIO
+
+from benchtop.engine import ConnSettings
+from benchtop.errors import UsageError
+from benchtop.run.attach import InstrumentationCycler, MonitorRecorder, build_pollers, make_instrumentation
+from benchtop.run.controller import RunController
+from benchtop.run.guards import Guard
+from benchtop.run.options import RunOptions
+from benchtop.run.results import ResultsWriter
+from benchtop.target.instrumentation import InstrumentationError
+from benchtop.workload import Program, load_program
+from benchtop.workload.fileio import check_files, fileio_program
+from benchtop.workload.prepare import PrepareError, check_ready, prepare
+
+PREPARE_THREADS = 2  # the embedded default's database is small: two loaders are plenty
+
+
+class RunSession:
+    """`monitor`: poll the target and the options' extra sources.
+    `instrumentation`: make the control behind `--instrumentation` and key
+    `i` (None: whenever the target has presets).  `stop_if`: the conditions
+    to check against the sources (default: the options').  `prepare_missing`:
+    create and load the tables when they are not there.  `progress`: where
+    prepare reports (None: nowhere)."""
+
+    def __init__(self, options: RunOptions, *, monitor: bool = True, instrumentation: bool | None = None,
+                 stop_if: Sequence[str] | None = None, prepare_missing: bool = False,
+                 progress: TextIO | None = sys.stderr) -> None:
+        self.options = options
+        self._monitor = monitor
+        self._want_instrumentation = instrumentation
+        self._stop_if = list(options.stop_if if stop_if is None else stop_if)
+        self._prepare_missing = prepare_missing
+        self._progress = progress
+        self._stack = ExitStack()
+        self._programs: dict[tuple[str, str, str], Program] = {}
+        self.writer: ResultsWriter | None = None
+        self.recorder = MonitorRecorder([])
+        self.instrumentation: InstrumentationCycler | None = None
+        self.guard: Guard | None = None
+
+    # -- opening and closing ----------------------------------------------------
+    def __enter__(self) -> RunSession:
+        try:
+            self._open()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        # the recorder writes through the results folder: it stops before anything closes
+        try:
+            self.recorder.stop()
+        finally:
+            self._stack.close()
+
+    def _open(self) -> None:
+        opts = self.options
+        if opts.engine == "sqlite" and not opts.target.database:
+            # the embedded default: a freshly prepared database that goes away afterwards
+            tmpdir = tempfile.mkdtemp(prefix="benchtop-")
+            self._stack.callback(shutil.rmtree, tmpdir, ignore_errors=True)
+            opts = self.options = replace(opts, target=replace(opts.target, database=str(Path(tmpdir) / "benchtop.db")),
+                                          temp_db=True)
+            prepare(self.program(opts), opts.conn_settings(), PREPARE_THREADS,
+                    out=self._progress or io.StringIO(), quiet=self._progress is None or opts.json)
+        if opts.out:
+            self.writer = ResultsWriter(Path(opts.out))
+            self._stack.callback(self.writer.close)
+        self.ready(opts)
+        pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)
+                   if self._monitor else [])
+        self.recorder = MonitorRecorder(pollers, self.writer)
+        if self._stop_if:
+            try:
+                kinds = [p.source.kind for p in pollers] if self._monitor else None
+                self.guard = Guard.parse(self._stop_if, sources=kinds)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            self.recorder.listeners.append(self.guard.observe)
+        want = self._want_instrumentation
+        if want or (want is None and (opts.instrumentation or opts.engine in ("mysql", "postgresql"))):
+            self.instrumentation = make_instrumentation(opts.target, opts.monitor.admin_dsn)
+            if opts.instrumentation and self.instrumentation is None:
+                raise UsageError("--instrumentation needs --engine mysql or postgres")
+
+    # -- workloads -------------------------------------------------------------
+    def program(self, opts: RunOptions | None = None) -> Program:
+        """The compiled workload of `opts` (default: the session's)."""
+        opts = opts or self.options
+        if opts.engine == "fileio" and opts.fileio is not None:
+            return fileio_program(opts.fileio)
+        key = (opts.workload, opts.engine, repr(sorted(opts.workload_options.items())))
+        if key not in self._programs:
+            self._programs[key] = load_program(opts.workload, opts.engine, opts.workload_options)
+        return self._programs[key]
+
+    def ready(self, opts: RunOptions | None = None) -> tuple[Program, ConnSettings]:
+        """The workload and how workers connect, checked to be ready (tables
+        there, server reachable, files prepared) before any worker starts."""
+        opts = opts or self.options
+        program, conn = self.program(opts), opts.conn_settings()
+        if opts.fileio is not None:
+            for note in opts.fileio.notes:
+                print(f"benchtop: note: {note}", file=self._progress or io.StringIO())
+            check_files(opts.fileio)
+            return program, conn
+        try:
+            check_ready(program, conn, opts.target.describe())
+        except PrepareError:
+            if not self._prepare_missing:
+                raise
+            prepare(program, conn, max(1, min(opts.threads, 4)), out=io.StringIO(), quiet=True)
+            check_ready(program, conn, opts.target.describe())
+        return program, conn
+
+    # -- controllers -----------------------------------------------------------
+    def controller(self, opts: RunOptions | None = None, results: bool = True) -> RunController:
+        """A new controller (not started) for `opts` (default: the session's),
+        closed with the session.  `results=False`: it writes no results
+        folder (a scenario writes one for all its steps).  The options'
+        --instrumentation preset is applied before it returns."""
+        opts = opts or self.options
+        program, conn = self.program(opts), opts.conn_settings()
+        ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
+                            self.guard if results else None)
+        self._stack.callback(ctl.close)
+        if results and opts.instrumentation and self.instrumentation is not None:
+            try:
+                self.instrumentation.apply(opts.instrumentation)
+            except InstrumentationError as exc:
+                raise UsageError(str(exc)) from None
+            ctl.note("instrumentation", f"instrumentation {opts.instrumentation}")
+        return ctl
+
+    def tapped_pollers(self) -> list[Any]:
+        """The sources for a UI that polls them itself (recorded all the same)."""
+        return self.recorder.tapped()

@@ -1,0 +1,154 @@
+"""A scenario as one run: `ScenarioController` puts a `ScenarioDriver` behind
+the controller protocol, so the headless loop and the dashboard drive a
+scenario as they drive a single run.  Each reading advances the steps; the
+knobs act on the step that is running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from benchtop.run.controller import RunController
+from benchtop.run.protocol import Notice, Sample
+from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.scenario.driver import ScenarioDriver
+
+
+class ScenarioController:
+    def __init__(self, driver: ScenarioDriver) -> None:
+        self.driver = driver
+        self._status = ""
+        self._notices: list[Notice] = []
+        self._announced = -1
+        driver.on_step_done = self._step_done
+
+    @property
+    def _ctl(self) -> RunController:
+        ctl: RunController = self.driver.controller
+        return ctl
+
+    # -- what it shows ------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        return self._ctl.label
+
+    @property
+    def target(self) -> str:
+        return self._ctl.target
+
+    @property
+    def workload(self) -> str:
+        """The running step's workload, with the scenario's progress."""
+        name = self._ctl.workload
+        return f"{name} · {self._status}" if self._status else name
+
+    @property
+    def report_interval(self) -> float:
+        return self._ctl.report_interval
+
+    @property
+    def threads(self) -> int:
+        return self._ctl.threads
+
+    @property
+    def rate(self) -> float:
+        return self._ctl.rate
+
+    @property
+    def paused(self) -> bool:
+        return self._ctl.paused
+
+    @property
+    def elapsed(self) -> float:
+        return self._ctl.elapsed
+
+    @property
+    def remaining(self) -> float | None:
+        return self._ctl.remaining
+
+    def ends_at(self) -> float | None:
+        return None  # the steps decide: sample() says when the last one is done
+
+    def deadline(self) -> float | None:
+        return self.driver.deadline()
+
+    @property
+    def errors_total(self) -> int:
+        return self._ctl.errors_total
+
+    @property
+    def reconnects_total(self) -> int:
+        return self._ctl.reconnects_total
+
+    @property
+    def history(self) -> Sequence[IntervalStats]:
+        return self._ctl.history
+
+    @property
+    def timeline(self) -> Sequence[TimelineEvent]:
+        return self._ctl.timeline
+
+    # -- the run ------------------------------------------------------------------
+    def start(self) -> None:
+        self.driver.start()
+        self._announce()
+
+    def sample(self) -> Sample:
+        driver = self.driver
+        step = driver.step_index
+        inner = self._ctl.sample()
+        t = driver.scenario_t(inner.interval.t)
+        status = driver.tick()
+        if status:
+            self._status = status
+        self._announce()
+        reason = driver.stopped_by if driver.done else ""
+        return Sample(inner.interval, inner.counted, t=t, finished=driver.done, reason=reason,
+                      fields={"step": step}, status=self._status)
+
+    def notices(self) -> list[Notice]:
+        out, self._notices = self._notices, []
+        return out
+
+    def _announce(self) -> None:
+        driver = self.driver
+        i = driver.step_index
+        if i == self._announced or driver.done or i >= len(driver.scenario.steps):
+            return
+        self._announced = i
+        step = driver.scenario.steps[i]
+        warm = f" (+{step.warmup:g}s warm-up)" if step.warmup else ""
+        self._notices.append(Notice(f"# {step.label(len(driver.scenario.steps))}: {step.duration:g}s{warm}",
+                                    {"type": "step_start", **step.to_dict()}))
+
+    def _step_done(self, result: dict[str, Any]) -> None:
+        lat = result["latency_ms"]
+        text = (f"# step {result['index'] + 1} done: tps {result['tps']:.2f} qps {result['qps']:.2f} "
+                f"p95 {lat.get('p95', 0):.3f} ms p99 {lat.get('p99', 0):.3f} ms errors {result['errors']}")
+        self._notices.append(Notice(text, {"type": "step", **result}))
+
+    def stop(self, reason: str = "") -> RunSummary | None:
+        summary: RunSummary | None = self.driver.finish(reason)
+        return summary
+
+    # -- knobs: on the step that is running ----------------------------------------
+    def set_threads(self, n: int) -> None:
+        self._ctl.set_threads(n)
+
+    def set_rate(self, rate: float) -> None:
+        self._ctl.set_rate(rate)
+
+    def set_paused(self, paused: bool) -> None:
+        self._ctl.set_paused(paused)
+
+    def mark(self, text: str) -> None:
+        self._ctl.mark(text)
+
+    def note(self, kind: str, text: str) -> None:
+        self._ctl.note(kind, text)
+
+    def cycle_instrumentation(self) -> str | None:
+        return self._ctl.cycle_instrumentation()
+
+    def save(self, prefix: Path) -> list[Path]:
+        return self._ctl.save(prefix)
