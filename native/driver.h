@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "benchtop_api.h"
+#include "textbuf.h"
 
 /* What went wrong, classified so the engine can decide: retry the transaction
  * (deadlock, lock timeout, serialization), reconnect (lost connection), skip
@@ -89,8 +90,9 @@ extern const bt_driver bt_driver_pgsql;
 void bt_err_set(bt_err *err, int kind, int errk, int32_t code, const char *sqlstate,
                 const char *msg);
 int32_t bt_sqlstate_code(const char *sqlstate);
-/* Substitute '?' placeholders with literal values (text protocol mode). */
+/* Substitute '?' placeholders with literal values (text protocol mode) into
+ * `out`, which grows to fit.  Returns 0, or fills err and returns -1. */
 int bt_sql_interpolate(const bt_driver *drv, void *conn, const char *sql,
-                       const bt_value *params, int32_t nparams, char *out, size_t cap);
+                       const bt_value *params, int32_t nparams, bt_textbuf *out, bt_err *err);
 
 #endif

@@ -27,7 +27,7 @@ int32_t bt_sqlstate_code(const char *sqlstate)
     return v;
 }
 
-int bt_sql_interpolate(const bt_driver *drv, void *conn, const char *sql,
+static int bt_sql_fill(const bt_driver *drv, void *conn, const char *sql,
                        const bt_value *params, int32_t nparams, char *out, size_t cap)
 {
     size_t o = 0;
@@ -79,5 +79,25 @@ int bt_sql_interpolate(const bt_driver *drv, void *conn, const char *sql,
         }
     }
     out[o] = '\0';
+    return 0;
+}
+
+int bt_sql_interpolate(const bt_driver *drv, void *conn, const char *sql,
+                       const bt_value *params, int32_t nparams, bt_textbuf *out, bt_err *err)
+{
+    /* An upper bound: a quoted string at worst doubles, plus its quotes and
+     * the NUL; an integer or NULL takes at most 20 characters. */
+    size_t need = strlen(sql) + 1;
+    for (int32_t i = 0; i < nparams; i++)
+        need += params[i].type == BT_VAL_STR ? 2 * (size_t)params[i].len + 3 : 24;
+    if (bt_textbuf_reserve(out, need) != 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+        return -1;
+    }
+    if (bt_sql_fill(drv, conn, sql, params, nparams, out->buf, out->cap) != 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "statement too long to interpolate");
+        return -1;
+    }
+    out->len = strlen(out->buf);
     return 0;
 }

@@ -109,8 +109,7 @@ enum { BT_MYS_NEW = 0, BT_MYS_PREPARED = 1, BT_MYS_TEXT = 2 };
 
 typedef struct {
     int64_t i;
-    char *s;                 /* copy of a string value: MYSQL_BIND keeps a pointer */
-    size_t scap;
+    bt_textbuf s;            /* copy of a string value: MYSQL_BIND keeps a pointer */
     unsigned long len;
     bt_my_bool is_null;
     int type;                /* BT_VAL_* bound in pbind, -1 before the first bind */
@@ -152,8 +151,7 @@ typedef struct {
 #endif
     bt_my_stmt **stmts;      /* by key; pointers so a grow never moves bound buffers */
     int32_t nstmts;
-    char *text;              /* interpolation buffer for the text protocol */
-    size_t text_cap;
+    bt_textbuf text;         /* interpolation buffer for the text protocol */
 } bt_my_conn;
 
 static pthread_once_t bt_my_lib_once = PTHREAD_ONCE_INIT;
@@ -376,7 +374,7 @@ static void bt_my_stmt_reset(bt_my_stmt *st)
     if (st->stmt)
         mysql_stmt_close(st->stmt);
     for (unsigned long i = 0; st->pv && i < st->nparams; i++)
-        free(st->pv[i].s);
+        bt_textbuf_free(&st->pv[i].s);
     free(st->pv);
     free(st->pbind);
     free(st->rbind);
@@ -403,7 +401,7 @@ static void bt_my_disconnect(void *conn)
     for (int32_t k = 0; k < c->nstmts; k++)
         bt_my_stmt_free(c->stmts[k]);
     free(c->stmts);
-    free(c->text);
+    bt_textbuf_free(&c->text);
     free(c);
 }
 
@@ -598,24 +596,9 @@ static size_t bt_my_quote(void *conn, char *buf, size_t cap, const char *s, size
 static int bt_my_text_execute(bt_my_conn *c, const char *sql, const bt_value *params,
                               int32_t nparams, bt_result *res, bt_err *err)
 {
-    size_t need = strlen(sql) + 1;
-    for (int32_t i = 0; i < nparams; i++)
-        need += params[i].type == BT_VAL_STR ? 2 * (size_t)params[i].len + 3 : 24;
-    if (need > c->text_cap) {
-        size_t cap = need < 4096 ? 4096 : need * 2;
-        char *nb = realloc(c->text, cap);
-        if (!nb) {
-            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
-            return -1;
-        }
-        c->text = nb;
-        c->text_cap = cap;
-    }
-    if (bt_sql_interpolate(&bt_driver_mysql, c, sql, params, nparams, c->text, c->text_cap) != 0) {
-        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "statement too long to interpolate");
+    if (bt_sql_interpolate(&bt_driver_mysql, c, sql, params, nparams, &c->text, err) != 0)
         return -1;
-    }
-    return bt_my_query(c, c->text, strlen(c->text), res, err);
+    return bt_my_query(c, c->text.buf, c->text.len, res, err);
 }
 
 static int bt_my_exec_text(void *conn, const char *sql, bt_result *res, bt_err *err)
@@ -740,23 +723,19 @@ static int bt_my_bind_params(bt_my_stmt *st, const bt_value *params, bt_err *err
             }
             continue;
         }
-        if (v->len > p->scap || !p->s) {
-            size_t cap = v->len < 256 ? 256 : (size_t)v->len * 2;
-            char *ns = realloc(p->s, cap);
-            if (!ns) {
-                bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
-                return -1;
-            }
-            p->s = ns;
-            p->scap = cap;
-            p->type = -1;   /* the buffer moved */
+        size_t old_cap = p->s.cap;
+        if (bt_textbuf_reserve(&p->s, v->len) != 0) {
+            bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+            return -1;
         }
-        memcpy(p->s, v->s, v->len);
+        if (p->s.cap != old_cap)
+            p->type = -1;   /* the buffer moved or grew: bind it again */
+        memcpy(p->s.buf, v->s, v->len);
         p->len = v->len;
         if (p->type != BT_VAL_STR) {
             b->buffer_type = MYSQL_TYPE_STRING;
-            b->buffer = p->s;
-            b->buffer_length = (unsigned long)p->scap;
+            b->buffer = p->s.buf;
+            b->buffer_length = (unsigned long)p->s.cap;
             p->type = BT_VAL_STR;
             rebind = 1;
         }

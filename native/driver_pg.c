@@ -50,8 +50,7 @@ static atomic_int bt_pg_unnamed_everywhere;
 
 typedef struct {
     char num[24];            /* an int parameter, formatted */
-    char *s;                 /* a string parameter, copied and NUL-terminated */
-    size_t scap;
+    bt_textbuf s;            /* a string parameter, copied and NUL-terminated */
 } bt_pg_param;
 
 typedef struct {
@@ -81,8 +80,7 @@ typedef struct {
     bt_pg_pending pending[BT_PG_MAX_PENDING];
     bt_pg_stmt **stmts;      /* by key */
     int32_t nstmts;
-    char *text;              /* interpolation buffer for text mode */
-    size_t text_cap;
+    bt_textbuf text;         /* interpolation buffer for text mode */
 } bt_pg_conn;
 
 /* ---- errors --------------------------------------------------------------- */
@@ -168,14 +166,14 @@ static void bt_pg_disconnect(void *conn)
         if (!st)
             continue;
         for (int i = 0; st->pv && i < st->nparams; i++)
-            free(st->pv[i].s);
+            bt_textbuf_free(&st->pv[i].s);
         free(st->pv);
         free(st->values);
         free(st->sql);
         free(st);
     }
     free(c->stmts);
-    free(c->text);
+    bt_textbuf_free(&c->text);
     free(c);
 }
 
@@ -346,22 +344,9 @@ static size_t bt_pg_quote(void *conn, char *buf, size_t cap, const char *s, size
 static int bt_pg_text_execute(bt_pg_conn *c, const char *sql, const bt_value *params,
                               int32_t nparams, bt_result *res, bt_err *err)
 {
-    size_t need = strlen(sql) + 1;
-    for (int32_t i = 0; i < nparams; i++)
-        need += params[i].type == BT_VAL_STR ? 2 * (size_t)params[i].len + 3 : 24;
-    if (need > c->text_cap) {
-        size_t cap = need < 4096 ? 4096 : need * 2;
-        char *nb = realloc(c->text, cap);
-        if (!nb)
-            return bt_pg_oom(err);
-        c->text = nb;
-        c->text_cap = cap;
-    }
-    if (bt_sql_interpolate(&bt_driver_pgsql, c, sql, params, nparams, c->text, c->text_cap) != 0) {
-        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "statement too long to interpolate");
+    if (bt_sql_interpolate(&bt_driver_pgsql, c, sql, params, nparams, &c->text, err) != 0)
         return -1;
-    }
-    return bt_pg_result(c, PQexec(c->pg, c->text), res, err);
+    return bt_pg_result(c, PQexec(c->pg, c->text.buf), res, err);
 }
 
 /* ---- prepared statements ------------------------------------------------- */
@@ -465,17 +450,10 @@ static int bt_pg_bind(bt_pg_stmt *st, const bt_value *params, bt_err *err)
             st->values[i] = bt_pg_fmt_i64(p->num, v->i);
         } else {
             /* text-format parameters are NUL-terminated: copy */
-            if ((size_t)v->len + 1 > p->scap) {
-                size_t cap = v->len < 256 ? 256 : (size_t)v->len * 2;
-                char *ns = realloc(p->s, cap);
-                if (!ns)
-                    return bt_pg_oom(err);
-                p->s = ns;
-                p->scap = cap;
-            }
-            memcpy(p->s, v->s, v->len);
-            p->s[v->len] = '\0';
-            st->values[i] = p->s;
+            p->s.len = 0;
+            if (bt_textbuf_append(&p->s, v->s, v->len) != 0)
+                return bt_pg_oom(err);
+            st->values[i] = p->s.buf;
         }
     }
     return 0;

@@ -15,8 +15,6 @@ typedef struct {
     sqlite3 *db;
     sqlite3_stmt **stmts;
     int32_t nstmts;
-    char *text;        /* --no-prepare buffer */
-    size_t text_cap;
 } bt_sqlite;
 
 static void set_err(bt_err *err, sqlite3 *db, int rc, const char *what)
@@ -40,7 +38,6 @@ static void sq_disconnect(void *conn)
     for (int32_t i = 0; i < c->nstmts; i++)
         sqlite3_finalize(c->stmts[i]);
     free(c->stmts);
-    free(c->text);
     sqlite3_close(c->db);
     free(c);
 }

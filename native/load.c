@@ -22,46 +22,17 @@ typedef struct {
     pthread_t thread;
 } bt_load_thread;
 
-typedef struct {
-    char *buf;
-    size_t len, cap;
-} bt_sbuf;
-
-static int sb_reserve(bt_sbuf *b, size_t more)
-{
-    if (b->len + more + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    char *nb = realloc(b->buf, cap);
-    if (!nb)
-        return -1;
-    b->buf = nb;
-    b->cap = cap;
-    return 0;
-}
-
-static int sb_puts(bt_sbuf *b, const char *s, size_t n)
-{
-    if (sb_reserve(b, n) != 0)
-        return -1;
-    memcpy(b->buf + b->len, s, n);
-    b->len += n;
-    b->buf[b->len] = '\0';
-    return 0;
-}
-
-static int sb_int(bt_sbuf *b, int64_t v)
+static int append_int(bt_textbuf *b, int64_t v)
 {
     char tmp[32];
     int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v);
-    return sb_puts(b, tmp, (size_t)n);
+    return bt_textbuf_append(b, tmp, (size_t)n);
 }
 
-static int sb_quoted(bt_sbuf *b, const bt_driver *drv, void *conn, const char *s, size_t n)
+static int append_quoted(bt_textbuf *b, const bt_driver *drv, void *conn, const char *s, size_t n)
 {
-    if (sb_reserve(b, 2 * n + 3) != 0)
+    /* at worst every character doubles, plus the two quotes and the NUL */
+    if (bt_textbuf_reserve(b, b->len + 2 * n + 4) != 0)
         return -1;
     if (drv->quote) {
         b->len += drv->quote(conn, b->buf + b->len, b->cap - b->len, s, n);
@@ -79,29 +50,29 @@ static int sb_quoted(bt_sbuf *b, const bt_driver *drv, void *conn, const char *s
     return 0;
 }
 
-static int append_row(bt_sbuf *b, const bt_load *ld, bt_engine *e, bt_rng *rng, void *conn,
+static int append_row(bt_textbuf *b, const bt_load *ld, bt_engine *e, bt_rng *rng, void *conn,
                       int64_t row)
 {
     char tmp[BT_SREG_CAP];
     uint32_t tl;
-    if (sb_puts(b, "(", 1) != 0)
+    if (bt_textbuf_append(b, "(", 1) != 0)
         return -1;
     for (int32_t c = 0; c < ld->ncols; c++) {
         const bt_gen *g = &ld->cols[c];
         int rc = 0;
         if (c > 0)
-            rc = sb_puts(b, ",", 1);
+            rc = bt_textbuf_append(b, ",", 1);
         switch (g->kind) {
-        case BT_GEN_SEQ: rc |= sb_int(b, row + g->lo); break;
-        case BT_GEN_RAND: rc |= sb_int(b, bt_rand_dist(rng, &e->rp, g->dist, g->lo, g->hi)); break;
+        case BT_GEN_SEQ: rc |= append_int(b, row + g->lo); break;
+        case BT_GEN_RAND: rc |= append_int(b, bt_rand_dist(rng, &e->rp, g->dist, g->lo, g->hi)); break;
         case BT_GEN_TEMPLATE:
             bt_rand_template(rng, g->text ? g->text : "", tmp, sizeof tmp, &tl);
-            rc |= sb_quoted(b, e->drv, conn, tmp, tl);
+            rc |= append_quoted(b, e->drv, conn, tmp, tl);
             break;
-        case BT_GEN_CONST: rc |= sb_int(b, g->lo); break;
-        case BT_GEN_DIV: rc |= sb_int(b, (row - 1) / (g->lo > 0 ? g->lo : 1) + 1); break;
+        case BT_GEN_CONST: rc |= append_int(b, g->lo); break;
+        case BT_GEN_DIV: rc |= append_int(b, (row - 1) / (g->lo > 0 ? g->lo : 1) + 1); break;
         case BT_GEN_MOD:
-            rc |= sb_int(b, ((row - 1) / (g->lo > 0 ? g->lo : 1)) % (g->hi > 0 ? g->hi : 1) + 1 + g->dist);
+            rc |= append_int(b, ((row - 1) / (g->lo > 0 ? g->lo : 1)) % (g->hi > 0 ? g->hi : 1) + 1 + g->dist);
             break;
         case BT_GEN_DECIMAL: {
             int64_t v = bt_rand_dist(rng, &e->rp, BT_DIST_UNIFORM, g->lo, g->hi), p10 = 1;
@@ -114,20 +85,22 @@ static int append_row(bt_sbuf *b, const bt_load *ld, bt_engine *e, bt_rng *rng, 
                                  : snprintf(num, sizeof num, "%s%llu.%0*llu", v < 0 ? "-" : "",
                                             (unsigned long long)(av / (uint64_t)p10), (int)places,
                                             (unsigned long long)(av % (uint64_t)p10));
-            rc |= sb_puts(b, num, (size_t)nl);
+            rc |= bt_textbuf_append(b, num, (size_t)nl);
             break;
         }
         case BT_GEN_WORDS:
             bt_words(g->text ? g->text : "", ((row - 1) / (g->lo > 0 ? g->lo : 1)) % (g->hi > 0 ? g->hi : 1),
                      g->dist, tmp, sizeof tmp, &tl);
-            rc |= sb_quoted(b, e->drv, conn, tmp, tl);
+            rc |= append_quoted(b, e->drv, conn, tmp, tl);
             break;
-        default: rc |= sb_puts(b, g->text ? g->text : "NULL", g->text ? strlen(g->text) : 4); break;
+        default:
+            rc |= bt_textbuf_append(b, g->text ? g->text : "NULL", g->text ? strlen(g->text) : 4);
+            break;
         }
         if (rc != 0)
             return -1;
     }
-    return sb_puts(b, ")", 1);
+    return bt_textbuf_append(b, ")", 1);
 }
 
 static void *load_main(void *arg)
@@ -136,7 +109,7 @@ static void *load_main(void *arg)
     bt_load_job *job = lt->job;
     bt_engine *e = job->e;
     const bt_load *ld = job->load;
-    bt_sbuf b = {0};
+    bt_textbuf b = {0};
     bt_err err = {0};
     bt_rng rng;
     void *conn = NULL;
@@ -178,10 +151,10 @@ static void *load_main(void *arg)
                 failed = 1;
             b.len = 0;
             int64_t n = 0;
-            failed |= sb_puts(&b, prefix, strlen(prefix)) != 0;
+            failed |= bt_textbuf_append(&b, prefix, strlen(prefix)) != 0;
             for (; row <= last && n < ld->rows_per_insert && !failed; row++, n++) {
                 if (n > 0)
-                    failed |= sb_puts(&b, ",", 1) != 0;
+                    failed |= bt_textbuf_append(&b, ",", 1) != 0;
                 failed |= append_row(&b, ld, e, &rng, conn, row) != 0;
             }
             if (!failed && e->drv->exec_text(conn, b.buf, NULL, &err) != 0)
@@ -202,7 +175,7 @@ static void *load_main(void *arg)
         }
     }
 out:
-    free(b.buf);
+    bt_textbuf_free(&b);
     if (conn)
         e->drv->disconnect(conn);
     if (e->drv->thread_end)

@@ -35,6 +35,7 @@ CORE_SOURCES = [
     "driver_null.c",
     "driver_sqlite.c",
     "driver_fileio.c",
+    "textbuf.c",
 ]
 
 

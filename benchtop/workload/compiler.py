@@ -142,8 +142,8 @@ def _cond(ctx: _Ctx, name: str, line: int) -> tuple[bool | None, int]:
     neg = name.startswith("!") or name.startswith("not ")
     name = name[1:].strip() if name.startswith("!") else (name[4:].strip() if neg else name.strip())
     if name in ctx.options:
-        v = bool(ctx.options[name])
-        return (not v if neg else v), -1
+        on = bool(ctx.options[name])
+        return (not on if neg else on), -1
     if not neg and name in ctx.regs:
         return None, ctx.regs[name]
     # a general condition: `w > 1`, `not found`, `scale > 1 and remote`
@@ -163,7 +163,9 @@ _CALL = re.compile(r"^(" + _IDENT + r")\s*\((.*)\)$")
 
 
 def _split_args(text: str) -> list[str]:
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "," and depth == 0:
             out.append("".join(cur))

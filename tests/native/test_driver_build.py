@@ -24,7 +24,7 @@ pytestmark = pytest.mark.realdb
 
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "native"
-SOURCES = ["tests/test_drivers.c", "driver_mysql.c", "driver_pg.c", "driver_common.c"]
+SOURCES = ["tests/test_drivers.c", "driver_mysql.c", "driver_pg.c", "driver_common.c", "textbuf.c"]
 BASE_FLAGS = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-g"]
 SANITIZE = ["-O1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
             "-fno-sanitize-recover=undefined"]
