@@ -9,6 +9,7 @@ from typing import Any
 
 from benchtop.engine import ConnSettings
 from benchtop.target import Target
+from benchtop.target.connection import native_conn
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
 ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
@@ -54,40 +55,15 @@ class RunConfig:
         return d
 
 
-def ssl_level(ssl: str) -> int:
-    s = (ssl or "").lower()
-    if s in ("", "off", "disable", "disabled", "prefer", "preferred", "allow", "0", "false"):
-        return 0
-    if s in ("verify-ca", "verify-full", "verify_identity", "verify", "2"):
-        return 2
-    return 1
-
-
 def conn_settings(cfg: RunConfig) -> ConnSettings:
     t = cfg.target
     if cfg.engine == "sqlite":
         return ConnSettings(driver="sqlite", database=t.database)
     if cfg.engine == "null":
         return ConnSettings(driver="null")
-    if cfg.engine == "postgresql":
-        # libpq keywords as given, sslmode among them, so every mode
-        # (disable, allow, prefer, require, verify-ca, verify-full) means what libpq says
-        pg_opts = dict(t.options)
-        if t.ssl:
-            pg_opts["sslmode"] = t.ssl
-        opts = " ".join(f"{k}={v}" for k, v in pg_opts.items())
-    else:
-        opts = ";".join(f"{k}={v}" for k, v in t.options.items())
     return ConnSettings(
         driver=cfg.engine,
-        host="" if t.socket else t.host,
-        port=t.effective_port if not t.socket else 0,
-        user=t.user,
-        password=t.password,
-        database=t.database,
-        socket=t.socket,
-        options=opts,
-        ssl=ssl_level(t.ssl) if cfg.engine == "mysql" else 0,
+        **asdict(native_conn(t, cfg.engine)),
         prepare=cfg.prepare_statements,
         pipeline=cfg.pipeline,
     )
