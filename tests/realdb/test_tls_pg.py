@@ -13,7 +13,10 @@ import psycopg
 import pytest
 
 from benchtop.commands.monitor import main as monitor_main
+from benchtop.target import parse_dsn
+from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
 from tests.e2e.conftest import run_benchtop
+from tests.fixtures.dbhelpers import retry
 from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, _give_to_postgres, free_port
 from tests.realdb.test_tls import make_certs
 
@@ -33,7 +36,8 @@ class TLSPostgres(LocalPostgres):
         with open(self.datadir / "postgresql.conf", "a") as conf:
             conf.write("ssl = on\nssl_cert_file = 'server.cert'\nssl_key_file = 'server.key'\n")
         hba = self.datadir / "pg_hba.conf"
-        rules = "hostssl all tls 127.0.0.1/32 md5\nhostnossl all tls 127.0.0.1/32 reject\n"
+        # tlsadmin may change settings (instrumentation); both roles only over TLS
+        rules = "hostssl all tls,tlsadmin 127.0.0.1/32 md5\nhostnossl all tls,tlsadmin 127.0.0.1/32 reject\n"
         hba.write_text(rules + hba.read_text())
 
 
@@ -55,6 +59,7 @@ def tls_pg():
                          dbname="postgres", autocommit=True) as c:
         c.execute("CREATE ROLE tls LOGIN PASSWORD 'tlspw'")
         c.execute("GRANT pg_monitor TO tls")
+        c.execute("CREATE ROLE tlsadmin LOGIN SUPERUSER PASSWORD 'tlspw'")
     try:
         yield srv, certs
     finally:
@@ -109,3 +114,51 @@ def test_monitor_over_verified_tls(tls_pg, monkeypatch: pytest.MonkeyPatch) -> N
     assert rc == 0
     snap = json.loads(out.getvalue().splitlines()[-1])
     assert snap["sources"]["postgresql"]["ok"] is True
+
+
+def _admin(srv, query: str) -> list[tuple]:
+    with psycopg.connect(host="127.0.0.1", port=srv.port, user=PG_ADMIN[0], password=PG_ADMIN[1],
+                         dbname="postgres", autocommit=True) as c:
+        return c.execute(query).fetchall()
+
+
+def _track_io_timing(srv) -> str:
+    # a fresh session: ALTER SYSTEM + reload must reach it
+    return _admin(srv, "SHOW track_io_timing")[0][0]
+
+
+def test_instrumentation_over_verified_tls_applies_and_restores(tls_pg) -> None:
+    srv, certs = tls_pg
+    before = _track_io_timing(srv)
+    flipped = "off" if before == "on" else "on"
+    target = parse_dsn(f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres"
+                       f"?sslmode=verify-full&sslrootcert={certs['ca']}")
+    with InstrumentationControl(target) as ctl:
+        ctl.apply("all_enabled" if flipped == "on" else "all_disabled")
+        retry(lambda: _track_io_timing(srv) == flipped, timeout=10)
+        ssl_rows = _admin(srv, "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)"
+                               " WHERE a.application_name = 'benchtop-instrumentation'")
+        assert ssl_rows == [(True,)]
+    assert ctl.events[-1].preset == "restored"
+    retry(lambda: _track_io_timing(srv) == before, timeout=10)
+
+
+def test_instrumentation_without_tls_is_refused(tls_pg) -> None:
+    srv, _ = tls_pg
+    ctl = InstrumentationControl(parse_dsn(f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres?sslmode=disable"))
+    with pytest.raises(InstrumentationError, match="pg_hba.conf rejects"):
+        ctl.apply("all_enabled")
+    ctl.close()
+
+
+def test_instrumentation_verifies_the_ca(tls_pg, tmp_path: Path) -> None:
+    srv, _ = tls_pg
+    other = tmp_path / "other"
+    other.mkdir()
+    bogus = make_certs(other)["ca"]
+    # the same DSN spelling the MySQL side takes: ssl= and ssl-ca=
+    target = parse_dsn(f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres?ssl=verify-full&ssl-ca={bogus}")
+    ctl = InstrumentationControl(target)
+    with pytest.raises(InstrumentationError, match="certificate verify failed"):
+        ctl.apply("all_enabled")
+    ctl.close()
