@@ -63,7 +63,7 @@ def conn_settings(cfg: RunConfig) -> ConnSettings:
         return ConnSettings(driver="null")
     return ConnSettings(
         driver=cfg.engine,
-        **asdict(native_conn(t, cfg.engine)),
+        **native_conn(t, cfg.engine),
         prepare=cfg.prepare_statements,
         pipeline=cfg.pipeline,
     )

@@ -14,7 +14,7 @@ MySQL's (`ssl-ca`, `ssl_ca`, `ssl-cert`, `ssl-key`) or libpq's
 from __future__ import annotations
 
 import ssl
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from benchtop.target.dsn import Target
@@ -221,30 +221,18 @@ def _conninfo_value(value: str) -> str:
 # ------------------------------------------------------------------ C drivers
 
 
-@dataclass(frozen=True, slots=True)
-class NativeConn:
-    """What the C drivers read from bt_conn_config (see native/driver_mysql.c
-    and driver_pg.c): `options` is libpq conninfo for postgresql and
-    `key=value;...` for mysql, `ssl` the level only the MySQL driver reads."""
-
-    host: str = ""
-    port: int = 0
-    user: str = ""
-    password: str | None = field(default=None, repr=False)
-    database: str = ""
-    socket: str = ""
-    options: str = ""
-    ssl: int = 0
-
-
-def native_conn(t: Target, driver: str) -> NativeConn:
-    """The C driver's fields for `t`; `driver` is the engine's name for it.
+def native_conn(t: Target, driver: str) -> dict[str, Any]:
+    """The fields the C drivers read from bt_conn_config (native/driver_mysql.c,
+    driver_pg.c), named as the engine's ConnSettings names them: host, port,
+    user, password, database, socket, options (libpq conninfo for
+    postgresql, `key=value;...` for mysql) and ssl (the level only the MySQL
+    driver reads).  `driver` is the engine's name for the driver.
 
     >>> c = native_conn(Target("postgresql", port=5433, ssl="verify-full", options={"ssl-ca": "/ca.pem"}), "postgresql")
-    >>> c.options, c.ssl
+    >>> c["options"], c["ssl"]
     ('sslmode=verify-full sslrootcert=/ca.pem', 0)
     >>> c = native_conn(Target("mysql", ssl="verify-ca", options={"sslrootcert": "/ca.pem", "compress": "1"}), "mysql")
-    >>> c.options, c.ssl
+    >>> c["options"], c["ssl"]
     ('compress=1;ssl-ca=/ca.pem', 2)
     """
     tls = tls_of(t)
@@ -262,13 +250,9 @@ def native_conn(t: Target, driver: str) -> NativeConn:
     else:
         options = ";".join(f"{k}={v}" for k, v in t.options.items())
         level = 0
-    return NativeConn(
-        host="" if t.socket else t.host,
-        port=0 if t.socket else t.effective_port,
-        user=t.user,
-        password=t.password,
-        database=t.database,
-        socket=t.socket,
-        options=options,
-        ssl=level,
-    )
+    # Both client libraries take a host over a socket: with a socket, they get neither host nor port.
+    if t.socket:
+        where: dict[str, Any] = {"host": "", "port": 0, "socket": t.socket}
+    else:
+        where = {"host": t.host, "port": t.effective_port, "socket": ""}
+    return {**where, "user": t.user, "password": t.password, "database": t.database, "options": options, "ssl": level}

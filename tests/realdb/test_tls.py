@@ -146,21 +146,20 @@ def test_instrumentation_over_verified_tls_applies_and_restores(tls_admin) -> No
     assert _instruments(srv) == before
 
 
-def test_instrumentation_without_tls_is_refused(tls_admin) -> None:
-    srv, _ = tls_admin
-    ctl = InstrumentationControl(parse_dsn(f"mysql://tlsinst:tlspw@127.0.0.1:{srv.port}?ssl=off"))
-    with pytest.raises(InstrumentationError, match="Access denied"):
-        ctl.apply("waits_only")
+def assert_instrumentation_refused(dsn: str, error: str) -> None:
+    """The instrumentation connection for `dsn` cannot be made, for `error`."""
+    ctl = InstrumentationControl(parse_dsn(dsn))
+    with pytest.raises(InstrumentationError, match=error):
+        ctl.apply("all_enabled")
     ctl.close()
 
 
-def test_instrumentation_verifies_the_ca(tls_admin, tmp_path: Path) -> None:
+def test_instrumentation_needs_tls_and_the_right_ca(tls_admin, tmp_path: Path) -> None:
     srv, _ = tls_admin
+    base = f"mysql://tlsinst:tlspw@127.0.0.1:{srv.port}"
+    assert_instrumentation_refused(f"{base}?ssl=off", "Access denied")
     bogus = make_certs(tmp_path)["ca"]
-    ctl = InstrumentationControl(parse_dsn(f"mysql://tlsinst:tlspw@127.0.0.1:{srv.port}?ssl=verify-ca&ssl-ca={bogus}"))
-    with pytest.raises(InstrumentationError, match="CERTIFICATE_VERIFY_FAILED"):
-        ctl.apply("waits_only")
-    ctl.close()
+    assert_instrumentation_refused(f"{base}?ssl=verify-ca&ssl-ca={bogus}", "CERTIFICATE_VERIFY_FAILED")
 
 
 def test_monitor_source_over_verified_tls(tls_mariadb) -> None:

@@ -14,11 +14,11 @@ import pytest
 
 from benchtop.commands.monitor import main as monitor_main
 from benchtop.target import parse_dsn
-from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
+from benchtop.target.instrumentation import InstrumentationControl
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.dbhelpers import retry
 from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, _give_to_postgres, free_port
-from tests.realdb.test_tls import make_certs
+from tests.realdb.test_tls import assert_instrumentation_refused, make_certs
 
 pytestmark = [pytest.mark.realdb, pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl")]
 
@@ -143,22 +143,11 @@ def test_instrumentation_over_verified_tls_applies_and_restores(tls_pg) -> None:
     retry(lambda: _track_io_timing(srv) == before, timeout=10)
 
 
-def test_instrumentation_without_tls_is_refused(tls_pg) -> None:
+def test_instrumentation_needs_tls_and_the_right_ca(tls_pg, tmp_path: Path) -> None:
     srv, _ = tls_pg
-    ctl = InstrumentationControl(parse_dsn(f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres?sslmode=disable"))
-    with pytest.raises(InstrumentationError, match="pg_hba.conf rejects"):
-        ctl.apply("all_enabled")
-    ctl.close()
-
-
-def test_instrumentation_verifies_the_ca(tls_pg, tmp_path: Path) -> None:
-    srv, _ = tls_pg
+    base = f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres"
+    assert_instrumentation_refused(f"{base}?sslmode=disable", "pg_hba.conf rejects")
     other = tmp_path / "other"
     other.mkdir()
-    bogus = make_certs(other)["ca"]
-    # the same DSN spelling the MySQL side takes: ssl= and ssl-ca=
-    target = parse_dsn(f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres?ssl=verify-full&ssl-ca={bogus}")
-    ctl = InstrumentationControl(target)
-    with pytest.raises(InstrumentationError, match="certificate verify failed"):
-        ctl.apply("all_enabled")
-    ctl.close()
+    # the spelling the MySQL side takes (ssl=, ssl-ca=) means the same here
+    assert_instrumentation_refused(f"{base}?ssl=verify-full&ssl-ca={make_certs(other)['ca']}", "certificate verify failed")
