@@ -46,7 +46,7 @@ _MODES = {
     "2": "verify-full",
 }
 
-# DSN option names (lower case, '_' read as '-') that name TLS files.
+# DSN option names (lower case, '_' read as '-') that carry TLS settings.
 _CA_KEYS = ("ssl-ca", "sslrootcert")
 _CERT_KEYS = ("ssl-cert", "sslcert")
 _KEY_KEYS = ("ssl-key", "sslkey")
@@ -78,7 +78,8 @@ class TLS:
     @property
     def level(self) -> int:
         """The C engine's `ssl` field: 0 off, 1 required, 2 verified.
-        Only the C MySQL driver reads it; libpq gets `mode` itself.
+        Only the C MySQL driver reads it (libpq gets `mode` itself), and it
+        has one verifying level, which checks the host name too.
 
         >>> [TLS(tls_mode(m)).level for m in ("", "off", "prefer", "on", "require", "verify-ca", "verify_identity")]
         [0, 0, 0, 1, 1, 2, 2]
@@ -116,7 +117,7 @@ def _first(opts: Mapping[str, str], keys: Iterable[str]) -> str:
     return next((opts[k] for k in keys if opts.get(k)), "")
 
 
-def extra_options(t: Target) -> dict[str, str]:
+def _extra_options(t: Target) -> dict[str, str]:
     """The DSN options that are not TLS settings, as given."""
     return {k: v for k, v in t.options.items() if _key(k) not in _TLS_KEYS}
 
@@ -236,7 +237,7 @@ def native_conn(t: Target, driver: str) -> dict[str, Any]:
     ('compress=1;ssl-ca=/ca.pem', 2)
     """
     tls = tls_of(t)
-    extra = extra_options(t)
+    extra = _extra_options(t)
     if driver == "postgresql":
         # libpq keywords as given, sslmode among them, so every mode
         # (disable, allow, prefer, require, verify-ca, verify-full) means what libpq says
