@@ -18,7 +18,7 @@ from benchtop import __version__
 from benchtop.engine import ConnSettings, RandomSettings
 from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
-from benchtop.target.connection import native_fields
+from benchtop.target.connection import native_conn
 from benchtop.workload import option_defaults
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_overrides
 
@@ -94,7 +94,7 @@ class RunOptions:
         if self.engine in ("sqlite", "null"):
             return ConnSettings(driver=self.engine, database=self.target.database if self.engine == "sqlite" else "")
         return ConnSettings(
-            driver=self.engine, **native_fields(self.target, self.engine),
+            driver=self.engine, **native_conn(self.target, self.engine),
             prepare=self.prepare_statements, pipeline=self.pipeline,
         )
 

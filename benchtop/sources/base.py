@@ -65,6 +65,14 @@ class SourceError(Exception):
     """A poll failed as a whole (connection lost, server gone); one line."""
 
 
+class PanelFailed(Exception):
+    """One statement failed but the connection is fine: the panel is Missing."""
+
+    def __init__(self, missing: Missing) -> None:
+        super().__init__(missing.what)
+        self.missing = missing
+
+
 class Source(ABC):
     """A poller: `connect()`, then `poll()` at the caller's pace, then `close()`.
 
@@ -101,6 +109,19 @@ class Source(ABC):
         except SourceError:
             return False
         return True
+
+    def snapshot(self, panels: Mapping[str, Any], started: float, interval_s: float | None) -> SourceSnapshot:
+        """A successful poll's snapshot; `started` is the poll's
+        `time.perf_counter()` at its start, so `poll_ms` is the poll's own cost."""
+        return SourceSnapshot(
+            name=self.name,
+            kind=self.kind,
+            t=time.time(),
+            ok=True,
+            poll_ms=(time.perf_counter() - started) * 1000.0,
+            interval_s=interval_s,
+            panels=panels,
+        )
 
     def failed_snapshot(self, error: str) -> SourceSnapshot:
         return SourceSnapshot(name=self.name, kind=self.kind, t=time.time(), ok=False, error=error)

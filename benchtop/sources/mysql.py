@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import re
 import socket
-import ssl as ssl_module
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import pymysql
 
+from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
+from benchtop.target.connection import pymysql_kwargs
 
 # Client-side errors meaning the connection is gone (CR_* codes), plus
 # MariaDB/MySQL's "server shutdown in progress" and "connection killed".
@@ -298,14 +299,6 @@ def binlog_panel(prev: BinlogReading | None, cur: BinlogReading, seconds: float 
 # ------------------------------------------------------------------ the source
 
 
-class _PanelFailed(Exception):
-    """One statement failed but the connection is fine: the panel is Missing."""
-
-    def __init__(self, missing: Missing) -> None:
-        super().__init__(missing.what)
-        self.missing = missing
-
-
 class MySQLSource(Source):
     kind = "mysql"
 
@@ -324,21 +317,7 @@ class MySQLSource(Source):
     def connect(self) -> None:
         t = self.target
         try:
-            self._conn = pymysql.connect(
-                host=t.host or "127.0.0.1",
-                port=t.effective_port,
-                user=t.user or None,
-                password=t.password or "",
-                database=t.database or None,
-                unix_socket=t.socket or None,
-                connect_timeout=self.timeout_s,
-                read_timeout=self.timeout_s,
-                write_timeout=self.timeout_s,
-                autocommit=True,
-                charset="utf8mb4",
-                ssl=_ssl_context(t.ssl, t.options),
-                program_name="benchtop-monitor",
-            )
+            self._conn = pymysql.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, program_name="benchtop-monitor"))
             with self._conn.cursor() as cur:
                 cur.execute("SELECT @@version, @@version_comment")
                 version, comment = cur.fetchone()
@@ -346,7 +325,7 @@ class MySQLSource(Source):
             self._session_setup()
         except (pymysql.MySQLError, OSError) as exc:
             self.close()
-            raise SourceError(f"{t.describe()}: {_one_line(exc)}") from None
+            raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
         self._counters.reset()
         self._waits_prev = None
         self._binlog_prev = None
@@ -394,18 +373,20 @@ class MySQLSource(Source):
                 cur.execute(stmt)
                 return list(cur.fetchall())
         except pymysql.err.InterfaceError as exc:
-            raise SourceError(f"connection lost: {_one_line(exc) or 'closed'}") from None
+            # PyMySQL raises InterfaceError(0, "") once its own socket is closed
+            detail = one_line(exc) if exc.args and exc.args[-1] else "closed"
+            raise SourceError(f"connection lost: {detail}") from None
         except pymysql.MySQLError as exc:
             code = _errno(exc)
             if code in _CONNECTION_LOST:
-                raise SourceError(f"connection lost: {_one_line(exc)}") from None
+                raise SourceError(f"connection lost: {one_line(exc)}") from None
             if code in _STATEMENT_TIMEOUT:
-                raise _PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
+                raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
             if code in _DENIED:
-                raise _PanelFailed(Missing("not permitted", _one_line(exc))) from None
-            raise _PanelFailed(Missing("query failed", _one_line(exc))) from None
+                raise PanelFailed(Missing("not permitted", one_line(exc))) from None
+            raise PanelFailed(Missing("query failed", one_line(exc))) from None
         except OSError as exc:
-            raise SourceError(f"connection lost: {_one_line(exc)}") from None
+            raise SourceError(f"connection lost: {one_line(exc)}") from None
 
     def _pairs(self, stmt: str) -> dict[str, Any]:
         return {str(r[0]): r[1] for r in self._rows(stmt)}
@@ -421,14 +402,14 @@ class MySQLSource(Source):
         panels: dict[str, Any] = {}
         try:
             status = self._pairs("SHOW GLOBAL STATUS")
-        except _PanelFailed as exc:
+        except PanelFailed as exc:
             raise SourceError(f"SHOW GLOBAL STATUS failed: {exc.missing.hint or exc.missing.what}") from None
         now = time.monotonic()
         try:
             variables = self._pairs(sql.get(ver.backend, "settings", ver.number))
             settings = settings_panel(variables)
             panels["settings"] = settings
-        except _PanelFailed as exc:
+        except PanelFailed as exc:
             settings = {}
             panels["settings"] = exc.missing
 
@@ -451,16 +432,7 @@ class MySQLSource(Source):
             panels["innodb"] = innodb_panel(status, facts, innodb_iv, self._history_length(status, engine))
         panels["waits"] = self._waits(settings, iv.seconds)
         panels["binlog"] = self._binlog(settings, iv.seconds)
-        poll_ms = (time.perf_counter() - t0) * 1000.0
-        return SourceSnapshot(
-            name=self.name,
-            kind=self.kind,
-            t=time.time(),
-            ok=True,
-            poll_ms=poll_ms,
-            interval_s=iv.seconds,
-            panels=panels,
-        )
+        return self.snapshot(panels, t0, iv.seconds)
 
     def _engine_status_if_needed(self, status: Mapping[str, Any]) -> dict[str, int]:
         # Only servers without LSN status variables (MySQL < 8.0.30) pay for this.
@@ -468,7 +440,7 @@ class MySQLSource(Source):
             return {}
         try:
             rows = self._rows("SHOW ENGINE INNODB STATUS")
-        except _PanelFailed:
+        except PanelFailed:
             return {}
         return parse_engine_status(str(rows[0][2])) if rows else {}
 
@@ -483,7 +455,7 @@ class MySQLSource(Source):
             return None
         try:
             rows = self._rows(sql.get(self.version.backend, "history_list", self.version.number))
-        except _PanelFailed:
+        except PanelFailed:
             return None
         return int(rows[0][0]) if rows else None
 
@@ -497,7 +469,7 @@ class MySQLSource(Source):
         assert self.version is not None
         try:
             rows = self._rows(sql.get(self.version.backend, "waits", self.version.number))
-        except _PanelFailed as exc:
+        except PanelFailed as exc:
             self._waits_prev = None
             if exc.missing.what == "not permitted":
                 user = self.target.user or "USER"
@@ -516,7 +488,7 @@ class MySQLSource(Source):
             return Missing("binary log off", "log_bin is OFF: no binlog size, rate or rotations to show")
         try:
             rows = self._rows("SHOW BINARY LOGS")
-        except _PanelFailed as exc:
+        except PanelFailed as exc:
             self._binlog_prev = None
             if exc.missing.what == "not permitted":
                 grant = "BINLOG MONITOR" if self.version and self.version.flavour == "mariadb" else "REPLICATION CLIENT"
@@ -535,27 +507,3 @@ def _strip(values: Mapping[str, float], prefix: str) -> dict[str, float]:
 def _errno(exc: BaseException) -> int | None:
     args = getattr(exc, "args", ())
     return args[0] if args and isinstance(args[0], int) else None
-
-
-def _one_line(exc: BaseException) -> str:
-    args = getattr(exc, "args", ())
-    if len(args) >= 2 and isinstance(args[0], int):
-        text = f"{args[1]} ({args[0]})"
-    else:
-        text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
-
-
-def _ssl_context(mode: str, options: Mapping[str, str]) -> ssl_module.SSLContext | None:
-    """TLS as the target asks: "on"/"require" encrypts, "verify-ca"/"verify-full" also verify."""
-    mode = (mode or "").lower()
-    if mode in ("", "off", "disable", "0", "false"):
-        return None
-    ca = options.get("ssl_ca") or options.get("sslrootcert")
-    ctx = ssl_module.create_default_context(cafile=ca) if ca else ssl_module.create_default_context()
-    if mode in ("verify-ca", "verify_ca"):
-        ctx.check_hostname = False
-    elif mode not in ("verify-full", "verify_identity", "verify-identity"):
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl_module.CERT_NONE
-    return ctx

@@ -212,12 +212,4 @@ class OSSource(Source):
                 "writes_per_s": round(d.writes / d.seconds, 2),
             }
             panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
-        return SourceSnapshot(
-            name=self.name,
-            kind=self.kind,
-            t=time.time(),
-            ok=True,
-            poll_ms=(time.perf_counter() - t0) * 1000.0,
-            interval_s=interval_s,
-            panels=panels,
-        )
+        return self.snapshot(panels, t0, interval_s)

@@ -14,9 +14,11 @@ from typing import Any, Iterable, Mapping
 
 import psycopg
 
+from benchtop.errors import one_line
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
+from benchtop.target.connection import libpq_params
 
 ADMIN_DB = "pgbouncer"
 _TEXT_COLUMNS = {"database", "user", "pool_mode", "load_balance_hosts", "list"}
@@ -100,26 +102,13 @@ class PgBouncerSource(Source):
 
     def connect(self) -> None:
         t = self.target
-        kwargs: dict[str, Any] = {
-            "host": t.socket or t.host or "127.0.0.1",
-            "port": t.effective_port,
-            "dbname": ADMIN_DB,
-            "connect_timeout": max(1, int(round(self.timeout_s))),
-            "autocommit": True,
-            "cursor_factory": psycopg.ClientCursor,
-        }
-        if t.user:
-            kwargs["user"] = t.user
-        if t.password is not None:
-            kwargs["password"] = t.password
-        if t.ssl:
-            kwargs["sslmode"] = t.ssl
+        params = libpq_params(t, timeout_s=self.timeout_s, dbname=ADMIN_DB)
         try:
-            self._conn = psycopg.connect(**kwargs)
+            self._conn = psycopg.connect(**params, autocommit=True, cursor_factory=psycopg.ClientCursor)
             rows = self._show("SHOW VERSION")
         except psycopg.Error as exc:
             self.close()
-            raise SourceError(f"{t.describe()}: {_one_line(exc)}") from None
+            raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
         except SourceError:
             self.close()
             raise
@@ -160,15 +149,15 @@ class PgBouncerSource(Source):
                 names = [c.name for c in cur.description or ()]
                 return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise SourceError(f"connection lost: {_one_line(exc)}") from None
+            raise SourceError(f"connection lost: {one_line(exc)}") from None
 
     def _panel(self, command: str) -> list[dict[str, Any]] | Missing:
         try:
             return self._show(command)
         except psycopg.errors.InsufficientPrivilege as exc:
-            return Missing("not permitted", f"add the user to stats_users in pgbouncer.ini ({_one_line(exc)})")
+            return Missing("not permitted", f"add the user to stats_users in pgbouncer.ini ({one_line(exc)})")
         except psycopg.Error as exc:
-            return Missing(f"{command} failed", _one_line(exc))
+            return Missing(f"{command} failed", one_line(exc))
 
     def poll(self) -> SourceSnapshot:
         if self._conn is None:
@@ -206,17 +195,4 @@ class PgBouncerSource(Source):
         panels["lists"] = (
             lists if isinstance(lists, Missing) else {str(r["list"]): to_number(r["items"]) for r in lists}
         )
-        return SourceSnapshot(
-            name=self.name,
-            kind=self.kind,
-            t=time.time(),
-            ok=True,
-            poll_ms=(time.perf_counter() - t0) * 1000.0,
-            interval_s=interval_s,
-            panels=panels,
-        )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return " ".join(text[0].split()) if text else type(exc).__name__
+        return self.snapshot(panels, t0, interval_s)

@@ -15,10 +15,12 @@ from typing import Any, Iterable, Mapping
 import psycopg
 from psycopg.rows import dict_row
 
+from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
+from benchtop.target.connection import libpq_params
 
 BACKEND = "postgresql"
 _MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
@@ -219,16 +221,6 @@ def _counters(row: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
-class _PanelFailed(Exception):
-    def __init__(self, missing: Missing) -> None:
-        super().__init__(missing.what)
-        self.missing = missing
-
-
-_LIBPQ_OPTIONS = frozenset({"sslrootcert", "sslcert", "sslkey", "sslcrl", "sslpassword", "sslcompression",
-                            "target_session_attrs", "gssencmode", "channel_binding", "service", "passfile"})
-
-
 class PostgresSource(Source):
     kind = "postgresql"
 
@@ -240,31 +232,15 @@ class PostgresSource(Source):
 
     def connect(self) -> None:
         t = self.target
-        kwargs: dict[str, Any] = {
-            "host": t.socket or t.host or "127.0.0.1",
-            "port": t.effective_port,
-            "dbname": t.database or "postgres",
-            "connect_timeout": max(1, int(round(self.timeout_s))),
-            "application_name": "benchtop-monitor",
-            "autocommit": True,
-            "row_factory": dict_row,
-        }
-        if t.user:
-            kwargs["user"] = t.user
-        if t.password is not None:
-            kwargs["password"] = t.password
-        if t.ssl:
-            kwargs["sslmode"] = t.ssl
-        # libpq connection keywords from the DSN (sslrootcert, sslcert, ...)
-        kwargs.update({k: v for k, v in t.options.items() if k in _LIBPQ_OPTIONS})
+        params = libpq_params(t, timeout_s=self.timeout_s, application_name="benchtop-monitor")
         try:
             # No session-level SET: behind a transaction pooler (PgBouncer) it
             # would stick to a server connection the benchmark then uses.
             # Each query runs in its own read-only transaction instead.
-            self._conn = psycopg.connect(**kwargs)
+            self._conn = psycopg.connect(**params, autocommit=True, row_factory=dict_row)
         except psycopg.Error as exc:
             self.close()
-            raise SourceError(f"{t.describe()}: {_one_line(exc)}") from None
+            raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
         self.version_num = self._conn.info.server_version
         self._trackers = {}
 
@@ -302,7 +278,7 @@ class PostgresSource(Source):
         try:
             text = sql.get(BACKEND, name, self.version_num)
         except sql.SQLNotFound:
-            raise _PanelFailed(
+            raise PanelFailed(
                 Missing("not available on this server version", f"PostgreSQL {self.version_num}")
             ) from None
         try:
@@ -311,14 +287,14 @@ class PostgresSource(Source):
                 self._conn.execute("SET TRANSACTION READ ONLY")
                 return self._conn.execute(text).fetchall()
         except psycopg.errors.QueryCanceled:
-            raise _PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
+            raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
         except psycopg.errors.InsufficientPrivilege as exc:
             user = self.target.user or "USER"
-            raise _PanelFailed(Missing("not permitted", f"GRANT pg_monitor TO {user}; ({_one_line(exc)})")) from None
+            raise PanelFailed(Missing("not permitted", f"GRANT pg_monitor TO {user}; ({one_line(exc)})")) from None
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise SourceError(f"connection lost: {_one_line(exc)}") from None
+            raise SourceError(f"connection lost: {one_line(exc)}") from None
         except psycopg.Error as exc:
-            raise _PanelFailed(Missing("query failed", _one_line(exc))) from None
+            raise PanelFailed(Missing("query failed", one_line(exc))) from None
 
     def poll(self) -> SourceSnapshot:
         if self._conn is None:
@@ -331,7 +307,7 @@ class PostgresSource(Source):
         def guarded(name: str, build) -> None:
             try:
                 build()
-            except _PanelFailed as exc:
+            except PanelFailed as exc:
                 self._tracker(name).reset()
                 panels[name] = exc.missing
 
@@ -383,21 +359,8 @@ class PostgresSource(Source):
             panels["cache_hit_ratio"] = panels["database"]
         try:
             activity()
-        except _PanelFailed as exc:
+        except PanelFailed as exc:
             for key in ("sessions", "wait_events", "autovacuum_workers"):
                 panels[key] = exc.missing
         guarded("replication", replication)
-        return SourceSnapshot(
-            name=self.name,
-            kind=self.kind,
-            t=time.time(),
-            ok=True,
-            poll_ms=(time.perf_counter() - t0) * 1000.0,
-            interval_s=interval_s,
-            panels=panels,
-        )
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return " ".join(text[0].split()) if text else type(exc).__name__
+        return self.snapshot(panels, t0, interval_s)

@@ -44,9 +44,11 @@ from typing import Any, Iterable
 
 import pymysql
 
+from benchtop.errors import one_line
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.rates import Interval
 from benchtop.target import Target
+from benchtop.target.connection import pymysql_kwargs
 
 SQL_VERSION = "SELECT @@admin-version"
 SQL_STATS_TABLES = "SHOW TABLES FROM stats"
@@ -96,14 +98,6 @@ class _Lost(Exception):
 
 class _Refused(Exception):
     """The proxy answered with an error: only the panel degrades."""
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, pymysql.MySQLError) and len(exc.args) >= 2:
-        text = f"({exc.args[0]}) {exc.args[1]}"
-    else:
-        text = str(exc) or type(exc).__name__
-    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
 def _value(column: str, raw: Any) -> Any:
@@ -176,30 +170,17 @@ class ProxySQLSource(Source):
     def connect(self) -> None:
         t = self.target
         where = t.describe()
-        kwargs: dict[str, Any] = {
-            "user": t.user or "admin",
-            "password": t.password or "",
-            "connect_timeout": self.timeout_s,
-            "read_timeout": self.timeout_s,
-            "write_timeout": self.timeout_s,
-            "autocommit": True,
-            "charset": "utf8mb4",
-        }
-        if t.socket:
-            kwargs["unix_socket"] = t.socket
-        else:
-            kwargs["host"], kwargs["port"] = t.host or "127.0.0.1", t.effective_port
         self.close()
         try:
-            self._conn = pymysql.connect(**kwargs)
-        except pymysql.MySQLError as exc:
+            self._conn = pymysql.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, with_database=False))
+        except (pymysql.MySQLError, OSError) as exc:
             code = exc.args[0] if exc.args else 0
             hint = (
                 "check the user and password (admin-admin_credentials, or admin-stats_credentials for read-only)"
                 if code == 1045
                 else "is ProxySQL running, and is its admin interface (admin-mysql_ifaces) listening there?"
             )
-            raise SourceError(f"{where}: cannot connect to ProxySQL admin: {_one_line(exc)}; {hint}") from None
+            raise SourceError(f"{where}: cannot connect to ProxySQL admin: {one_line(exc)}; {hint}") from None
         self._reset_state()
         try:
             rows = self._rows(SQL_VERSION)
@@ -246,15 +227,7 @@ class ProxySQLSource(Source):
             self.close()
             raise SourceError(f"{self.target.describe()}: connection lost: {exc}") from None
         self._prev_t = now
-        return SourceSnapshot(
-            name=self.name,
-            kind=self.kind,
-            t=time.time(),
-            ok=True,
-            poll_ms=(time.perf_counter() - started) * 1000.0,
-            interval_s=dt,
-            panels=panels,
-        )
+        return self.snapshot(panels, started, dt)
 
     def _read_panels(self, now: float, dt: float | None) -> dict[str, Any]:
         if self._config_t is None or now - self._config_t >= self.config_interval_s:
@@ -302,10 +275,10 @@ class ProxySQLSource(Source):
         except pymysql.MySQLError as exc:
             code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
             if 0 < code < 2000:  # a server error; 2000+ are the client's (lost, timed out)
-                raise _Refused(_one_line(exc)) from None
-            raise _Lost(_one_line(exc)) from None
+                raise _Refused(one_line(exc)) from None
+            raise _Lost(one_line(exc)) from None
         except OSError as exc:
-            raise _Lost(_one_line(exc)) from None
+            raise _Lost(one_line(exc)) from None
 
     def _panel(self, sql: str, table: str, args: Iterable[Any] | None = None) -> list[dict[str, Any]] | Missing:
         try:

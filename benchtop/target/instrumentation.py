@@ -22,6 +22,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import psycopg
 import pymysql
 
+from benchtop.errors import one_line
+from benchtop.target.connection import libpq_params, pymysql_kwargs
 from benchtop.target import Target
 
 # Presets: (instrument LIKE patterns enabled + timed, consumers enabled).
@@ -194,7 +196,7 @@ class InstrumentationControl:
                 self._apply_pg(preset)
         except (pymysql.MySQLError, psycopg.Error, OSError) as exc:
             raise InstrumentationError(
-                f"cannot apply preset {preset}: {_one_line(exc)}{self._grant_hint(exc)}"
+                f"cannot apply preset {preset}: {one_line(exc)}{self._grant_hint(exc)}"
             ) from None
         self.current = preset
         event = InstrumentationEvent(time.time(), preset, self.target.kind)
@@ -216,7 +218,7 @@ class InstrumentationControl:
             except (pymysql.MySQLError, psycopg.Error, OSError) as exc:
                 self.close()
                 if attempt == 2:
-                    raise InstrumentationError(f"cannot restore instrumentation: {_one_line(exc)}") from None
+                    raise InstrumentationError(f"cannot restore instrumentation: {one_line(exc)}") from None
         self._saved_mysql = None
         self._saved_pg = None
         self.current = None
@@ -237,19 +239,10 @@ class InstrumentationControl:
 
     def _mysql(self) -> pymysql.connections.Connection:
         if self._my is None or not self._my.open:
-            t = self.target
-            self._my = pymysql.connect(
-                host=t.host or "127.0.0.1",
-                port=t.effective_port,
-                user=t.user or None,
-                password=t.password or "",
-                unix_socket=t.socket or None,
-                connect_timeout=self.timeout_s,
-                read_timeout=self.timeout_s,
-                write_timeout=self.timeout_s,
-                autocommit=True,
-                program_name="benchtop-instrumentation",
+            kwargs = pymysql_kwargs(
+                self.target, timeout_s=self.timeout_s, program_name="benchtop-instrumentation", with_database=False
             )
+            self._my = pymysql.connect(**kwargs)
         return self._my
 
     def read_mysql_state(self) -> PerfSchemaState:
@@ -277,20 +270,8 @@ class InstrumentationControl:
 
     def _postgres(self) -> psycopg.Connection:
         if self._pg is None or self._pg.closed:
-            t = self.target
-            kwargs: dict[str, Any] = {
-                "host": t.socket or t.host or "127.0.0.1",
-                "port": t.effective_port,
-                "dbname": t.database or "postgres",
-                "connect_timeout": max(1, int(self.timeout_s)),
-                "application_name": "benchtop-instrumentation",
-                "autocommit": True,
-            }
-            if t.user:
-                kwargs["user"] = t.user
-            if t.password is not None:
-                kwargs["password"] = t.password
-            self._pg = psycopg.connect(**kwargs)
+            params = libpq_params(self.target, timeout_s=self.timeout_s, application_name="benchtop-instrumentation")
+            self._pg = psycopg.connect(**params, autocommit=True)
         return self._pg
 
     def read_pg_state(self) -> dict[str, tuple[str, bool]]:
@@ -330,11 +311,3 @@ class InstrumentationControl:
                 return " (needs UPDATE ON performance_schema.setup_instruments and setup_consumers)"
             return " (needs superuser or GRANT ALTER SYSTEM ON PARAMETER ...)"
         return ""
-
-
-def _one_line(exc: BaseException) -> str:
-    args = getattr(exc, "args", ())
-    if len(args) >= 2 and isinstance(args[0], int):
-        return f"{args[1]} ({args[0]})"
-    lines = str(exc).strip().splitlines()
-    return " ".join(lines[0].split()) if lines else type(exc).__name__

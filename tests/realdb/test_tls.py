@@ -4,6 +4,7 @@ plain)."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -12,6 +13,11 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from benchtop.commands.monitor import main as monitor_main
+from benchtop.sources.mysql import MySQLSource
+from benchtop.sources.registry import parse_spec
+from benchtop.target import parse_dsn
+from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.local import LocalMariaDB, MissingBinary, free_port
 
@@ -103,3 +109,82 @@ def test_verification_fails_with_an_unknown_ca(tls_mariadb, tmp_path: Path) -> N
     bogus = make_certs(other)["ca"]
     res = run(srv, tmp_path, f"?ssl-ca={bogus}", ["--mysql-ssl", "verify"])
     assert res.returncode == 1 and "cannot connect" in res.stderr
+
+
+def _root_exec(srv, stmt: str) -> list[tuple]:
+    with pymysql.connect(host="127.0.0.1", port=srv.port, user="root", unix_socket=str(srv.socket)) as c:
+        cur = c.cursor()
+        cur.execute(stmt)
+        return list(cur.fetchall())
+
+
+@pytest.fixture(scope="module")
+def tls_admin(tls_mariadb):
+    """A user that may change performance_schema, only over TLS."""
+    srv, certs = tls_mariadb
+    _root_exec(srv, "CREATE USER IF NOT EXISTS 'tlsinst'@'%' IDENTIFIED BY 'tlspw' REQUIRE SSL")
+    _root_exec(srv, "GRANT SELECT, UPDATE ON performance_schema.* TO 'tlsinst'@'%'")
+    return srv, certs
+
+
+def _instruments(srv) -> list[tuple]:
+    return _root_exec(srv, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments ORDER BY NAME")
+
+
+def test_instrumentation_over_verified_tls_applies_and_restores(tls_admin) -> None:
+    srv, certs = tls_admin
+    before = _instruments(srv)
+    target = parse_dsn(f"mysql://tlsinst:tlspw@127.0.0.1:{srv.port}?ssl=verify-ca&ssl-ca={certs['ca']}")
+    with InstrumentationControl(target) as ctl:
+        ctl.apply("waits_only")
+        enabled = _root_exec(srv, "SELECT DISTINCT ENABLED FROM performance_schema.setup_instruments WHERE NAME LIKE 'wait/%'")
+        assert enabled == [("YES",)]
+        with ctl._mysql().cursor() as cur:  # the control's own connection
+            cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+            assert cur.fetchone()[1]
+    assert ctl.events[-1].preset == "restored"
+    assert _instruments(srv) == before
+
+
+def assert_instrumentation_refused(dsn: str, error: str) -> None:
+    """The instrumentation connection for `dsn` cannot be made, for `error`."""
+    ctl = InstrumentationControl(parse_dsn(dsn))
+    with pytest.raises(InstrumentationError, match=error):
+        ctl.apply("all_enabled")
+    ctl.close()
+
+
+def test_instrumentation_needs_tls_and_the_right_ca(tls_admin, tmp_path: Path) -> None:
+    srv, _ = tls_admin
+    base = f"mysql://tlsinst:tlspw@127.0.0.1:{srv.port}"
+    assert_instrumentation_refused(f"{base}?ssl=off", "Access denied")
+    bogus = make_certs(tmp_path)["ca"]
+    assert_instrumentation_refused(f"{base}?ssl=verify-ca&ssl-ca={bogus}", "CERTIFICATE_VERIFY_FAILED")
+
+
+def test_monitor_source_over_verified_tls(tls_mariadb) -> None:
+    srv, certs = tls_mariadb
+    target = parse_spec("mysql", f"mysql://tls:tlspw@127.0.0.1:{srv.port}/sbtest?ssl=verify-ca&ssl-ca={certs['ca']}")
+    source = MySQLSource("mysql", target, timeout_s=5.0)
+    source.connect()
+    try:
+        for _ in range(2):
+            snap = source.poll()
+            assert snap.ok and not snap.error
+        assert snap.interval_s is not None and snap.panel("threads")["connected"] >= 1
+        assert source._conn is not None and source._conn.ssl  # the source's own connection
+        with source._conn.cursor() as cur:
+            cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+            assert cur.fetchone()[1]
+    finally:
+        source.close()
+
+
+def test_monitor_command_over_verified_tls(tls_mariadb) -> None:
+    srv, certs = tls_mariadb
+    out = io.StringIO()
+    dsn = f"mysql://tls:tlspw@127.0.0.1:{srv.port}/sbtest?ssl=verify-ca&ssl-ca={certs['ca']}"
+    rc = monitor_main(["--mysql", dsn, "--no-os", "--headless", "--json", "--count", "2"], out=out)
+    assert rc == 0
+    snap = json.loads(out.getvalue().splitlines()[-1])
+    assert snap["sources"]["mysql"]["ok"] is True, snap

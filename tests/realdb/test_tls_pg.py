@@ -13,9 +13,12 @@ import psycopg
 import pytest
 
 from benchtop.commands.monitor import main as monitor_main
+from benchtop.target import parse_dsn
+from benchtop.target.instrumentation import InstrumentationControl
 from tests.e2e.conftest import run_benchtop
+from tests.fixtures.dbhelpers import retry
 from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, _give_to_postgres, free_port
-from tests.realdb.test_tls import make_certs
+from tests.realdb.test_tls import assert_instrumentation_refused, make_certs
 
 pytestmark = [pytest.mark.realdb, pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl")]
 
@@ -33,7 +36,8 @@ class TLSPostgres(LocalPostgres):
         with open(self.datadir / "postgresql.conf", "a") as conf:
             conf.write("ssl = on\nssl_cert_file = 'server.cert'\nssl_key_file = 'server.key'\n")
         hba = self.datadir / "pg_hba.conf"
-        rules = "hostssl all tls 127.0.0.1/32 md5\nhostnossl all tls 127.0.0.1/32 reject\n"
+        # tlsadmin may change settings (instrumentation); both roles only over TLS
+        rules = "hostssl all tls,tlsadmin 127.0.0.1/32 md5\nhostnossl all tls,tlsadmin 127.0.0.1/32 reject\n"
         hba.write_text(rules + hba.read_text())
 
 
@@ -55,6 +59,7 @@ def tls_pg():
                          dbname="postgres", autocommit=True) as c:
         c.execute("CREATE ROLE tls LOGIN PASSWORD 'tlspw'")
         c.execute("GRANT pg_monitor TO tls")
+        c.execute("CREATE ROLE tlsadmin LOGIN SUPERUSER PASSWORD 'tlspw'")
     try:
         yield srv, certs
     finally:
@@ -109,3 +114,40 @@ def test_monitor_over_verified_tls(tls_pg, monkeypatch: pytest.MonkeyPatch) -> N
     assert rc == 0
     snap = json.loads(out.getvalue().splitlines()[-1])
     assert snap["sources"]["postgresql"]["ok"] is True
+
+
+def _admin(srv, query: str) -> list[tuple]:
+    with psycopg.connect(host="127.0.0.1", port=srv.port, user=PG_ADMIN[0], password=PG_ADMIN[1],
+                         dbname="postgres", autocommit=True) as c:
+        return c.execute(query).fetchall()
+
+
+def _track_io_timing(srv) -> str:
+    # a fresh session: ALTER SYSTEM + reload must reach it
+    return _admin(srv, "SHOW track_io_timing")[0][0]
+
+
+def test_instrumentation_over_verified_tls_applies_and_restores(tls_pg) -> None:
+    srv, certs = tls_pg
+    before = _track_io_timing(srv)
+    flipped = "off" if before == "on" else "on"
+    target = parse_dsn(f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres"
+                       f"?sslmode=verify-full&sslrootcert={certs['ca']}")
+    with InstrumentationControl(target) as ctl:
+        ctl.apply("all_enabled" if flipped == "on" else "all_disabled")
+        retry(lambda: _track_io_timing(srv) == flipped, timeout=10)
+        ssl_rows = _admin(srv, "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)"
+                               " WHERE a.application_name = 'benchtop-instrumentation'")
+        assert ssl_rows == [(True,)]
+    assert ctl.events[-1].preset == "restored"
+    retry(lambda: _track_io_timing(srv) == before, timeout=10)
+
+
+def test_instrumentation_needs_tls_and_the_right_ca(tls_pg, tmp_path: Path) -> None:
+    srv, _ = tls_pg
+    base = f"postgresql://tlsadmin:tlspw@127.0.0.1:{srv.port}/postgres"
+    assert_instrumentation_refused(f"{base}?sslmode=disable", "pg_hba.conf rejects")
+    other = tmp_path / "other"
+    other.mkdir()
+    # the spelling the MySQL side takes (ssl=, ssl-ca=) means the same here
+    assert_instrumentation_refused(f"{base}?ssl=verify-full&ssl-ca={make_certs(other)['ca']}", "certificate verify failed")
