@@ -16,15 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]  # the repository, from bench/
 sys.path.insert(0, str(ROOT))
 
-from benchtop.run.options import RunConfig, conn_settings  # noqa: E402
 from benchtop.run.controller import RunController  # noqa: E402
+from benchtop.run.options import RunOptions  # noqa: E402
 from benchtop.target import Target  # noqa: E402
 from benchtop.workload import builtin_program  # noqa: E402
 
 
 def controller(seconds: float, threads: int) -> RunController:
-    cfg = RunConfig(engine="null", target=Target(kind="null"), workload="oltp_point_select", threads=threads, time_s=seconds)
-    return RunController(cfg, builtin_program("oltp_point_select", "null"), conn_settings(cfg))
+    opts = RunOptions(engine="null", target=Target(kind="null"), workload="oltp_point_select", threads=threads, time_s=seconds)
+    return RunController(opts, builtin_program("oltp_point_select", "null"), opts.conn_settings())
 
 
 def one(mode: str, seconds: float, threads: int, out: Path) -> None:

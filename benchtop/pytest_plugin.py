@@ -87,6 +87,7 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
     from benchtop.run.options import options_from_mapping
     from benchtop.run.session import RunSession
 
+    expected: tuple[type[BaseException], ...] = (UsageError, ValueError, *user_errors())
     values: dict[str, Any] = {"headless": True, "engine": engine or (_engine_of(dsn) if dsn else "sqlite"),
                               "workload": workload, "threads": threads, "time": time, **options}
     if dsn:
@@ -99,7 +100,7 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
         # instrumentation are for people watching, not for assertions
         with RunSession(opts, monitor=False, instrumentation=False, prepare_missing=prepare, progress=None) as session:
             summary = run_headless(session.controller(), LinePrinter(None, opts.json, opts.percentile), StopFlag())
-    except (UsageError, ValueError, *user_errors()) as exc:
+    except expected as exc:
         raise RuntimeError(f"benchtop_run: {one_line(exc)}") from None
     assert summary is not None  # a single run always has a summary
     if summary.stopped_by.startswith("error:"):

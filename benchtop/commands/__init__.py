@@ -9,8 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from benchtop.commands.exits import EXIT_ERROR, EXIT_USAGE, user_errors
-from benchtop.errors import UsageError, one_line
+from benchtop.commands.exits import EXIT_ERROR, reporting_errors
 from benchtop.target.secrets import scrub_argv
 
 # subcommand -> (module, function taking the remaining arguments); modules are
@@ -45,16 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         scrub_argv()
     try:
-        return _dispatch(args)
-    except UsageError as exc:
-        print(f"benchtop: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except user_errors() as exc:
-        print(f"benchtop: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("benchtop: interrupted", file=sys.stderr)
-        return 130
+        return reporting_errors("benchtop", lambda: _dispatch(args))
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): nothing left to tell it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

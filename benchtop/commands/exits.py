@@ -3,7 +3,11 @@ line instead of a traceback."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 from benchtop.engine import EngineError
+from benchtop.errors import UsageError, one_line
 from benchtop.run.results import ResultsError
 from benchtop.target import TargetError
 from benchtop.workload import WorkloadError
@@ -15,3 +19,20 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 def user_errors() -> tuple[type[BaseException], ...]:
     """Errors bad input causes (exit code 1, one line), as opposed to bugs."""
     return (WorkloadError, TargetError, ResultsError, PrepareError, EngineError)
+
+
+def reporting_errors(prog: str, work: Callable[[], int], usage: tuple[type[BaseException], ...] = ()) -> int:
+    """`work()`'s exit code; a mistake of the user's (bad input: UsageError
+    or `usage`, exit 2; a target, workload or results problem, exit 1) or an
+    interrupt becomes one line on stderr instead of a traceback."""
+    try:
+        return work()
+    except (UsageError, *usage) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except user_errors() as exc:
+        print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130

@@ -24,7 +24,8 @@ from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
 from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
 
-RunTui = Callable[[list[Poller], argparse.Namespace], int]
+# the TUI gets pollers, or pollers whose snapshots a recorder taps on the way
+RunTui = Callable[[list[Any], argparse.Namespace], int]
 
 _KIND_FLAGS = (("proxysql", "proxysql"), ("pgbouncer", "pgbouncer"), ("mysql", "mysql"), ("pgsql", "postgresql"))
 
@@ -143,7 +144,7 @@ def main(
             p.close()
 
 
-def _monitor_tui(pollers: list[Poller], args: argparse.Namespace) -> int:
+def _monitor_tui(pollers: list[Any], args: argparse.Namespace) -> int:
     # the TUI is imported only here: the headless monitor never loads textual
     from benchtop.screens.launch import monitor_tui
 
@@ -201,7 +202,11 @@ def _sigterm_as_interrupt() -> Callable[[], None]:
         previous = signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread: the caller handles signals
         return lambda: None
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 # ------------------------------------------------------------------ text mode

@@ -8,30 +8,33 @@ from collections.abc import Sequence
 
 from benchtop.commands.exits import EXIT_OK
 from benchtop.errors import UsageError
-from benchtop.run.options import options_from_argv
+from benchtop.run.options import RunOptions, options_from_argv
 from benchtop.workload import load_program
 from benchtop.workload.fileio import cleanup_files, prepare_files
 from benchtop.workload.prepare import cleanup, prepare
 
 
+def _options(cmd: str, argv: Sequence[str]) -> RunOptions:
+    opts = options_from_argv(cmd, argv)
+    if opts.engine == "sqlite" and not opts.target.database:
+        raise UsageError(f"{cmd} --engine sqlite needs --db FILE")
+    return opts
+
+
 def prepare_main(argv: Sequence[str]) -> int:
-    opts = options_from_argv("prepare", argv)
+    opts = _options("prepare", argv)
     if opts.fileio is not None:
         prepare_files(opts.fileio)
-        return EXIT_OK
-    if opts.engine == "sqlite" and not opts.target.database:
-        raise UsageError("prepare --engine sqlite needs --db FILE")
-    program = load_program(opts.workload, opts.engine, opts.workload_options)
-    prepare(program, opts.conn_settings(), max(1, opts.threads), out=sys.stderr)
+    else:
+        program = load_program(opts.workload, opts.engine, opts.workload_options)
+        prepare(program, opts.conn_settings(), max(1, opts.threads), out=sys.stderr)
     return EXIT_OK
 
 
 def cleanup_main(argv: Sequence[str]) -> int:
-    opts = options_from_argv("cleanup", argv)
+    opts = _options("cleanup", argv)
     if opts.fileio is not None:
         cleanup_files(opts.fileio)
-        return EXIT_OK
-    if opts.engine == "sqlite" and not opts.target.database:
-        raise UsageError("cleanup --engine sqlite needs --db FILE")
-    cleanup(load_program(opts.workload, opts.engine, opts.workload_options), opts.conn_settings())
+    else:
+        cleanup(load_program(opts.workload, opts.engine, opts.workload_options), opts.conn_settings())
     return EXIT_OK

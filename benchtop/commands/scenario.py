@@ -9,8 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, user_errors
-from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError, one_line
+from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, reporting_errors
+from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
 from benchtop.run.analysis import analysis_text, target_validity
 from benchtop.run.controller import RunController
 from benchtop.run.formats import summary_text
@@ -51,26 +51,14 @@ def plan_text(sc: Scenario) -> str:
 
 
 def main(argv: list[str], out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-
     try:
         args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
     except _UsageError as exc:
         print(f"benchtop scenario: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0)
-    try:
-        return _run(args, out)
-    except (ScenarioError, _UsageError) as exc:
-        print(f"benchtop scenario: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except user_errors() as exc:
-        print(f"benchtop scenario: error: {one_line(exc)}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("benchtop scenario: interrupted", file=sys.stderr)
-        return 130
+    return reporting_errors("benchtop scenario", lambda: _run(args, out or sys.stdout), usage=(ScenarioError,))
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
@@ -112,25 +100,19 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
     writer = session.writer
     driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile)
     session.recorder.listeners.append(driver.observe)
-    ctl = ScenarioController(driver)
+    ctl = ScenarioController(driver, base.report_interval)
     stop = StopFlag()
     stop.install()
     interactive = not (args.headless or args.json) and out is sys.stdout and sys.stdout.isatty()
-    try:
-        if interactive:
-            # the TUI is imported only here: headless scenarios never load textual
-            from benchtop.screens.launch import run_tui
+    if interactive:
+        # the TUI is imported only here: headless scenarios never load textual
+        from benchtop.screens.launch import run_tui
 
-            ctl.start()
-            run_tui(ctl, sources=session.tapped_pollers() or None, save_dir=Path(writer.folder) if writer else Path.cwd())
-        else:
-            session.recorder.start()
-            run_headless(ctl, LinePrinter(out, args.json, base.percentile), stop)
-    finally:
-        session.recorder.stop()
-        driver.close()
-        if writer:
-            writer.close()
+        ctl.start()
+        run_tui(ctl, sources=session.tapped_pollers() or None, save_dir=Path(writer.folder) if writer else Path.cwd())
+    else:
+        session.recorder.start()
+        run_headless(ctl, LinePrinter(out, args.json, base.percentile), stop)
     summary_d = driver.summary_dict()
     if args.json:
         print(json.dumps(summary_d), file=out, flush=True)

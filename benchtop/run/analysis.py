@@ -216,8 +216,8 @@ def annotate_stalls(stalls: Sequence[Stall], records: Sequence[Mapping[str, Any]
                     started_at: float | None, margin_s: float = 1.0) -> list[Stall]:
     """Each stall with what the monitor saw from just before it to just after
     (one record before the window is kept so counters can be compared)."""
-    timed = [(record_time(r, started_at), r) for r in records]
-    timed = [(t, r) for t, r in timed if t is not None]
+    stamped = [(record_time(r, started_at), r) for r in records]
+    timed = [(t, r) for t, r in stamped if t is not None]
     out = []
     for s in stalls:
         lo, hi = s.start - margin_s, s.start + s.duration + margin_s

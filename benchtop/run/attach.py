@@ -93,6 +93,8 @@ class MonitorRecorder:
             self._threads.append(t)
 
     def stop(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
         for t in self._threads:
             t.join(timeout=5)

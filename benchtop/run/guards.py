@@ -190,7 +190,7 @@ def snapshot_value(metric: str, snap: Any) -> float | None:
         rows = snap.panel("replication")
         if not isinstance(rows, list):
             return None
-        lags = [r.get("replay_lag_s") for r in rows if isinstance(r, dict) and r.get("replay_lag_s") is not None]
+        lags = [float(r["replay_lag_s"]) for r in rows if isinstance(r, dict) and r.get("replay_lag_s") is not None]
         return max(lags) * 1000.0 if lags else 0.0
     if metric == "checkpoint_age" and snap.kind == "mysql":
         innodb = snap.panel("innodb") or {}

@@ -105,7 +105,7 @@ class ResultsWriter:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     if not path.is_file():
         return out
     for line in path.read_text().splitlines():

@@ -83,6 +83,9 @@ class RunSession:
 
     def _open(self) -> None:
         opts = self.options
+        if opts.out:  # first: an unwritable folder is refused before anything is prepared
+            self.writer = ResultsWriter(Path(opts.out))
+            self._stack.callback(self.writer.close)
         if opts.engine == "sqlite" and not opts.target.database:
             # the embedded default: a freshly prepared database that goes away afterwards
             tmpdir = tempfile.mkdtemp(prefix="benchtop-")
@@ -91,9 +94,6 @@ class RunSession:
                                           temp_db=True)
             prepare(self.program(opts), opts.conn_settings(), PREPARE_THREADS,
                     out=self._progress or io.StringIO(), quiet=self._progress is None or opts.json)
-        if opts.out:
-            self.writer = ResultsWriter(Path(opts.out))
-            self._stack.callback(self.writer.close)
         self.ready(opts)
         pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)
                    if self._monitor else [])

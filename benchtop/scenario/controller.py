@@ -15,8 +15,9 @@ from benchtop.scenario.driver import ScenarioDriver
 
 
 class ScenarioController:
-    def __init__(self, driver: ScenarioDriver) -> None:
+    def __init__(self, driver: ScenarioDriver, report_interval: float = 1.0) -> None:
         self.driver = driver
+        self.report_interval = report_interval or 1.0
         self._status = ""
         self._notices: list[Notice] = []
         self._announced = -1
@@ -41,10 +42,6 @@ class ScenarioController:
         """The running step's workload, with the scenario's progress."""
         name = self._ctl.workload
         return f"{name} · {self._status}" if self._status else name
-
-    @property
-    def report_interval(self) -> float:
-        return self._ctl.report_interval
 
     @property
     def threads(self) -> int:

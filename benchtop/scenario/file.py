@@ -241,7 +241,7 @@ def parse_range(text: str, integer: bool) -> list[float]:
 
 
 def _threads(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value != int(value):
         raise ValueError(f"threads must be whole numbers, not {value!r}")
     if not 0 <= value <= MAX_THREADS:
         raise ValueError(f"threads {value!r} out of range (0..{MAX_THREADS})")
@@ -329,8 +329,8 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
         stop_if = _stop_if(data.get("stop_if", []))
         defaults = {k: _values(k, data[k]) for k in SWEEP_KEYS if k in data}
     except ValueError as exc:
-        key = next((k for k in SCENARIO_KEYS if k in data and k in str(exc)), None)
-        raise probe.error(str(exc), -1, key) from None
+        named = next((k for k in SCENARIO_KEYS if k in data and k in str(exc)), None)
+        raise probe.error(str(exc), -1, named) from None
     for key, vals in defaults.items():
         if len(vals) != 1:
             raise probe.error(f"top-level {key} takes one value: sweep inside a [[step]]", -1, key)

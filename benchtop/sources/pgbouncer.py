@@ -183,9 +183,9 @@ class PgBouncerSource(Source):
         else:
             per_db: dict[str, Any] = {}
             for row in stats:
-                typed = typed_row(row)
-                db = str(typed.get("database"))
-                counters = {k: v for k, v in typed.items() if k.startswith("total_") and isinstance(v, (int, float))}
+                values = typed_row(row)
+                db = str(values.get("database"))
+                counters = {k: v for k, v in values.items() if k.startswith("total_") and isinstance(v, (int, float))}
                 iv = self._stats.setdefault(db, CounterTracker()).advance(counters, now)
                 interval_s = iv.seconds if iv.seconds is not None else interval_s
                 per_db[db] = stats_rates(iv)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import psycopg
 from psycopg.rows import dict_row
@@ -185,7 +185,7 @@ def activity_panels(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return {"sessions": sessions, "wait_events": wait_list, "autovacuum_workers": autovacuum}
 
 
-def replication_panel(rows: list[Mapping[str, Any]], current_lsn: int | None) -> Any:
+def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None) -> Any:
     if not rows:
         return Missing("no replicas", "pg_stat_replication is empty: no standby is streaming from this server")
     out = []
@@ -227,7 +227,7 @@ class PostgresSource(Source):
     def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
         super().__init__(name, target, timeout_s)
         self.version_num = 0
-        self._conn: psycopg.Connection | None = None
+        self._conn: psycopg.Connection[dict[str, Any]] | None = None
         self._trackers: dict[str, CounterTracker] = {}
 
     def connect(self) -> None:

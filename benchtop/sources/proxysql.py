@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 import socket
 import time
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import pymysql
 
@@ -151,11 +151,11 @@ class ProxySQLSource(Source):
         reconnect the proxy may have restarted, so the first poll has no rates."""
         self._stats_tables: set[str] = set()
         self._prev_t: float | None = None
-        self._prev_pool: dict[tuple, dict[str, int]] = {}
-        self._prev_global: dict[str, int] | None = None
+        self._prev_pool: dict[tuple[Any, ...], Mapping[str, float]] = {}
+        self._prev_global: Mapping[str, float] | None = None
         self._prev_commands: dict[Any, dict[str, int]] | None = None
         self._prev_rule_hits: dict[Any, dict[str, int]] | None = None
-        self._prev_hg_pool: dict[Any, dict[str, int]] = {}
+        self._prev_hg_pool: dict[Any, Mapping[str, float]] = {}
         self._config_t: float | None = None
         self._servers: list[dict[str, Any]] | Missing = []
         self._rules: list[dict[str, Any]] | Missing = []
@@ -379,7 +379,7 @@ class ProxySQLSource(Source):
             self._digest_top, self._digest_t = rows, now
             return rows
         interval = None if self._digest_t is None else now - self._digest_t
-        top = []
+        top: list[dict[str, Any]] = []
         for row in rows:
             key = (row.get("hostgroup"), row.get("schemaname"), row.get("username"), row.get("client_address"), row.get("digest"))
             count, sum_time = row.get("count_star"), row.get("sum_time")
@@ -409,7 +409,7 @@ class ProxySQLSource(Source):
             if isinstance(last_seen, int) and (self._digest_since is None or last_seen > self._digest_since):
                 self._digest_since = last_seen
         if interval is None:
-            seen = [r.get("last_seen") for r in rows if isinstance(r.get("last_seen"), int)]
+            seen = [r["last_seen"] for r in rows if isinstance(r.get("last_seen"), int)]
             self._digest_since = max(seen) if seen else 0
         top.sort(key=lambda r: r["time_ms_per_s"], reverse=True)
         self._digest_top, self._digest_t = top[: self.digest_top_n], now

@@ -11,6 +11,7 @@ import importlib
 from typing import Iterable
 
 from benchtop.sources.base import Source
+from benchtop.sources.os import OSSource
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 
 # flag kind -> (module, class)
@@ -101,7 +102,7 @@ def build_sources(specs: Iterable[tuple[str, str]], timeout_s: float = 5.0, with
     for name, target in zip(name_sources(kinds), targets, strict=True):
         sources.append(source_class(target.kind)(name, target, timeout_s))
     if with_os:
-        sources.append(source_class("os")("os", None, timeout_s))
+        sources.append(OSSource("os", None, timeout_s))
     return sources
 
 

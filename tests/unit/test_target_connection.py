@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.options import RunConfig, conn_settings
+from benchtop.run.options import RunOptions
 from benchtop.target import Target, parse_dsn
 from benchtop.target.connection import (
     TLS,
@@ -135,7 +135,7 @@ def test_native_conn_over_a_socket() -> None:
 
 def test_conn_settings_takes_the_fields_from_native_conn() -> None:
     t = parse_dsn("mysql://u:pw@h:3307/db?ssl=verify-ca&ssl-ca=/ca.pem")
-    conn = conn_settings(RunConfig(engine="mysql", target=t, prepare_statements=False))
+    conn = RunOptions(engine="mysql", target=t, prepare_statements=False).conn_settings()
     assert (conn.driver, conn.host, conn.port, conn.user, conn.password, conn.database) == (
         "mysql", "h", 3307, "u", "pw", "db",
     )  # fmt: skip
