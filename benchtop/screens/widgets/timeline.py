@@ -25,9 +25,13 @@ SYMBOLS = {
 
 
 class Event(Protocol):
-    t: float
-    kind: str
-    text: str
+    # read-only, so frozen TimelineEvents fit
+    @property
+    def t(self) -> float: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def text(self) -> str: ...
 
 
 def symbol(kind: str) -> str:
