@@ -37,7 +37,7 @@ from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.run.protocol import Controller
-from benchtop.run.samples import IntervalStats
+from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart
 from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
@@ -92,7 +92,7 @@ class Dashboard(Horizontal):
     def show(
         self,
         history: Sequence[IntervalStats],
-        events: Sequence[Any],
+        events: Sequence[TimelineEvent],
         run_hist: Histogram,
         rate_mode: bool,
         whole: bool = False,
