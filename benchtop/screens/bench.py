@@ -46,7 +46,7 @@ from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
 MIN_RATE = 0.1
-WINDOW = 1000  # intervals kept for the charts (they show the newest that fit)
+WINDOW = 1000  # newest intervals the charts get outside the whole-run view (they show what fits)
 FINISHED_LINGER_S = 1.5  # "run finished" stays on screen this long before the app exits
 
 
@@ -235,7 +235,8 @@ class BenchScreen(Screen):
         for iv in opened:
             self.run_hist = self.run_hist + iv.latency
         # Every counted interval, for the whole-run view; only the newest keeps
-        # its histograms (the last-interval chart draws it), so memory stays flat.
+        # its histograms (the last-interval chart draws it): the rest are a few
+        # figures each, where a histogram is tens of KB.
         self.history: list[IntervalStats] = [iv.without_histograms() for iv in opened[:-1]] + opened[-1:]
         self.status = ""
         self._sampling = False
