@@ -13,12 +13,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from benchtop.run.protocol import Controller
+from benchtop.run.samples import RunSummary
 from benchtop.screens.bench import BenchScreen
 from benchtop.screens.monitor import MonitorScreen, as_poller
 
 
-class BenchtopApp(App[Any]):
-    """`controller` drives a run (None: monitor-only); `sources` become tabs."""
+class BenchtopApp(App[RunSummary | None]):
+    """`controller` drives a run (None: monitor-only); `sources` become tabs.
+    The app returns the run's summary (None: monitor-only, or not summarised)."""
 
     CSS_PATH = ["styles/global.tcss", "styles/app.tcss"]
     TITLE = "benchtop"
@@ -30,7 +33,7 @@ class BenchtopApp(App[Any]):
 
     def __init__(
         self,
-        controller: Any | None = None,
+        controller: Controller | None = None,
         sources: Sequence[Any] | None = None,
         save_dir: Path | None = None,
         source_interval: float = 2.0,

@@ -22,6 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from benchtop.engine import MAX_THREADS
 from benchtop.engine.histogram import Histogram
 from benchtop.screens.messages import (
     EngineSampled,
@@ -35,7 +36,8 @@ from benchtop.screens.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
-from benchtop.run.samples import IntervalStats
+from benchtop.run.protocol import Controller
+from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart
 from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
@@ -43,9 +45,8 @@ from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
-MAX_THREADS = 4096
 MIN_RATE = 0.1
-WINDOW = 1000  # intervals kept for the charts (they show the newest that fit)
+WINDOW = 1000  # newest intervals the charts get outside the whole-run view (they show what fits)
 FINISHED_LINGER_S = 1.5  # "run finished" stays on screen this long before the app exits
 
 
@@ -91,7 +92,7 @@ class Dashboard(Horizontal):
     def show(
         self,
         history: Sequence[IntervalStats],
-        events: Sequence[Any],
+        events: Sequence[TimelineEvent],
         run_hist: Histogram,
         rate_mode: bool,
         whole: bool = False,
@@ -217,7 +218,7 @@ class BenchScreen(Screen):
         ),
     ]
 
-    def __init__(self, controller: Any, pollers: Sequence[Any] = (), save_dir: Path | None = None) -> None:
+    def __init__(self, controller: Controller, pollers: Sequence[Any] = (), save_dir: Path | None = None) -> None:
         super().__init__()
         self.controller = controller
         self.pollers = list(pollers)
@@ -227,11 +228,16 @@ class BenchScreen(Screen):
         self.wanted_threads = int(controller.threads)
         self.wanted_rate = float(controller.rate)
         self.wanted_paused = bool(controller.paused)
-        self.history: list[IntervalStats] = list(controller.history)[-WINDOW:]
-        self._seen = len(controller.history)
+        # The only read of the controller's history: a UI opened on a run
+        # under way starts from it; from then on each counted sample adds one.
+        opened = list(controller.history)
         self.run_hist = Histogram.empty()
-        for iv in controller.history:
+        for iv in opened:
             self.run_hist = self.run_hist + iv.latency
+        # Every counted interval, for the whole-run view; only the newest keeps
+        # its histograms (the last-interval chart draws it): the rest are a few
+        # figures each, where a histogram is tens of KB.
+        self.history: list[IntervalStats] = [iv.without_histograms() for iv in opened[:-1]] + opened[-1:]
         self.status = ""
         self._sampling = False
         self._control_lock = threading.Lock()
@@ -239,7 +245,7 @@ class BenchScreen(Screen):
         self._linger = False
         self.whole_run = False
         self.server = ServerSeries([p.name for p in self.pollers])
-        self.server.hold(self._seen)  # no server values for the intervals before the UI opened
+        self.server.hold(len(opened))  # no server values for the intervals before the UI opened
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
@@ -281,8 +287,7 @@ class BenchScreen(Screen):
     def refresh_all(self) -> None:
         self.refresh_header()
         rate_mode = self.wanted_rate > 0 or any(iv.rate_mode for iv in self.history[-120:])
-        # only what was seen: a read finishing right now must not shift the server series
-        history = self.controller.history[: self._seen] if self.whole_run else self.history
+        history = self.history if self.whole_run else self.history[-WINDOW:]
         events = list(self.controller.timeline)
         server = self.server.rows(history) if self.pollers else None
         self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run, server)
@@ -298,9 +303,7 @@ class BenchScreen(Screen):
             self._note("outage", f"{event.source} lost: {event.error}")
 
     def _note(self, kind: str, text: str) -> None:
-        note = getattr(self.controller, "note", None)
-        if note is not None:
-            self._apply(text, lambda c: note(kind, text))
+        self._apply(text, lambda c: c.note(kind, text))
 
     # -- sampling --------------------------------------------------------------
     def sample_engine(self) -> None:
@@ -313,11 +316,10 @@ class BenchScreen(Screen):
 
         def read() -> None:
             try:
-                stats = controller.sample()
-                finished = controller.finished
+                sample = controller.sample()
             finally:
                 self._sampling = False
-            self.post_message(EngineSampled(stats, finished))
+            self.post_message(EngineSampled(sample))
 
         self.app.run_worker(
             read,
@@ -330,27 +332,24 @@ class BenchScreen(Screen):
 
     @on(EngineSampled)
     def _engine_sampled(self, event: EngineSampled) -> None:
-        # The controller keeps warm-up intervals out of its history: follow it.
-        new = self.controller.history[self._seen :]
-        self._seen += len(new)
-        for iv in new:
+        sample = event.sample
+        if sample.counted:  # warm-up intervals stay out of the charts and the run's histogram
+            iv = sample.interval
             if self.history:
                 # only the newest interval's histogram is drawn: the charts keep figures
                 self.history[-1] = self.history[-1].without_histograms()
             self.history.append(iv)
             self.run_hist = self.run_hist + iv.latency
-        if new:
-            self.server.hold(len(new))
-        del self.history[:-WINDOW]
+            self.server.hold(1)
         self.refresh_all()
-        if event.finished:
-            error = self.controller.failed_error
+        if sample.finished:
+            error = sample.failed
             if error:
                 self.notify(f"the run failed: {error}", severity="error", timeout=10)
-            self.stop_run(f"error: {error}" if error else "time", linger=True, failed=bool(error))
+            self.stop_run(sample.reason or "time", linger=True, failed=error is not None)
 
     # -- knobs -----------------------------------------------------------------
-    def _apply(self, what: str, call: Callable[[Any], Any]) -> None:
+    def _apply(self, what: str, call: Callable[[Controller], object]) -> None:
         controller = self.controller
 
         def work() -> None:

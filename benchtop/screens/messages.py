@@ -11,17 +11,18 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from benchtop.run.samples import IntervalStats, RunSummary
+    from benchtop.run.protocol import Sample
+    from benchtop.run.samples import RunSummary
     from benchtop.sources.base import SourceSnapshot
 
 
 class EngineSampled(Message):
-    """The engine was read: one more interval, and whether the run is over."""
+    """The run was read: one more interval, whether it counts (not warm-up),
+    and whether the run is over."""
 
-    def __init__(self, stats: IntervalStats, finished: bool) -> None:
+    def __init__(self, sample: Sample) -> None:
         super().__init__()
-        self.stats = stats
-        self.finished = finished
+        self.sample = sample
 
 
 class SettingsApplied(Message):

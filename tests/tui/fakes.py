@@ -1,4 +1,4 @@
-"""Deterministic stand-ins for RunController and Source: fixed interval
+"""Deterministic stand-ins for a run controller and a Source: fixed interval
 sequences, no clocks, no randomness, so screens render the same every run."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.engine.histogram import Histogram
-from benchtop.run.samples import TimelineEvent
-from benchtop.run.samples import ERROR_KINDS, IntervalStats, RunSummary
+from benchtop.run.protocol import Controller, Notice, Sample
+from benchtop.run.samples import ERROR_KINDS, IntervalStats, RunSummary, TimelineEvent
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 
 
@@ -80,11 +80,13 @@ def make_interval(i: int, threads: int = 8, rate: float = 0.0, paused: bool = Fa
 
 
 class FakeRunController:
-    """RunController's interface over a fixed sequence of intervals.
+    """The controller protocol over a fixed sequence of intervals.
 
     `preload` intervals are already in `history` when the UI opens; each
-    sample() returns the next one (after `sample_delay` seconds).  With
-    `finish_after`, the run reports finished after that many samples.
+    sample() returns the next one (after `sample_delay` seconds).  The first
+    `warmup` samples are warm-up: not counted, and kept out of `history`.
+    With `finish_after`, the run reports finished after that many samples,
+    failed with `error` if one is given.
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class FakeRunController:
         report_interval: float = 3600.0,
         sample_delay: float = 0.0,
         finish_after: int | None = None,
+        warmup: int = 0,
         presets: tuple[str, ...] | None = None,
         error: str | None = None,
         events: tuple[tuple[float, str, str], ...] = (
@@ -110,8 +113,9 @@ class FakeRunController:
         self.report_interval = report_interval
         self.sample_delay = sample_delay
         self.finish_after = finish_after
+        self.warmup = warmup
         self.presets = presets
-        self.error = error  # the engine failure reported once finished
+        self.error = error  # the engine failure the finishing sample reports
         self.history: list[IntervalStats] = [make_interval(i, threads, rate) for i in range(preload)]
         self.timeline: list[TimelineEvent] = [TimelineEvent(t, k, x) for t, k, x in events]
         self.samples = 0
@@ -126,14 +130,27 @@ class FakeRunController:
     def start(self) -> None:
         self.calls.append(("start", None))
 
-    def sample(self) -> IntervalStats:
+    def sample(self) -> Sample:
         if self.sample_delay:
             time.sleep(self.sample_delay)
         with self._lock:
             iv = make_interval(len(self.history), self._threads, self._rate, self._paused)
-            self.history.append(iv)
             self.samples += 1
-            return iv
+            counted = self.samples > self.warmup
+            if counted:
+                self.history.append(iv)
+            finished = self.finish_after is not None and self.samples >= self.finish_after
+        reason = (f"error: {self.error}" if self.error else "time") if finished else ""
+        return Sample(iv, counted, t=iv.t, finished=finished, reason=reason)
+
+    def notices(self) -> list[Notice]:
+        return []
+
+    def ends_at(self) -> float | None:
+        return None
+
+    def deadline(self) -> float | None:
+        return None
 
     def _event(self, kind: str, text: str) -> None:
         self.timeline.append(TimelineEvent(self.elapsed, kind, text))
@@ -189,14 +206,6 @@ class FakeRunController:
         return max(0.0, self.duration_s - self.elapsed) if self.duration_s > 0 else None
 
     @property
-    def finished(self) -> bool:
-        return self.finish_after is not None and self.samples >= self.finish_after
-
-    @property
-    def failed_error(self) -> str | None:
-        return self.error if self.finished else None
-
-    @property
     def errors_total(self) -> int:
         return 0
 
@@ -250,8 +259,10 @@ class FakeRunController:
         p2.write_text("".join(json.dumps(iv.to_dict()) + "\n" for iv in self.history))
         return [p1, p2]
 
-    def summary_text(self) -> str:
-        return f"transactions: {self._summary('').transactions}"
+
+def _satisfies_protocol(c: FakeRunController) -> Controller:
+    """mypy checks this module: the fake must keep up with the protocol."""
+    return c
 
 
 class FakeSource(Source):
@@ -263,7 +274,8 @@ class FakeSource(Source):
     def __init__(self, name: str, script: list[Any], timeout_s: float = 1.0, kind: str | None = None) -> None:
         super().__init__(name, None, timeout_s)  # type: ignore[arg-type]
         if kind is not None:
-            self.kind = kind
+            # real sources fix their kind per class; this one stands in for any
+            self.kind = kind  # type: ignore[misc]
         self.script = list(script)
         self.polls = 0
         self.connects = 0

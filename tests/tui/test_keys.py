@@ -199,6 +199,19 @@ async def test_samples_update_the_screen() -> None:
         assert screen.history[-1] is fake.history[-1]
 
 
+async def test_warm_up_samples_stay_off_the_charts(monkeypatch) -> None:
+    monkeypatch.setattr(bench, "FINISHED_LINGER_S", 0.1)
+    fake = FakeRunController(preload=0, report_interval=0.05, warmup=3, finish_after=5)
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, bench.BenchScreen)
+        await _wait_until(pilot, lambda: not app.is_running)
+    assert fake.samples == 5
+    assert [iv.t for iv in screen.history] == [iv.t for iv in fake.history] == [1.0, 2.0]
+    assert screen.run_hist.total == sum(iv.latency.total for iv in fake.history)
+
+
 async def test_finished_run_exits_on_its_own(monkeypatch) -> None:
     monkeypatch.setattr(bench, "FINISHED_LINGER_S", 0.1)
     fake = FakeRunController(report_interval=0.05, finish_after=2)

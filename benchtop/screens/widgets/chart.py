@@ -178,8 +178,8 @@ def render_chart(
             "\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤" if label else "\n" + " " * LABEL_W + "│",
             "dim",
         )
-        cells = [("┊", "dim") if ch == " " and c in marker_cols else (ch, style) for c, (ch, style) in enumerate(row)]
-        _append_runs(out, cells)
+        line = [("┊", "dim") if ch == " " and c in marker_cols else (ch, style) for c, (ch, style) in enumerate(row)]
+        _append_runs(out, line)
     start_label = clock(max((t_end or 0.0) - n * step, 0.0) + first * step) if n else ""
     out.append("\n" + start_label.rjust(LABEL_W)[:LABEL_W] + "└", "dim")
     axis = ["─"] * plot_w

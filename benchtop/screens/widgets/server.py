@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -125,7 +126,7 @@ class StripRow:
 
 class ServerSeries:
     """The latest picks of every source, held once per engine interval so
-    they line up with `controller.history` index for index."""
+    they line up with the screen's intervals index for index."""
 
     def __init__(self, order: Sequence[str]) -> None:
         self.order = {name: i for i, name in enumerate(order)}
@@ -178,7 +179,7 @@ class ServerSeries:
                 if i is not None and i < len(history) and history[i].tps > 0:
                     latest_per_txn = values[i] / history[i].tps
                 per_txn = _per_txn_fmt(pick.unit.removesuffix("/s"))
-            rows.append(StripRow(key, values, lambda v, u=pick.unit: fmt_value(v, u), per_txn, latest_per_txn))
+            rows.append(StripRow(key, values, partial(fmt_value, unit=pick.unit), per_txn, latest_per_txn))
         return rows
 
 

@@ -4,11 +4,11 @@ axis, and the list that explains them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from rich.text import Text
 from textual.widget import Widget
 
+from benchtop.run.samples import TimelineEvent
 from benchtop.screens.widgets.chart import Marker
 from benchtop.screens.widgets.fmt import clock, crop
 
@@ -24,20 +24,14 @@ SYMBOLS = {
 }
 
 
-class Event(Protocol):
-    t: float
-    kind: str
-    text: str
-
-
 def symbol(kind: str) -> str:
     return SYMBOLS.get(kind, "•")
 
 
-def markers(events: Sequence[Event], interval_ends: Sequence[float]) -> list[Marker]:
+def markers(events: Sequence[TimelineEvent], interval_ends: Sequence[float]) -> list[Marker]:
     """Each event at the index of the interval it happened in.
 
-    >>> from types import SimpleNamespace as E
+    >>> from benchtop.run.samples import TimelineEvent as E
     >>> markers([E(t=0.5, kind="mark", text=""), E(t=2.5, kind="threads", text="")], [1.0, 2.0, 3.0])
     [Marker(index=0, symbol='M'), Marker(index=2, symbol='T')]
     """
@@ -50,10 +44,10 @@ def markers(events: Sequence[Event], interval_ends: Sequence[float]) -> list[Mar
     return out
 
 
-def timeline_text(events: Sequence[Event], rows: int) -> Text:
+def timeline_text(events: Sequence[TimelineEvent], rows: int) -> Text:
     """The newest `rows` events, oldest first.
 
-    >>> from types import SimpleNamespace as E
+    >>> from benchtop.run.samples import TimelineEvent as E
     >>> print(timeline_text([E(t=5, kind="threads", text="threads 16"), E(t=70, kind="mark", text="mark 1")], 5).plain)
     timeline
     T 0:05 threads 16
@@ -78,9 +72,9 @@ class TimelineList(Widget):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._events: tuple[Event, ...] = ()
+        self._events: tuple[TimelineEvent, ...] = ()
 
-    def show(self, events: Sequence[Event]) -> None:
+    def show(self, events: Sequence[TimelineEvent]) -> None:
         self._events = tuple(events)
         self.refresh()
 
