@@ -25,9 +25,10 @@ def reporting_errors(prog: str, work: Callable[[], int], usage: tuple[type[BaseE
     """`work()`'s exit code; a mistake of the user's (bad input: UsageError
     or `usage`, exit 2; a target, workload or results problem, exit 1) or an
     interrupt becomes one line on stderr instead of a traceback."""
+    bad_input: tuple[type[BaseException], ...] = (UsageError, *usage)
     try:
         return work()
-    except (UsageError, *usage) as exc:
+    except bad_input as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except user_errors() as exc:

@@ -17,12 +17,15 @@ import threading
 import time
 from typing import Any, Callable, Iterable, TextIO
 
+from benchtop.errors import OneLineParser as _Parser
+from benchtop.errors import UsageError as _UsageError
+from benchtop.run.attach import TappedPoller
+from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceError, SourceSnapshot
 from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, poll_all
 from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
-from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
 
 # the TUI gets pollers, or pollers whose snapshots a recorder taps on the way
 RunTui = Callable[[list[Any], argparse.Namespace], int]
@@ -128,8 +131,6 @@ def main(
         if not args.headless:
             run_tui = run_tui or _monitor_tui
             if writer is not None:
-                from benchtop.run.attach import TappedPoller
-
                 def tap(snap: SourceSnapshot) -> None:
                     writer.append("monitor.jsonl", {"type": "snapshot", "t": round(snap.t, 3),
                                                     "sources": {snap.name: snap.to_dict()}})
@@ -156,8 +157,6 @@ def _recorder(folder: str | None) -> Any:
     if not folder:
         return None
     from pathlib import Path
-
-    from benchtop.run.results import ResultsWriter
 
     return ResultsWriter(Path(folder))
 

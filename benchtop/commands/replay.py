@@ -14,9 +14,12 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
+
 from benchtop.commands.monitor import format_text
-from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
+from benchtop.errors import OneLineParser as _Parser
+from benchtop.errors import UsageError as _UsageError
 from benchtop.run.recording import ReplayEvent, events, snapshot_from_dict
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="benchtop replay", description="Play back a results folder's monitor and load recording.")

@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from benchtop.errors import OneLineParser as _Parser
+from benchtop.errors import UsageError as _UsageError
 from benchtop.report.data import ReportError, load_runs
-from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
-
-
 
 
 def build_parser() -> argparse.ArgumentParser:

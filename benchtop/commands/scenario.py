@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TextIO
 
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, reporting_errors
-from benchtop.errors import OneLineParser as _Parser, UsageError as _UsageError
+from benchtop.errors import OneLineParser as _Parser
+from benchtop.errors import UsageError as _UsageError
 from benchtop.run.analysis import analysis_text, target_validity
 from benchtop.run.controller import RunController
 from benchtop.run.formats import summary_text
@@ -20,7 +21,14 @@ from benchtop.run.options import RunOptions
 from benchtop.run.session import RunSession
 from benchtop.scenario.controller import ScenarioController
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
-from benchtop.scenario.file import Scenario, ScenarioError, all_conditions, build_options, check_instrumentation, load_scenario
+from benchtop.scenario.file import (
+    Scenario,
+    ScenarioError,
+    all_conditions,
+    build_options,
+    check_instrumentation,
+    load_scenario,
+)
 from benchtop.target.instrumentation import InstrumentationError
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.run.analysis import Validity, analyse, validity_from_settings
+from benchtop.run.results import read_jsonl
 
 
 class ReportError(Exception):
@@ -69,8 +70,6 @@ def _validity(summary: dict[str, Any], target: Any, config: dict[str, Any]) -> V
 
 
 def load_run(folder: Path) -> RunData:
-    from benchtop.run.results import read_jsonl
-
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder")
     summary = _read_json(folder / "summary.json")

@@ -14,6 +14,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from benchtop.run.results import read_jsonl
+from benchtop.sources.base import SourceError
+from benchtop.sources.registry import source_class
+from benchtop.target import TargetError
+
 DEFAULT_STALL_FRACTION = 0.5
 
 
@@ -334,10 +339,6 @@ def read_target_settings(target: Any, timeout_s: float = 5.0) -> Mapping[str, An
     kind = getattr(target, "kind", "")
     if kind not in ("mysql", "postgresql"):
         return None
-    from benchtop.sources.base import SourceError
-    from benchtop.sources.registry import source_class
-    from benchtop.target import TargetError
-
     try:
         source = source_class(kind)("target", target, timeout_s)
     except TargetError:  # the driver is not installed: only the verdict is lost
@@ -388,8 +389,6 @@ def enrich_results(folder: Path, validity: Validity | None = None, fraction: flo
     """Add steady state, stalls (and validity, when given) to a finished
     run's summary.json; returns the new summary.  The intervals in the
     folder are already past the run's warm-up."""
-    from benchtop.run.results import read_jsonl
-
     path = folder / "summary.json"
     summary = json.loads(path.read_text())
     intervals = read_jsonl(folder / "intervals.jsonl")

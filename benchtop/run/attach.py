@@ -12,7 +12,11 @@ from typing import Any, Callable
 
 from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceSnapshot
-from benchtop.target import Target
+from benchtop.sources.os import OSSource
+from benchtop.sources.poller import Poller
+from benchtop.sources.registry import build_sources, is_local, source_class
+from benchtop.target import Target, fill_defaults, parse_dsn
+from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
 
 
 class InstrumentationCycler:
@@ -34,8 +38,6 @@ class InstrumentationCycler:
         return self.apply(self.presets[self._i])
 
     def restore(self) -> None:
-        from benchtop.target.instrumentation import InstrumentationError
-
         try:
             self.control.restore()
         except InstrumentationError as exc:
@@ -49,9 +51,6 @@ def make_instrumentation(target: Target, admin_dsn: str | None) -> Instrumentati
     (UPDATE on performance_schema, ALTER SYSTEM): --admin-dsn names them."""
     if target.kind not in ("mysql", "postgresql"):
         return None
-    from benchtop.target.instrumentation import InstrumentationControl
-    from benchtop.target import fill_defaults, parse_dsn
-
     admin = fill_defaults(parse_dsn(admin_dsn)) if admin_dsn else target
     if admin.kind != target.kind:
         admin = replace(admin, kind=target.kind)
@@ -130,17 +129,10 @@ def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float,
     """Sources for a run: the target itself (unless --no-monitor) and any
     --proxysql/--pgbouncer given.  A source that cannot connect now is kept:
     its poller reconnects with backoff and shows the outage."""
-    from benchtop.sources.poller import Poller
-    from benchtop.sources.registry import build_sources, is_local
-
     specs = list(extra)
     sources = build_sources(specs, timeout_s=min(5.0, max(1.0, interval)))
     if with_target and target.kind in ("mysql", "postgresql"):
-        from benchtop.sources.registry import source_class
-
         sources.insert(0, source_class(target.kind)(target.kind, target, min(5.0, max(1.0, interval))))
     if with_target and any(is_local(s.target) for s in sources):
-        from benchtop.sources.os import OSSource
-
         sources.append(OSSource(timeout_s=1.0))
     return [Poller(s, interval=interval) for s in sources]

@@ -1,12 +1,13 @@
-"""One benchmark run: the engine, its live knobs, the timeline of changes,
-the intervals and the results folder.  Headless mode and the TUI both drive
-a RunController; neither touches the engine directly."""
+"""One benchmark run on one engine: its live knobs, the timeline of changes,
+the intervals and the results folder.  RunController implements the
+controller protocol (benchtop.run.protocol); the headless loop and the TUI
+drive it through that protocol and never touch the engine."""
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -14,15 +15,14 @@ from benchtop.engine import ConnSettings, Engine, EngineSettings
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 from benchtop.run import hdrlog
+from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.formats import summary_text
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions, parse_ignore_errors
 from benchtop.run.protocol import Notice, Sample
-from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.results import ResultsWriter
 from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
 from benchtop.workload import Program
-
 
 # Intervals keep their histograms only while a reader may still want them
 # (the TUI adds each new interval into its whole-run histogram).

@@ -23,10 +23,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
-if TYPE_CHECKING:  # importing snapshots first would hit the engine <-> snapshots import cycle
-    from benchtop.run.samples import IntervalStats
+from benchtop.run.samples import IntervalStats
 
 GRAMMAR = ("expected METRIC OP VALUE [for DURATION], e.g. 'p99>50ms for 10s', 'tps<100 for 30s', "
            "'errors>1%', 'pool_wait>1s', 'replica_lag>10s', 'checkpoint_age>80%'")

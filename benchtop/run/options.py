@@ -20,7 +20,7 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn
 from benchtop.workload import option_defaults
-from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_overrides
+from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
 ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
@@ -88,8 +88,6 @@ class RunOptions:
     def conn_settings(self) -> ConnSettings:
         """How the engine's workers connect (the C drivers' settings)."""
         if self.engine == "fileio" and self.fileio is not None:
-            from benchtop.workload.fileio import fileio_conn
-
             return fileio_conn(self.fileio)
         if self.engine in ("sqlite", "null"):
             return ConnSettings(driver=self.engine, database=self.target.database if self.engine == "sqlite" else "")

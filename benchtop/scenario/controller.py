@@ -17,7 +17,7 @@ from benchtop.scenario.driver import ScenarioDriver
 class ScenarioController:
     def __init__(self, driver: ScenarioDriver, report_interval: float = 1.0) -> None:
         self.driver = driver
-        self.report_interval = report_interval or 1.0
+        self._report_interval = report_interval or 1.0
         self._status = ""
         self._notices: list[Notice] = []
         self._announced = -1
@@ -42,6 +42,11 @@ class ScenarioController:
         """The running step's workload, with the scenario's progress."""
         name = self._ctl.workload
         return f"{name} · {self._status}" if self._status else name
+
+    @property
+    def report_interval(self) -> float:
+        """The scenario's, from before its first step starts an engine."""
+        return self._report_interval
 
     @property
     def threads(self) -> int:

@@ -25,11 +25,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Label, Static, TabbedContent, TabPane
 
-from benchtop.screens.messages import SourceLost, SourcePolled
 from benchtop.screens.help import HelpScreen
-from benchtop.sources.base import Missing, SourceSnapshot
+from benchtop.screens.messages import SourceLost, SourcePolled
 from benchtop.screens.widgets.fmt import crop, num
 from benchtop.screens.widgets.server import NAN, spark
+from benchtop.sources.base import Missing, Source, SourceSnapshot
+from benchtop.sources.poller import Poller
 
 
 def pane_id(name: str) -> str:
@@ -361,7 +362,4 @@ class MonitorScreen(Screen):
 def as_poller(source: Any, interval: float) -> Any:
     """Sources are polled through a Poller (bounded, never raising, with
     reconnect backoff); pollers pass through unchanged."""
-    from benchtop.sources.base import Source
-    from benchtop.sources.poller import Poller
-
     return Poller(source, interval=interval) if isinstance(source, Source) else source

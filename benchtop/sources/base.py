@@ -8,6 +8,7 @@ missing privilege degrades one panel, not the whole source.
 
 from __future__ import annotations
 
+import socket
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -101,6 +102,11 @@ class Source(ABC):
     def close(self) -> None:
         """Close quietly (never raises)."""
 
+    def interrupt(self) -> None:
+        """Unblock a poll stuck in a read on a hung server (called from
+        another thread while poll() runs); a source with no socket of its
+        own has nothing to unblock."""
+
     def try_reconnect(self) -> bool:
         """Close and connect again; False (not an exception) if still down."""
         self.close()
@@ -125,3 +131,26 @@ class Source(ABC):
 
     def failed_snapshot(self, error: str) -> SourceSnapshot:
         return SourceSnapshot(name=self.name, kind=self.kind, t=time.time(), ok=False, error=error)
+
+
+def shut_down_socket(sock: socket.socket | None) -> None:
+    """Unblock a poll stuck reading from a hung server (called from another
+    thread): a socket shut down makes the blocked read see end-of-file at once."""
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def shut_down_descriptor(fd: int) -> None:
+    """The same for a descriptor a client library owns (libpq's): it stays open for the library to close."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        return
+    try:
+        shut_down_socket(sock)
+    finally:
+        sock.detach()

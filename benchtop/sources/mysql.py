@@ -10,7 +10,6 @@ performance_schema wait summary, and SHOW BINARY LOGS when the binary log is on.
 from __future__ import annotations
 
 import re
-import socket
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -19,7 +18,7 @@ import pymysql
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot, shut_down_socket
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
@@ -354,14 +353,8 @@ class MySQLSource(Source):
                 pass
 
     def interrupt(self) -> None:
-        """Unblock a poll stuck in a read (called from another thread)."""
         conn = self._conn
-        sock = getattr(conn, "_sock", None) if conn is not None else None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        shut_down_socket(getattr(conn, "_sock", None) if conn is not None else None)
 
     # -- statements
 

@@ -8,14 +8,13 @@ commands are sent (a SET on the console would change PgBouncer's config).
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any, Iterable, Mapping
 
 import psycopg
 
 from benchtop.errors import one_line
-from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot, shut_down_descriptor
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import libpq_params
@@ -125,20 +124,14 @@ class PgBouncerSource(Source):
                 pass
 
     def interrupt(self) -> None:
-        """Unblock a poll stuck on a hung PgBouncer (from another thread)."""
         conn = self._conn
         if conn is None:
             return
         try:
-            sock = socket.socket(fileno=conn.pgconn.socket)
-        except (OSError, psycopg.Error):
+            fd = conn.pgconn.socket
+        except psycopg.Error:  # already closed
             return
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        finally:
-            sock.detach()
+        shut_down_descriptor(fd)
 
     def _show(self, command: str) -> list[dict[str, Any]]:
         if self._conn is None:

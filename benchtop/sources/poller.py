@@ -114,9 +114,7 @@ class Poller:
         try:
             snap = fut.result(timeout=max(deadline - self._clock(), 0.0))
         except cf.TimeoutError:
-            interrupt = getattr(self.source, "interrupt", None)
-            if callable(interrupt):
-                interrupt()
+            self.source.interrupt()
             try:
                 fut.result(timeout=self.grace_s)
             except cf.TimeoutError:
@@ -177,9 +175,7 @@ class Poller:
     def close(self) -> None:
         """Stop the worker; closes the source once any stuck poll ends."""
         if self._pending is not None and not self._pending.done():
-            interrupt = getattr(self.source, "interrupt", None)
-            if callable(interrupt):
-                interrupt()
+            self.source.interrupt()
         self._pool.submit(self.source.close)
         self._pool.shutdown(wait=False, cancel_futures=False)
 

@@ -8,7 +8,6 @@ a `Missing`, a lost connection fails the poll.
 
 from __future__ import annotations
 
-import socket
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -17,7 +16,7 @@ from psycopg.rows import dict_row
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot, shut_down_descriptor
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import libpq_params
@@ -253,21 +252,14 @@ class PostgresSource(Source):
                 pass
 
     def interrupt(self) -> None:
-        """Unblock a poll stuck waiting for a hung server (from another thread):
-        shutting the socket down makes libpq see end-of-file at once."""
         conn = self._conn
         if conn is None:
             return
         try:
-            sock = socket.socket(fileno=conn.pgconn.socket)
-        except (OSError, psycopg.Error):
+            fd = conn.pgconn.socket
+        except psycopg.Error:  # already closed
             return
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        finally:
-            sock.detach()  # the descriptor belongs to libpq
+        shut_down_descriptor(fd)
 
     def _tracker(self, name: str) -> CounterTracker:
         return self._trackers.setdefault(name, CounterTracker())

@@ -38,14 +38,13 @@ zeroes the proxy's counters for everybody); columns are read by name so the
 from __future__ import annotations
 
 import re
-import socket
 import time
 from typing import Any, Iterable, Mapping
 
 import pymysql
 
 from benchtop.errors import one_line
-from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot, shut_down_socket
 from benchtop.sources.rates import Interval
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
@@ -205,14 +204,8 @@ class ProxySQLSource(Source):
                 pass  # already gone; closing must never raise
 
     def interrupt(self) -> None:
-        """Unblock a poll stuck reading from a hung proxy (called from another thread)."""
         conn = self._conn
-        sock = getattr(conn, "_sock", None) if conn is not None else None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        shut_down_socket(getattr(conn, "_sock", None) if conn is not None else None)
 
     # ---------------------------------------------------------------- polling
     def poll(self) -> SourceSnapshot:

@@ -422,15 +422,28 @@ def _per_engine(value: Any, engine: str, what: str, src: _Source) -> Any:
     return value
 
 
+def on_off(value: Any) -> bool | None:
+    """A switch as sysbench spells it (on/off, true/false, yes/no, 1/0);
+    None when it is none of those.
+
+    >>> on_off("ON"), on_off(0), on_off("maybe")
+    (True, False, None)
+    """
+    if isinstance(value, bool):
+        return value
+    s = str(value).lower()
+    if s in ("on", "true", "yes", "1"):
+        return True
+    if s in ("off", "false", "no", "0"):
+        return False
+    return None
+
+
 def _coerce_option(name: str, default: Any, value: Any, where: str) -> Any:
     if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-        s = str(value).lower()
-        if s in ("on", "true", "yes", "1"):
-            return True
-        if s in ("off", "false", "no", "0"):
-            return False
+        switch = on_off(value)
+        if switch is not None:
+            return switch
         raise WorkloadError(f"{where}: option --{name.replace('_', '-')} takes on/off, not {value!r}")
     if isinstance(default, int):
         try:

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from benchtop.engine import ConnSettings
 from benchtop.workload.prepare import PrepareError
-from benchtop.workload.compiler import _Source, compile_definition
+from benchtop.workload.compiler import _Source, compile_definition, on_off
 from benchtop.workload.program import Program
 
 TEST_MODES = ("seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw")
@@ -99,11 +99,9 @@ def add_fileio_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _onoff(name: str, value: Any) -> bool:
-    s = str(value).lower()
-    if s in ("on", "true", "yes", "1"):
-        return True
-    if s in ("off", "false", "no", "0"):
-        return False
+    switch = on_off(value)
+    if switch is not None:
+        return switch
     raise FileioError(f"--{name} takes on or off, not {value!r}")
 
 
