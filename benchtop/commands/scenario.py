@@ -101,9 +101,7 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
         raise ScenarioError(f"{sc.filename}: {exc}") from None
 
     def make_controller(workload: str, threads: int | None, rate: float | None) -> RunController:
-        cfg = configs[workload]
-        cfg = replace(cfg, threads=cfg.threads if threads is None else threads, rate=cfg.rate if rate is None else rate)
-        return session.controller(cfg, results=False)
+        return session.controller(configs[workload].for_step(threads, rate), results=False)
 
     writer = session.writer
     driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile)

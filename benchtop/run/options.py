@@ -2,7 +2,7 @@
 three ways a run is described: a command line (`options_from_argv`), a
 mapping of option names to values (`options_from_mapping`: a scenario's
 settings, the pytest plugin's keyword arguments) — both checked by the same
-option table — and the step changes a scenario makes (`dataclasses.replace`).
+option table — and the knobs a scenario step sets (`RunOptions.for_step`).
 
 `RunOptions.to_dict()` is what results folders store: it never contains a
 password."""
@@ -84,6 +84,11 @@ class RunOptions:
         d.pop("rand")
         d.update({f"rand_{k}": v for k, v in asdict(self.rand).items()})
         return d
+
+    def for_step(self, threads: int | None = None, rate: float | None = None) -> RunOptions:
+        """These options with a scenario step's threads and rate (None: keep)."""
+        return replace(self, threads=self.threads if threads is None else threads,
+                       rate=self.rate if rate is None else rate)
 
     def conn_settings(self) -> ConnSettings:
         """How the engine's workers connect (the C drivers' settings)."""
