@@ -15,7 +15,6 @@ guard, and the controllers it made.
 
 from __future__ import annotations
 
-import io
 import shutil
 import sys
 import tempfile
@@ -25,9 +24,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Sequence, TextIO
 
-from benchtop.engine import ConnSettings
 from benchtop.errors import UsageError
-from benchtop.run.attach import InstrumentationCycler, MonitorRecorder, build_pollers, make_instrumentation
+from benchtop.run.attach import (
+    InstrumentationCycler,
+    MonitorRecorder,
+    build_pollers,
+    make_instrumentation,
+)
 from benchtop.run.controller import RunController
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
@@ -93,7 +96,7 @@ class RunSession:
             opts = self.options = replace(opts, target=replace(opts.target, database=str(Path(tmpdir) / "benchtop.db")),
                                           temp_db=True)
             prepare(self.program(opts), opts.conn_settings(), PREPARE_THREADS,
-                    out=self._progress or io.StringIO(), quiet=self._progress is None or opts.json)
+                    out=self._progress or sys.stderr, quiet=self._progress is None or opts.json)
         self.ready(opts)
         pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)
                    if self._monitor else [])
@@ -122,24 +125,25 @@ class RunSession:
             self._programs[key] = load_program(opts.workload, opts.engine, opts.workload_options)
         return self._programs[key]
 
-    def ready(self, opts: RunOptions | None = None) -> tuple[Program, ConnSettings]:
-        """The workload and how workers connect, checked to be ready (tables
-        there, server reachable, files prepared) before any worker starts."""
+    def ready(self, opts: RunOptions | None = None) -> None:
+        """Checks that the workload of `opts` (default: the session's) can
+        run: tables there, server reachable, files prepared, before any
+        worker starts."""
         opts = opts or self.options
         program, conn = self.program(opts), opts.conn_settings()
         if opts.fileio is not None:
-            for note in opts.fileio.notes:
-                print(f"benchtop: note: {note}", file=self._progress or io.StringIO())
+            if self._progress is not None:
+                for note in opts.fileio.notes:
+                    print(f"benchtop: note: {note}", file=self._progress)
             check_files(opts.fileio)
-            return program, conn
+            return
         try:
             check_ready(program, conn, opts.target.describe())
         except PrepareError:
             if not self._prepare_missing:
                 raise
-            prepare(program, conn, max(1, min(opts.threads, 4)), out=io.StringIO(), quiet=True)
+            prepare(program, conn, max(1, min(opts.threads, 4)), quiet=True)
             check_ready(program, conn, opts.target.describe())
-        return program, conn
 
     # -- controllers -----------------------------------------------------------
     def controller(self, opts: RunOptions | None = None, results: bool = True) -> RunController:
