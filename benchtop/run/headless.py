@@ -13,6 +13,7 @@ import time
 from typing import Any, TextIO
 
 from benchtop.run.formats import interval_line, summary_text
+from benchtop.run.options import RunOptions
 from benchtop.run.protocol import Controller, Notice, Sample
 from benchtop.run.samples import RunSummary
 from benchtop.workload import Program, workload_extra_fields, workload_extra_lines
@@ -124,7 +125,7 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
     return ctl.stop(reason)
 
 
-def print_summary(summary: RunSummary, program: Program, options: Any, out: TextIO,
+def print_summary(summary: RunSummary, program: Program, options: RunOptions, out: TextIO,
                   extra: dict[str, Any] | None = None, extra_text: str = "") -> None:
     """A run's summary: sysbench's text (plus the workload's own lines) or
     one JSON object; `extra` and `extra_text` add validity and steady state."""

@@ -320,7 +320,7 @@ def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
         if ns.dsn:
             raise UsageError(f"--dsn does not apply to --engine {engine}")
         return Target(kind=engine, database=ns.db or "")
-    if ns.db and engine == "sqlite":
+    if ns.db:
         raise UsageError("--db is for --engine sqlite")
     try:
         if ns.dsn:
@@ -331,29 +331,22 @@ def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
                 t = replace(t, kind="postgresql")
         else:
             t = Target(kind=engine, host="")
-        if engine == "mysql":
-            port = ns.mysql_port
-            t = replace(
-                t,
-                host=ns.mysql_host or t.host,
-                port=int(port) if port else t.port,
-                user=ns.mysql_user or t.user,
-                password=ns.mysql_password if ns.mysql_password is not None else t.password,
-                database=ns.mysql_db or t.database or "sbtest",
-                socket=ns.mysql_socket or t.socket,
-                ssl=ns.mysql_ssl or t.ssl,
-            )
-        else:
-            port = ns.pgsql_port
-            t = replace(
-                t,
-                host=ns.pgsql_host or t.host,
-                port=int(port) if port else t.port,
-                user=ns.pgsql_user or t.user,
-                password=ns.pgsql_password if ns.pgsql_password is not None else t.password,
-                database=ns.pgsql_db or t.database or "sbtest",
-                ssl=ns.pgsql_sslmode or t.ssl,
-            )
+        prefix = "mysql" if engine == "mysql" else "pgsql"
+
+        def given(name: str) -> Any:
+            return getattr(ns, f"{prefix}_{name}", None)  # PostgreSQL has no --pgsql-socket
+
+        port = given("port")
+        t = replace(
+            t,
+            host=given("host") or t.host,
+            port=int(port) if port else t.port,
+            user=given("user") or t.user,
+            password=given("password") if given("password") is not None else t.password,
+            database=given("db") or t.database or "sbtest",
+            socket=given("socket") or t.socket,
+            ssl=given("ssl" if engine == "mysql" else "sslmode") or t.ssl,
+        )
     except ValueError as exc:
         if isinstance(exc, TargetError):
             raise UsageError(str(exc)) from None

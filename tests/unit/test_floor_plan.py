@@ -56,3 +56,4 @@ def test_headless_monitor_never_imports_textual(tmp_path):
 def test_few_modules_at_the_package_root():
     root = [p.name for p in (ROOT / "benchtop").glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
     assert len(root) <= 5, root
+
