@@ -13,9 +13,20 @@ class UsageError(Exception):
 
 
 def one_line(exc: BaseException) -> str:
-    """An error's first line, for the single line a command prints."""
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__
+    """An error's first line, for the single line a command prints; a client
+    library's (code, message) pair reads as the server wrote it.
+
+    >>> one_line(Exception(1045, "Access denied for user 'x'"))
+    "Access denied for user 'x' (1045)"
+    >>> one_line(ValueError("bad  value\\nsecond line"))
+    'bad value'
+    """
+    args = exc.args
+    # an OSError's str() also names the file: keep it
+    if len(args) >= 2 and isinstance(args[0], int) and isinstance(args[1], str) and not isinstance(exc, OSError):
+        return f"{args[1]} ({args[0]})"
+    lines = str(exc).strip().splitlines()
+    return " ".join(lines[0].split()) if lines else type(exc).__name__
 
 
 class OneLineParser(argparse.ArgumentParser):
