@@ -11,8 +11,9 @@
     threads = "1..1024*2"     # or [1, 2, 4, 8]: one step per value
     stop_if = ["p99>50ms for 10s"]
 
-Top-level keys are the command-line option names with underscores (the CLI
-parses them, so both accept the same things).  Step keys: duration, threads,
+Top-level keys are the command-line option names with underscores (checked
+by the command line's own option table, benchtop.run.options, so both accept
+the same things).  Step keys: duration, threads,
 rate, workload, instrumentation, mark, warmup, repeat, stop_if, name.  A list
 (or a "A..B*F" / "A..B+S" range for threads and rate) sweeps; several sweeps
 in one step multiply.  Problems are one line: "FILE:LINE: what is wrong".
