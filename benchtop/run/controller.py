@@ -103,15 +103,6 @@ class RunController:
             self.writer.write_json("config.json", self.options.to_dict())
 
     @property
-    def last_sample(self) -> EngineSample | None:
-        """The newest engine reading taken by sample() (or stop())."""
-        return self._last
-
-    @property
-    def warming_up(self) -> bool:
-        return self._base is None
-
-    @property
     def t_offset(self) -> float:
         """Seconds of warm-up that report lines subtract (as sysbench does)."""
         return self.options.warmup_s if self.options.warmup_s > 0 else 0.0

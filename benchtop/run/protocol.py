@@ -27,7 +27,6 @@ class Sample:
     finished: bool = False  # the run is over (time, events, stop-if, failure, last step)
     reason: str = ""  # why it finished: "time", "events", "stop-if: ...", "error: ...", ...
     fields: Mapping[str, Any] = field(default_factory=dict)  # added to the interval's JSON line
-    status: str = ""  # progress to show beside the workload (a scenario's step), "" for none
 
     @property
     def failed(self) -> str | None:
