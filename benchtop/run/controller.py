@@ -16,6 +16,7 @@ from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
+from benchtop.run.costs import CostMeter, HostReading
 from benchtop.run.formats import summary_text
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions, parse_ignore_errors
@@ -38,6 +39,7 @@ class RunController:
         writer: ResultsWriter | None = None,
         instrumentation: InstrumentationCycler | None = None,
         guard: Guard | None = None,
+        meter: CostMeter | None = None,
     ) -> None:
         cfg = self.options = options
         self.program = program
@@ -86,6 +88,8 @@ class RunController:
         self._threads = cfg.threads
         self._rate = cfg.rate
         self._paused = False
+        self.meter = meter  # per-operation costs, sizes and totals (None: not measured)
+        self._reading: HostReading | None = None
 
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> None:
@@ -94,6 +98,10 @@ class RunController:
         # read before the workers start: all zeros at t = 0, so even a run
         # shorter than one snapshot (a few --events) is counted whole
         first = self.engine.snapshot()
+        if self.meter is not None:
+            self._reading = self.meter.begin() if self.options.warmup_s <= 0 else self.meter.read()
+            if self.writer:
+                self._save_settings()
         self.engine.start()
         self._prev = first
         self._base = first if self.options.warmup_s <= 0 else None
@@ -142,10 +150,18 @@ class RunController:
             iv = IntervalStats.between(self._prev, cur, self._percentiles)
             self._prev = cur
             self._last = cur
+            if self.meter is not None and self._reading is not None:
+                reading = self.meter.read()
+                iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
+                self._reading = reading
             if self._base is None and cur.t >= self.options.warmup_s:
                 self._base = cur
                 self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
+                if self.meter is not None:
+                    self._reading = self.meter.begin()
+                    if self.writer:
+                        self._save_settings()
             self._track_outage(iv)
             if self.guard is not None and self._base is not None and not self.stop_reason:
                 why = self.guard.check(iv)
@@ -153,6 +169,8 @@ class RunController:
                     self.stop_reason = f"stop-if: {why}"
                     self._event("note", self.stop_reason)
             if self._base is not None and self._base is not cur:
+                if self.meter is not None and "work" in iv.costs:
+                    self.meter.count(iv.costs["work"], iv.txn_by_type)
                 self.history.append(iv)
                 old = len(self.history) - 1 - KEEP_HISTOGRAMS
                 if old >= 0:
@@ -163,6 +181,16 @@ class RunController:
                     self.writer.append("intervals.jsonl", d)
                     self._hlog(iv)
             return iv
+
+    def _save_settings(self) -> None:
+        """settings.json: the server's settings that differ from its defaults
+        and the host's, as they were when the measured run began."""
+        assert self.meter is not None and self.writer is not None
+        self.writer.write_json("settings.json", {
+            "engine": self.options.engine,
+            "server": self.meter.server_settings,
+            "host": self.meter.host_settings,
+        })
 
     def _hlog(self, iv: IntervalStats) -> None:
         lines = []
@@ -313,7 +341,9 @@ class RunController:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server after 60 s"
             base = self._base or last
             summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
-            self._summary = replace(summary, txn_latency_ms=self._type_latencies())
+            costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names)
+                     if self.meter is not None else {})
+            self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs)
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:

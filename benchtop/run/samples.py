@@ -8,7 +8,7 @@ is the whole run (or one scenario step).  Screens and writers only read these.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Mapping
 
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ERROR_KINDS, EngineSample
@@ -47,6 +47,9 @@ class IntervalStats:
     latency: Histogram = field(repr=False)
     service: Histogram = field(repr=False)
     txn_by_type: tuple[int, ...] = ()
+    # what the interval cost the host per transaction, and the client's CPU
+    # (benchtop.run.costs): {"per_op": {...}, "client_cpu": {...}}; empty when not measured
+    costs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def rate_mode(self) -> bool:
@@ -117,6 +120,10 @@ class IntervalStats:
             "reconnects_per_s": round(self.reconnects_per_s, 2),
             "latency_ms": lat,
         }
+        if self.costs.get("per_op"):
+            out["per_op"] = dict(self.costs["per_op"])
+        if self.costs.get("client_cpu"):
+            out["client_cpu"] = dict(self.costs["client_cpu"])
         if self.paused:
             out["paused"] = True
         if self.rate_mode:
@@ -153,6 +160,8 @@ class RunSummary:
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    # per_op, by_type, sizes, totals, client_cpu, host (benchtop.run.costs); empty when not measured
+    costs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def queries(self) -> int:
@@ -242,6 +251,7 @@ class RunSummary:
             "txn_types": self.txn_types,
             **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
             "stopped_by": self.stopped_by,
+            **self.costs,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
         }
 
