@@ -11,6 +11,7 @@ from typing import Any
 from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
 from benchtop.run.analysis import analyse, analysis_text, enrich_results, target_validity, validity_from_snapshot
 from benchtop.run.controller import RunController
+from benchtop.run.costs import costs_text
 from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_headless
 from benchtop.run.options import RunOptions, options_from_argv
 from benchtop.run.samples import RunSummary
@@ -32,7 +33,7 @@ def main(argv: Sequence[str]) -> int:
                 print("", file=sys.stdout, flush=True)
             summary = run_headless(ctl, LinePrinter(sys.stdout, opts.json, opts.percentile), stop)
             if summary is not None:
-                extra, text = _finish_results(session, ctl)
+                extra, text = _finish_results(session, ctl, summary)
                 print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
         else:
             # the TUI is imported only here: headless runs never load textual
@@ -43,7 +44,7 @@ def main(argv: Sequence[str]) -> int:
                               save_dir=Path(opts.out) if opts.out else Path.cwd())
             if summary is not None:
                 print(ctl.summary_text())
-                print(_finish_results(session, ctl)[1])
+                print(_finish_results(session, ctl, summary)[1])
         writer = session.writer
         if writer and writer.failed:
             print(f"benchtop: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
@@ -62,9 +63,10 @@ def _banner(ctl: RunController) -> str:
     return "\n".join(lines)
 
 
-def _finish_results(session: RunSession, ctl: RunController) -> tuple[dict[str, Any], str]:
+def _finish_results(session: RunSession, ctl: RunController, summary: RunSummary) -> tuple[dict[str, Any], str]:
     """Validity of the target's settings and steady state of the run, added to
-    summary.json and to what is printed."""
+    summary.json and to what is printed (with the run's per-operation costs,
+    sizes and totals, which the summary already holds)."""
     opts, writer = session.options, session.writer
     validity = None
     for snap in session.recorder.latest.values():
@@ -79,4 +81,5 @@ def _finish_results(session: RunSession, ctl: RunController) -> tuple[dict[str, 
     extra = analyse([iv.to_dict() for iv in ctl.history])
     if validity is not None:
         extra["validity"] = validity.to_dict()
-    return extra, analysis_text(extra)
+    text = "\n".join(line for line in [analysis_text(extra), *costs_text(summary.costs)] if line)
+    return extra, text

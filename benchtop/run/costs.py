@@ -370,7 +370,7 @@ class CostMeter:
         totals = totals_between(self._first_snap, last_snap)
         work = work_between(self._first, last_reading, totals["wal_bytes"])
         by_type = {}
-        for i, name in enumerate(type_names):
+        for i, name in enumerate(type_names if len(type_names) > 1 else ()):
             if i < len(self._type_work) and self._ops_by_type[i] > 0:
                 w = self._type_work[i]
                 if totals["wal_bytes"] is not None and work.wal_bytes:
