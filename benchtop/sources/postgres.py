@@ -137,9 +137,9 @@ def database_panel(row: Mapping[str, Any], iv: Interval) -> dict[str, Any]:
         "temp_bytes_per_s": iv.rate("temp_bytes"),
         "deadlocks_per_s": iv.rate("deadlocks"),
         # cumulative, for a run's totals (the difference between two readings)
-        "tup_inserted": _num(row["tup_inserted"]),
-        "tup_updated": _num(row["tup_updated"]),
-        "tup_deleted": _num(row["tup_deleted"]),
+        "tup_inserted": _num(row.get("tup_inserted")),
+        "tup_updated": _num(row.get("tup_updated")),
+        "tup_deleted": _num(row.get("tup_deleted")),
     }
 
 
