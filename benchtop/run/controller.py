@@ -341,7 +341,8 @@ class RunController:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server after 60 s"
             base = self._base or last
             summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
-            costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names)
+            costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
+                                       server_ok=joined and not reason.startswith("error"))
                      if self.meter is not None else {})
             self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs)
             if self.writer:

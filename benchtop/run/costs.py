@@ -224,7 +224,7 @@ class TargetReader:
     """One poll of the target's own monitor source at a time (the run's
     start and end), and its settings snapshot; every failure is a None."""
 
-    def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
+    def __init__(self, target: Target, timeout_s: float = 2.0) -> None:
         self.target = target
         self.timeout_s = timeout_s
 
@@ -361,12 +361,15 @@ class CostMeter:
             self._type_work[i] = self._type_work[i].plus(work.scaled(n / total))
             self._ops_by_type[i] += n
 
-    def finish(self, transactions: int, threads: int, time_s: float, type_names: Sequence[str]) -> dict[str, Any]:
-        """The run's per_op, by_type, sizes, totals, client_cpu and host objects."""
+    def finish(self, transactions: int, threads: int, time_s: float, type_names: Sequence[str],
+               server_ok: bool = True) -> dict[str, Any]:
+        """The run's per_op, by_type, sizes, totals, client_cpu and host objects.
+        `server_ok=False` (the run failed): the target is not asked again, so
+        a dead server costs no connect timeout at the end."""
         if self._first is None:
             return {}
         last_reading = self.read()
-        last_snap, _ = self._reader.read() if self._reader else (None, None)
+        last_snap, _ = self._reader.read() if self._reader and server_ok else (None, None)
         totals = totals_between(self._first_snap, last_snap)
         work = work_between(self._first, last_reading, totals["wal_bytes"])
         by_type = {}
