@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchtop.report.data import RunData
-from benchtop.report.series import SERVER_PLOTS, latency_cdf, latency_series, marks, server_series
+from benchtop.report.series import (
+    SERVER_PLOTS,
+    latency_cdf,
+    latency_series,
+    marks,
+    server_series,
+    type_latency_series,
+)
 
 INSTALL_HINT = "plots need matplotlib: pip install benchtop[report]"
 
@@ -78,6 +85,10 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
     if lat:
         plots.append(Plot("latency_over_time", "Latency percentiles per interval", "line", "seconds",
                           "latency (ms)", tuple(lat), logy=True, marks=on_time))
+    by_type = [Series(label, x, y) for r in runs for label, x, y in type_latency_series(r)]
+    if by_type:
+        plots.append(Plot("latency_by_type", "Latency per transaction type per interval", "line", "seconds",
+                          "latency (ms)", tuple(by_type), logy=True, marks=on_time))
     per_run = [server_series(r) for r in runs]
     for name, title, ylabel, _extractors in SERVER_PLOTS:
         series = tuple(Series(label, x, y) for found in per_run for label, x, y in found.get(name, []))

@@ -37,6 +37,25 @@ def latency_series(r: RunData) -> list[tuple[str, tuple[float, ...], tuple[float
     return out
 
 
+def type_latency_series(r: RunData, keys: tuple[str, ...] = ("p50", "p99")) -> list[tuple[str, tuple[float, ...], tuple[float, ...]]]:
+    """(label, t, latency ms) per transaction type and percentile, for
+    workloads with types (intervals.jsonl's txn_latency_ms)."""
+    names: list[str] = []
+    for iv in r.intervals:
+        for name in iv.get("txn_latency_ms") or {}:
+            if name not in names:
+                names.append(name)
+    out = []
+    for name in names:
+        for key in keys:
+            pts = [(float(iv["t"]), float(iv["txn_latency_ms"][name][key])) for iv in r.intervals
+                   if isinstance((iv.get("txn_latency_ms") or {}).get(name), Mapping)
+                   and isinstance(iv["txn_latency_ms"][name].get(key), (int, float))]
+            if pts:
+                out.append((f"{r.label} {name} {key}", tuple(x for x, _ in pts), tuple(y for _, y in pts)))
+    return out
+
+
 def _get(d: Any, *path: str) -> float | None:
     for key in path:
         if not isinstance(d, Mapping):

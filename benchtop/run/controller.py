@@ -84,6 +84,7 @@ class RunController:
         self.guard = guard  # --stop-if conditions, checked on every sample
         self.stop_reason = ""  # set when a guard trips; the run then counts as finished
         self._type_base: list[Histogram] = []
+        self._type_prev: list[Histogram] = []  # per-type histograms at the previous reading
         self._hlog_started = False
         self._threads = cfg.threads
         self._rate = cfg.rate
@@ -106,6 +107,7 @@ class RunController:
         self._prev = first
         self._base = first if self.options.warmup_s <= 0 else None
         self._type_base = self._type_hists() if self._base is not None else []
+        self._type_prev = self._type_hists()
         self._last = first
         if self.writer:
             self.writer.write_json("config.json", self.options.to_dict())
@@ -150,6 +152,10 @@ class RunController:
             iv = IntervalStats.between(self._prev, cur, self._percentiles)
             self._prev = cur
             self._last = cur
+            type_busy: list[float] = []
+            if self._type_prev:
+                type_lat, type_busy = self._interval_types()
+                iv = replace(iv, txn_latency_ms=type_lat)
             if self.meter is not None and self._reading is not None:
                 reading = self.meter.read()
                 iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
@@ -170,7 +176,7 @@ class RunController:
                     self._event("note", self.stop_reason)
             if self._base is not None and self._base is not cur:
                 if self.meter is not None and "work" in iv.costs:
-                    self.meter.count(iv.costs["work"], iv.txn_by_type)
+                    self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy)
                 self.history.append(iv)
                 old = len(self.history) - 1 - KEEP_HISTOGRAMS
                 if old >= 0:
@@ -205,6 +211,22 @@ class RunController:
     def _type_hists(self) -> list[Histogram]:
         n = len(self.program.txn_types)
         return [self.engine.type_histogram(i) for i in range(n)] if n > 1 else []
+
+    def _interval_types(self) -> tuple[dict[str, dict[str, float]], list[float]]:
+        """p50/p95/p99 per transaction type over the interval since the last
+        reading (LinkBench's per-operation latency every interval), and the
+        time the workers spent in each type (its share of the interval's work)."""
+        now = self._type_hists()
+        out = {}
+        busy = []
+        for name, cur, prev in zip(self.program.txn_names, now, self._type_prev):
+            h = cur - prev
+            busy.append(sum(c * (low + high) / 2 for low, high, c in h.nonzero()) / 1e9)
+            if h.total:
+                p = h.percentiles_ms([50.0, 95.0, 99.0])
+                out[name] = {"p50": round(p[50.0], 3), "p95": round(p[95.0], 3), "p99": round(p[99.0], 3)}
+        self._type_prev = now
+        return out, busy
 
     def _type_latencies(self) -> dict[str, dict[str, float]]:
         """Percentiles per transaction type since the warm-up (LinkBench's

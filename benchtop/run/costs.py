@@ -310,6 +310,9 @@ class CostMeter:
         self.host_settings: dict[str, Any] = {}
         self._sqlite_start: int | None = None
 
+    def _type_wal_sum(self) -> float:
+        return sum(w.wal_bytes or 0.0 for w in self._type_work)
+
     # -- readings
     def read(self) -> HostReading:
         try:
@@ -348,18 +351,24 @@ class CostMeter:
         wal = rate * (cur.t - prev.t) if rate is not None else None
         return work_between(prev, cur, wal)
 
-    def count(self, work: Work, by_type: Sequence[int]) -> None:
+    def count(self, work: Work, by_type: Sequence[int], busy_s: Sequence[float] = ()) -> None:
         """A counted interval's work, attributed to each transaction type by
-        its share of the interval's transactions."""
+        its share of the interval: of the workers' busy time when known (a
+        new_order costs more than an order_status), else of its transactions."""
+        if busy_s:  # the engine's per-type counters may have more slots than the workload has types
+            by_type = by_type[: len(busy_s)]
         total = sum(by_type)
         if len(by_type) < 2 or total <= 0:
             return
+        n = len(by_type)
+        weights = list(busy_s[:n]) if len(busy_s) >= n and sum(busy_s[:n]) > 0 else [float(c) for c in by_type]
+        weight_sum = sum(weights)
         if not self._type_work:
             self._type_work = [Work(0.0) for _ in by_type]
             self._ops_by_type = [0 for _ in by_type]
-        for i, n in enumerate(by_type[: len(self._type_work)]):
-            self._type_work[i] = self._type_work[i].plus(work.scaled(n / total))
-            self._ops_by_type[i] += n
+        for i, n_i in enumerate(by_type[: len(self._type_work)]):
+            self._type_work[i] = self._type_work[i].plus(work.scaled(weights[i] / weight_sum))
+            self._ops_by_type[i] += n_i
 
     def finish(self, transactions: int, threads: int, time_s: float, type_names: Sequence[str],
                server_ok: bool = True) -> dict[str, Any]:
@@ -376,10 +385,10 @@ class CostMeter:
         for i, name in enumerate(type_names if len(type_names) > 1 else ()):
             if i < len(self._type_work) and self._ops_by_type[i] > 0:
                 w = self._type_work[i]
-                if totals["wal_bytes"] is not None and work.wal_bytes:
+                if totals["wal_bytes"] is not None and self._type_wal_sum() > 0 and w.wal_bytes is not None:
                     # WAL per type: the run's exact total, shared as the interval estimates were
                     w = Work(w.seconds, w.reads, w.kb_read, w.kb_written, w.context_switches, w.cpu_s, w.idle_s,
-                             totals["wal_bytes"] * (transactions and self._ops_by_type[i] / transactions),
+                             totals["wal_bytes"] * w.wal_bytes / self._type_wal_sum(),
                              w.server_cpu_s, w.client_cpu_s, w.has_os)
                 by_type[name] = {"ops": self._ops_by_type[i], **w.per_op(self._ops_by_type[i])}
         if self.engine == "sqlite":

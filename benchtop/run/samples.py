@@ -50,6 +50,8 @@ class IntervalStats:
     # what the interval cost the host per transaction, and the client's CPU
     # (benchtop.run.costs): {"per_op": {...}, "client_cpu": {...}}; empty when not measured
     costs: Mapping[str, Any] = field(default_factory=dict)
+    # p50/p95/p99 per transaction type over the interval (workloads with several types)
+    txn_latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def rate_mode(self) -> bool:
@@ -120,6 +122,8 @@ class IntervalStats:
             "reconnects_per_s": round(self.reconnects_per_s, 2),
             "latency_ms": lat,
         }
+        if self.txn_latency_ms:
+            out["txn_latency_ms"] = {k: dict(v) for k, v in self.txn_latency_ms.items()}
         if self.costs.get("per_op"):
             out["per_op"] = dict(self.costs["per_op"])
         if self.costs.get("client_cpu"):

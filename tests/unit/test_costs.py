@@ -45,3 +45,12 @@ def test_settings_diff_names_only_what_differs():
     assert settings_diff([{"innodb_flush_log_at_trx_commit": "1", "max_connections": "200"},
                           {"innodb_flush_log_at_trx_commit": "2", "max_connections": "200"}]) == [
         ("innodb_flush_log_at_trx_commit", ["1", "2"])]
+
+
+def test_types_share_by_busy_time_when_known():
+    """A slow type takes more of the workers' time, so more of the interval's work."""
+    meter = CostMeter("null", Target("null"), probe_target=False)
+    meter.count(Work(1.0, cpu_s=1.0), (50, 50, 0, 0), busy_s=(0.75, 0.25))
+    slow, fast = meter._type_work  # noqa: SLF001
+    assert slow.cpu_s == pytest.approx(0.75) and fast.cpu_s == pytest.approx(0.25)
+    assert meter._ops_by_type == [50, 50]  # noqa: SLF001
