@@ -55,6 +55,10 @@ def per_op_table(runs: list[RunData]) -> Table | None:
         rows.append(_per_op_cells(r.label, s["per_op"], (s.get("client_cpu") or {}).get("per_op_us")))
         for name, po in (s.get("by_type") or {}).items():
             rows.append(_per_op_cells(f"  {name}", po))
+        for step in r.steps:  # a scenario's steps (a thread sweep: the cost per transaction at each step)
+            if step.get("per_op"):
+                rows.append(_per_op_cells(f"  #{step['index'] + 1} {step.get('threads', '')}t", step["per_op"],
+                                          (step.get("client_cpu") or {}).get("per_op_us")))
     return Table("Per transaction", PER_OP_COLUMNS, tuple(rows)) if rows else None
 
 

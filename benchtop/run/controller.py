@@ -341,6 +341,11 @@ class RunController:
     def reconnects_total(self) -> int:
         return self._last.reconnects if self._last else 0
 
+    @property
+    def last_summary(self) -> RunSummary | None:
+        """The summary stop() made (None while the run goes on)."""
+        return self._summary
+
     def current_summary(self, stopped_by: str = "") -> RunSummary:
         with self._lock:
             last = self.engine.snapshot()
