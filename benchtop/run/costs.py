@@ -15,6 +15,7 @@ that go into interval lines, summaries and summary.json.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,11 +223,14 @@ def totals_between(first: SourceSnapshot | None, last: SourceSnapshot | None) ->
 
 class TargetReader:
     """One poll of the target's own monitor source at a time (the run's
-    start and end), and its settings snapshot; every failure is a None."""
+    start and end), and its settings snapshot; every failure is a None.
+    A read never takes more than `deadline_s`: a server that stopped
+    answering is interrupted and the run ends without its end figures."""
 
-    def __init__(self, target: Target, timeout_s: float = 2.0) -> None:
+    def __init__(self, target: Target, timeout_s: float = 2.0, deadline_s: float = 3.0) -> None:
         self.target = target
         self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
 
     def read(self, with_settings: bool = False) -> tuple[SourceSnapshot | None, dict[str, str] | None]:
         if self.target.kind not in ("mysql", "postgresql"):
@@ -235,20 +239,30 @@ class TargetReader:
             source = source_class(self.target.kind)("target", self.target, self.timeout_s)
         except TargetError:
             return None, None
-        try:
-            source.connect()
-            snap = source.poll()
-            settings = None
-            if with_settings:
-                try:
-                    settings = source.settings_snapshot()  # type: ignore[attr-defined]
-                except PanelFailed:  # the snapshot is optional; the counters are not
-                    settings = None
-            return snap, settings
-        except SourceError:
+        got: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                source.connect()
+                got["snap"] = source.poll()
+                if with_settings:
+                    try:
+                        got["settings"] = source.settings_snapshot()  # type: ignore[attr-defined]
+                    except PanelFailed:  # the snapshot is optional; the counters are not
+                        pass
+            except SourceError:
+                got.pop("snap", None)
+            finally:
+                source.close()
+
+        worker = threading.Thread(target=work, name="benchtop-target-read", daemon=True)
+        worker.start()
+        worker.join(self.deadline_s)
+        if worker.is_alive():
+            source.interrupt()
+            worker.join(1.0)
             return None, None
-        finally:
-            source.close()
+        return got.get("snap"), got.get("settings")
 
 
 def server_pid(target: Target, settings: Mapping[str, Any] | None) -> int | None:
