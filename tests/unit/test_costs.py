@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from benchtop.report.tables import settings_diff
-from benchtop.run.costs import CostMeter, Work, client_cpu, totals_between
+from benchtop.run.costs import CostMeter, Work, client_cpu
+from benchtop.run.target_readings import totals_between
 from benchtop.sources.base import SourceSnapshot
 from benchtop.target import Target
 
