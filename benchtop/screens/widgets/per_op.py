@@ -5,6 +5,7 @@ client's own CPU, with its warning when the client may be the bottleneck."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.widget import Widget
 from textual.widgets import Static
 
 from benchtop.run.costs import per_op_line
@@ -36,11 +37,21 @@ def per_op_text(iv: IntervalStats | None) -> Text:
 
 class PerOpLine(Static):
     DEFAULT_CSS = """
-    PerOpLine { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis;
-                display: none; }
+    PerOpLine { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def show(self, iv: IntervalStats | None) -> None:
-        # a run without cost readings (a scenario step, a remote engine) has no line at all
-        self.display = bool(iv is not None and iv.costs.get("per_op"))
         self.update(per_op_text(iv))
+
+
+def show_per_op(container: Widget, iv: IntervalStats | None) -> None:
+    """The line at the end of `container`, mounted with the first interval
+    that has cost readings: a run without them (a remote engine, a test's
+    fake controller) keeps its layout exactly as it was."""
+    if iv is None or not iv.costs.get("per_op"):
+        return
+    lines = container.query(PerOpLine)
+    if lines:
+        lines.first().show(iv)
+    else:
+        container.mount(PerOpLine(per_op_text(iv), id="per-op"))
