@@ -368,6 +368,7 @@ def costs_text(summary: Mapping[str, Any]) -> list[str]:
                      + (f", host {cc['host_busy_pct']:.0f}% busy" if cc.get("host_busy_pct") is not None else ""))
     if cc.get("warning"):
         lines.append(f"warning: {cc['warning']}")
-    for flag in (summary.get("host") or {}).get("flags") or []:
-        lines.append(f"host: {flag}")
+    flags = (summary.get("host") or {}).get("flags") or []
+    if flags:  # the advice behind each is in summary.json and the report
+        lines.append("host settings against benchmark advice: " + ", ".join(f.split(":", 1)[0] for f in flags))
     return lines
