@@ -18,7 +18,15 @@ import pymysql
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot, shut_down_socket
+from benchtop.sources.base import (
+    Missing,
+    PanelFailed,
+    Source,
+    SourceError,
+    SourceSnapshot,
+    scrub_setting,
+    shut_down_socket,
+)
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
@@ -318,7 +326,8 @@ def settings_snapshot(rows: list[tuple]) -> dict[str, str]:
     >>> settings_snapshot([("INNODB_FLUSH_LOG_AT_TRX_COMMIT", "2", "SQL"), ("MAX_CONNECTIONS", "200", "CONFIG")])
     {'innodb_flush_log_at_trx_commit': '2', 'max_connections': '200'}
     """
-    return dict(sorted((str(r[0]).lower(), "" if r[1] is None else str(r[1])) for r in rows))
+    pairs = sorted((str(r[0]).lower(), "" if r[1] is None else str(r[1])) for r in rows)
+    return {name: scrub_setting(name, value) for name, value in pairs}
 
 
 # ------------------------------------------------------------------ the source

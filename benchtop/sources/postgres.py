@@ -16,7 +16,15 @@ from psycopg.rows import dict_row
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot, shut_down_descriptor
+from benchtop.sources.base import (
+    Missing,
+    PanelFailed,
+    Source,
+    SourceError,
+    SourceSnapshot,
+    scrub_setting,
+    shut_down_descriptor,
+)
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import libpq_params
@@ -232,7 +240,7 @@ def settings_snapshot(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     {'fsync': 'off', 'shared_buffers': '16384 8kB'}
     """
     out = {str(r["name"]): f"{r['setting']} {r['unit']}" if r.get("unit") else str(r["setting"]) for r in rows}
-    return dict(sorted(out.items()))
+    return {name: scrub_setting(name, value) for name, value in sorted(out.items())}
 
 
 class PostgresSource(Source):
