@@ -240,9 +240,9 @@ def _summary(s: SourceSnapshot) -> str:
             f" hit {_fmt(hit.get('interval'), '.4f')} ckpt timed/req {_fmt(ck.get('timed'))}/{_fmt(ck.get('requested'))}"
         )
     if s.kind == "pgbouncer":
-        cl, sv, stats = p("clients", {}), p("servers", {}), p("stats", {})
-        xact = sum(v.get("xact_per_s") or 0 for v in stats.values())
-        waits = [v.get("avg_wait_time_us") for v in stats.values() if v.get("avg_wait_time_us") is not None]
+        cl, sv, stats = p("client_states", {}), p("server_states", {}), p("stats", [])
+        xact = sum(v.get("xact_per_s") or 0 for v in stats)
+        waits = [v.get("avg_wait_time_us") for v in stats if v.get("avg_wait_time_us") is not None]
         return (
             f"clients active {_fmt(cl.get('active'))} waiting {_fmt(cl.get('waiting'))}"
             f" servers active {_fmt(sv.get('active'))} idle {_fmt(sv.get('idle'))}"
