@@ -43,6 +43,7 @@ from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
+from benchtop.screens.widgets.target_line import TargetTopLine
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
 MIN_RATE = 0.1
@@ -250,6 +251,7 @@ class BenchScreen(Screen):
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         if self.pollers:
+            yield TargetTopLine(id="target-top")
             with TabbedContent(id="tabs"):
                 with TabPane("bench", id="tab-bench"):
                     yield Dashboard(id="dashboard")
@@ -294,6 +296,7 @@ class BenchScreen(Screen):
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:
+        self.query_one(TargetTopLine).polled(event.snapshot)
         if self.server.polled(event.snapshot):
             self._note("outage", f"{event.source} back")
 

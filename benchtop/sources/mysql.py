@@ -13,7 +13,7 @@ import datetime
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pymysql
 
@@ -349,7 +349,7 @@ _DIGEST_COUNTERS = ("calls", "total_ps", "rows_examined", "rows_sent", "rows_aff
 
 def digest_deltas(
     baseline: dict[tuple[Any, Any], dict[str, float]],
-    rows: list[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     seconds: float | None,
     top: int = 20,
 ) -> list[dict[str, Any]]:

@@ -238,6 +238,8 @@ def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# The per-transaction settings each monitor query runs under.
+_OWN_SETTINGS = ("SET LOCAL statement_timeout", "SET TRANSACTION READ ONLY")
 _STATEMENT_COUNTERS = ("calls", "total_ms", "rows", "shared_blks_hit", "shared_blks_read")
 
 
@@ -262,7 +264,10 @@ def statement_deltas(
     """
     current: dict[tuple[Any, ...], dict[str, float]] = {}
     about: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    own = sql.prefixes(BACKEND) + _OWN_SETTINGS
     for row in rows:
+        if " ".join(str(row.get("query") or "").split()).startswith(own):
+            continue  # the monitor's own statement, recorded before it carried the tag
         key = (row.get("userid"), row.get("dbid"), row.get("queryid"))
         totals = current.setdefault(key, dict.fromkeys(_STATEMENT_COUNTERS, 0.0))
         for k in _STATEMENT_COUNTERS:

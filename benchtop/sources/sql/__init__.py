@@ -78,3 +78,22 @@ def available(backend: str, query: str, version: int) -> bool:
     except SQLNotFound:
         return False
     return True
+
+
+@functools.cache
+def prefixes(backend: str) -> tuple[str, ...]:
+    """How each of the monitor's own statements begins, blanks folded, up to
+    its first literal: a statistics view that keeps the first text it saw of
+    a statement (pg_stat_statements) may hold it from before it was tagged.
+
+    >>> any(p.startswith("SELECT name, setting, unit FROM pg_settings") for p in prefixes("postgresql"))
+    True
+    """
+    out = []
+    for versions in _index(backend).values():
+        for _, path in versions:
+            body = " ".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("--"))
+            folded = " ".join(body.split())
+            cut = re.search(r"['$%\d]", folded)
+            out.append(folded[: cut.start() if cut else len(folded)][:80].rstrip())
+    return tuple(sorted(set(p for p in out if len(p) >= 20)))
