@@ -150,7 +150,7 @@ class TopTable(DataTable):
         super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
         self.spec = spec
         self.sort_key = spec.sort
-        self.descending = True
+        self.descending = spec.descending
         self.rows_all: list[Mapping[str, Any]] = []
         self.shown: list[Mapping[str, Any]] = []
         self.needle = ""
@@ -255,23 +255,26 @@ class TableBlock(Vertical):
     def __init__(self, spec: TableSpec) -> None:
         super().__init__(id=f"block-{pane_id(spec.panel)}")
         self.spec = spec
+        self.table = TopTable(spec)
         self._pending: tuple[SourceSnapshot, str, bool] | None = None
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         yield Static(self.spec.title, classes="block-title")
-        yield TopTable(self.spec)
+        yield self.table
         yield Static("", classes="missing")
 
     def on_mount(self) -> None:
+        self._ready = True
         if self._pending is not None:
             self.show(*self._pending)
 
     def show(self, snap: SourceSnapshot, needle: str, show_idle: bool) -> None:
-        if not self.is_mounted:  # just built: drawn once its table exists
+        if not self._ready:  # just built: drawn once its table exists
             self._pending = (snap, needle, show_idle)
             return
         rows = rows_for(self.spec, snap)
-        table = self.query_one(TopTable)
+        table = self.table
         self.set_class(isinstance(rows, Missing), "missing-panel")
         if isinstance(rows, Missing):
             hint = f"\n  how to fix: {rows.hint}" if rows.hint else ""
@@ -326,7 +329,9 @@ class SourcePane(Vertical, can_focus=True):
         self.needle = ""
         self.show_idle = False
         self._built: str | None = None  # the view whose widgets are mounted
-        self._box: Widget = Vertical()
+        self._summary: Static | None = None
+        self._blocks: list[TableBlock] = []
+        self._views_built: dict[str, tuple[Widget, Static | None, list[TableBlock]]] = {}
         self.want_focus = False  # the monitor screen focuses the table of the view on show
 
     def compose(self) -> ComposeResult:
@@ -423,16 +428,18 @@ class SourcePane(Vertical, can_focus=True):
         self._render_view(view, snap)
 
     def _build(self, view: View) -> None:
-        widgets: list[Widget] = []
-        if view.summary is not None:
-            widgets.append(Static("", classes="summary"))
-        widgets += [TableBlock(spec) for spec in view.tables]
-        # A fresh box per view: the old one's widgets leave asynchronously.
-        box = Vertical(*widgets, classes="view")
-        body = self.query_one("#body", Vertical)
-        body.remove_children()
-        body.mount(box)
-        self._box = box
+        """Show `view`'s widgets, made the first time it is shown; the others
+        stay mounted but hidden, so Tab only flips which one is displayed."""
+        for key, (box, _, _) in self._views_built.items():
+            box.display = key == view.key
+        if view.key not in self._views_built:
+            summary = Static("", classes="summary") if view.summary is not None else None
+            blocks = [TableBlock(spec) for spec in view.tables]
+            widgets: list[Widget] = [summary] if summary is not None else []
+            box = Vertical(*widgets, *blocks, classes="view")
+            self._views_built[view.key] = (box, summary, blocks)
+            self.query_one("#body", Vertical).mount(box)
+        _, self._summary, self._blocks = self._views_built[view.key]
         self._built = view.key
 
     def _render_view(self, view: View, snap: SourceSnapshot) -> None:
@@ -444,21 +451,24 @@ class SourcePane(Vertical, can_focus=True):
         if view.tables and any(t.idle for t in view.tables):
             bar_text.append("  idle shown" if self.show_idle else "  idle hidden", "dim")
         self.query_one(".viewbar", Static).update(bar_text)
-        body = self._box
         width = self.size.width or 80
-        if view.summary is not None:
-            for summary in body.query(".summary").results(Static):
-                lines = view.summary(snap, width)
-                summary.update(crop(Text("\n").join(lines), width) if lines else "")
-        blocks = list(body.query(TableBlock))
+        summary_h = 0
+        if view.summary is not None and self._summary is not None:
+            text = Text("\n").join(view.summary(snap, width))
+            summary_h = len(text.plain.splitlines())
+            self._summary.update(crop(text, width))
+        blocks = self._blocks
         # The last table takes the room left; those above it get a fair share.
-        room = self.query_one("#body").size.height - sum(w.size.height for w in body.query(".summary"))
+        room = self.query_one("#body").size.height - summary_h - len(blocks)
         for i, block in enumerate(blocks):
             last = i == len(blocks) - 1
             block.set_class(last, "last")
-            if not last and block.is_mounted:
-                block.query_one(TopTable).styles.max_height = max(room // len(blocks) - 1, 4)
+            if not last:
+                block.table.styles.max_height = max(room // len(blocks) - 1, 4)
             block.show(snap, self.needle, self.show_idle)
+
+    def on_resize(self) -> None:
+        self.refresh_view()
 
     def refresh_view(self) -> None:
         if self.last is not None:
@@ -508,7 +518,7 @@ class SourcePane(Vertical, can_focus=True):
         focused = self.screen.focused
         if isinstance(focused, TopTable) and focused in self.query(TopTable):
             return focused
-        return next(iter(self._box.query(TopTable)), None)
+        return self._blocks[0].table if self._blocks else None
 
     def switch_view(self, step: int) -> None:
         if not self.views:
@@ -520,7 +530,7 @@ class SourcePane(Vertical, can_focus=True):
     def focus_table(self) -> None:
         """Keys go to this pane's view: its first table takes the focus, now
         or as soon as it is mounted."""
-        table = next(iter(self._box.query(TopTable)), None)
+        table = self._blocks[0].table if self._blocks else None
         if table is not None and table.is_mounted:
             table.focus()
         elif self.view is not None and not self.view.tables:

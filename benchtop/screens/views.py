@@ -59,6 +59,11 @@ def count(v: Any) -> str:
     return "-" if not isinstance(v, (int, float)) else num(v)
 
 
+def ident(v: Any) -> str:
+    """An id (pid, thread, session, rule) as it is, never abbreviated."""
+    return "" if v is None else str(v)
+
+
 def msec(v: Any) -> str:
     """A time in milliseconds.
 
@@ -176,6 +181,7 @@ class TableSpec:
     idle: Callable[[Mapping[str, Any]], bool] | None = None  # rows hidden unless idle ones are shown
     alert: Callable[[Mapping[str, Any]], str | None] | None = None  # a style for rows that need attention
     rows: Callable[[Any], list[dict[str, Any]]] | None = None  # the panel's value -> rows (default: the list)
+    descending: bool = True  # the first sort's direction
 
     def rows_of(self, value: Any) -> list[dict[str, Any]]:
         if self.rows is not None:
@@ -418,7 +424,7 @@ MYSQL_PROCESSLIST = TableSpec(
     "processlist",
     "sessions now (longest first; i shows idle)",
     (
-        Col("Id", "id", count, True),
+        Col("Id", "id", ident, True),
         Col("User", "user", min_screen=100),
         Col("Host", "host", min_screen=140),
         Col("DB", "db", min_screen=100),
@@ -464,9 +470,9 @@ MYSQL_LOCKS = TableSpec(
     "locks",
     "lock waits: who blocks whom",
     (
-        Col("Waiting", "waiting_id", count, True),
+        Col("Waiting", "waiting_id", ident, True),
         Col("For", "wait_s", dur, True),
-        Col("Blocker", "blocking_id", count, True),
+        Col("Blocker", "blocking_id", ident, True),
         Col("Blocker trx age", "blocking_trx_age_s", dur, True),
         Col("Blocker does", "blocking_command"),
         Col("Table", "lock_table"),
@@ -615,7 +621,7 @@ PG_ACTIVITY = TableSpec(
     "activity",
     "sessions now (active first; i shows idle; red = blocked)",
     (
-        Col("PID", "pid", count, True),
+        Col("PID", "pid", ident, True),
         Col("User", "user", min_screen=100),
         Col("DB", "db", min_screen=100),
         Col("State", "state"),
@@ -679,7 +685,7 @@ PG_VACUUM = TableSpec(
     "vacuum",
     "vacuums running now",
     (
-        Col("PID", "pid", count, True),
+        Col("PID", "pid", ident, True),
         Col("Auto", "auto", lambda v: "yes" if v else "no"),
         Col("Running", "running_s", dur, True),
         Col("Scanned", "scanned_pct", pct, True),
@@ -848,9 +854,9 @@ PSQL_POOL = TableSpec(
     "connection_pool",
     "ConnPool: backends per hostgroup",
     (
-        Col("HG", "hostgroup", count, True, min_screen=120),
+        Col("HG", "hostgroup", ident, True, min_screen=120),
         Col("Server", "srv_host"),
-        Col("Port", "srv_port", count, True, min_screen=120),
+        Col("Port", "srv_port", min_screen=120),
         Col("Status", "status"),
         Col("Used", "ConnUsed", count, True),
         Col("Free", "ConnFree", count, True),
@@ -869,10 +875,10 @@ PSQL_RULES = TableSpec(
     "query_rules",
     "QueryRules: hits per rule",
     (
-        Col("Rule", "rule_id", count, True),
+        Col("Rule", "rule_id", ident, True),
         Col("Hits/s", "hits_per_s", per_s, True),
         Col("Hits", "hits", count, True),
-        Col("Dest HG", "destination_hostgroup", count, True),
+        Col("Dest HG", "destination_hostgroup", ident, True),
         Col("Active", "active"),
         Col("Apply", "apply", min_screen=100),
         Col("Match digest", "match_digest"),
@@ -891,16 +897,17 @@ PSQL_GLOBAL = TableSpec(
     ),
     "section",
     rows=_glostat_rows,
+    descending=False,
 )
 PSQL_PROCLIST = TableSpec(
     "processlist",
     "ProcList: client sessions (refreshed every few seconds; i shows idle)",
     (
-        Col("Session", "SessionID", count, True),
+        Col("Session", "SessionID", ident, True),
         Col("User", "user", min_screen=100),
         Col("DB", "db", min_screen=100),
         Col("Client", "cli_host", min_screen=120),
-        Col("HG", "hostgroup", count, True, min_screen=120),
+        Col("HG", "hostgroup", ident, True, min_screen=120),
         Col("Backend", "srv_host", min_screen=100),
         Col("Command", "command", min_screen=100),
         Col("Time", "time_ms", msec, True),
@@ -939,7 +946,7 @@ PSQL_DIGESTS = TableSpec(
         Col("Time/s", "time_ms_per_s", ms_per_s, True),
         Col("Count/s", "count_per_s", per_s, True),
         Col("Avg", "avg_us", usec, True),
-        Col("HG", "hostgroup", count, True, min_screen=120),
+        Col("HG", "hostgroup", ident, True, min_screen=120),
         Col("Schema", "schemaname", min_screen=120),
         Col("User", "username", min_screen=120),
         Col("Digest", "digest_text"),

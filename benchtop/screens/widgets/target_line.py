@@ -32,19 +32,10 @@ def top_line(snap: SourceSnapshot) -> Text | None:
     ...     "waits": [{"event": "wait/io/file/innodb/innodb_data_file", "ms_per_s": 3.5}],
     ...     "innodb": {"checkpoint_age_pct": 12.5}})
     >>> top_line(snap).plain
-    'db  top SELECT c FROM sbtest1 WHERE id = ? 1.20k/s avg 250µs  wait innodb_data_file 3.5ms/s  ckpt age 12.5%'
+    'db  wait innodb_data_file 3.5ms/s  ckpt age 12.5%  top 1.20k/s avg 250µs SELECT c FROM sbtest1 WHERE id = ?'
     """
     p = snap.panels
     parts: list[tuple[str, str]] = []
-    top = _list(p.get("top_statements")) or _list(p.get("digest_top"))
-    if top:
-        s = top[0]
-        query = str(s.get("query") or s.get("digest_text") or "")
-        avg = s.get("avg_ms", s.get("mean_ms"))
-        if avg is None and s.get("avg_us") is not None:
-            avg = s["avg_us"] / 1000.0
-        rate = s.get("calls_per_s", s.get("count_per_s"))
-        parts.append(("top", f"{query} {per_s(rate)} avg {msec(avg)}"))
     if snap.kind == "mysql":
         waits = _list(p.get("waits"))
         if waits:
@@ -69,6 +60,16 @@ def top_line(snap: SourceSnapshot) -> Text | None:
         parts.append(("clients waiting", str(cl.get("waiting", "-"))))
     elif snap.kind == "proxysql":
         parts.append(("time in proxy", pct(_map(p.get("pool_wait")).get("proxy_time_pct"))))
+    top = _list(p.get("top_statements")) or _list(p.get("digest_top"))
+    if top:
+        s = max(top, key=lambda r: r.get("total_ms_per_s", r.get("time_ms_per_s")) or 0)
+        query = str(s.get("query") or s.get("digest_text") or "")
+        avg = s.get("avg_ms", s.get("mean_ms"))
+        if avg is None and s.get("avg_us") is not None:
+            avg = s["avg_us"] / 1000.0
+        rate = s.get("calls_per_s", s.get("count_per_s"))
+        # last: the statement text is what the width cuts
+        parts.append(("top", f"{per_s(rate)} avg {msec(avg)} {query}"))
     if not parts:
         return None
     line = Text(snap.name, "bold")
