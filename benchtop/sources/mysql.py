@@ -430,7 +430,7 @@ class MySQLSource(Source):
         try:
             self._conn = pymysql.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, program_name="benchtop-monitor"))
             with self._conn.cursor() as cur:
-                cur.execute("SELECT @@version, @@version_comment")
+                cur.execute(sql.tagged("SELECT @@version, @@version_comment"))
                 version, comment = cur.fetchone()
             self.version = parse_version(version, comment)
             self._session_setup()
@@ -453,7 +453,7 @@ class MySQLSource(Source):
             timeout = f"SET SESSION max_statement_time = {self.timeout_s:.3f}"
         else:
             timeout = f"SET SESSION max_execution_time = {int(self.timeout_s * 1000)}"
-        for stmt in (timeout, "SET SESSION TRANSACTION READ ONLY"):
+        for stmt in (sql.tagged(timeout), sql.tagged("SET SESSION TRANSACTION READ ONLY")):
             try:
                 with self._conn.cursor() as cur:
                     cur.execute(stmt)
