@@ -258,3 +258,20 @@ async def test_dashboard_top_line_of_the_target() -> None:
         text = str(line.render())
         assert "SELECT `c` FROM `sbtest1` WHERE `id` BETWEEN" in text
         assert "wait innodb_log_file 310ms/s" in text and "ckpt age 62.5%" in text and "lock waits 1" in text
+
+
+async def test_a_recording_replays_into_the_same_views(tmp_path) -> None:
+    import json
+
+    from benchtop.run.recording import events
+    from benchtop.screens.replay import replay_pollers
+    from benchtop.sources.base import SourceSnapshot
+
+    snap = SourceSnapshot("mysql", "mysql", 1_700_000_000.0, True, 2.0, panels=MYSQL_PANELS)
+    line = {"type": "snapshot", "t": snap.t, "sources": {"mysql": json.loads(json.dumps(snap.to_dict()))}}
+    (tmp_path / "monitor.jsonl").write_text(json.dumps(line) + "\n")
+    app = BenchtopApp(None, replay_pollers(events(tmp_path), speed=1000.0), source_interval=0.1)
+    async with app.run_test(size=(160, 48)) as pilot:
+        pane = await _ready(pilot, app)
+        assert _column(_table(pane, "processlist"), "Id") == ["7", "13", "12"]
+        assert "checkpoint age 62.5%" in _screen_text(pane)
