@@ -437,11 +437,20 @@ MYSQL_PROCESSLIST = TableSpec(
     idle=_mysql_idle,
     alert=_long("time_s"),
 )
+def _statement_rows(value: Any) -> list[dict[str, Any]]:
+    rows = [dict(r) for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+    for r in rows:
+        if r.get("sampled"):
+            r["how"] = f"~ {r.get('sessions_running')} running"  # estimated from the processlist
+    return rows
+
+
 MYSQL_STATEMENTS = TableSpec(
     "top_statements",
-    "top statements in the interval (by total time)",
+    "top statements in the interval (by total time; ~ = prepared, estimated from sessions running it)",
     (
         Col("Time/s", "total_ms_per_s", ms_per_s, True),
+        Col("How", "how", min_screen=100),
         Col("Calls/s", "calls_per_s", per_s, True),
         Col("Avg", "avg_ms", msec, True),
         Col("p95", "p95_ms", msec, True, min_screen=140),
@@ -452,6 +461,7 @@ MYSQL_STATEMENTS = TableSpec(
         Col("Statement", "query"),
     ),
     "total_ms_per_s",
+    rows=_statement_rows,
 )
 MYSQL_WAITS = TableSpec(
     "waits",

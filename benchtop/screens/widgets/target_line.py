@@ -69,7 +69,10 @@ def top_line(snap: SourceSnapshot) -> Text | None:
             avg = s["avg_us"] / 1000.0
         rate = s.get("calls_per_s", s.get("count_per_s"))
         # last: the statement text is what the width cuts
-        parts.append(("top", f"{per_s(rate)} avg {msec(avg)} {query}"))
+        if s.get("sampled"):
+            parts.append(("top", f"~{s.get('sessions_running')} running {query}"))
+        else:
+            parts.append(("top", f"{per_s(rate)} avg {msec(avg)} {query}"))
     if not parts:
         return None
     line = Text(snap.name, "bold")
