@@ -442,12 +442,14 @@ def _statement_rows(value: Any) -> list[dict[str, Any]]:
     for r in rows:
         if r.get("sampled"):
             r["how"] = f"~ {r.get('sessions_running')} running"  # estimated from the processlist
+        elif r.get("aggregate"):
+            r["how"] = "all prepared"
     return rows
 
 
 MYSQL_STATEMENTS = TableSpec(
     "top_statements",
-    "top statements in the interval (by total time; ~ = prepared, estimated from sessions running it)",
+    "top statements in the interval (by total time)",
     (
         Col("Time/s", "total_ms_per_s", ms_per_s, True),
         Col("How", "how", min_screen=100),

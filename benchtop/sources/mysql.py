@@ -44,7 +44,6 @@ STATUS_RATES = {
     "slow_queries_per_s": "Slow_queries",
     "tmp_disk_tables_per_s": "Created_tmp_disk_tables",
     "connections_per_s": "Connections",
-    "stmt_executes_per_s": "Com_stmt_execute",
 }
 
 _INNODB_COUNTERS = {
@@ -449,6 +448,7 @@ class MySQLSource(Source):
         self._digests: dict[tuple[Any, Any], dict[str, float]] = {}
         self._digest_since: Any = None  # server time of the previous digest read
         self._digest_t: float | None = None
+        self._prepared_prev: tuple[dict[str, float] | None, float] | None = None
         self._polls = 0
 
     # -- connection
@@ -471,6 +471,7 @@ class MySQLSource(Source):
         self._reset_digests()
 
     def _reset_digests(self) -> None:
+        self._prepared_prev = None
         self._digests = {}
         self._digest_since = None
         self._digest_t = None
@@ -577,11 +578,8 @@ class MySQLSource(Source):
         panels["binlog"] = self._binlog(settings, iv.seconds)
         panels["processlist"] = self._processlist()
         panels["top_statements"] = self._top_statements(settings)
-        executes = panels["status_rates"].get("stmt_executes_per_s")
-        if ver.flavour == "mariadb" and executes and isinstance(panels["processlist"], list):
-            if isinstance(panels["top_statements"], list):
-                merged = panels["top_statements"] + sampled_statements(panels["processlist"])
-                panels["top_statements"] = sorted(merged, key=lambda r: -r["total_ms_per_s"])
+        if ver.flavour == "mariadb" and isinstance(panels["top_statements"], list):
+            panels["top_statements"] = self._with_prepared(panels["top_statements"], panels["processlist"])
         panels["locks"] = self._locks()
         return self.snapshot(panels, t0, iv.seconds)
 
@@ -590,6 +588,39 @@ class MySQLSource(Source):
             return [processlist_row(r) for r in self._dicts("processlist")]
         except PanelFailed as exc:
             return exc.missing
+
+    def _with_prepared(self, top: list[dict[str, Any]], processlist: Any) -> list[dict[str, Any]]:
+        """MariaDB's top statements plus what its digest table leaves out:
+        binary-protocol executions, as one total row and, for those caught
+        running, estimated per statement from the processlist."""
+        try:
+            rows = self._dicts("prepared_total")
+        except PanelFailed:
+            rows = []
+        now = time.monotonic()
+        cur = {k: float(to_number(v) or 0) for k, v in rows[0].items()} if rows else None
+        prev, self._prepared_prev = self._prepared_prev, (cur, now) if cur is not None else None
+        extra: list[dict[str, Any]] = []
+        if cur is not None and prev is not None and prev[0] is not None:
+            seconds = now - prev[1]
+            d = {k: cur[k] - prev[0].get(k, 0.0) for k in cur}
+            if d["calls"] > 0 and seconds > 0:
+                extra.append(
+                    {
+                        "schema": None,
+                        "calls_per_s": round(d["calls"] / seconds, 3),
+                        "total_ms_per_s": round(d["total_ps"] / 1e9 / seconds, 3),
+                        "avg_ms": round(d["total_ps"] / 1e9 / d["calls"], 4),
+                        "rows_examined_per_s": round(d["rows_examined"] / seconds, 3),
+                        "rows_sent_per_s": round(d["rows_sent"] / seconds, 3),
+                        "aggregate": True,
+                        "query": "(all prepared statements run through the binary protocol: "
+                        "MariaDB keeps no per-statement digest for them)",
+                    }
+                )
+                if isinstance(processlist, list):
+                    extra += sampled_statements(processlist)
+        return sorted(top + extra, key=lambda r: -r["total_ms_per_s"])
 
     def _locks(self) -> Any:
         try:
