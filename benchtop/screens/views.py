@@ -499,6 +499,14 @@ MYSQL_LOCKS = TableSpec(
 # ------------------------------------------------------------------ PostgreSQL
 
 
+def _pg_state(state: Any) -> str:
+    """
+    >>> _pg_state("idle in transaction (aborted)")
+    'idle in trx (aborted)'
+    """
+    return text(state).replace("idle in transaction", "idle in trx")
+
+
 def _pg_idle(row: Mapping[str, Any]) -> bool:
     return row.get("state") == "idle"
 
@@ -636,8 +644,8 @@ PG_ACTIVITY = TableSpec(
         Col("PID", "pid", ident, True),
         Col("User", "user", min_screen=100),
         Col("DB", "db", min_screen=100),
-        Col("State", "state"),
-        Col("Wait", "wait"),
+        Col("State", "state", _pg_state),
+        Col("Wait", "wait", min_screen=100),
         Col("Blocked by", "blocked_by"),
         Col("Trx age", "xact_age_s", dur, True, min_screen=120),
         Col("Query age", "query_age_s", dur, True),
@@ -752,9 +760,9 @@ PGB_POOLS = TableSpec(
     (
         Col("Database", "database"),
         Col("User", "user", min_screen=100),
-        Col("Clients active", "cl_active", count, True),
+        Col("Clients", "cl_active", count, True),
         Col("Waiting", "cl_waiting", count, True),
-        Col("Servers active", "sv_active", count, True),
+        Col("Servers", "sv_active", count, True),
         Col("Idle", "sv_idle", count, True),
         Col("Used", "sv_used", count, True),
         Col("Max wait", "maxwait_s", dur, True),
@@ -866,7 +874,7 @@ PSQL_POOL = TableSpec(
     "connection_pool",
     "ConnPool: backends per hostgroup",
     (
-        Col("HG", "hostgroup", ident, True, min_screen=120),
+        Col("HG", "hostgroup", ident, True),
         Col("Server", "srv_host"),
         Col("Port", "srv_port", min_screen=120),
         Col("Status", "status"),
