@@ -36,6 +36,7 @@ from benchtop.screens.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
+from benchtop.screens.target_line import TargetTopLine
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart
@@ -43,7 +44,6 @@ from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
-from benchtop.screens.widgets.target_line import TargetTopLine
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
 MIN_RATE = 0.1
