@@ -238,6 +238,8 @@ def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+_TEXT_CANDIDATES = 60  # statements whose text is fetched when first among the costliest
+_TEXT_CACHE = 5000  # pg_stat_statements.max's default
 # The per-transaction settings each monitor query runs under.
 _OWN_SETTINGS = ("SET LOCAL statement_timeout", "SET TRANSACTION READ ONLY")
 _STATEMENT_COUNTERS = ("calls", "total_ms", "rows", "shared_blks_hit", "shared_blks_read")
@@ -248,10 +250,13 @@ def statement_deltas(
     rows: Iterable[Mapping[str, Any]],
     seconds: float | None,
     top: int = 20,
+    texts: Mapping[tuple[Any, ...], str] | None = None,
 ) -> list[dict[str, Any]]:
     """pg_stat_statements rows ranked by execution time in the interval;
     `baseline` (key -> totals at the previous read) is replaced in place.
     Rows of the same (user, db, query id) (top-level and nested) are summed.
+    Statement texts come from the rows or from `texts` (key -> text, for
+    counters read without them); the monitor's own statements are left out.
 
     >>> base = {}
     >>> row = {"userid": 1, "dbid": 2, "queryid": 3, "user": "u", "db": "d", "query": "SELECT $1",
@@ -264,11 +269,11 @@ def statement_deltas(
     """
     current: dict[tuple[Any, ...], dict[str, float]] = {}
     about: dict[tuple[Any, ...], Mapping[str, Any]] = {}
-    own = sql.prefixes(BACKEND) + _OWN_SETTINGS
+    texts = dict(texts or {})
     for row in rows:
-        if " ".join(str(row.get("query") or "").split()).startswith(own):
-            continue  # the monitor's own statement, recorded before it carried the tag
-        key = (row.get("userid"), row.get("dbid"), row.get("queryid"))
+        key = statement_key(row)
+        if row.get("query") is not None:
+            texts[key] = str(row["query"])
         totals = current.setdefault(key, dict.fromkeys(_STATEMENT_COUNTERS, 0.0))
         for k in _STATEMENT_COUNTERS:
             totals[k] += float(_num(row.get(k)) or 0)
@@ -288,6 +293,9 @@ def statement_deltas(
             continue
         blocks = d["shared_blks_hit"] + d["shared_blks_read"]
         row = about[key]
+        text = texts.get(key)
+        if text is not None and is_own_statement(text):
+            continue
         out.append(
             {
                 "user": row.get("user"),
@@ -300,11 +308,27 @@ def statement_deltas(
                 "shared_blks_hit_per_s": round(d["shared_blks_hit"] / seconds, 3),
                 "shared_blks_read_per_s": round(d["shared_blks_read"] / seconds, 3),
                 "hit_pct": round(100.0 * d["shared_blks_hit"] / blocks, 2) if blocks else None,
-                "query": flatten(row.get("query")),
+                "query": flatten(text),
             }
         )
     out.sort(key=lambda r: r["total_ms_per_s"], reverse=True)
     return out[:top]
+
+
+def statement_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (row.get("userid"), row.get("dbid"), row.get("queryid"))
+
+
+def is_own_statement(text: str) -> bool:
+    """The monitor's own: tagged, or recorded before it carried the tag
+    (pg_stat_statements keeps the first text it saw of a statement).
+
+    >>> is_own_statement("SELECT name, setting, unit FROM pg_settings WHERE name IN ($1, $2)")
+    True
+    >>> is_own_statement("SELECT c FROM sbtest1 WHERE id=$1")
+    False
+    """
+    return sql.TAG in text or " ".join(text.split()).startswith(sql.prefixes(BACKEND) + _OWN_SETTINGS)
 
 
 def relation_deltas(
@@ -407,6 +431,7 @@ class PostgresSource(Source):
         self._trackers: dict[str, CounterTracker] = {}
         self._baselines: dict[str, dict[Any, dict[str, float]]] = {}
         self._read_at: dict[str, float] = {}
+        self._texts: dict[tuple[Any, ...], str] = {}
 
     def connect(self) -> None:
         t = self.target
@@ -429,6 +454,12 @@ class PostgresSource(Source):
         before = self._read_at.get(name)
         self._read_at[name] = now
         return self._baselines.setdefault(name, {}), None if before is None else now - before
+
+    def _fetch_texts(self, queryids: set[Any]) -> None:
+        if len(self._texts) > _TEXT_CACHE:  # statements come and go: start again rather than grow
+            self._texts = {}
+        for row in self._query("statement_texts", {"ids": sorted(queryids)}):
+            self._texts[statement_key(row)] = str(row["query"])
 
     def _forget(self, name: str) -> None:
         self._baselines.pop(name, None)
@@ -455,7 +486,7 @@ class PostgresSource(Source):
     def _tracker(self, name: str) -> CounterTracker:
         return self._trackers.setdefault(name, CounterTracker())
 
-    def _query(self, name: str) -> list[dict[str, Any]]:
+    def _query(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         if self._conn is None:
             raise SourceError("not connected")
         try:
@@ -468,7 +499,7 @@ class PostgresSource(Source):
             with self._conn.transaction():
                 self._conn.execute(sql.tagged(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}"))
                 self._conn.execute(sql.tagged("SET TRANSACTION READ ONLY"))
-                return self._conn.execute(text).fetchall()
+                return self._conn.execute(text, params).fetchall()
         except psycopg.errors.QueryCanceled:
             raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -553,12 +584,19 @@ class PostgresSource(Source):
         def top_statements() -> None:
             try:
                 rows = self._query("top_statements")
+                base, seconds = self._since_last("top_statements", now)
+                # Texts live in a file pg_stat_statements reads whole: counters are read
+                # without them, and texts only for statements not seen before.
+                ranked = statement_deltas(dict(base), rows, seconds, top=_TEXT_CANDIDATES, texts=self._texts)
+                known = {k[2] for k in self._texts}
+                wanted = {r["queryid"] for r in ranked if r["queryid"] not in known}
+                if wanted:
+                    self._fetch_texts(wanted)
             except PanelFailed as exc:
                 self._forget("top_statements")
                 panels["top_statements"] = _pgss_missing(exc.missing, self.target.user)
                 return
-            base, seconds = self._since_last("top_statements", now)
-            panels["top_statements"] = statement_deltas(base, rows, seconds)
+            panels["top_statements"] = statement_deltas(base, rows, seconds, texts=self._texts)
 
         def relations(name: str, key: str) -> None:
             try:
