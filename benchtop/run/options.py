@@ -110,10 +110,16 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--engine", default="sqlite", help="sqlite (default), null, mysql, postgres")
     g.add_argument("--db", help="SQLite database file (default: a prepared one in a temporary folder)")
     g.add_argument("--dsn", help="mysql://user@host:port/db or postgresql://user@host:port/db")
+    # as with the mysql client, a password flag is readable in the process
+    # list until benchtop overwrites it, a few tens of milliseconds after start
+    flag_password = ("visible to other users in the process list for about 40 ms, until benchtop hides it; "
+                     "safer: {file}, {env} or --ask-password")
     for name in ("host", "port", "user", "password", "db", "socket", "ssl"):
-        g.add_argument(f"--mysql-{name}", dest=f"mysql_{name}")
+        g.add_argument(f"--mysql-{name}", dest=f"mysql_{name}", help=flag_password.format(
+            file="~/.my.cnf", env="MYSQL_PWD") if name == "password" else None)
     for name in ("host", "port", "user", "password", "db", "sslmode"):
-        g.add_argument(f"--pgsql-{name}", dest=f"pgsql_{name}")
+        g.add_argument(f"--pgsql-{name}", dest=f"pgsql_{name}", help=flag_password.format(
+            file="~/.pgpass", env="PGPASSWORD") if name == "password" else None)
     g.add_argument("--ask-password", action="store_true", help="prompt for the password")
 
 

@@ -29,6 +29,38 @@ def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str, float
     return stdout, stderr, time.monotonic() - t0
 
 
+def freeze(server, sig: int) -> None:
+    """SIGSTOP/SIGCONT the whole server: PostgreSQL's backends are children
+    of the postmaster, and stopping only the postmaster freezes nothing."""
+    import os
+
+    from tests.fixtures.local import _children
+
+    pids = [server.pid] + (_children(server.pid) if server.kind != "mysql" else [])
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def test_time_limit_ends_on_time_against_a_hung_postgresql(pg_server, tmp_path: Path) -> None:
+    from tests.realdb.test_faults import SIZE
+    from tests.realdb.test_run_servers import bt
+
+    assert bt(pg_server, "prepare", *SIZE).returncode in (0, 1)
+    out = tmp_path / "res"
+    proc = start_run(pg_server, out, 6)
+    try:
+        wait_intervals(out, 2)
+        freeze(pg_server, signal.SIGSTOP)
+        stdout, stderr, _ = finish(proc, 6 + ENDS_WITHIN_S + 2)
+    finally:
+        freeze(pg_server, signal.SIGCONT)
+    assert proc.returncode == 0, stderr
+    assert_true_summary(summary_of(stdout), 6.0)
+
+
 def summary_of(stdout: str) -> dict:
     return json.loads(stdout.strip().splitlines()[-1])
 
