@@ -13,7 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from benchtop.screens.views import Col, bar, count, humanize, text
+from benchtop.screens.views.spec import Col, humanize
+from benchtop.screens.views.units import bar, count, text
 
 _LONG = ("query", "digest_text", "info", "blocking_query", "waiting_query")
 
