@@ -308,8 +308,8 @@ class RunController:
             if self.stop_reason:
                 reason = self.stop_reason
             self.engine.stop()
-            # the measured time ends here: counts and t are read before any wait
-            last = self.engine.snapshot()
+            # the measured time ends here (the engine's clock stops at the
+            # request); transactions in hand may finish and are counted
             joined = self.engine.join(timeout=STOP_GRACE_S, cancel=self._hurry)
             if not joined:
                 self.engine.abort_io()  # blocked reads return; their transactions are unfinished
@@ -320,8 +320,8 @@ class RunController:
                 reason = f"error: {after.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
-            base = self._base or last
-            summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
+            base = self._base or after
+            summary = RunSummary.between(base, after, self._percentiles, self.program.txn_names, reason)
             self._summary = replace(summary, txn_latency_ms=self._type_latencies())
             if self.writer:
                 self.save_summary(self._summary)
