@@ -58,7 +58,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     except ReportError as exc:
         print(f"benchtop report: error: {exc}", file=sys.stderr)
         return 1
-    except ImportError as exc:  # matplotlib missing: plots.INSTALL_HINT
+    except ImportError as exc:  # matplotlib missing: plots.install_hint()
         print(f"benchtop report: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     except OSError as exc:

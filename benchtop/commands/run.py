@@ -5,25 +5,31 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
 from benchtop.run.analysis import analyse, analysis_text, enrich_results, target_validity, validity_from_snapshot
 from benchtop.run.controller import RunController
 from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_headless
 from benchtop.run.options import RunOptions, options_from_argv
+from benchtop.run.results import default_results_folder
 from benchtop.run.samples import RunSummary
 from benchtop.run.session import RunSession
 
 
 def main(argv: Sequence[str]) -> int:
-    opts = options_from_argv("run", argv)
+    tty = sys.stdout.isatty()
+    opts = options_from_argv("run", argv, interactive=tty, epilog=subcommands_epilog())
+    if not opts.out:  # every run is saved: a new folder when none is named
+        opts = replace(opts, out=str(default_results_folder(opts.workload)))
     with RunSession(opts, progress=sys.stderr) as session:
         ctl = session.controller()
         opts = session.options
         summary: RunSummary | None
-        if opts.headless or not sys.stdout.isatty():
+        if opts.headless or not tty:
             session.recorder.start()
             stop = StopFlag()
             stop.install()
@@ -40,13 +46,16 @@ def main(argv: Sequence[str]) -> int:
 
             ctl.start()
             summary = run_tui(ctl, sources=session.tapped_pollers() or None,
-                              save_dir=Path(opts.out) if opts.out else Path.cwd())
+                              save_dir=session.writer.folder if session.writer else Path.cwd())
             if summary is not None:
                 print(ctl.summary_text())
                 print(_finish_results(session, ctl)[1])
         writer = session.writer
         if writer and writer.failed:
             print(f"benchtop: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
+        elif writer:
+            # JSON Lines keep stdout to one object per line
+            print(f"results: {writer.folder}", file=sys.stderr if opts.json else sys.stdout, flush=True)
         if summary is not None and summary.stopped_by.startswith("error:"):
             print(f"benchtop: error: {summary.stopped_by[7:].strip()}", file=sys.stderr)
             return EXIT_FAILED_RUN

@@ -7,12 +7,19 @@ from __future__ import annotations
 
 import io
 import random
+import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchtop.report.data import RunData
 
-INSTALL_HINT = "plots need matplotlib: pip install benchtop[report]"
+
+def install_hint() -> str:
+    """What to run when matplotlib is missing (it is a dependency, so only a
+    broken or hand-made environment lacks it): the pip of the Python
+    benchtop runs in, whichever that is."""
+    return f"plots need matplotlib: {shlex.quote(sys.executable)} -m pip install 'matplotlib>=3.7'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +106,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError(INSTALL_HINT) from None
+        raise ImportError(install_hint()) from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

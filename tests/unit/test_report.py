@@ -138,4 +138,5 @@ def test_errors_are_one_line(tmp_path, capsys, monkeypatch, folders):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     assert cli.main([str(folders[0]), "--png", str(tmp_path / "p")]) == 1
     err = capsys.readouterr().err
-    assert err.strip() == "benchtop report: error: plots need matplotlib: pip install benchtop[report]"
+    # the pip of the Python benchtop runs in, not whichever `pip` is first on PATH
+    assert err.strip() == f"benchtop report: error: plots need matplotlib: {sys.executable} -m pip install 'matplotlib>=3.7'"
