@@ -85,7 +85,7 @@ def _finish_results(session: RunSession, ctl: RunController) -> tuple[dict[str, 
             enrich_results(writer.folder, validity)
         except OSError as exc:
             print(f"benchtop: warning: cannot update summary.json: {exc.strerror}", file=sys.stderr)
-    extra = analyse([iv.to_dict() for iv in ctl.history])
+    extra = analyse([iv.to_dict() for iv in ctl.history], events=[ev.to_dict() for ev in ctl.timeline])
     if validity is not None:
         extra["validity"] = validity.to_dict()
     return extra, analysis_text(extra)

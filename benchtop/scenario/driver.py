@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchtop.run.analysis import analyse, steady_state
+from benchtop.run.analysis import analyse
 from benchtop.run.guards import Guard
 from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
 from benchtop.scenario.file import Scenario, ScenarioError, Step
@@ -75,7 +75,6 @@ class ScenarioDriver:
         self._instrumentation: Any = None
         self._own_instrumentation = False
         self._summaries: list[Any] = []
-        self._measured: list[dict[str, Any]] = []  # every step's intervals after its warm-up
         self.summary: Any = None
 
     # -- time
@@ -263,8 +262,9 @@ class ScenarioDriver:
         self._summaries.append((cur.step, summary))
         result = step_result(cur.step, summary, cur.t_start, cur.t_measure or cur.t_start, cur.t_end,
                              self.scenario.workload_of(cur.step))
-        result.update(analyse(cur.intervals))
-        self._measured.extend(cur.intervals)
+        # the step's own knob changes (keys in the TUI) split its steady state too
+        events = [{"t": self._seg_offsets[cur.seg] + ev.t, "kind": ev.kind} for ev in ctl.timeline]
+        result.update(analyse(cur.intervals, events=events))
         if stopped_by:
             result["stopped_by"] = stopped_by
         self.results.append(result)
@@ -308,9 +308,7 @@ class ScenarioDriver:
         d["target"] = self.segments[0].target if self.segments else ""
         d["started_at"] = round(self.started_at, 3)
         d["steps"] = self.results
-        tps = [float(iv["tps"]) for iv in self._measured]
-        if tps:
-            d["steady_state"] = steady_state(tps).to_dict()
+        # steady state is each step's (in `steps`): never across steps
         d["stalls"] = [dict(stall, step=r["index"]) for r in self.results for stall in r.get("stalls", [])]
         if self.validity is not None:
             d["validity"] = self.validity.to_dict()

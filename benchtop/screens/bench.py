@@ -451,6 +451,9 @@ class BenchScreen(Screen):
         self._set_threads(max(1, round(self.wanted_threads * factor)))
 
     def _set_rate(self, rate: float) -> None:
+        if rate == self.wanted_rate:  # nothing changes: no timeline event either
+            self.notify("rate unchanged" if rate > 0 else "rate stays unlimited", timeout=2)
+            return
         self.wanted_rate = rate
         self.refresh_header()
         self._apply(
