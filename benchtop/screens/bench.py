@@ -93,7 +93,7 @@ class Dashboard(Vertical):
     Dashboard { height: 1fr; }
     Dashboard #lines { height: auto; }
     Dashboard .band { height: 1fr; }
-    Dashboard .band > .chart { width: 3fr; }
+    Dashboard .band > .chart { width: 3fr; height: 1fr; }
     Dashboard .band > Panel { width: 2fr; min-width: 30; padding-left: 1; }
     Dashboard #band-server { height: 4; }
     Dashboard.tall #band-server { height: 1fr; }

@@ -330,7 +330,7 @@ class TimeChart(Widget):
         self._step = step
         self.refresh()
 
-    def legend(self, width: int, lines: int) -> Text:
+    def legend(self, width: int = 80, lines: int = 1) -> Text:
         return legend_text(self.chart_name, self._series, self.fmt, width, lines, self.whole)
 
     def render(self) -> Text:
