@@ -31,9 +31,9 @@ class Series:
 
 @dataclass(frozen=True, slots=True)
 class Plot:
-    name: str  # file stem: throughput, jitter, boxplot, latency_histogram, sweep_tps, sweep_p99
+    name: str  # file stem: throughput, jitter, boxplot, latency_histogram, latency_cdf, sweep_tps, sweep_p99
     title: str
-    kind: str  # line, jitter, box, histogram, sweep
+    kind: str  # line, jitter, box, histogram, cdf, sweep
     xlabel: str
     ylabel: str
     series: tuple[Series, ...]
@@ -67,6 +67,32 @@ def latency_buckets(r: RunData) -> list[tuple[float, float]]:
     return [((low + high) / 2 / 1e6, 100.0 * c / total) for low, high, c in h.nonzero()]
 
 
+def latency_percentiles(r: RunData) -> list[tuple[float, float]]:
+    """The percentile view of the same histogram: (1 / (1 - share below),
+    latency in ms) at each bucket's upper bound, the x of HdrHistogram's
+    percentile plots (1 = the minimum, 10 = p90, 100 = p99, ...); the last
+    bucket is drawn at one in N, N the run's transactions."""
+    from benchtop.engine.histogram import Histogram
+
+    sparse = r.histogram.get("latency")
+    if not sparse:
+        return []
+    h = Histogram.from_sparse(sparse)
+    total = h.total
+    buckets = list(h.nonzero())
+    out = [(1.0, buckets[0][0] / 1e6)]
+    seen = 0
+    for _low, high, c in buckets:
+        seen += c
+        share = seen / total
+        out.append((1.0 / (1.0 - share) if share < 1 else float(total), high / 1e6))
+    return out
+
+
+PERCENTILE_TICKS = ((1.0, "0%"), (2.0, "50%"), (10.0, "90%"), (100.0, "99%"), (1e3, "99.9%"), (1e4, "99.99%"),
+                    (1e5, "99.999%"), (1e6, "99.9999%"))
+
+
 def build_plots(runs: list[RunData]) -> list[Plot]:
     plots = [
         Plot(
@@ -88,6 +114,10 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
         plots.append(Plot("latency_histogram", "Latency histogram", "histogram", "latency (ms)", "% of transactions",
                           tuple(Series(label, tuple(x for x, _ in b), tuple(float(c) for _, c in b)) for label, b in hist),
                           logx=True))
+        cdf = [(r.label, latency_percentiles(r)) for r in runs]
+        plots.append(Plot("latency_cdf", "Latency by percentile", "cdf", "percentile", "latency (ms)",
+                          tuple(Series(label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
+                                for label, pts in cdf if pts), logx=True, logy=True))
     sweeps = [r for r in runs if r.is_sweep]
     if sweeps:
         def by_threads(r: RunData, key: str) -> Series:
@@ -142,11 +172,19 @@ def draw(plot: Plot) -> Any:
         for s in plot.series:
             ax.step(s.x, s.y, where="mid", label=s.label)
         ax.set_xscale("log")
+    elif plot.kind == "cdf":
+        for s in plot.series:
+            ax.step(s.x, s.y, where="pre", label=s.label)
+        ax.set_xscale("log")
+        top = max((max(s.x) for s in plot.series if s.x), default=1.0)
+        ticks = [(x, label) for x, label in PERCENTILE_TICKS if x <= top * 1.0001]
+        ax.set_xticks([x for x, _ in ticks], [label for _, label in ticks])
+        ax.minorticks_off()
     if plot.logy:
         ax.set_yscale("log")
     elif plot.kind in ("line", "jitter", "box"):
         ax.set_ylim(bottom=0)
-    if plot.kind in ("line", "sweep", "histogram") and plot.series:
+    if plot.kind in ("line", "sweep", "histogram", "cdf") and plot.series:
         ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
