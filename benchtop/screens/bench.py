@@ -40,7 +40,7 @@ from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart, legend_text, render_chart
-from benchtop.screens.widgets.fmt import ms, nice_rate
+from benchtop.screens.widgets.fmt import middle, ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
 from benchtop.screens.widgets.panel import Panel
@@ -543,7 +543,8 @@ class BenchScreen(Screen):
 
     @on(ResultsSaved)
     def _results_saved(self, event: ResultsSaved) -> None:
-        self.notify("saved " + ", ".join(Path(p).name for p in event.paths), timeout=4)
+        where = middle(str(self.save_dir), 50)
+        self.notify("saved " + ", ".join(Path(p).name for p in event.paths) + f" in {where}", timeout=6)
 
     def action_whole_run(self) -> None:
         self.whole_run = not self.whole_run
