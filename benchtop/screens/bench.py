@@ -80,6 +80,13 @@ def layout(tall: bool, rate_mode: bool, sources: bool) -> tuple[list[str], list[
     return bands, contents
 
 
+def _waiting(title: str) -> Callable[[int, int], Text]:
+    def draw(width: int, height: int) -> Text:
+        return Text(f"{title}: waiting for the first interval", style="dim")
+
+    return draw
+
+
 class Dashboard(Vertical):
     """Bands of one chart and one panel each (histograms, the timeline, the
     service chart), laid out by the terminal's height (`layout`).
@@ -207,8 +214,7 @@ class Dashboard(Vertical):
             placed["whole"].show("whole", lambda w, h: render_histogram("whole run", run_hist, axis, w, h))
         else:
             for key, title in (("last", "last interval"), ("whole", "whole run")):
-                placed[key].show(key, lambda w, h, title=title: Text(f"{title}: waiting for the first interval…",
-                                                                     style="dim"))
+                placed[key].show(key, _waiting(title))
         self.show_timeline(events)
 
     def show_timeline(self, events: Sequence[TimelineEvent]) -> None:
