@@ -40,7 +40,7 @@ from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart, legend_text, render_chart
-from benchtop.screens.widgets.fmt import middle, ms, nice_rate
+from benchtop.screens.widgets.fmt import middle, ms, ms_tick, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
 from benchtop.screens.widgets.panel import Panel
@@ -112,7 +112,7 @@ class Dashboard(Vertical):
         charts = {
             "tps": TimeChart("tps", id="chart-tps", classes="chart"),
             "qps": TimeChart("qps", id="chart-qps", classes="chart"),
-            "latency": TimeChart("latency", log=True, fmt=ms, tick_fmt=ms, id="chart-latency", classes="chart"),
+            "latency": TimeChart("latency", log=True, fmt=ms, tick_fmt=ms_tick, id="chart-latency", classes="chart"),
             "queue": TimeChart("queue/concurrency", id="chart-queue", classes="chart"),
             "server": ServerStrip(id="server", classes="chart"),
         }
@@ -166,7 +166,9 @@ class Dashboard(Vertical):
         ends = [iv.t for iv in history]
         marks = markers(events, ends)
         t_end = history[-1].t if history else None
-        step = history[-1].dt if history else 1.0
+        # the time axis spaces intervals evenly: their mean length, not the
+        # last one's (a late or early tick would rescale every label)
+        step = (t_end - history[0].t + history[0].dt) / len(history) if history and t_end is not None else 1.0
 
         def series(name: str, get: Callable[[IntervalStats], float], style: str) -> Series:
             return Series(name, tuple(get(iv) for iv in history), style)
@@ -203,7 +205,7 @@ class Dashboard(Vertical):
             def draw_service(w: int, h: int) -> Text:
                 title = legend_text("service vs corrected", service, ms, w, 2 if h >= 6 else 1, whole)
                 return render_chart(title, service, marks, w, h, log=True, fmt=ms, t_end=t_end, step=step,
-                                    whole=whole, tick_fmt=ms)
+                                    whole=whole, tick_fmt=ms_tick)
 
             placed["service"].show("service", draw_service)
         axis = axis_for(run_hist)
@@ -549,8 +551,10 @@ class BenchScreen(Screen):
 
     @on(ResultsSaved)
     def _results_saved(self, event: ResultsSaved) -> None:
-        where = middle(str(self.save_dir), 50)
-        self.notify("saved " + ", ".join(Path(p).name for p in event.paths) + f" in {where}", timeout=6)
+        names = [Path(p).name for p in event.paths]
+        stem = names[0].split(".")[0] if names else ""
+        kinds = ", ".join(n[len(stem):] if n.startswith(stem) else n for n in names)
+        self.notify(f"saved {stem} ({kinds}) in {middle(str(self.save_dir), 60)}", timeout=6)
 
     def action_whole_run(self) -> None:
         self.whole_run = not self.whole_run

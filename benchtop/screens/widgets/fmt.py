@@ -39,6 +39,21 @@ def tick(v: float) -> str:
     return f"{v:.3g}"
 
 
+def ms_tick(v: float) -> str:
+    """A round latency (in ms) on an axis, without padding zeros.
+
+    >>> [ms_tick(x) for x in (0.001, 0.1, 1, 10, 100, 1000, 10000, 2.5)]
+    ['1µs', '100µs', '1ms', '10ms', '100ms', '1s', '10s', '2.5ms']
+    """
+    if v <= 0:
+        return "0"
+    if v >= 1000:
+        return f"{v / 1000:.3g}s"
+    if v >= 1:
+        return f"{v:.3g}ms"
+    return f"{v * 1000:.3g}µs"
+
+
 def ms(v: float) -> str:
     """A latency given in milliseconds.
 
