@@ -410,6 +410,8 @@ def split_segments(intervals: Sequence[Mapping[str, Any]],
     >>> evs = [{"t": 3.5, "kind": "threads"}, {"t": 6.2, "kind": "pause"}, {"t": 7.5, "kind": "resume"}]
     >>> [[iv["t"] for iv in seg] for seg in split_segments(ivs, evs)]
     [[1, 2, 3], [5, 6], [9, 10]]
+    >>> [len(seg) for seg in split_segments(ivs, [{"t": 5.004, "kind": "rate"}])]  # at an edge: no interval lost
+    [5, 5]
     """
     changes = sorted(float(e["t"]) for e in events if e.get("kind") in KNOB_KINDS and "t" in e)
     pauses = paused_spans(events)
@@ -421,14 +423,17 @@ def split_segments(intervals: Sequence[Mapping[str, Any]],
         end = float(iv["t"])
         start = end - _dt(iv, prev_t)
         prev_t = end
-        mixed = any(start < c < end for c in changes)
-        in_pause = bool(iv.get("paused")) or any(a < end and b > start for a, b in pauses)
+        # a change this close to an edge is at the edge (the timeline and the
+        # engine read two clocks; a scenario changes knobs at its boundaries)
+        tol = min(0.05 * (end - start), 0.05)
+        mixed = any(start + tol < c < end - tol for c in changes)
+        in_pause = bool(iv.get("paused")) or any(a < end - tol and b > start + tol for a, b in pauses)
         if mixed or in_pause:
             if current:
                 out.append(current)
             current, key = [], None
             continue
-        k = (sum(1 for c in changes if c <= start), iv.get("step"))
+        k = (sum(1 for c in changes if c <= start + tol), iv.get("step"))
         if k != key and current:
             out.append(current)
             current = []

@@ -208,7 +208,9 @@ class ScenarioDriver:
             d["t"] = round(self._scenario_t(iv.t), 3)
             d["dt"] = round(iv.dt, 3)
             d["step"] = cur.step.index
-            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - 1e-3:
+            # the boundary's reading comes a few ms before the step's first
+            # snapshot: an interval starting that close to it is the step's
+            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - max(1e-3, 0.05 * iv.dt):
                 d["warmup"] = True
             else:
                 cur.intervals.append(d)
