@@ -208,6 +208,9 @@ class _BoundaryController:
         from dataclasses import replace
         return Sample(replace(iv, t=now, dt=dt), True, t=now)
 
+    def hurry(self) -> None:
+        pass
+
     def stop(self, reason: str = "") -> None:
         return None
 
