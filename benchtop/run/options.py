@@ -27,8 +27,6 @@ ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
 ENGINE_HELP = ("sqlite (default: the embedded database), null (no database: the engine's own cost), "
                "mysql (or mariadb), postgresql (or postgres, pgsql; PgBouncer too), fileio (sysbench's file IO test)")
 DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
-# the commands whose parser has the run options (time, rate, monitoring, ...)
-RUN_COMMANDS = ("run",)
 # a run without --time: this long headless (as sysbench); the TUI runs until q
 HEADLESS_TIME_S = 10.0
 DESCRIPTIONS = {
@@ -140,11 +138,8 @@ def _add_workload_options(p: argparse.ArgumentParser, cmd: str) -> None:
                    help="built-in name (oltp_read_write, oltp_point_select, ...) or a .toml file")
     g.add_argument("--tables", type=int, help="number of tables (the workload's default)")
     g.add_argument("--table-size", dest="table_size", type=int, help="rows per table (the workload's default)")
-    if cmd == "prepare":
-        g.add_argument("--threads", type=int, default=RunOptions.threads, help="loader threads (default 1)")
-    if cmd not in RUN_COMMANDS:
-        return
-    g.add_argument("--threads", type=int, default=RunOptions.threads, help="worker threads (default 1)")
+    g.add_argument("--threads", type=int, default=RunOptions.threads,
+                   help="loader threads (default 1)" if cmd == "prepare" else "worker threads (default 1)")
     g.add_argument("--rand-type", dest="rand_type", default=rand.type, choices=DISTRIBUTIONS,
                    help=f"row access distribution (default {rand.type}, as sysbench 1.0.20)")
     g.add_argument("--rand-spec-iter", type=int, default=rand.spec_iter)
@@ -189,6 +184,21 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="do not poll the target's own statistics")
 
 
+_TARGET = ("--help", "--version", "--engine", "--db", "--dsn", "--ask-password")
+_WORKLOAD = ("--workload", "--tables", "--table-size")
+# the options each subcommand other than the run uses (the rest are hidden)
+_USED: dict[str, tuple[str, ...]] = {
+    "prepare": (*_TARGET, *_WORKLOAD, "--threads"),
+    "cleanup": (*_TARGET, *_WORKLOAD),
+    "check": (*_TARGET, *_WORKLOAD),
+}
+_USED_PREFIXES: dict[str, tuple[str, ...]] = {
+    "prepare": ("--mysql-", "--pgsql-", "--dir", "--file-"),
+    "cleanup": ("--mysql-", "--pgsql-", "--dir", "--file-num"),
+    "check": ("--mysql-", "--pgsql-"),
+}
+
+
 def build_parser(cmd: str, epilog: str = "") -> argparse.ArgumentParser:
     """The option table of a run-like command (run, prepare, cleanup,
     check): each has its own description and only the options it uses;
@@ -205,10 +215,17 @@ def build_parser(cmd: str, epilog: str = "") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"benchtop {__version__}")
     _add_target_options(p)
     _add_workload_options(p, cmd)
-    if cmd != "check":
-        add_fileio_options(p)
-    if cmd in RUN_COMMANDS:
-        _add_run_options(p)
+    add_fileio_options(p)
+    _add_run_options(p)
+    # one option string serves prepare, the run and cleanup (as sysbench's
+    # does): a subcommand accepts the others' options, but its help and
+    # usage show only those it uses
+    if cmd in _USED:
+        for action in p._actions:  # argparse has no public list of actions
+            longs = [o for o in action.option_strings if o.startswith("--")]
+            # by its first name: --ignore-errors is a run option whatever its alias
+            if longs and not (longs[0] in _USED[cmd] or longs[0].startswith(_USED_PREFIXES[cmd])):
+                action.help = argparse.SUPPRESS
     return p
 
 
