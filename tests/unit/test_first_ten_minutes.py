@@ -59,7 +59,7 @@ def test_default_results_folder(tmp_path, monkeypatch):
 def test_a_run_without_out_saves_and_says_where(tmp_path):
     env = dict(os.environ, BENCHTOP_RESULTS=str(tmp_path / "runs"), PYTHONPATH=str(ROOT))
     r = subprocess.run([sys.executable, "-m", "benchtop", "--headless", "--engine", "null", "--time", "1",
-                        "--rate", "100"], capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
+                        "--rate", "100"], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
     said = re.search(r"^results: (.+)$", r.stdout, re.M)
