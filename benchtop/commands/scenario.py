@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, reporting_errors
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
@@ -34,7 +35,8 @@ from benchtop.target.instrumentation import InstrumentationError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="benchtop scenario", description="Run the steps of a scenario file (TOML).")
+    p = _Parser(prog="benchtop scenario", description="Run the steps of a scenario file (TOML).",
+                epilog=subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="scenario .toml file")
     p.add_argument("--headless", action="store_true", help="no TUI: interval lines, step results and a summary")
     p.add_argument("--out", help="results folder (default: the file's `out` setting, else a new folder "

@@ -96,6 +96,14 @@ def test_run_help_lists_every_subcommand_and_engine():
         assert engine in engine_help, engine
 
 
+@pytest.mark.parametrize("name", ["monitor", "scenario", "report", "replay"])
+def test_every_subcommand_help_ends_with_the_list(name):
+    import importlib
+
+    text = importlib.import_module(f"benchtop.commands.{name}").build_parser().format_help()
+    assert text.rstrip().endswith(subcommands_epilog().splitlines()[-1])
+
+
 def test_without_a_built_engine_one_line(tmp_path):
     """A source tree never built (no _native module): one line, exit 1."""
     tree = tmp_path / "src"
