@@ -71,7 +71,8 @@ def test_source_tab_120x36(snap_compare) -> None:
         pilot.app.screen.query_one("#tabs").active = "tab-pgbouncer"
         await pilot.pause()
 
-    app = BenchtopApp(FakeRunController(), [FakeSource("pgbouncer", [POOLS_PANELS])])
+    # one poll only: a second one after the interval would add a sparkline column on a slow machine
+    app = BenchtopApp(FakeRunController(), [FakeSource("pgbouncer", [POOLS_PANELS])], source_interval=3600)
     assert snap_compare(app, terminal_size=(120, 36), run_before=open_tab)
 
 
@@ -86,5 +87,5 @@ def test_bench_with_server_series_120x36(snap_compare) -> None:
         FakeSource("pg", [PG_PANELS], kind="postgresql"),
         FakeSource("pgbouncer", [POOLS_PANELS]),
     ]
-    app = BenchtopApp(FakeRunController(), sources)
+    app = BenchtopApp(FakeRunController(), sources, source_interval=3600)
     assert snap_compare(app, terminal_size=(120, 36), run_before=sample_thrice)
