@@ -20,6 +20,7 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn
 from benchtop.workload import option_defaults
+from benchtop.workload.groups import parse_group_setting
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
@@ -73,11 +74,14 @@ class RunOptions:
     temp_db: bool = False
     monitor: MonitorOptions = field(default_factory=MonitorOptions)
     fileio: FileioSpec | None = None
+    preset: str | None = None  # the workload's [presets] entry
+    groups: tuple[str, ...] = ()  # --group NAME.threads=N / NAME.rate=R, after the preset
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["target"] = self.target.to_dict()
         d["stop_if"] = list(self.stop_if)
+        d["groups"] = list(self.groups)
         d.pop("monitor")
         d.pop("fileio")
         # the flat rand_* names are what results folders have always stored
@@ -158,6 +162,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--instrumentation", help="performance_schema / track_io_timing preset to apply")
     g.add_argument("--stop-if", dest="stop_if", action="append", default=[],
                    help="end the load when a condition holds, e.g. 'p99>50ms for 10s', 'errors>1%%'")
+    g.add_argument("--preset", help="the workload's preset of thread groups (insert_benchmark: i0.q10, i1.q10, "
+                                    "i10.q0, i10.q1)")
+    g.add_argument("--group", dest="group", action="append", default=[], metavar="NAME.threads=N",
+                   help="a thread group's threads or rate (NAME.rate=R, 0 = closed loop); repeatable")
     g.add_argument("--admin-dsn", dest="admin_dsn",
                    help="credentials allowed to change instrumentation (default: the target's)")
     m = p.add_argument_group("monitoring during the run")
@@ -380,6 +388,8 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
         fileio=fileio_overrides(ns) if engine == "fileio" else None,
     )
     if hasattr(ns, "time"):
+        for setting in ns.group:
+            parse_group_setting(setting)
         if ns.time < 0 or ns.events < 0 or ns.rate < 0 or ns.report_interval < 0 or ns.warmup < 0:
             raise UsageError("--time, --events, --rate, --report-interval and --warmup must not be negative")
         if not 0 <= ns.percentile <= 100:
@@ -394,6 +404,7 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=ns.headless,
             prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
             ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
+            preset=ns.preset, groups=tuple(ns.group),
             monitor=MonitorOptions(proxysql=tuple(ns.proxysql), pgbouncer=tuple(ns.pgbouncer),
                                    interval_s=ns.monitor_interval, target=not ns.no_monitor,
                                    admin_dsn=ns.admin_dsn),
