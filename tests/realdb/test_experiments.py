@@ -1,0 +1,160 @@
+"""The experiments of issue 14 against the harness's servers: the insert
+benchmark's groups (an inserter held at its rate beside closed-loop
+queriers), settings sweeps applied per step, visible in each step's validity
+and restored at the end, and hooks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_benchtop
+from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
+
+pytestmark = pytest.mark.realdb
+
+IB = ["--workload", "insert_benchmark", "--rows", "2000"]
+
+
+def _dsn(server) -> str:
+    return f"{server.kind}://{server.user}@{server.host}:{server.port}/{server.database}"
+
+
+def bt(server, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    engine = "mysql" if server.kind == "mysql" else "postgres"
+    env = {"MYSQL_PWD": server.password or ""} if server.kind == "mysql" else {"PGPASSWORD": server.password or ""}
+    return run_benchtop(*args, "--engine", engine, "--dsn", _dsn(server), env=env, timeout=timeout)
+
+
+def _summary(res: subprocess.CompletedProcess[str]) -> dict:
+    assert res.returncode == 0, res.stderr
+    return [json.loads(line) for line in res.stdout.splitlines() if '"summary"' in line][-1]
+
+
+def _fast_commits(server):
+    """The harness's servers flush every commit to a slow shared disk (a
+    single inserter could not reach 1,000/s there): commits are made cheap
+    for the test and put back."""
+    if server.kind == "mysql":
+        [(flush, sync)] = mysql_admin_exec(server, "SELECT @@innodb_flush_log_at_trx_commit, @@sync_binlog")
+        mysql_admin_exec(server, "SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+        mysql_admin_exec(server, "SET GLOBAL sync_binlog = 0")
+        return lambda: (mysql_admin_exec(server, f"SET GLOBAL innodb_flush_log_at_trx_commit = {flush}"),
+                        mysql_admin_exec(server, f"SET GLOBAL sync_binlog = {sync}"))
+    [(source,)] = pg_admin_exec(server, "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'")
+    assert source != "configuration file", "the test would lose the file's setting"
+    pg_admin_exec(server, "ALTER SYSTEM SET synchronous_commit = off")
+    pg_admin_exec(server, "SELECT pg_reload_conf()")
+    return lambda: (pg_admin_exec(server, "ALTER SYSTEM RESET synchronous_commit"),
+                    pg_admin_exec(server, "SELECT pg_reload_conf()"))
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgresql"])
+def test_insert_benchmark_i1_q10_holds_the_inserter_rate(kind, request) -> None:
+    server = request.getfixturevalue("mysql_server" if kind == "mysql" else "pg_server")
+    bt(server, "cleanup", *IB)
+    assert bt(server, "prepare", *IB).returncode == 0
+    put_back = _fast_commits(server)
+    try:
+        # i1.q10's shape at a load this shared 2-core machine's servers sustain (ten closed-loop
+        # queriers leave a server on two cores no CPU for 1,000 inserts/s)
+        s = _summary(bt(server, "--headless", "--json", *IB, "--preset", "i1.q10", "--group", "inserters.rate=100",
+                        "--group", "queriers.threads=2", "--time", "4"))
+        g = s["groups"]
+        assert set(g) == {"inserters", "queriers"}
+        assert g["inserters"]["threads"] == 1 and g["queriers"]["threads"] == 2
+        # the inserter's schedule is held: every ticket of the 4 s taken (1%, and the one due at t = 0)
+        assert abs(g["inserters"]["tps"] - 100) <= 100 * 0.01 + 1 / 4, g["inserters"]
+        assert g["inserters"]["rate"] == 100
+        assert g["queriers"]["rate"] == 0 and g["queriers"]["tps"] > 0
+        assert s["txn_types"]["insert"] == pytest.approx(g["inserters"]["tps"] * s["time_s"], rel=0.02)
+    finally:
+        put_back()
+        bt(server, "cleanup", *IB)
+
+
+def _scenario(tmp_path: Path, server, body: str) -> Path:
+    engine = "mysql" if server.kind == "mysql" else "postgres"
+    p = tmp_path / "sweep.toml"
+    p.write_text(f'engine = "{engine}"\ndsn = "{_dsn(server)}"\nworkload = "oltp_point_select"\n'
+                 f'tables = 1\ntable_size = 1000\n\n{body}')
+    return p
+
+
+def _scenario_run(server, path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {"MYSQL_PWD": server.password or ""} if server.kind == "mysql" else {"PGPASSWORD": server.password or ""}
+    return run_benchtop("scenario", str(path), "--headless", "--out", str(out), *extra, env=env, timeout=120)
+
+
+@pytest.fixture
+def point_select_tables(mysql_server):
+    T = ["--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"]
+    mysql_admin_exec(mysql_server, f"GRANT SUPER ON *.* TO '{mysql_server.user}'@'%'")
+    mysql_admin_exec(mysql_server, f"GRANT SUPER ON *.* TO '{mysql_server.user}'@'localhost'")
+    bt(mysql_server, "cleanup", *T)
+    assert bt(mysql_server, "prepare", *T).returncode == 0
+    yield
+    bt(mysql_server, "cleanup", *T)
+
+
+def test_mysql_settings_sweep_applies_shows_validity_and_restores(mysql_server, point_select_tables, tmp_path) -> None:
+    [(orig,)] = mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")
+    path = _scenario(tmp_path, mysql_server, '[[step]]\nduration = "1s"\nthreads = 1\n'
+                                            'settings = { sync_binlog = [0, 1] }\nafter = ["SELECT 1"]\n')
+    dry = _scenario_run(mysql_server, path, tmp_path / "dry", "--dry-run")
+    assert "change: SET GLOBAL sync_binlog = 0" in dry.stdout and "restored" in dry.stdout
+    res = _scenario_run(mysql_server, path, tmp_path / "out")
+    assert res.returncode == 0, res.stderr
+    assert "changes server settings sync_binlog" in res.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    steps = summary["steps"]
+    assert [s["settings"] for s in steps] == [{"sync_binlog": 0}, {"sync_binlog": 1}]
+    assert [s["validity"]["settings"]["sync_binlog"] for s in steps] == [0, 1]
+    assert [h["when"] for h in summary["hooks"]] == ["after", "after"]
+    assert summary["settings_restored"] == [f"sync_binlog = {orig}"]
+    [(after,)] = mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")
+    assert after == orig
+    timeline = (tmp_path / "out" / "timeline.jsonl").read_text()
+    assert "settings sync_binlog = 1" in timeline and "settings restored" in timeline
+
+
+def test_pg_settings_sweep_restores_synchronous_commit(pg_server, tmp_path) -> None:
+    T = ["--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"]
+    [(orig, source)] = pg_admin_exec(pg_server, "SELECT setting, source FROM pg_settings WHERE name = 'synchronous_commit'")
+    bt(pg_server, "cleanup", *T)
+    assert bt(pg_server, "prepare", *T).returncode == 0
+    grants = [f"ALTER SYSTEM ON PARAMETER synchronous_commit TO {pg_server.user}",
+              f"EXECUTE ON FUNCTION pg_reload_conf() TO {pg_server.user}", f"pg_checkpoint TO {pg_server.user}"]
+    for grant in grants:
+        pg_admin_exec(pg_server, f"GRANT {grant}")
+    try:
+        path = _scenario(tmp_path, pg_server, '[[step]]\nduration = "1s"\nthreads = 1\n'
+                                              'settings = { synchronous_commit = ["off", "on"] }\n'
+                                              'before = ["CHECKPOINT"]\n')
+        res = _scenario_run(pg_server, path, tmp_path / "out")
+        assert res.returncode == 0, res.stderr
+        steps = json.loads((tmp_path / "out" / "summary.json").read_text())["steps"]
+        assert [s["validity"]["settings"]["synchronous_commit"] for s in steps] == ["off", "on"]
+        assert pg_admin_exec(pg_server, "SELECT setting, source FROM pg_settings WHERE name = 'synchronous_commit'") \
+            == [(orig, source)]
+    finally:
+        for grant in grants:
+            pg_admin_exec(pg_server, "REVOKE " + grant.replace(" TO ", " FROM "))
+        bt(pg_server, "cleanup", *T)
+
+
+def test_failed_shell_hook_ends_the_scenario_and_still_restores(mysql_server, point_select_tables, tmp_path) -> None:
+    [(orig,)] = mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")
+    new = 0 if int(orig) else 1
+    path = _scenario(tmp_path, mysql_server,
+                     f'[[step]]\nduration = "1s"\nsettings = {{ sync_binlog = {new} }}\n'
+                     '[[step]]\nduration = "1s"\nbefore = { shell = "exit 3", timeout = "5s" }\n')
+    res = _scenario_run(mysql_server, path, tmp_path / "out")
+    assert res.returncode != 0 and "exit status 3" in res.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["hooks"][0]["ok"] is False
+    [(after,)] = mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")
+    assert after == orig
