@@ -236,13 +236,19 @@ class RunController:
         return ev
 
     # -- knobs ------------------------------------------------------------------
+    def _no_groups(self, what: str) -> None:
+        if self._groups:
+            raise ValueError(f"this run has thread groups ({', '.join(self._groups)}): set each group's {what}")
+
     def set_threads(self, n: int) -> None:
+        self._no_groups("threads")
         n = max(0, int(n))
         self.engine.set_threads(n)
         self._threads = n
         self._event("threads", f"threads {n}")
 
     def set_rate(self, rate: float) -> None:
+        self._no_groups("rate")
         rate = max(0.0, float(rate))
         self.engine.set_rate(rate)
         self._rate = rate

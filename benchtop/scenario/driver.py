@@ -225,6 +225,9 @@ class ScenarioDriver:
         if self.controller is None or self.scenario.workload_of(step) != self._workload:
             self._new_controller(step)
         ctl = self.controller
+        if (step.threads is not None or step.rate is not None) and ctl.groups:
+            raise ScenarioError(f"{step.label()}: {ctl.workload} runs thread groups: set them with "
+                                "group = [\"NAME.threads=N\", \"NAME.rate=R\"] instead of threads and rate")
         if step.threads is not None and step.threads != ctl.threads:
             ctl.set_threads(step.threads)
         if step.rate is not None and step.rate != ctl.rate:
