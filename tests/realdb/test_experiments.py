@@ -119,6 +119,9 @@ def test_mysql_settings_sweep_applies_shows_validity_and_restores(mysql_server, 
     assert after == orig
     timeline = (tmp_path / "out" / "timeline.jsonl").read_text()
     assert "settings sync_binlog = 1" in timeline and "settings restored" in timeline
+    report = run_benchtop("report", str(tmp_path / "out"))
+    assert report.returncode == 0, report.stderr
+    assert "#1 [sync_binlog=0]" in report.stdout and "#2 [sync_binlog=1]" in report.stdout, report.stdout
 
 
 def test_pg_settings_sweep_restores_synchronous_commit(pg_server, tmp_path) -> None:
