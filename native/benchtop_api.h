@@ -55,7 +55,8 @@ enum {
     BT_ERRK_IGNORED = 3,        /* any other code in --ignore-errors */
     BT_ERRK_LOST_CONNECTION = 4,
     BT_ERRK_FATAL = 5,
-    BT_ERRK_COUNT = 6
+    BT_ERRK_TIMEOUT = 6,        /* --query-timeout expired; the connection is replaced */
+    BT_ERRK_COUNT = 7
 };
 
 /* ---- workload program ---------------------------------------------------- *
@@ -257,6 +258,7 @@ typedef struct {
     int32_t prepare;           /* 1: server-side prepared statements */
     int32_t pipeline;          /* PG pipeline mode */
     int32_t connect_timeout_s;
+    int32_t query_timeout_ms;  /* 0: none; else a statement's reply is awaited this long */
 } bt_conn_config;
 
 typedef struct {
@@ -298,7 +300,7 @@ typedef struct {
     uint64_t transactions;            /* committed (== sum of latency histogram) */
     uint64_t rollbacks;               /* transactions ended by a workload rollback */
     uint64_t queries[3];              /* BT_QK_READ/WRITE/OTHER */
-    uint64_t errors[6];               /* by BT_ERRK_* */
+    uint64_t errors[7];               /* by BT_ERRK_* */
     uint64_t retries;                 /* transactions retried after a retryable error */
     uint64_t reconnects;
     uint64_t connects;

@@ -126,7 +126,7 @@ static int run_one(bt_worker *w, int32_t type, int *rolled_back)
         if (rc == BT_DERR_NONE)
             return 0;
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
-            BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
+            BT_ADD(w->errors[err.errk == BT_ERRK_TIMEOUT ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
             w->in_txn = 0;
             return reconnect(w) == 0 ? 1 : -1;
         }

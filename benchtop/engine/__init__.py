@@ -70,6 +70,7 @@ class ConnSettings:
     prepare: bool = True
     pipeline: bool = False
     connect_timeout_s: int = 10
+    query_timeout_s: float = 0.0  # 0: wait for replies as long as they take
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +151,7 @@ def _fill_conn(c: Any, conn: ConnSettings, keep: _Keep) -> None:
     c.prepare = 1 if conn.prepare else 0
     c.pipeline = 1 if conn.pipeline else 0
     c.connect_timeout_s = conn.connect_timeout_s
+    c.query_timeout_ms = int(round(conn.query_timeout_s * 1000)) if conn.query_timeout_s > 0 else 0
 
 
 def _fill_groups(cfg: Any, groups: Sequence[GroupSettings], keep: _Keep) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from benchtop.engine.histogram import Histogram
 
-ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal")
+ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout")
 STATES = ("idle", "running", "stopping", "stopped", "failed")
 
 

@@ -96,7 +96,9 @@ def split_sql(text: str) -> list[str]:
     >>> split_sql("ALTER SYSTEM SET x = 'a;b'; SELECT pg_reload_conf();")
     ["ALTER SYSTEM SET x = 'a;b'", 'SELECT pg_reload_conf()']
     """
-    out, cur, quote = [], [], ""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote

@@ -6,7 +6,9 @@ and restored at the end, and hooks."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,39 @@ def test_failed_shell_hook_ends_the_scenario_and_still_restores(mysql_server, po
     assert summary["hooks"][0]["ok"] is False
     [(after,)] = mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")
     assert after == orig
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgresql"])
+def test_query_timeout_rides_out_a_hung_server(kind, request, tmp_path: Path) -> None:
+    import signal
+
+    from tests.realdb.test_faults import SIZE, start_run, wait_intervals
+
+    server = request.getfixturevalue("mysql_server" if kind == "mysql" else "pg_server")
+    assert bt(server, "prepare", "--workload", "oltp_point_select", *SIZE).returncode in (0, 1)
+    out = tmp_path / "res"
+    proc = start_run(server, out, 8, "--query-timeout", "0.5")
+
+    def signal_server(sig: int) -> None:
+        """The server and, for PostgreSQL, its backends (separate processes)."""
+        server.kill(sig)
+        for child in subprocess.run(["ps", "-o", "pid=", "--ppid", str(server.pid)], capture_output=True,
+                                    text=True).stdout.split():
+            os.kill(int(child), sig)
+
+    try:
+        wait_intervals(out, 2)
+        signal_server(signal.SIGSTOP)
+        time.sleep(2)
+        signal_server(signal.SIGCONT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        signal_server(signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["errors_by_kind"].get("query_timeout", 0) >= 1, summary["errors_by_kind"]
+    assert summary["reconnects"] >= 1
+    intervals = [json.loads(x) for x in (out / "intervals.jsonl").read_text().splitlines()]
+    assert any(i["tps"] == 0 for i in intervals) and intervals[-1]["tps"] > 0
