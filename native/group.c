@@ -3,6 +3,9 @@
  * A group's knobs are the same atomics and scheduler the single pool had, so
  * closed loop stays lock-free and an open-loop backlog stays O(1) per group.
  */
+#define _GNU_SOURCE /* SCHED_IDLE */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,14 +106,39 @@ static bt_worker *worker_new(bt_engine *e, int32_t index, int32_t group, int32_t
     w->group = group;
     w->gindex = gindex;
     w->e = e;
+    pthread_mutex_init(&w->io_mu, NULL);
+    w->io_fd = -1;
     bt_rng_seed(&w->rng, e->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(index + 1));
     return w;
+}
+
+static void make_idle(pthread_t t)
+{
+    struct sched_param sp = {0};
+    pthread_setschedparam(t, SCHED_IDLE, &sp);  /* best effort: the run goes on without it */
+}
+
+/* Workers of a driver that never waits run under SCHED_IDLE once they
+ * outnumber the CPUs (so the controller is never starved); an open-loop
+ * group's keep their class: they sleep between tickets, and their schedule
+ * must not wait behind closed-loop spinners. */
+static int idle_class(const bt_engine *e, int32_t gi)
+{
+    return e->idle_workers && !(e->ngroups > 1 && atomic_load(&e->groups[gi].sched.open_loop));
 }
 
 int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
 {
     bt_group_rt *g = &e->groups[gi];
-    for (int32_t i = 0; i < n; i++) {
+    if (e->drv->never_waits && bt_groups_threads_target(e) > e->ncpu && !e->idle_workers) {
+        /* one-way (an unprivileged thread cannot leave SCHED_IDLE), so the
+         * workers stay alike */
+        e->idle_workers = 1;
+        for (int32_t i = 0; i < e->nworkers; i++)
+            if (e->workers[i] && e->workers[i]->has_thread && idle_class(e, e->workers[i]->group))
+                make_idle(e->workers[i]->thread);
+    }
+    for (int32_t i = 0; i < n && !atomic_load(&e->stop); i++) {
         if (i >= g->nslots) {
             /* slots are handed out in order, so i == nslots here */
             if (e->nworkers >= BT_MAX_THREADS)
@@ -134,6 +162,9 @@ int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
                 return BT_ETHREAD;
             }
             w->has_thread = 1;
+            e->live++;
+            if (idle_class(e, gi))
+                make_idle(w->thread);
         }
     }
     return BT_OK;
