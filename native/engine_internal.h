@@ -77,7 +77,8 @@ void bt_groups_destroy(bt_engine *e);
 /* Starts the group's threads [0, n) that are not running (ctl_mu held). */
 int bt_group_spawn(bt_engine *e, int32_t g, int32_t n);
 int32_t bt_groups_threads_target(bt_engine *e);
-#define BT_CLOSED_LOOP_NICE 10
+#define BT_CLOSED_LOOP_NICE 19  /* the lowest priority: closed loop takes what CPU is left */
+#define BT_OPEN_LOOP_NICE (-10)  /* where allowed (root, CAP_SYS_NICE); else it stays at 0 */
 
 /* ---- worker ------------------------------------------------------------ */
 enum { BT_W_FREE = 0, BT_W_RUNNING = 1, BT_W_EXITED = 2 };

@@ -174,12 +174,17 @@ int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
  * insert benchmark's 1,000 inserts/s): on a machine with fewer cores than
  * workers, closed-loop threads would otherwise take their fair share of the
  * CPU from it and it would fall behind.  So while some group runs open loop,
- * the closed-loop groups' threads run at a higher nice value; best effort
- * (lowering it again needs a privilege a user may not have). */
+ * the closed-loop groups' threads run at the highest nice value and the
+ * open-loop ones, where the process may (root, CAP_SYS_NICE), at a lower one
+ * (they sleep between tickets, so they only take the CPU their schedule
+ * needs).  Best effort: without the privilege they stay at 0, and a niced
+ * thread stays so for the rest of the run. */
 static int nice_for(const bt_engine *e, int32_t group)
 {
-    if (e->ngroups < 2 || atomic_load(&e->groups[group].sched.open_loop))
+    if (e->ngroups < 2)
         return 0;
+    if (atomic_load(&e->groups[group].sched.open_loop))
+        return BT_OPEN_LOOP_NICE;
     for (int32_t i = 0; i < e->ngroups; i++)
         if (atomic_load(&e->groups[i].sched.open_loop) && atomic_load(&e->groups[i].threads_target) > 0)
             return BT_CLOSED_LOOP_NICE;
