@@ -132,15 +132,18 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
         return session.controller(configs[workload].for_step(threads, rate), results=False)
 
     writer = session.writer
+    # ALTER SYSTEM, SET GLOBAL, CHECKPOINT need rights the benchmark user rarely
+    # has: admin_dsn names them, for settings and SQL hooks alike
+    admin = fill_defaults(parse_dsn(base.monitor.admin_dsn)) if base.monitor.admin_dsn else base.target
+    admin = replace(admin, kind=base.target.kind, database=admin.database or base.target.database)
     settings = None
     if any(s.settings for s in sc.steps):
         if base.engine not in ("mysql", "postgresql"):
             raise ScenarioError(f"{sc.filename}: settings sweeps need engine = \"mysql\" or \"postgres\"")
         bouncer = fill_defaults(parse_dsn(base.monitor.pgbouncer[0])) if base.monitor.pgbouncer else None
-        # ALTER SYSTEM / SET GLOBAL need rights the benchmark user rarely has: admin_dsn names them
-        admin = fill_defaults(parse_dsn(base.monitor.admin_dsn)) if base.monitor.admin_dsn else base.target
-        settings = SettingsControl(replace(admin, kind=base.target.kind), bouncer)
-    hooks = HookRunner(base.conn_settings()) if sc.changes_settings or sc.restart else None
+        settings = SettingsControl(admin, bouncer)
+    hooks = (HookRunner(replace(base, target=admin).conn_settings(), wait_with=base.conn_settings())
+             if sc.changes_settings or sc.restart else None)
     driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile, settings=settings, hooks=hooks,
                             validity_of=lambda: target_validity(base.engine, base.target))
     try:
@@ -184,6 +187,8 @@ def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argp
             print(f"\nresults: {writer.folder}", file=out, flush=True)
     if writer and writer.failed:
         print(f"benchtop scenario: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
+    if driver.restore_error:
+        print(f"benchtop scenario: warning: {driver.restore_error}", file=sys.stderr)
     if driver.stopped_by.startswith("error:"):
         print(f"benchtop scenario: error: {driver.stopped_by[6:].strip()}", file=sys.stderr)
         return EXIT_FAILED_RUN

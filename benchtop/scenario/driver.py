@@ -405,7 +405,16 @@ class ScenarioDriver:
         if self.settings is None or not self.settings.saved:
             return
         try:
+            # settings that took a restart to apply take one to go back
+            restart = self.settings.needs_restart(list(self.settings.saved))
             self.restored += self.settings.restore()
+            if restart and self.scenario.restart is not None and self.hooks is not None:
+                result = self.hooks.run(self.scenario.restart, "restart", None)
+                self.hook_results.append(result)
+                if not result.ok:
+                    self.restore_error = f"{', '.join(restart)} restored but the restart failed: {result.detail}"
+            elif restart:
+                self.restore_error = f"{', '.join(restart)} restored; they take effect at the next restart"
         except SettingsError as exc:
             self.restore_error = str(exc)
         if self.restored and self.writer:

@@ -114,10 +114,14 @@ def split_sql(text: str) -> list[str]:
 
 
 class HookRunner:
-    """Runs hooks against one target (`conn`: how the engine connects)."""
+    """Runs hooks against one target: SQL with `conn` (admin credentials when
+    the run has them), and after a shell hook waits until `wait_with` (the
+    load's own credentials; default `conn`) connects again."""
 
-    def __init__(self, conn: ConnSettings, *, monitor_mode: bool = False, wait_s: float = DEFAULT_WAIT_S) -> None:
+    def __init__(self, conn: ConnSettings, *, monitor_mode: bool = False, wait_s: float = DEFAULT_WAIT_S,
+                 wait_with: ConnSettings | None = None) -> None:
         self.conn = conn
+        self.wait_with = wait_with or conn
         self.monitor_mode = monitor_mode
         self.wait_s = wait_s
 
@@ -150,13 +154,13 @@ class HookRunner:
 
     def wait_ready(self, timeout_s: float) -> float:
         """Seconds until the target accepted a connection and a query."""
-        if self.conn.driver in ("null", "fileio"):
+        if self.wait_with.driver in ("null", "fileio"):
             return 0.0
         t0 = time.monotonic()
         delay = 0.1
         while True:
             try:
-                exec_sql(self.conn, "SELECT 1")
+                exec_sql(self.wait_with, "SELECT 1")
                 return time.monotonic() - t0
             except EngineError as exc:
                 if time.monotonic() - t0 > timeout_s:

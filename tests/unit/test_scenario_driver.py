@@ -263,8 +263,9 @@ def test_settings_sweep_applies_each_step_and_restores(tmp_path: Path):
                                                        {"sync_binlog": 1, "buffer": "1G"}]
     # only what changes is applied again; the restart hook runs when a restart-only setting changes
     assert settings.applied == [{"sync_binlog": 0, "buffer": "1G"}, {"sync_binlog": 1}]
+    # ... and once more after the restore, so the restart-only setting goes back too
     assert hooks.ran == [("restart", "restart-db"), ("before", "CHECKPOINT"), ("after", "drop-caches"),
-                         ("before", "CHECKPOINT"), ("after", "drop-caches")]
+                         ("before", "CHECKPOINT"), ("after", "drop-caches"), ("restart", "restart-db")]
     assert settings.server == {"sync_binlog": "orig", "buffer": "orig"} and not settings.saved
     d = driver.summary_dict()
     assert sorted(d["settings_restored"]) == ["buffer = orig", "sync_binlog = orig"]
