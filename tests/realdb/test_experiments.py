@@ -199,3 +199,71 @@ def test_query_timeout_rides_out_a_hung_server(kind, request, tmp_path: Path) ->
     assert summary["reconnects"] >= 1
     intervals = [json.loads(x) for x in (out / "intervals.jsonl").read_text().splitlines()]
     assert any(i["tps"] == 0 for i in intervals) and intervals[-1]["tps"] > 0
+
+
+def test_settings_restored_after_sigterm(mysql_server, point_select_tables, tmp_path) -> None:
+    import signal
+
+    from tests.e2e.conftest import ROOT
+
+    [(orig,)] = mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")
+    new = 0 if int(orig) else 1
+    path = _scenario(tmp_path, mysql_server, f'[[step]]\nduration = "30s"\nsettings = {{ sync_binlog = {new} }}\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MYSQL_PWD=mysql_server.password or "")
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "benchtop", "scenario", str(path), "--headless", "--out",
+                             str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 30
+        while mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")[0][0] != new:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.1)
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert mysql_admin_exec(mysql_server, "SELECT @@sync_binlog")[0][0] == orig
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stopped_by"].startswith("signal") and summary["settings_restored"] == [f"sync_binlog = {orig}"]
+
+
+def test_shell_hook_that_restarts_the_server_is_survived(mysql_server, point_select_tables, tmp_path) -> None:
+    """The hook kills the harness's MariaDB; the harness brings it back (as a
+    service manager would); benchtop waits for it and runs the next step."""
+    import threading
+
+    pid = mysql_server.pid
+    path = _scenario(tmp_path, mysql_server, '[[step]]\nduration = "1s"\n'
+                                            f'[[step]]\nduration = "2s"\nbefore = {{ shell = "kill -9 {pid}", timeout = "5s" }}\n')
+
+    def gone() -> bool:  # exited: no process, or a zombie the harness has not reaped yet
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        except (OSError, IndexError):
+            return True
+
+    def bring_back() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if gone():
+                mysql_server.restart()
+                return
+            time.sleep(0.05)
+
+    helper = threading.Thread(target=bring_back, daemon=True)
+    helper.start()
+    try:
+        res = _scenario_run(mysql_server, path, tmp_path / "out")
+    finally:
+        helper.join(60)
+        mysql_server.wait_ready()
+    assert res.returncode == 0, res.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    [hook] = summary["hooks"]
+    assert hook["ok"] and hook["kind"] == "shell"
+    steps = summary["steps"]
+    assert len(steps) == 2 and steps[1]["tps"] > 0
