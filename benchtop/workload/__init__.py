@@ -145,6 +145,7 @@ def _group_rates(program: Program, summary: Any) -> list[tuple[str, str, dict[st
     out = []
     for g in getattr(summary, "groups", ()) or ():
         if g.name in per_group and g.tps_intervals:
-            k = float(program.options.get(str(rows.get(g.name, "")), 1) or 1)
+            per_txn = program.options.get(str(rows.get(g.name, "")), 1)
+            k = float(per_txn) if isinstance(per_txn, (int, float)) and per_txn > 0 else 1.0
             out.append((g.name, str(per_group[g.name]), {key: v * k for key, v in g.tps_intervals.items()}))
     return out
