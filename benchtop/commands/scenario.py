@@ -186,10 +186,10 @@ def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argp
         if writer:
             print(f"\nresults: {writer.folder}", file=out, flush=True)
     if writer and writer.failed:
-        print(f"benchtop scenario: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
+        print(f"benchtop scenario: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
     if driver.restore_error:
         print(f"benchtop scenario: warning: {driver.restore_error}", file=sys.stderr)
     if driver.stopped_by.startswith("error:"):
         print(f"benchtop scenario: error: {driver.stopped_by[6:].strip()}", file=sys.stderr)
         return EXIT_FAILED_RUN
-    return EXIT_OK
+    return EXIT_ERROR if writer and writer.failed else EXIT_OK
