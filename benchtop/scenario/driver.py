@@ -19,6 +19,7 @@ from benchtop.workload.groups import parse_group_setting
 from benchtop.scenario.file import Scenario, ScenarioError, Step
 from benchtop.scenario.hooks import Hook, HookResult, HookRunner
 from benchtop.target.instrumentation import InstrumentationControl
+from benchtop.target.dsn import redact_dsn
 from benchtop.target.settings import SettingsControl, SettingsError
 
 
@@ -123,7 +124,7 @@ class ScenarioDriver:
             "scenario": self.scenario.name,
             "file": self.scenario.filename,
             "description": self.scenario.description,
-            "options": {k: v for k, v in self.scenario.options.items() if "password" not in k},
+            "options": {k: _redacted(v) for k, v in self.scenario.options.items() if "password" not in k},
             "stop_if": list(self.scenario.stop_if),
             "steps": [s.to_dict() for s in self.scenario.steps],
             "run": cfg.to_dict() if cfg is not None else None,
@@ -458,6 +459,13 @@ class ScenarioDriver:
     def close(self) -> None:
         for ctl in self.segments:
             ctl.close()
+
+
+def _redacted(value: Any) -> Any:
+    """An option as config.json keeps it: DSNs (one or a list) without their password."""
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return redact_dsn(value) if isinstance(value, str) and "://" in value else value
 
 
 def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: float, workload: str) -> dict[str, Any]:

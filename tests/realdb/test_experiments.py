@@ -181,7 +181,10 @@ def test_query_timeout_rides_out_a_hung_server(kind, request, tmp_path: Path) ->
         server.kill(sig)
         for child in subprocess.run(["ps", "-o", "pid=", "--ppid", str(server.pid)], capture_output=True,
                                     text=True).stdout.split():
-            os.kill(int(child), sig)
+            try:
+                os.kill(int(child), sig)
+            except ProcessLookupError:  # a backend that just ended
+                pass
 
     try:
         wait_intervals(out, 2)
@@ -267,3 +270,25 @@ def test_shell_hook_that_restarts_the_server_is_survived(mysql_server, point_sel
     assert hook["ok"] and hook["kind"] == "shell"
     steps = summary["steps"]
     assert len(steps) == 2 and steps[1]["tps"] > 0
+
+
+def test_pgbouncer_pool_size_sweep_is_restored(pg_server, pgbouncer_server, tmp_path) -> None:
+    T = ["--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"]
+    assert bt(pg_server, "prepare", *T).returncode in (0, 1)
+
+    def pool_size() -> str:
+        rows = pg_admin_exec(pgbouncer_server, "SHOW CONFIG")
+        return next(str(r[1]) for r in rows if r[0] == "default_pool_size")
+
+    orig = pool_size()
+    path = _scenario(tmp_path, pg_server, f'pgbouncer = ["{pgbouncer_server.admin_dsn()}"]\n'
+                                          '[[step]]\nduration = "1s"\nthreads = 1\n'
+                                          'settings = { "pgbouncer.default_pool_size" = [3, 4] }\n')
+    res = _scenario_run(pg_server, path, tmp_path / "out")
+    assert res.returncode == 0, res.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [s["settings"] for s in summary["steps"]] == [{"pgbouncer.default_pool_size": 3},
+                                                         {"pgbouncer.default_pool_size": 4}]
+    assert summary["settings_restored"] == [f"pgbouncer.default_pool_size = {orig}"]
+    assert pool_size() == orig
+    assert pgbouncer_server.admin_password not in (tmp_path / "out" / "config.json").read_text()
