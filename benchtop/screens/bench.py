@@ -36,6 +36,7 @@ from benchtop.screens.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
+from benchtop.screens.target_line import TargetTopLine
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart
@@ -258,6 +259,7 @@ class BenchScreen(Screen):
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         if self.pollers:
+            yield TargetTopLine(id="target-top")
             with TabbedContent(id="tabs"):
                 with TabPane("bench", id="tab-bench"):
                     yield Dashboard(id="dashboard")
@@ -302,6 +304,7 @@ class BenchScreen(Screen):
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:
+        self.query_one(TargetTopLine).polled(event.snapshot)
         if self.server.polled(event.snapshot):
             self._note("outage", f"{event.source} back")
 
