@@ -61,7 +61,6 @@ void bt_sched_read(bt_sched *s, uint64_t now, double *queue_ns, uint64_t *due, d
  * snapshots see them all); a group maps its i-th thread to a slot, taken the
  * first time the group grows that far and kept for reuse. */
 typedef struct {
-    char name[64];
     _Atomic int32_t threads_target;
     bt_sched sched;
     int32_t cum_weight[BT_MAX_TXN_TYPES];

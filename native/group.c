@@ -6,7 +6,6 @@
 #define _GNU_SOURCE /* SCHED_IDLE */
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -56,7 +55,6 @@ int bt_groups_init(bt_engine *e, const bt_config *cfg)
     for (int32_t i = 0; i < n; i++) {
         bt_group_rt *g = &e->groups[i];
         const bt_group *gc = cfg->ngroups > 0 ? &cfg->groups[i] : NULL;
-        snprintf(g->name, sizeof g->name, "%s", gc && gc->name ? gc->name : "default");
         bt_sched_init(&g->sched, gc ? gc->rate : cfg->rate, gc ? gc->arrival : cfg->arrival,
                       e->seed + 0x51ed27ULL * (uint64_t)i);
         atomic_store(&g->threads_target, gc ? gc->threads : cfg->threads);
