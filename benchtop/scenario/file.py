@@ -412,7 +412,7 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
         key = "after"
         after = parse_hooks(raw["after"], parse_duration) if "after" in raw else ()
         key = "group"
-        group = _group_settings(raw.get("group", []))
+        group, group_sweeps = _group_settings(raw.get("group", []))
         key = "settings"
         setting_sweeps = _settings(raw.get("settings", {}))
         sweeps: list[tuple[str, list[Any]]] = []
@@ -428,6 +428,7 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
     sweeps.sort(key=lambda kv: order.get(kv[0], -1))
     # settings sweep inside the others, in the order the table wrote them
     sweeps += [(f"setting:{n}", vals) for n, vals in setting_sweeps]
+    sweeps += [(f"group:{n}", vals) for n, vals in group_sweeps]
     combos = 1
     for _, vals in sweeps:
         combos *= len(vals)
@@ -437,10 +438,11 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
     for values in itertools.product(*(vals for _, vals in sweeps)):
         chosen = dict(zip((key for key, _ in sweeps), values, strict=True))
         settings = tuple((key[8:], chosen.pop(key)) for key in list(chosen) if key.startswith("setting:"))
+        swept = tuple(chosen.pop(key) for key in list(chosen) if key.startswith("group:"))
         for r in range(repeats):
             out.append(Step(index=first_index + len(out), duration=duration, warmup=warmup, mark=mark, name=name,
                             stop_if=stop_if, repeat=r + 1, repeats=repeats, line=probe.lines.get((k, "")),
-                            settings=settings, before=before, after=after, group=group, **chosen))
+                            settings=settings, before=before, after=after, group=group + swept, **chosen))
     return out
 
 
@@ -462,16 +464,30 @@ def _settings(value: Any) -> list[tuple[str, list[Any]]]:
     return out
 
 
-def _group_settings(value: Any) -> tuple[str, ...]:
+def _group_settings(value: Any) -> tuple[tuple[str, ...], list[tuple[str, list[str]]]]:
+    """`group = ["inserters.rate=1000", "queriers.threads=1..64*2"]`: the fixed
+    settings, and (NAME.key, one setting per value) for each range, which sweeps
+    as `threads` ranges do."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
         raise ValueError("group is a list of \"NAME.threads=N\" / \"NAME.rate=R\" strings")
+    fixed: list[str] = []
+    sweeps: list[tuple[str, list[str]]] = []
     for item in items:
+        target, _, spec = item.partition("=")
         try:
-            parse_group_setting(item)
+            if ".." in spec:
+                values = parse_range(spec, target.strip().endswith(".threads"))
+                settings = [f"{target.strip()}={v:g}" for v in values]
+                for setting in settings:
+                    parse_group_setting(setting)
+                sweeps.append((target.strip(), settings))
+            else:
+                parse_group_setting(item)
+                fixed.append(item)
         except UsageError as exc:
             raise ValueError(str(exc)) from None
-    return tuple(items)
+    return tuple(fixed), sweeps
 
 
 def load_scenario(path: Path) -> Scenario:

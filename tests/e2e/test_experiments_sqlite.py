@@ -62,3 +62,17 @@ def test_settings_sweep_needs_a_server(tmp_path: Path) -> None:
     sc.write_text('engine = "sqlite"\n[[step]]\nduration = 1\nsettings = { sync_binlog = [0, 1] }\n')
     res = run_benchtop("scenario", str(sc), "--headless")
     assert res.returncode != 0 and "settings sweeps need" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_scenario_sweeps_a_group_beside_a_paced_one(tmp_path: Path) -> None:
+    db = str(tmp_path / "ib.db")
+    assert run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--workload", "insert_benchmark",
+                        "--rows", "500").returncode == 0
+    sc = tmp_path / "qc.toml"
+    sc.write_text(f'engine = "sqlite"\ndb = "{db}"\nworkload = "insert_benchmark"\npreset = "i1.q10"\n'
+                  '[[step]]\nduration = 1\ngroup = ["inserters.rate=200", "queriers.threads=1..2"]\n')
+    res = run_benchtop("scenario", str(sc), "--headless", "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    steps = json.loads((tmp_path / "out" / "summary.json").read_text())["steps"]
+    assert [s["groups"]["queriers"]["threads"] for s in steps] == [1, 2]
+    assert all(s["groups"]["inserters"]["rate"] == 200 for s in steps)

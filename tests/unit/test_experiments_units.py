@@ -158,3 +158,10 @@ def test_interval_and_summary_carry_groups() -> None:
     assert s.to_dict()["groups"]["queriers"]["threads"] == 1
     assert "thread groups (ms)" in summary_text(s, 95.0)
     assert [g.name for g in iv.without_histograms().groups] == ["inserters", "queriers"]
+
+
+def test_group_ranges_sweep_like_threads() -> None:
+    sc = parse_scenario('[[step]]\nduration = 1\ngroup = ["inserters.rate=1000", "queriers.threads=1..8*2"]\n')
+    assert [s.group for s in sc.steps] == [("inserters.rate=1000", f"queriers.threads={n}") for n in (1, 2, 4, 8)]
+    with pytest.raises(ScenarioError, match="fractional thread counts"):
+        parse_scenario('[[step]]\nduration = 1\ngroup = ["q.threads=1..2.5+0.5"]\n')
