@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.engine import ConnSettings, Engine, EngineSettings, GroupSettings
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 from benchtop.run import hdrlog
@@ -22,8 +22,9 @@ from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions, parse_ignore_errors
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
 from benchtop.workload import Program
+from benchtop.workload.groups import resolve_groups
 
 # Intervals keep their histograms only while a reader may still want them
 # (the TUI adds each new interval into its whole-run histogram).
@@ -66,6 +67,9 @@ class RunController:
             # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
             # are already retried as deadlocks/lock waits; 1020 is "record changed".
             codes = (1020,)
+        groups = resolve_groups(program, cfg.preset, cfg.groups)
+        # live knobs per group: name -> [threads, rate]
+        self._groups: dict[str, list[float]] = {g.name: [g.threads, g.rate] for g in groups}
         self.engine = Engine(
             conn,
             EngineSettings(
@@ -77,6 +81,8 @@ class RunController:
                 reconnect_every=cfg.reconnect,
                 ignore_all_errors=ignore_all,
                 ignore_codes=codes,
+                groups=tuple(GroupSettings(g.name, g.threads, g.rate, cfg.arrival if g.rate > 0 and g.arrival == "uniform"
+                                           else g.arrival, g.weights) for g in groups),
             ),
             program,
         )
@@ -209,6 +215,7 @@ class RunController:
             lines += hdrlog.header_lines(self.started_at or time.time())
         start = iv.t - iv.dt - self.t_offset
         lines.append(hdrlog.interval_line(max(0.0, start), iv.dt, iv.latency))
+        lines += [hdrlog.interval_line(max(0.0, start), iv.dt, g.latency, tag=g.name) for g in iv.groups]
         assert self.writer is not None
         self.writer.append_lines("latency.hlog", lines)
 
@@ -247,6 +254,19 @@ class RunController:
                          "p99": round(p[99.0], 3), "max": round(h.max_ns() / 1e6, 3)}
         return out
 
+    def _with_interval_rates(self, groups: tuple[GroupStats, ...]) -> tuple[GroupStats, ...]:
+        """Each group's tps over the counted intervals (average, 5th and 95th
+        percentile), as the insert benchmark reports inserts/s and queries/s."""
+        out = []
+        for g in groups:
+            rates = sorted(x.tps for iv in self.history for x in iv.groups if x.name == g.name)
+            if rates:
+                def pct(p: float) -> float:
+                    return rates[min(len(rates) - 1, int(p / 100 * len(rates)))]
+                g = replace(g, tps_intervals={"avg": sum(rates) / len(rates), "p5": pct(5), "p95": pct(95)})
+            out.append(g)
+        return tuple(out)
+
     def _track_outage(self, iv: IntervalStats) -> None:
         """Lost connections mark an outage on the timeline; the first interval
         that commits again without losing any marks the recovery."""
@@ -270,7 +290,12 @@ class RunController:
         return ev
 
     # -- knobs ------------------------------------------------------------------
+    def _no_groups(self, what: str) -> None:
+        if self._groups:
+            raise ValueError(f"this run has thread groups ({', '.join(self._groups)}): set each group's {what}")
+
     def set_threads(self, n: int) -> None:
+        self._no_groups("threads")
         n = max(0, int(n))
         if n == self._threads:  # no change: no timeline event (it would split a steady segment)
             return
@@ -279,12 +304,36 @@ class RunController:
         self._event("threads", f"threads {n}")
 
     def set_rate(self, rate: float) -> None:
+        self._no_groups("rate")
         rate = max(0.0, float(rate))
         if rate == self._rate:  # the same rate typed again: no duplicate event
             return
         self.engine.set_rate(rate)
         self._rate = rate
         self._event("rate", f"rate {rate:g}/s" if rate > 0 else "rate unlimited")
+
+    @property
+    def groups(self) -> list[tuple[str, int, float]]:
+        """(name, threads, rate) of each thread group; empty without groups."""
+        return [(name, int(v[0]), v[1]) for name, v in self._groups.items()]
+
+    def set_group_threads(self, name: str, n: int) -> None:
+        n = max(0, int(n))
+        self.engine.set_group_threads(self._group_index(name), n)
+        self._groups[name][0] = n
+        self._event("threads", f"{name} threads {n}")
+
+    def set_group_rate(self, name: str, rate: float) -> None:
+        rate = max(0.0, float(rate))
+        self.engine.set_group_rate(self._group_index(name), rate)
+        self._groups[name][1] = rate
+        self._event("rate", f"{name} rate {rate:g}/s" if rate > 0 else f"{name} rate unlimited")
+
+    def _group_index(self, name: str) -> int:
+        names = list(self._groups)
+        if name not in names:
+            raise ValueError(f"no thread group {name!r} (groups: {', '.join(names) or 'none'})")
+        return names.index(name)
 
     def set_paused(self, paused: bool) -> None:
         if paused == self._paused:
@@ -309,6 +358,8 @@ class RunController:
     # -- state ------------------------------------------------------------------
     @property
     def threads(self) -> int:
+        if self._groups:
+            return sum(int(v[0]) for v in self._groups.values())
         return self._threads
 
     @property
@@ -388,7 +439,8 @@ class RunController:
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
                                        server_ok=answering and not reason.startswith("error"))
                      if self.meter is not None else {})
-            self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs)
+            self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
+                                    groups=self._with_interval_rates(summary.groups))
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:
@@ -422,6 +474,7 @@ class RunController:
             "latency_ms": {k: round(v, 3) for k, v in s.latency_ms.items()},
             "errors": s.error_count,
             "time_s": round(s.time_s, 3),
+            **({"groups": {g.name: g.to_dict() for g in s.groups}} if s.groups else {}),
         }
 
     def save(self, prefix: Path) -> list[Path]:
