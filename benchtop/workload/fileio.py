@@ -127,6 +127,9 @@ def fileio_overrides(ns: argparse.Namespace) -> FileioSpec:
         fsync_mode=ns.file_fsync_mode,
         rw_ratio=ns.file_rw_ratio,
     )
+    if spec.fsync_all:
+        # as sysbench: --file-fsync-all replaces the periodic and the final fsyncs
+        spec = replace(spec, fsync_freq=0, fsync_end=False)
     if spec.file_num < 1:
         raise FileioError("--file-num must be at least 1")
     if spec.block_size < 1 or spec.fsync_freq < 0 or spec.rw_ratio < 0:
@@ -165,15 +168,22 @@ def _script(spec: FileioSpec) -> str:
         elif mode == "rndwr":
             io = pick + "exec write: write :f :b"
         else:
-            # reads : writes = rw_ratio : 1, in parts per million
-            threshold = round(1_000_000 * spec.rw_ratio / (1 + spec.rw_ratio))
-            io = (pick + f"set r = uniform(1, 1000000)\nif r <= {threshold}\n  exec read: read :f :b\nend\n"
-                  f"if r > {threshold}\n  exec write: write :f :b\nend")
+            # as sysbench: a read while (reads + 1) / (writes + 1) < rw_ratio (this thread's counts)
+            ratio = round(spec.rw_ratio * 1000)
+            io = (pick + "set nr = nr\nset nw = nw\n" + f"set rd = (nr + 1) * 1000 < (nw + 1) * {ratio}\nif rd\n  set nr = nr + 1\n"
+                  "  exec read: read :f :b\nend\nunless rd\n  set nw = nw + 1\n  exec write: write :f :b\nend")
     if not (writes and spec.fsync_freq > 0):
         return io
-    # as sysbench: every fsync_freq-th request is an fsync (of the files in turn)
-    return (f"set n = n + 1\nset due = n % {spec.fsync_freq} == 0\nif due\n  set ff = n / {spec.fsync_freq} % file_num\n"
-            f"  exec other: fsync :ff\nend\nunless due\n{io}\nend")
+    # sysbench's periodic fsync: once fsync_freq requests are done and a write
+    # has dirtied the files, the next requests fsync every file in turn (they
+    # do not count as requests); then the count goes on.  sysbench keeps one
+    # count for all threads, this is one per thread: the same fsyncs per
+    # read/write at any thread count.
+    # (variables keep their values from one event to the next; `set x = x`
+    # declares one, starting at 0)
+    return ("set n = n\nset dirty = dirty\nset ff = ff\n" + f"set due = dirty and n % {spec.fsync_freq} == 0\nif due\n  exec other: fsync :ff\n"
+            "  set ff = (ff + 1) % file_num\n  set dirty = ff != 0\nend\nunless due\n  set n = n + 1\n"
+            f"{io}\n" + ("  set dirty = 1\n" if mode != "rndrw" else "  set dirty = dirty or not rd\n") + "end")
 
 
 def fileio_program(spec: FileioSpec) -> Program:
