@@ -279,7 +279,7 @@ typedef struct {
     uint64_t busy_ns;                 /* integral of busy workers over time */
     double queue_ns;                  /* integral of queue length over time (tickets x ns) */
     uint64_t tickets_due;             /* open loop: intended starts so far */
-    uint64_t txn_by_type[32];         /* committed, per transaction type */
+    uint64_t txn_by_type[32];         /* committed (not rolled back), per transaction type */
     uint64_t txn_ns_by_type[32];      /* latency sum, per transaction type */
     uint64_t rows_loaded;             /* bulk load progress */
     char error[512];                  /* the fatal error, if state == FAILED */

@@ -16,7 +16,8 @@
 #define BT_NS_PER_S 1000000000ULL
 #define BT_RECONNECT_MIN_MS 10
 #define BT_RECONNECT_MAX_MS 1000
-#define BT_IDLE_POLL_MS 20     /* how often a paused or waiting worker rechecks stop */
+#define BT_IDLE_POLL_MS 20
+#define BT_DECK_MAX 1000       /* cards in a worker's deck of transaction types */     /* how often a paused or waiting worker rechecks stop */
 
 static inline uint64_t bt_now_ns(void)
 {
@@ -92,6 +93,8 @@ typedef struct bt_worker {
     int64_t regs[BT_NREGS];
     char sregs[BT_NSREGS][BT_SREG_CAP];
     uint32_t slen[BT_NSREGS];
+    int32_t deck[BT_DECK_MAX];  /* transaction types still to deal (bt_workload_pick_type) */
+    int32_t deck_left;
 } bt_worker;
 
 struct bt_engine {
