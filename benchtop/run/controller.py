@@ -311,6 +311,11 @@ class RunController:
                 reason = f"error: {last.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server after 60 s"
+            if self.writer and self._base is not None and self._prev is not None and last.t > self._prev.t:
+                # the part of an interval since the last sample: without it
+                # latency.hlog would hold fewer transactions than summary.json
+                self._hlog(IntervalStats.between(self._prev, last, self._percentiles))
+                self._prev = last
             base = self._base or last
             summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
             self._summary = replace(summary, txn_latency_ms=self._type_latencies())
