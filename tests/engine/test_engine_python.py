@@ -223,3 +223,28 @@ def test_mix_is_dealt_from_a_deck() -> None:
     eng.close()
     assert s.transactions == 650 and s.rollbacks == 50
     assert s.txn_by_type[:3] == (500, 100, 0)
+
+
+def test_one_kind_of_max_everywhere() -> None:
+    """The summary's max, the intervals' and each type's are all the top of
+    the slowest transaction's bucket: no part exceeds the whole."""
+    from benchtop.run.samples import RunSummary
+
+    data = {"name": "two", "transaction": [
+        {"name": "fast", "weight": 3, "script": "exec read: SELECT 1\n"},
+        {"name": "slow", "weight": 1, "script": "sleep 300\nexec read: SELECT 1\n"},
+    ]}
+    prog = compile_definition(data, _Source("two.toml", ""), "null")
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, max_events=400), prog)
+    first = eng.snapshot()
+    eng.start()
+    assert eng.join(10)
+    last = eng.snapshot()
+    types = [eng.type_histogram(i) for i in range(2)]
+    eng.close()
+    summary = RunSummary.between(first, last, txn_names=("fast", "slow"))
+    interval = IntervalStats.between(first, last)
+    top = summary.latency_ms["max"]
+    assert top == interval.latency_ms["max"] == last.latency.max_ns() / 1e6
+    assert max(h.max_ns() for h in types) / 1e6 == top
+    assert last.latency_ns_max / 1e6 <= top <= last.latency_ns_max / 1e6 * 1.008
