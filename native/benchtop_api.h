@@ -86,8 +86,13 @@ enum {
     BT_OP_ROLLBACK_IF = 8,/* if R[a] != 0 the transaction ends with a rollback (counted) */
     BT_OP_SLEEP_US = 9,   /* think time: sleep expr(b, x) microseconds */
     BT_OP_ARITH = 10,     /* R[a] = expr(b, x) <BT_ARITH_* c> expr(d, y) */
-    BT_OP_WORDS = 11      /* S[a] = one word of the comma list strings[c] per decimal digit
+    BT_OP_WORDS = 11,     /* S[a] = one word of the comma list strings[c] per decimal digit
                              of expr(b, x), d digits (TPC-C last names: BARPRICALLY) */
+    /* pgbench's random_gaussian / random_exponential / random_zipfian:
+       R[a] = draw in [expr(b, x), expr(d, y)] with parameter c / 1e6 */
+    BT_OP_RAND_GAUSSIAN = 12,
+    BT_OP_RAND_EXPONENTIAL = 13,
+    BT_OP_RAND_ZIPFIAN = 14
 };
 
 /* Operators of BT_OP_ARITH.  Division and modulo by zero give 0; comparisons

@@ -110,9 +110,14 @@ static int validate_program(const bt_program *p)
         return BT_EINVAL;
     for (int32_t i = 0; i < p->nops; i++) {
         const bt_op *op = &p->ops[i];
+        int pg_rand = op->code >= BT_OP_RAND_GAUSSIAN && op->code <= BT_OP_RAND_ZIPFIAN;
         if ((op->code == BT_OP_SET || op->code == BT_OP_RAND || op->code == BT_OP_UNIQUE ||
-             op->code == BT_OP_BEGIN_IF || op->code == BT_OP_ROLLBACK_IF) &&
+             op->code == BT_OP_BEGIN_IF || op->code == BT_OP_ROLLBACK_IF || pg_rand) &&
             (op->a < 0 || op->a >= BT_NREGS))
+            return BT_EINVAL;
+        /* the parameter's ranges (pgbench's): gaussian >= 2, exponential > 0, zipfian 1.001..1000 */
+        if (pg_rand && (op->c <= 0 || (op->code == BT_OP_RAND_GAUSSIAN && op->c < 2000000) ||
+                        (op->code == BT_OP_RAND_ZIPFIAN && (op->c < 1001000 || op->c > 1000000000))))
             return BT_EINVAL;
         if (op->code == BT_OP_STR &&
             (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings))
@@ -124,7 +129,8 @@ static int validate_program(const bt_program *p)
         if ((op->code == BT_OP_LOOP || op->code == BT_OP_BEGIN_IF) && (op->d < 0 || i + op->d >= p->nops + 1))
             return BT_EINVAL;
         /* b is a register except in EXEC, where it indexes params */
-        if ((op->code != BT_OP_EXEC && op->b >= BT_NREGS) || (op->code == BT_OP_RAND && op->d >= BT_NREGS))
+        if ((op->code != BT_OP_EXEC && op->b >= BT_NREGS) ||
+            ((op->code == BT_OP_RAND || pg_rand) && op->d >= BT_NREGS))
             return BT_EINVAL;
     }
     for (int32_t i = 0; i < p->nparams; i++) {

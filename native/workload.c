@@ -230,6 +230,12 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
                 goto bad;
             w->regs[op->a] = arith(op->c, expr(w, op->b, op->x), expr(w, op->d, op->y));
             break;
+        case BT_OP_RAND_GAUSSIAN:
+        case BT_OP_RAND_EXPONENTIAL:
+        case BT_OP_RAND_ZIPFIAN:
+            w->regs[op->a] = bt_rand_pgbench(&w->rng, op->code, expr(w, op->b, op->x),
+                                             expr(w, op->d, op->y), op->c / 1e6);
+            break;
         case BT_OP_WORDS:
             if (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings)
                 goto bad;

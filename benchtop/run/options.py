@@ -73,6 +73,8 @@ class RunOptions:
     temp_db: bool = False
     monitor: MonitorOptions = field(default_factory=MonitorOptions)
     fileio: FileioSpec | None = None
+    pgbench_scripts: tuple[str, ...] = ()  # FILE[@WEIGHT] each, instead of --workload
+    defines: tuple[str, ...] = ()  # NAME=VALUE constants of the pgbench scripts
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -133,6 +135,10 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rand-pareto-h", type=float, default=rand.pareto_h)
     g.add_argument("--rand-zipfian-exp", type=float, default=rand.zipfian_exp)
     g.add_argument("--rand-seed", type=int, default=rand.seed)
+    g.add_argument("--pgbench-script", dest="pgbench_scripts", action="append", default=[], metavar="FILE[@WEIGHT]",
+                   help="run a pgbench custom script (repeatable; weights as pgbench -f FILE@W) instead of --workload")
+    g.add_argument("--define", "-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="a variable of the pgbench scripts, as pgbench -D (scale=1 unless defined)")
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -378,7 +384,13 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
                             spec_res=ns.rand_spec_res, pareto_h=ns.rand_pareto_h,
                             zipfian_exp=ns.rand_zipfian_exp, seed=ns.rand_seed),
         fileio=fileio_overrides(ns) if engine == "fileio" else None,
+        pgbench_scripts=tuple(ns.pgbench_scripts),
+        defines=tuple(ns.defines),
     )
+    if ns.pgbench_scripts and engine == "fileio":
+        raise UsageError("--pgbench-script runs SQL: not with --engine fileio")
+    if ns.defines and not ns.pgbench_scripts:
+        raise UsageError("--define sets variables of --pgbench-script scripts: give a script")
     if hasattr(ns, "time"):
         if ns.time < 0 or ns.events < 0 or ns.rate < 0 or ns.report_interval < 0 or ns.warmup < 0:
             raise UsageError("--time, --events, --rate, --report-interval and --warmup must not be negative")
