@@ -136,9 +136,6 @@ class RunSession:
         opts = opts or self.options
         program, conn = self.program(opts), opts.conn_settings()
         if opts.fileio is not None:
-            if self._progress is not None:
-                for note in opts.fileio.notes:
-                    print(f"benchtop: note: {note}", file=self._progress)
             check_files(opts.fileio)
             return
         try:
