@@ -182,6 +182,7 @@ typedef struct {
     /* registers preset at the start of each worker: R[i] = init_regs[i] */
     const int64_t *init_regs;
     int32_t ninit_regs;
+    int32_t time_queries;        /* 1: a latency histogram per query kind (fileio's read/write/fsync) */
 } bt_program;
 
 /* ---- bulk load (prepare) ------------------------------------------------- *
@@ -308,6 +309,9 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
 /* Latency histogram of one transaction type (workloads with several types),
  * merged over every worker like the main one. */
 int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out);
+/* Latency histogram of the statements of one kind (BT_QK_*), for programs
+ * with time_queries set; all zeros otherwise. */
+int bt_engine_query_hist(bt_engine *e, int32_t kind, uint64_t *out);
 void bt_engine_free(bt_engine *e);
 
 /* Bulk load with the engine's connection settings on `threads` threads. */

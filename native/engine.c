@@ -450,6 +450,22 @@ int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out)
     return BT_OK;
 }
 
+int bt_engine_query_hist(bt_engine *e, int32_t kind, uint64_t *out)
+{
+    if (!e || !out || kind < 0 || kind > BT_QK_OTHER)
+        return BT_EINVAL;
+    memset(out, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        bt_hist *qh = w ? atomic_load_explicit(&w->query_lat[kind], memory_order_acquire) : NULL;
+        if (qh)
+            bt_hist_merge_into(qh, out);
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+    return BT_OK;
+}
+
 void bt_engine_free(bt_engine *e)
 {
     if (!e)
@@ -464,6 +480,8 @@ void bt_engine_free(bt_engine *e)
         free(w->svc);
         for (int k = 0; k < BT_MAX_TXN_TYPES; k++)
             free(atomic_load(&w->type_lat[k]));
+        for (int k = 0; k <= BT_QK_OTHER; k++)
+            free(atomic_load(&w->query_lat[k]));
         free(w);
     }
     if (e->sql_by_key)

@@ -77,6 +77,9 @@ typedef struct bt_worker {
     /* latency per transaction type, allocated on first use (only when a
      * workload has several types): written by this worker, read by snapshots */
     _Atomic(bt_hist *) type_lat[BT_MAX_TXN_TYPES];
+    /* latency per query kind (BT_QK_*), when the program times its queries:
+       allocated on first use like type_lat */
+    _Atomic(bt_hist *) query_lat[3];
 
     /* control */
     int32_t index;

@@ -1,8 +1,10 @@
 /* workload.c: the interpreter for compiled workload programs (see
  * benchtop_api.h for the op set; benchtop/workload compiles the TOML files).
- * It runs inside a worker's loop, so it allocates nothing and takes no lock.
+ * It runs inside a worker's loop, so it takes no lock and allocates nothing
+ * but a query-latency histogram on a kind's first use.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -102,6 +104,19 @@ int32_t bt_workload_pick_type(bt_worker *w)
     return type;
 }
 
+/* Once per kind per worker the histogram is allocated; without memory the
+ * kind keeps its count, only its latency is lost. */
+static void record_query(bt_worker *w, int32_t kind, uint64_t ns)
+{
+    bt_hist *qh = atomic_load_explicit(&w->query_lat[kind], memory_order_relaxed);
+    if (!qh) {
+        qh = calloc(1, sizeof *qh);
+        atomic_store_explicit(&w->query_lat[kind], qh, memory_order_release);
+    }
+    if (qh)
+        bt_hist_record(qh, ns);
+}
+
 static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
 {
     bt_engine *e = w->e;
@@ -143,10 +158,14 @@ static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
         res.want = 2;
         res.s = w->sregs[-op->a - 2];
     }
+    uint64_t t0 = p->time_queries ? bt_now_ns() : 0;
     int rc = e->drv->execute(w->conn, key, e->sql_by_key[key], vals, n, &res, err);
     if (rc != 0)
         return err->kind ? err->kind : BT_DERR_SQL;
-    BT_ADD(w->queries[op->x >= 0 && op->x <= 2 ? op->x : BT_QK_OTHER], 1);
+    int32_t qk = op->x >= 0 && op->x <= 2 ? (int32_t)op->x : BT_QK_OTHER;
+    BT_ADD(w->queries[qk], 1);
+    if (p->time_queries)
+        record_query(w, qk, bt_now_ns() - t0);
     if (st->is_begin == 1)
         w->in_txn = 1;
     else if (st->is_begin == 2)

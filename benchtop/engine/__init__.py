@@ -172,6 +172,7 @@ def _program_struct(program: Any, keep: _Keep) -> Any:
     p.txn_types, p.ntxn_types = types, len(program.txn_types)
     p.max_table = program.max_table
     p.init_regs, p.ninit_regs = regs, len(program.init_regs)
+    p.time_queries = 1 if getattr(program, "query_kinds", ()) else 0
     return p
 
 
@@ -233,6 +234,7 @@ class Engine:
         n = nbuckets()
         self._lat = ffi.new("uint64_t[]", n)
         self._svc = ffi.new("uint64_t[]", n)
+        self._qbuf = ffi.new("uint64_t[]", n)
         self._snap = ffi.new("bt_snapshot *")
         self._closed = False
 
@@ -314,7 +316,17 @@ class Engine:
                 error=ffi.string(s.error).decode(errors="replace"),
                 latency=lat,
                 service=svc,
+                query_latency=self._query_hists(),
             )
+
+    def _query_hists(self) -> dict[str, Histogram]:
+        """Cumulative latency per query kind, by the program's names for them."""
+        kinds = getattr(self.program, "query_kinds", ()) if self.program is not None else ()
+        out = {}
+        for i, name in enumerate(kinds):
+            _check(lib.bt_engine_query_hist(self._h, i, self._qbuf), "query histogram")
+            out[name] = Histogram(tuple(ffi.unpack(self._qbuf, nbuckets())))
+        return out
 
     def type_histogram(self, index: int) -> Histogram:
         """Cumulative latency of one transaction type (empty for one-type workloads)."""

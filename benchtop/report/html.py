@@ -7,7 +7,7 @@ import base64
 import html
 import time
 
-from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
+from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.plots import Plot, render_png
 
 CSS = """
@@ -46,6 +46,11 @@ def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop r
         + f" &middot; generated {time.strftime('%Y-%m-%d %H:%M:%S')}</p>",
         _table(runs),
     ]
+    ops = op_rows(runs)
+    if ops:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in OP_COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in ops)
+        parts.append(f"<h2>Latency per operation</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     for r in runs:
         if not r.validity.ok and r.validity.status != "no database":
             parts.append(f'<p class="warning">{html.escape(r.name)}: {html.escape(r.validity.text())}</p>')

@@ -22,6 +22,21 @@ def _pct_key(p: float) -> str:
     return f"p{text}"
 
 
+def op_latencies(prev: EngineSample, cur: EngineSample, ps: list[float]) -> dict[str, dict[str, float]]:
+    """Latency per query kind between two readings (fileio's read, write and
+    fsync), for kinds that ran: count, the percentiles and max in ms."""
+    out: dict[str, dict[str, float]] = {}
+    for name, now in cur.query_latency.items():
+        before = prev.query_latency.get(name)
+        h = now - before if before is not None else now
+        if not h.total:
+            continue
+        pct = h.percentiles_ms(ps)
+        out[name] = {"count": h.total, **{_pct_key(p): round(pct[p], 3) for p in ps},
+                     "max": round(h.max_ns() / 1e6, 3)}
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class IntervalStats:
     """What happened between two samples: one report line."""
@@ -47,6 +62,7 @@ class IntervalStats:
     latency: Histogram = field(repr=False)
     service: Histogram = field(repr=False)
     txn_by_type: tuple[int, ...] = ()
+    op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
 
     @property
     def rate_mode(self) -> bool:
@@ -99,6 +115,7 @@ class IntervalStats:
             latency=lat,
             service=svc,
             txn_by_type=tuple(max(0, a - b) for a, b in zip(cur.txn_by_type, prev.txn_by_type)),
+            op_latency_ms=op_latencies(prev, cur, ps),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +134,8 @@ class IntervalStats:
             "reconnects_per_s": round(self.reconnects_per_s, 2),
             "latency_ms": lat,
         }
+        if self.op_latency_ms:
+            out["op_latency_ms"] = self.op_latency_ms
         if self.paused:
             out["paused"] = True
         if self.rate_mode:
@@ -153,6 +172,7 @@ class RunSummary:
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
 
     @property
     def queries(self) -> int:
@@ -217,6 +237,7 @@ class RunSummary:
             service=svc,
             txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
             stopped_by=stopped_by,
+            op_latency_ms=op_latencies(first, last, ps),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -243,6 +264,7 @@ class RunSummary:
             "service_latency_ms": {k: round(v, 3) for k, v in self.service_latency_ms.items()},
             "txn_types": self.txn_types,
             **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
+            **({"op_latency_ms": self.op_latency_ms} if self.op_latency_ms else {}),
             "stopped_by": self.stopped_by,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
         }

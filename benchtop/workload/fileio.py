@@ -202,7 +202,7 @@ def fileio_program(spec: FileioSpec) -> Program:
         "transaction": [{"name": spec.test_mode, "script": _script(spec)}],
     }
     program = compile_definition(data, _Source("<fileio>", ""), "null")
-    return replace(program, engine="fileio",
+    return replace(program, engine="fileio", query_kinds=("read", "write", "fsync"),
                    extra={"fileio": {"block_size": spec.block_size, "test_mode": spec.test_mode}})
 
 

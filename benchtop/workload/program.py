@@ -94,6 +94,9 @@ class Program:
     source: str = ""
     read_only: bool = False
     extra: dict[str, object] = field(default_factory=dict)
+    # names of the query kinds (read, write, other) when each statement's
+    # latency is measured apart (fileio: read, write, fsync); () when not
+    query_kinds: tuple[str, ...] = ()
 
     @property
     def txn_names(self) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import re
 import shutil
@@ -190,3 +191,28 @@ def test_mmap_writes_reach_the_files(tmp_path: Path) -> None:
     s = _run(spec, 0.5, threads=2)
     assert s.state == "stopped" and s.error == "" and s.writes > 100 and s.other > 0
     assert any(b"abcdefghijklmnopqrstuvwxyz" in p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_read_write_fsync_latency_apart(tmp_path: Path) -> None:
+    """A mixed run reports each operation's latency: in the interval lines,
+    the summary (text and JSON) and the report."""
+    from tests.e2e.conftest import run_benchtop
+
+    files = tmp_path / "files"
+    common = ["--engine", "fileio", "--dir", str(files), "--file-num", "4", "--file-total-size", "8M"]
+    assert run_benchtop("prepare", *common).returncode == 0
+    res = run_benchtop("--headless", *common, "--file-test-mode", "rndrw", "--time", "2",
+                       "--out", str(tmp_path / "res"), timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"\] lat \(ms,95%\) read: [\d.]+ write: [\d.]+ fsync: [\d.]+", res.stdout)
+    assert re.search(r"^      fsync +\d+ ", res.stdout, re.M)
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    ops = summary["op_latency_ms"]
+    assert set(ops) == {"read", "write", "fsync"}
+    assert (ops["read"]["count"], ops["write"]["count"], ops["fsync"]["count"]) == (
+        summary["reads"], summary["writes"], summary["other"])
+    assert max(v["max"] for v in ops.values()) <= summary["latency_ms"]["max"]
+    interval = json.loads((tmp_path / "res" / "intervals.jsonl").read_text().splitlines()[0])
+    assert set(interval["op_latency_ms"]) <= {"read", "write", "fsync"} and interval["op_latency_ms"]
+    rep = run_benchtop("report", str(tmp_path / "res"))
+    assert rep.returncode == 0 and re.search(r"res +fsync +\d+", rep.stdout), rep.stdout
