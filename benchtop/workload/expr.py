@@ -281,8 +281,8 @@ class _Parser:
             if not args:
                 raise self.ctx.err(self.line, f"{fn}() takes at least one argument")
             v = args[0]
-            for a in args[1:]:
-                v = self.binop("min" if fn == "least" else "max", v, a)
+            for other in args[1:]:
+                v = self.binop("min" if fn == "least" else "max", v, other)
             return v
         if fn == "abs":
             need(1, "one argument")

@@ -85,7 +85,9 @@ def _strip_comment(line: str) -> str:
 
 def _split_sql(text: str) -> list[str]:
     """Statements ended by `;` outside quotes (the last one may be unended)."""
-    out, cur, quote = [], [], ""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote
@@ -120,7 +122,9 @@ def _column_name(sql: str, path: str, line: int) -> str:
 
 
 def _top_level_split(text: str) -> list[str]:
-    out, cur, depth = [], [], 0
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         depth += ch == "("
         depth -= ch == ")"
