@@ -173,6 +173,7 @@ class RunSummary:
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
+    unfinished: int = 0  # transactions in flight when the run ended (not in the counts)
 
     @property
     def queries(self) -> int:
@@ -238,6 +239,7 @@ class RunSummary:
             txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
             stopped_by=stopped_by,
             op_latency_ms=op_latencies(first, last, ps),
+            unfinished=last.in_flight if last.state in ("stopping", "stopped", "failed") else 0,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -265,6 +267,7 @@ class RunSummary:
             "txn_types": self.txn_types,
             **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
             **({"op_latency_ms": self.op_latency_ms} if self.op_latency_ms else {}),
+            "unfinished": self.unfinished,
             "stopped_by": self.stopped_by,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
         }
