@@ -209,8 +209,9 @@ def test_read_write_fsync_latency_apart(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "res" / "summary.json").read_text())
     ops = summary["op_latency_ms"]
     assert set(ops) == {"read", "write", "fsync"}
-    assert (ops["read"]["count"], ops["write"]["count"], ops["fsync"]["count"]) == (
-        summary["reads"], summary["writes"], summary["other"])
+    # the histograms are read just after the counters, while the one thread may finish a request
+    for name, counted in (("read", summary["reads"]), ("write", summary["writes"]), ("fsync", summary["other"])):
+        assert abs(ops[name]["count"] - counted) <= 1, (name, ops[name], counted)
     assert max(v["max"] for v in ops.values()) <= summary["latency_ms"]["max"]
     interval = json.loads((tmp_path / "res" / "intervals.jsonl").read_text().splitlines()[0])
     assert set(interval["op_latency_ms"]) <= {"read", "write", "fsync"} and interval["op_latency_ms"]
