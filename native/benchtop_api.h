@@ -88,8 +88,13 @@ enum {
     BT_OP_ROLLBACK_IF = 8,/* if R[a] != 0 the transaction ends with a rollback (counted) */
     BT_OP_SLEEP_US = 9,   /* think time: sleep expr(b, x) microseconds */
     BT_OP_ARITH = 10,     /* R[a] = expr(b, x) <BT_ARITH_* c> expr(d, y) */
-    BT_OP_WORDS = 11      /* S[a] = one word of the comma list strings[c] per decimal digit
+    BT_OP_WORDS = 11,     /* S[a] = one word of the comma list strings[c] per decimal digit
                              of expr(b, x), d digits (TPC-C last names: BARPRICALLY) */
+    /* pgbench's random_gaussian / random_exponential / random_zipfian:
+       R[a] = draw in [expr(b, x), expr(d, y)] with parameter c / 1e6 */
+    BT_OP_RAND_GAUSSIAN = 12,
+    BT_OP_RAND_EXPONENTIAL = 13,
+    BT_OP_RAND_ZIPFIAN = 14
 };
 
 /* Operators of BT_OP_ARITH.  Division and modulo by zero give 0; comparisons
@@ -179,6 +184,7 @@ typedef struct {
     /* registers preset at the start of each worker: R[i] = init_regs[i] */
     const int64_t *init_regs;
     int32_t ninit_regs;
+    int32_t time_queries;        /* 1: a latency histogram per query kind (fileio's read/write/fsync) */
 } bt_program;
 
 /* ---- bulk load (prepare) ------------------------------------------------- *
@@ -316,7 +322,7 @@ typedef struct {
     uint64_t busy_ns;                 /* integral of busy workers over time */
     double queue_ns;                  /* integral of queue length over time (tickets x ns) */
     uint64_t tickets_due;             /* open loop: intended starts so far */
-    uint64_t txn_by_type[32];         /* committed, per transaction type */
+    uint64_t txn_by_type[32];         /* committed (not rolled back), per transaction type */
     uint64_t txn_ns_by_type[32];      /* latency sum, per transaction type */
     uint64_t rows_loaded;             /* bulk load progress */
     char error[512];                  /* the fatal error, if state == FAILED */
@@ -342,6 +348,9 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
 /* Latency histogram of one transaction type (workloads with several types),
  * merged over every worker like the main one. */
 int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out);
+/* Latency histogram of the statements of one kind (BT_QK_*), for programs
+ * with time_queries set; all zeros otherwise. */
+int bt_engine_query_hist(bt_engine *e, int32_t kind, uint64_t *out);
 int32_t bt_engine_free(bt_engine *e);  /* workers abandoned (they free the engine when they exit) */
 
 /* Thread groups: bt_engine_set_threads/set_rate act on group 0. */

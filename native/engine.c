@@ -116,9 +116,14 @@ static int validate_program(const bt_program *p)
         return BT_EINVAL;
     for (int32_t i = 0; i < p->nops; i++) {
         const bt_op *op = &p->ops[i];
+        int pg_rand = op->code >= BT_OP_RAND_GAUSSIAN && op->code <= BT_OP_RAND_ZIPFIAN;
         if ((op->code == BT_OP_SET || op->code == BT_OP_RAND || op->code == BT_OP_UNIQUE ||
-             op->code == BT_OP_BEGIN_IF || op->code == BT_OP_ROLLBACK_IF) &&
+             op->code == BT_OP_BEGIN_IF || op->code == BT_OP_ROLLBACK_IF || pg_rand) &&
             (op->a < 0 || op->a >= BT_NREGS))
+            return BT_EINVAL;
+        /* the parameter's ranges (pgbench's): gaussian >= 2, exponential > 0, zipfian 1.001..1000 */
+        if (pg_rand && (op->c <= 0 || (op->code == BT_OP_RAND_GAUSSIAN && op->c < 2000000) ||
+                        (op->code == BT_OP_RAND_ZIPFIAN && (op->c < 1001000 || op->c > 1000000000))))
             return BT_EINVAL;
         if (op->code == BT_OP_STR &&
             (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings))
@@ -130,7 +135,8 @@ static int validate_program(const bt_program *p)
         if ((op->code == BT_OP_LOOP || op->code == BT_OP_BEGIN_IF) && (op->d < 0 || i + op->d >= p->nops + 1))
             return BT_EINVAL;
         /* b is a register except in EXEC, where it indexes params */
-        if ((op->code != BT_OP_EXEC && op->b >= BT_NREGS) || (op->code == BT_OP_RAND && op->d >= BT_NREGS))
+        if ((op->code != BT_OP_EXEC && op->b >= BT_NREGS) ||
+            ((op->code == BT_OP_RAND || pg_rand) && op->d >= BT_NREGS))
             return BT_EINVAL;
     }
     for (int32_t i = 0; i < p->nparams; i++) {
@@ -467,6 +473,22 @@ int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out)
     return BT_OK;
 }
 
+int bt_engine_query_hist(bt_engine *e, int32_t kind, uint64_t *out)
+{
+    if (!e || !out || kind < 0 || kind > BT_QK_OTHER)
+        return BT_EINVAL;
+    memset(out, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        bt_hist *qh = w ? atomic_load_explicit(&w->query_lat[kind], memory_order_acquire) : NULL;
+        if (qh)
+            bt_hist_merge_into(qh, out);
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+    return BT_OK;
+}
+
 /* Stops, unblocks and joins the workers for at most 2 s; any still running
  * then (blocked where no socket could be shut, e.g. inside a connect) are
  * detached and the last of them frees the engine.  Returns their number. */
@@ -510,6 +532,8 @@ void bt_engine_destroy(bt_engine *e)
         free(w->svc);
         for (int k = 0; k < BT_MAX_TXN_TYPES; k++)
             free(atomic_load(&w->type_lat[k]));
+        for (int k = 0; k <= BT_QK_OTHER; k++)
+            free(atomic_load(&w->query_lat[k]));
         free(w);
     }
     if (e->sql_by_key)

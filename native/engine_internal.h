@@ -17,6 +17,7 @@
 #define BT_RECONNECT_MIN_MS 10
 #define BT_RECONNECT_MAX_MS 1000
 #define BT_IDLE_POLL_MS 20     /* how often a paused or waiting worker rechecks stop */
+#define BT_DECK_MAX 1000       /* cards in a worker's deck of transaction types */
 
 static inline uint64_t bt_now_ns(void)
 {
@@ -103,6 +104,9 @@ typedef struct bt_worker {
     /* latency per transaction type, allocated on first use (only when a
      * workload has several types): written by this worker, read by snapshots */
     _Atomic(bt_hist *) type_lat[BT_MAX_TXN_TYPES];
+    /* latency per query kind (BT_QK_*), when the program times its queries:
+       allocated on first use like type_lat */
+    _Atomic(bt_hist *) query_lat[3];
 
     /* control */
     int32_t index;          /* slot in the engine */
@@ -128,6 +132,8 @@ typedef struct bt_worker {
     int64_t regs[BT_NREGS];
     char sregs[BT_NSREGS][BT_SREG_CAP];
     uint32_t slen[BT_NSREGS];
+    int32_t deck[BT_DECK_MAX];  /* transaction types still to deal (bt_workload_pick_type) */
+    int32_t deck_left;
 } bt_worker;
 
 struct bt_engine {

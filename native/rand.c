@@ -4,6 +4,8 @@
 
 #include "benchtop_api.h"
 
+#define BT_PI 3.14159265358979323846
+
 static inline uint64_t rotl(uint64_t x, int k)
 {
     return (x << k) | (x >> (64 - k));
@@ -171,6 +173,53 @@ void bt_rand_template(bt_rng *r, const char *tmpl, char *out, uint32_t cap, uint
     }
     out[i] = '\0';
     *len = i;
+}
+
+/* Devroye's rejection method for Zipf, as pgbench's computeIterativeZipfian. */
+static int64_t zipf_iterative(bt_rng *r, int64_t n, double s)
+{
+    double b = pow(2.0, s - 1.0);
+    if (n <= 1)
+        return 1;
+    for (;;) {
+        double u = bt_rng_double(r);
+        double v = bt_rng_double(r);
+        double x = floor(pow(u, -1.0 / (s - 1.0)));
+        double t = pow(1.0 + 1.0 / x, s - 1.0);
+        if (v * x * (t - 1.0) / (b - 1.0) <= t / b && x <= (double)n)
+            return (int64_t)x;
+    }
+}
+
+int64_t bt_rand_pgbench(bt_rng *r, int32_t op, int64_t lo, int64_t hi, double param)
+{
+    if (hi < lo)
+        return lo;
+    double span = (double)(hi - lo) + 1.0;
+    double unit;
+    switch (op) {
+    case BT_OP_RAND_GAUSSIAN: {
+        double stdev;
+        do {
+            /* Box-Muller needs (0, 1] for the logarithm */
+            double r1 = 1.0 - bt_rng_double(r);
+            double r2 = bt_rng_double(r);
+            stdev = sqrt(-2.0 * log(r1)) * sin(2.0 * BT_PI * r2);
+        } while (stdev < -param || stdev >= param);
+        unit = (stdev + param) / (param * 2.0);
+        break;
+    }
+    case BT_OP_RAND_EXPONENTIAL: {
+        double cut = exp(-param);
+        double u = 1.0 - bt_rng_double(r);
+        unit = -log(cut + (1.0 - cut) * u) / param;
+        break;
+    }
+    default:
+        return lo - 1 + zipf_iterative(r, hi - lo + 1, param);
+    }
+    int64_t off = (int64_t)(span * unit);
+    return off > hi - lo ? hi : lo + off;
 }
 
 double bt_rand_exp(bt_rng *r, double mean)

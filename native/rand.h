@@ -35,6 +35,9 @@ static inline double bt_rng_double(bt_rng *r)
 void bt_rand_params_init(bt_rand_params *p, int32_t dist, int32_t spec_iter, double spec_pct,
                          double spec_res, double pareto_h, double zipf_exp);
 int64_t bt_rand_dist(bt_rng *r, const bt_rand_params *p, int32_t dist, int64_t a, int64_t b);
+/* pgbench's parameterised distributions (src/bin/pgbench/pgbench.c), same
+ * formulas: op is BT_OP_RAND_GAUSSIAN, _EXPONENTIAL or _ZIPFIAN. */
+int64_t bt_rand_pgbench(bt_rng *r, int32_t op, int64_t lo, int64_t hi, double param);
 /* '#' -> digit, '@' -> lowercase letter; writes len bytes + NUL. */
 void bt_rand_template(bt_rng *r, const char *tmpl, char *out, uint32_t cap, uint32_t *len);
 /* Exponential inter-arrival gap with the given mean, for Poisson arrivals. */

@@ -85,7 +85,11 @@ static int reconnect(bt_worker *w)
     return -1;
 }
 
-static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t started, uint64_t done)
+/* Every transaction counts in the totals and the histograms; the per-type
+ * figures count committed ones only, so a type's rate (tpmC) leaves out the
+ * workload's deliberate rollbacks. */
+static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t started, uint64_t done,
+                   int rolled_back)
 {
     uint64_t lat = done - intended;
     uint64_t svc = done - started;
@@ -99,6 +103,11 @@ static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t start
         BT_PUT(w->lat_min, lat);
     if (svc > BT_GET(w->svc_max))
         BT_PUT(w->svc_max, svc);
+    BT_ADD(w->txns, 1);
+    if (rolled_back) {
+        BT_ADD(w->rollbacks, 1);
+        return;
+    }
     BT_ADD(w->txn_by_type[type], 1);
     BT_ADD(w->txn_ns_by_type[type], lat);
     if (w->e->prog->ntxn_types > 1) {
@@ -112,7 +121,6 @@ static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t start
         if (th)
             bt_hist_record(th, lat);
     }
-    BT_ADD(w->txns, 1);
 }
 
 /* Rolls back after a failed statement.  A retry must never start with BEGIN
@@ -228,9 +236,7 @@ void *bt_worker_main(void *arg)
         if (rc < 0)
             break;
         if (rc == 0) {
-            record(w, type, intended, started, done);
-            if (rolled_back)
-                BT_ADD(w->rollbacks, 1);
+            record(w, type, intended, started, done, rolled_back);
             if (e->cfg.reconnect_every > 0 &&
                 ++w->txns_since_connect >= (uint64_t)e->cfg.reconnect_every) {
                 bt_worker_disconnect(w);

@@ -1,8 +1,10 @@
 /* workload.c: the interpreter for compiled workload programs (see
  * benchtop_api.h for the op set; benchtop/workload compiles the TOML files).
- * It runs inside a worker's loop, so it allocates nothing and takes no lock.
+ * It runs inside a worker's loop, so it takes no lock and allocates nothing
+ * but a query-latency histogram on a kind's first use.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -71,17 +73,51 @@ void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t c
     *len = o;
 }
 
+/* The transaction types are dealt from a deck of cards, one card per unit
+ * of weight, reshuffled when empty (TPC-C 5.2.4.2): every deck holds the
+ * exact mix, so every interval longer than a few decks meets it, where
+ * independent draws drift below a minimum in about half of all runs.  A mix
+ * heavier than BT_DECK_MAX cards is drawn at random instead. */
 int32_t bt_workload_pick_type(bt_worker *w)
 {
     const bt_engine *e = w->e;
     const bt_group_rt *g = &e->groups[w->group];
     if (g->only_type >= 0)
         return g->only_type;
-    int64_t r = bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 1, g->total_weight);
-    for (int32_t i = 0; i < e->prog->ntxn_types; i++)
-        if (r <= g->cum_weight[i])
-            return i;
-    return e->prog->ntxn_types - 1;
+    int32_t ntypes = e->prog->ntxn_types;
+    if (g->total_weight > BT_DECK_MAX) {
+        int64_t r = bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 1, g->total_weight);
+        for (int32_t i = 0; i < ntypes; i++)
+            if (r <= g->cum_weight[i])
+                return i;
+        return ntypes - 1;
+    }
+    if (w->deck_left == 0) {
+        int32_t n = 0;
+        for (int32_t i = 0; i < ntypes; i++) {
+            int32_t weight = g->cum_weight[i] - (i > 0 ? g->cum_weight[i - 1] : 0);
+            for (int32_t c = 0; c < weight && n < BT_DECK_MAX; c++)
+                w->deck[n++] = i;
+        }
+        w->deck_left = n;
+    }
+    int32_t j = (int32_t)bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 0, w->deck_left - 1);
+    int32_t type = w->deck[j];
+    w->deck[j] = w->deck[--w->deck_left];
+    return type;
+}
+
+/* Once per kind per worker the histogram is allocated; without memory the
+ * kind keeps its count, only its latency is lost. */
+static void record_query(bt_worker *w, int32_t kind, uint64_t ns)
+{
+    bt_hist *qh = atomic_load_explicit(&w->query_lat[kind], memory_order_relaxed);
+    if (!qh) {
+        qh = calloc(1, sizeof *qh);
+        atomic_store_explicit(&w->query_lat[kind], qh, memory_order_release);
+    }
+    if (qh)
+        bt_hist_record(qh, ns);
 }
 
 static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
@@ -125,10 +161,14 @@ static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
         res.want = 2;
         res.s = w->sregs[-op->a - 2];
     }
+    uint64_t t0 = p->time_queries ? bt_now_ns() : 0;
     int rc = e->drv->execute(w->conn, key, e->sql_by_key[key], vals, n, &res, err);
     if (rc != 0)
         return err->kind ? err->kind : BT_DERR_SQL;
-    BT_ADD(w->queries[op->x >= 0 && op->x <= 2 ? op->x : BT_QK_OTHER], 1);
+    int32_t qk = op->x >= 0 && op->x <= 2 ? (int32_t)op->x : BT_QK_OTHER;
+    BT_ADD(w->queries[qk], 1);
+    if (p->time_queries)
+        record_query(w, qk, bt_now_ns() - t0);
     if (st->is_begin == 1)
         w->in_txn = 1;
     else if (st->is_begin == 2)
@@ -211,6 +251,12 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
             if (op->a < 0 || op->a >= BT_NREGS || op->d >= BT_NREGS)
                 goto bad;
             w->regs[op->a] = arith(op->c, expr(w, op->b, op->x), expr(w, op->d, op->y));
+            break;
+        case BT_OP_RAND_GAUSSIAN:
+        case BT_OP_RAND_EXPONENTIAL:
+        case BT_OP_RAND_ZIPFIAN:
+            w->regs[op->a] = bt_rand_pgbench(&w->rng, op->code, expr(w, op->b, op->x),
+                                             expr(w, op->d, op->y), op->c / 1e6);
             break;
         case BT_OP_WORDS:
             if (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings)

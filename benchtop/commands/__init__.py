@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from benchtop.commands.exits import EXIT_ERROR, reporting_errors
+from benchtop.commands.sysbench05 import translate as translate_sysbench05
 from benchtop.target.secrets import scrub_argv
 
 # subcommand -> (module, function taking the remaining arguments); modules are
@@ -53,10 +54,17 @@ def command(name: str) -> Callable[[list[str]], int]:
     return fn
 
 
+# the commands that take a run's options, and so sysbench 0.5's spellings of them
+_RUN_LIKE = ("run", "prepare", "cleanup", "check")
+
+
 def _dispatch(argv: list[str]) -> int:
-    if argv and argv[0] in SUBCOMMANDS:
-        return command(argv[0])(argv[1:])
-    return command("run")(argv)
+    name, rest = (argv[0], argv[1:]) if argv and argv[0] in SUBCOMMANDS else ("run", argv)
+    if name in _RUN_LIKE:
+        rest, note = translate_sysbench05(rest)
+        if note:
+            print(f"benchtop: note: {note}", file=sys.stderr)
+    return command(name)(rest)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,6 +52,8 @@ def print_results(results: list[CheckResult], out: TextIO) -> None:
 
 def main(argv: Sequence[str]) -> int:
     opts = options_from_argv("check", argv, epilog=subcommands_epilog())
+    if opts.pgbench_scripts:
+        raise UsageError("check runs a workload's consistency conditions; --pgbench-script scripts have none")
     if opts.engine == "sqlite" and not (opts.target.database and Path(opts.target.database).is_file()):
         raise UsageError("check --engine sqlite needs --db FILE, an existing database")
     program = load_program(opts.workload, opts.engine, opts.workload_options)

@@ -17,6 +17,9 @@ from benchtop.workload.prepare import cleanup, prepare
 
 def _options(cmd: str, argv: Sequence[str]) -> RunOptions:
     opts = options_from_argv(cmd, argv, epilog=subcommands_epilog())
+    if opts.pgbench_scripts:
+        raise UsageError(f"{cmd} does not apply to --pgbench-script: its tables are pgbench's "
+                         "(pgbench -i, or benchtop prepare --workload tpcb)")
     if opts.engine == "sqlite" and not opts.target.database:
         raise UsageError(f"{cmd} --engine sqlite needs --db FILE")
     return opts

@@ -212,6 +212,7 @@ def _program_struct(program: Any, keep: _Keep) -> Any:
     p.txn_types, p.ntxn_types = types, len(program.txn_types)
     p.max_table = program.max_table
     p.init_regs, p.ninit_regs = regs, len(program.init_regs)
+    p.time_queries = 1 if getattr(program, "query_kinds", ()) else 0
     return p
 
 
@@ -276,6 +277,7 @@ class Engine:
         n = nbuckets()
         self._lat = ffi.new("uint64_t[]", n)
         self._svc = ffi.new("uint64_t[]", n)
+        self._qbuf = ffi.new("uint64_t[]", n)
         self._snap = ffi.new("bt_snapshot *")
         self._gsnap = ffi.new("bt_group_snapshot *")
         self._closed = False
@@ -389,6 +391,7 @@ class Engine:
                 latency=lat,
                 service=svc,
                 groups=tuple(self._group_sample(i, name) for i, name in enumerate(self.group_names)),
+                query_latency=self._query_hists(),
             )
 
     def _group_sample(self, index: int, name: str) -> GroupSample:
@@ -402,6 +405,15 @@ class Engine:
             service_ns_sum=g.service_ns_sum, busy_ns=g.busy_ns, queue_ns=g.queue_ns, tickets_due=g.tickets_due,
             latency=Histogram(tuple(ffi.unpack(self._lat, n))), service=Histogram(tuple(ffi.unpack(self._svc, n))),
         )
+
+    def _query_hists(self) -> dict[str, Histogram]:
+        """Cumulative latency per query kind, by the program's names for them."""
+        kinds = getattr(self.program, "query_kinds", ()) if self.program is not None else ()
+        out = {}
+        for i, name in enumerate(kinds):
+            _check(lib.bt_engine_query_hist(self._h, i, self._qbuf), "query histogram")
+            out[name] = Histogram(tuple(ffi.unpack(self._qbuf, nbuckets())))
+        return out
 
     def type_histogram(self, index: int) -> Histogram:
         """Cumulative latency of one transaction type (empty for one-type workloads)."""

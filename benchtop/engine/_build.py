@@ -3,7 +3,8 @@ imported at run time).
 
 The MySQL and PostgreSQL drivers are compiled in when their client libraries
 are found (mariadb_config / mysql_config, pg_config or pkg-config); the engine
-reports which drivers it has through bt_driver_available().
+reports which drivers it has through bt_driver_available().  liburing (found
+by pkg-config) gives the fileio driver its async mode.
 """
 
 from __future__ import annotations
@@ -127,6 +128,18 @@ def build_options() -> dict[str, list[str]]:
         library_dirs += dirs
         link_args += other
         macros.append("BT_HAVE_PGSQL")
+
+    # io_uring for fileio's --file-io-mode async; without liburing that mode
+    # is refused in one line and everything else builds as before
+    want_uring = os.environ.get("BENCHTOP_WITHOUT_URING") is None
+    uring = _run(["pkg-config", "--libs", "liburing"]) if want_uring else None
+    if uring is not None:
+        libs, dirs, other = _split_libs(shlex.split(uring))
+        libraries += libs
+        library_dirs += dirs
+        link_args += other
+        cflags += shlex.split(_run(["pkg-config", "--cflags", "liburing"]) or "")
+        macros.append("BT_HAVE_URING")
 
     cflags += [f"-D{m}" for m in macros]
     return {

@@ -3,7 +3,7 @@ merged over every worker.  The run turns two readings into an interval."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from benchtop.engine.histogram import Histogram
 
@@ -68,6 +68,8 @@ class EngineSample:
     latency: Histogram
     service: Histogram
     groups: tuple[GroupSample, ...] = ()  # when the workload declares thread groups
+    # latency per query kind, for programs that time their statements (fileio)
+    query_latency: dict[str, Histogram] = field(default_factory=dict)
 
     @property
     def queries(self) -> int:

@@ -198,3 +198,16 @@ def row_cells(row: Row) -> list[str]:
     return [row.name, num(row.threads, "d"), num(row.rate, "g"), f"{row.tps:.2f}", num(row.tps_median, ".1f"),
             num(row.tps_p95, ".1f"), num(row.p95, ".3f"), num(row.p99, ".3f"), str(row.errors),
             num(row.stddev_pct, ".1f"), row.validity]
+
+
+OP_COLUMNS = ("name", "operation", "count", "p50 ms", "p95 ms", "p99 ms", "max ms")
+
+
+def op_rows(runs: list[RunData]) -> list[list[str]]:
+    """Latency per operation (fileio's read, write, fsync) of the runs that
+    measured it apart, one row per run and operation."""
+    rows = []
+    for r in runs:
+        for op, v in (r.summary.get("op_latency_ms") or {}).items():
+            rows.append([r.name, op, f"{v.get('count', 0):.0f}", *(f"{v.get(k, 0.0):.3f}" for k in ("p50", "p95", "p99", "max"))])
+    return rows

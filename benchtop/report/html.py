@@ -7,7 +7,7 @@ import base64
 import html
 import time
 
-from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
+from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.plots import Plot, render_png
 from benchtop.report.tables import Table, analysis_tables, validity_lines
 
@@ -63,6 +63,11 @@ def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop r
         + f" &middot; generated {time.strftime('%Y-%m-%d %H:%M:%S')}</p>",
         _table(runs),
     ]
+    ops = op_rows(runs)
+    if ops:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in OP_COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in ops)
+        parts.append(f"<h2>Latency per operation</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     parts += [_analysis_table(t) for t in analysis_tables(runs)]
     verdicts = validity_lines(runs)
     if verdicts:

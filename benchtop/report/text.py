@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
+from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.tables import analysis_tables, table_lines, validity_lines
 
 BARS = "▁▂▃▄▅▆▇█"
@@ -28,9 +28,8 @@ def sparkline(values: list[float], width: int = 60) -> str:
     return "".join(BARS[min(len(BARS) - 1, int(v / top * (len(BARS) - 1) + 0.5))] for v in values)
 
 
-def table_text(runs: list[RunData]) -> str:
-    rows = [list(COLUMNS)] + [row_cells(r) for r in table_rows(runs)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+def _grid(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
         cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)]
@@ -40,8 +39,15 @@ def table_text(runs: list[RunData]) -> str:
     return "\n".join(lines)
 
 
+def table_text(runs: list[RunData]) -> str:
+    return _grid([list(COLUMNS)] + [row_cells(r) for r in table_rows(runs)])
+
+
 def report_text(runs: list[RunData], width: int = 60) -> str:
     out = [table_text(runs), ""]
+    ops = op_rows(runs)
+    if ops:
+        out += [_grid([list(OP_COLUMNS)] + ops), ""]
     name_w = max(len(r.label) for r in runs)
     for r in runs:
         tps = [float(iv["tps"]) for iv in r.intervals]

@@ -452,7 +452,7 @@ def target_validity(engine: str, target: Any) -> Validity:
     """The verdict for a run's target (SQLite: the engine's own pragmas)."""
     if engine == "sqlite":
         return validity_from_settings("sqlite", {"synchronous": SQLITE_ENGINE_SYNCHRONOUS})
-    if engine == "null":
+    if engine in ("null", "fileio"):  # no database: durability of files is the file system's
         return validity_from_settings("null", None)
     return validity_from_settings(engine, read_target_settings(target))
 

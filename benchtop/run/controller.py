@@ -434,6 +434,11 @@ class RunController:
                 reason = f"error: {after.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
+            if self.writer and self._base is not None and self._prev is not None and after.t > self._prev.t:
+                # the part of an interval since the last sample: without it
+                # latency.hlog would hold fewer transactions than summary.json
+                self._hlog(IntervalStats.between(self._prev, after, self._percentiles))
+                self._prev = after
             base = self._base or after
             summary = RunSummary.between(base, after, self._percentiles, self.program.txn_names, reason)
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,

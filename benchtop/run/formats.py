@@ -40,6 +40,10 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
     )
     if iv.paused:
         line += " [paused]"
+    if iv.op_latency_ms:
+        key = _pct_key(percentile)
+        parts = [f"{name}: {v.get(key, 0.0):4.2f}" for name, v in iv.op_latency_ms.items()]
+        line += f"\n[ {iv.t - t_offset:.0f}s ] lat (ms,{_pct_label(percentile)}%) " + " ".join(parts)
     if iv.rate_mode:
         svc = iv.service_latency_ms.get(_pct_key(percentile), 0.0)
         line += (
@@ -114,6 +118,10 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
             extra.append(f"      {g.name:<22} {g.threads:>7} {rate:>8} {g.tps:>10.2f} {lat.get('avg', 0.0):>8.2f} "
                          f"{lat.get(key, 0.0):>8.2f} {lat.get('p99', 0.0):>8.2f} {lat.get('max', 0.0):>8.2f} "
                          f"{svc.get(key, 0.0):>9.2f}")
+    if s.op_latency_ms:
+        extra.append("    per operation (ms):               count      p50      p95      p99      max")
+        for name, v in s.op_latency_ms.items():
+            extra.append(f"      {name:<28} {v['count']:>9.0f} {v['p50']:>8.2f} {v['p95']:>8.2f} {v['p99']:>8.2f} {v['max']:>8.2f}")
     errs = {k: v for k, v in s.errors.items() if v}
     if errs:
         extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))

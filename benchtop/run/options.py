@@ -85,6 +85,8 @@ class RunOptions:
     query_timeout_s: float = 0.0  # --query-timeout: a statement's reply is awaited this long
     preset: str | None = None  # the workload's [presets] entry
     groups: tuple[str, ...] = ()  # --group NAME.threads=N / NAME.rate=R, after the preset
+    pgbench_scripts: tuple[str, ...] = ()  # FILE[@WEIGHT] each, instead of --workload
+    defines: tuple[str, ...] = ()  # NAME=VALUE constants of the pgbench scripts
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -153,6 +155,10 @@ def _add_workload_options(p: argparse.ArgumentParser, cmd: str) -> None:
     g.add_argument("--rand-pareto-h", type=float, default=rand.pareto_h)
     g.add_argument("--rand-zipfian-exp", type=float, default=rand.zipfian_exp)
     g.add_argument("--rand-seed", type=int, default=rand.seed)
+    g.add_argument("--pgbench-script", dest="pgbench_scripts", action="append", default=[], metavar="FILE[@WEIGHT]",
+                   help="run a pgbench custom script (repeatable; weights as pgbench -f FILE@W) instead of --workload")
+    g.add_argument("--define", "-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="a variable of the pgbench scripts, as pgbench -D (scale=1 unless defined)")
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -435,7 +441,13 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
         workload_options=overrides,
         threads=threads,
         fileio=fileio_overrides(ns) if engine == "fileio" and hasattr(ns, "file_num") else None,
+        pgbench_scripts=tuple(getattr(ns, "pgbench_scripts", None) or ()),
+        defines=tuple(getattr(ns, "defines", None) or ()),
     )
+    if kw["pgbench_scripts"] and engine == "fileio":
+        raise UsageError("--pgbench-script runs SQL: not with --engine fileio")
+    if kw["defines"] and not kw["pgbench_scripts"]:
+        raise UsageError("--define sets variables of --pgbench-script scripts: give a script")
     if hasattr(ns, "rand_type"):
         kw["rand"] = RandomSettings(type=ns.rand_type, spec_iter=ns.rand_spec_iter, spec_pct=ns.rand_spec_pct,
                                     spec_res=ns.rand_spec_res, pareto_h=ns.rand_pareto_h,

@@ -39,6 +39,7 @@ from benchtop.run.results import ResultsWriter, expected_bytes
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program
 from benchtop.workload.fileio import check_files, fileio_program
+from benchtop.workload.pgbench_script import parse_defines, parse_script_arg, pgbench_program
 from benchtop.workload.prepare import PrepareError, check_ready, prepare
 
 PREPARE_THREADS = 2  # the embedded default's database is small: two loaders are plenty
@@ -125,6 +126,9 @@ class RunSession:
         opts = opts or self.options
         if opts.engine == "fileio" and opts.fileio is not None:
             return fileio_program(opts.fileio)
+        if opts.pgbench_scripts:
+            return pgbench_program([parse_script_arg(a) for a in opts.pgbench_scripts], opts.engine,
+                                   parse_defines(opts.defines))
         key = (opts.workload, opts.engine, repr(sorted(opts.workload_options.items())))
         if key not in self._programs:
             self._programs[key] = load_program(opts.workload, opts.engine, opts.workload_options)
@@ -137,9 +141,6 @@ class RunSession:
         opts = opts or self.options
         program, conn = self.program(opts), opts.conn_settings()
         if opts.fileio is not None:
-            if self._progress is not None:
-                for note in opts.fileio.notes:
-                    print(f"benchtop: note: {note}", file=self._progress)
             check_files(opts.fileio)
             return
         try:

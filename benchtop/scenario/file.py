@@ -40,11 +40,16 @@ from benchtop.target.settings import SettingsError, check_name
 from benchtop.workload.groups import parse_group_setting
 from benchtop.target.instrumentation import presets_for
 from benchtop.workload import WorkloadError
+from benchtop.workload.fileio import IO_MODES, TEST_MODES
 
 MAX_STEPS = 10_000
 STEP_KEYS = ("name", "duration", "threads", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",
-             "settings", "before", "after", "group")
-SWEEP_KEYS = ("threads", "rate", "workload", "instrumentation")
+             "settings", "before", "after", "group", "file_test_mode", "file_io_mode")
+SWEEP_KEYS = ("threads", "rate", "workload", "instrumentation", "file_test_mode", "file_io_mode")
+# engine = "fileio": a step's test and IO modes travel as its workload, "fileio:TEST/IO"
+# (either part empty: the top-level setting), so each combination is its own engine run
+FILEIO_KEYS = ("file_test_mode", "file_io_mode")
+FILEIO_PREFIX = "fileio:"
 # top-level keys that belong to the scenario, not to the run options
 SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "rate", "workload", "instrumentation", "restart")
 # run options a scenario decides itself
@@ -287,11 +292,22 @@ def _name(key: str) -> Callable[[Any], str]:
     return check
 
 
+def _choice(key: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in allowed:
+            raise ValueError(f"{key} takes {', '.join(allowed)}, not {value!r}")
+        return str(value)
+
+    return check
+
+
 _CONVERT: dict[str, Callable[[Any], Any]] = {
     "threads": _threads,
     "rate": _rate,
     "workload": _name("workload"),
     "instrumentation": _name("instrumentation"),
+    "file_test_mode": _choice("file_test_mode", TEST_MODES),
+    "file_io_mode": _choice("file_io_mode", IO_MODES),
 }
 
 
@@ -354,7 +370,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
         restart_hooks = parse_hooks(data["restart"], parse_duration) if "restart" in data else ()
         if len(restart_hooks) > 1 or any(h.kind != "shell" for h in restart_hooks):
             raise ValueError("restart is one shell hook: { shell = \"...\", timeout = \"120s\" }")
-        defaults = {k: _values(k, data[k]) for k in SWEEP_KEYS if k in data}
+        defaults = {k: _values(k, data[k]) for k in SWEEP_KEYS if k in data and k not in FILEIO_KEYS}
     except ValueError as exc:
         named = next((k for k in SCENARIO_KEYS if k in data and k in str(exc)), None)
         raise probe.error(str(exc), -1, named) from None
@@ -364,6 +380,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
         if key in ("workload",):
             options["workload"] = vals[0]
 
+    probe = replace(probe, options=options)
     raw_steps = data.get("step")
     if raw_steps is None:
         raise probe.error("no [[step]] tables: add at least one with a duration")
@@ -434,11 +451,19 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
         combos *= len(vals)
         if combos * repeats > MAX_STEPS:
             raise probe.error(f"[[step]] {k + 1} expands to more than {MAX_STEPS} steps", k)
+    if any(key in FILEIO_KEYS for key, _ in sweeps):
+        if probe.options.get("engine") != "fileio":
+            raise probe.error("file_test_mode and file_io_mode in a [[step]] need engine = \"fileio\"", k)
+        if any(key == "workload" for key, _ in sweeps):
+            raise probe.error("engine = \"fileio\" has no workload: sweep file_test_mode and file_io_mode", k)
     out: list[Step] = []
     for values in itertools.product(*(vals for _, vals in sweeps)):
         chosen = dict(zip((key for key, _ in sweeps), values, strict=True))
         settings = tuple((key[8:], chosen.pop(key)) for key in list(chosen) if key.startswith("setting:"))
         swept = tuple(chosen.pop(key) for key in list(chosen) if key.startswith("group:"))
+        if any(key in chosen for key in FILEIO_KEYS):
+            test, io = chosen.pop("file_test_mode", ""), chosen.pop("file_io_mode", "")
+            chosen["workload"] = f"{FILEIO_PREFIX}{test}/{io}"
         for r in range(repeats):
             out.append(Step(index=first_index + len(out), duration=duration, warmup=warmup, mark=mark, name=name,
                             stop_if=stop_if, repeat=r + 1, repeats=repeats, line=probe.lines.get((k, "")),
@@ -507,7 +532,10 @@ def scenario_values(scenario: Scenario, workload: str | None = None, out: str | 
     """The run options a scenario's top-level settings stand for (time 0:
     steps decide how long the load runs)."""
     values = dict(scenario.options)
-    if workload is not None:
+    if workload is not None and workload.startswith(FILEIO_PREFIX):
+        test, _, io = workload[len(FILEIO_PREFIX):].partition("/")
+        values.update({k: v for k, v in (("file_test_mode", test), ("file_io_mode", io)) if v})
+    elif workload is not None:
         values["workload"] = workload
     if out is not None:
         values["out"] = out

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.workload import program as P
-from benchtop.workload.expr import compile_expr, const_expr
+from benchtop.workload.expr import EXPR_FUNCTIONS, compile_expr, const_expr
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\$?" + _IDENT + r")")
@@ -238,16 +238,18 @@ def _compile_set(ctx: _Ctx, lhs: str, rhs: str, line: int) -> None:
     if m and m.group(1) == "unique":
         ctx.ops.append([P.OP_UNIQUE, ctx.reg(lhs, line, True), 0, 0, 0, 0, 0])
         return
-    if m and m.group(1) not in ("nurand", "min", "max") and m.group(1) not in P.DIST:
+    if m and m.group(1) not in EXPR_FUNCTIONS and m.group(1) not in P.DIST:
         raise ctx.err(line, f"unknown function {m.group(1)}(): use rand, uniform, gaussian, special, pareto, "
-                            "zipfian, nurand, min, max, unique or str")
+                            "zipfian, nurand, min, max, unique, str, or pgbench's random, random_gaussian, "
+                            "random_exponential, random_zipfian, abs, least, greatest, mod")
     n_ops = len(ctx.ops)
     # created first, so `set n = n + 1` counts from 0 (registers start at 0
     # and keep their value from one transaction to the next)
     dst = ctx.reg(lhs, line, True)
     r, k = _linear(ctx, rhs, line)
     last = ctx.ops[-1] if len(ctx.ops) > n_ops else None
-    if last is not None and k == 0 and r == last[1] and last[0] in (P.OP_ARITH, P.OP_RAND) and r != dst:
+    computed = (P.OP_ARITH, P.OP_RAND, *P.OP_RAND_PARAM.values())
+    if last is not None and k == 0 and r == last[1] and last[0] in computed and r != dst:
         last[1] = dst  # write the result straight into the variable, not via a scratch register
         return
     ctx.ops.append([P.OP_SET, dst, r, 0, 0, k, 0])

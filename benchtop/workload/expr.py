@@ -18,10 +18,12 @@ from typing import Any, Protocol
 from benchtop.workload import program as P
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<num>\d+)|(?P<str>'[^']*'|\"[^\"]*\")|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"\s*(?:(?P<num>\d+(?:\.\d+)?)|(?P<str>'[^']*'|\"[^\"]*\")|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
     r"|(?P<op>==|!=|<=|>=|&&|\|\||[-+*/%<>()|&!,]))"
 )
 _DISTS = tuple(k for k in P.DIST)
+# functions an expression may call besides the distributions
+EXPR_FUNCTIONS = ("nurand", "min", "max", "random", *P.OP_RAND_PARAM, "least", "greatest", "abs", "mod")
 
 
 class Ctx(Protocol):
@@ -42,6 +44,7 @@ class Val:
     reg: int = -1
     k: int = 0
     s: str | None = None
+    f: float | None = None  # a decimal constant: only a distribution's parameter takes one
 
     @property
     def const(self) -> bool:
@@ -106,6 +109,9 @@ class _Parser:
 
     # -- emission
     def binop(self, op: str, a: Val, b: Val) -> Val:
+        if a.f is not None or b.f is not None:
+            raise self.ctx.err(self.line, f"expression {self.text!r}: decimal numbers are only allowed as the "
+                                          "parameter of random_gaussian, random_exponential or random_zipfian")
         if a.s is not None or b.s is not None:
             if op not in ("==", "!=") or a.s is None or b.s is None:
                 raise self.ctx.err(self.line, f"expression {self.text!r}: strings can only be compared "
@@ -129,11 +135,27 @@ class _Parser:
         if not self.emit:
             raise self.ctx.err(self.line, f"expression {self.text!r}: random values are not allowed here")
         for v in (lo, hi):
-            if v.s is not None:
-                raise self.ctx.err(self.line, f"expression {self.text!r}: random bounds must be numbers")
+            if v.s is not None or v.f is not None:
+                raise self.ctx.err(self.line, f"expression {self.text!r}: random bounds must be whole numbers")
         dst = self.ctx.temp(self.line)
         self.ctx.ops.append([P.OP_RAND, dst, lo.reg, dist, hi.reg, lo.k, hi.k])
         return Val(dst, 0)
+
+    def rand_param(self, fn: str, lo: Val, hi: Val, param: Val) -> Val:
+        """pgbench's parameterised draws, with its limits on the parameter."""
+        value = param.f if param.f is not None else float(param.k)
+        if not param.const or param.s is not None:
+            raise self.ctx.err(self.line, f"{fn}(): the parameter must be a constant number")
+        ok = {"random_gaussian": value >= 2.0, "random_exponential": value > 0.0,
+              "random_zipfian": 1.001 <= value <= 1000.0}[fn]
+        if not ok:
+            need = {"random_gaussian": "at least 2.0", "random_exponential": "above 0",
+                    "random_zipfian": "between 1.001 and 1000"}[fn]
+            raise self.ctx.err(self.line, f"{fn}(): the parameter must be {need}, not {value:g}")
+        self.rand(0, lo, hi)  # checks the bounds; its op is replaced below
+        op = self.ctx.ops[-1]
+        op[0], op[3] = P.OP_RAND_PARAM[fn], round(value * 1_000_000)
+        return Val(op[1], 0)
 
     # -- grammar, lowest precedence first
     def or_(self) -> Val:
@@ -211,7 +233,7 @@ class _Parser:
     def atom(self) -> Val:
         kind, tok = self.take()
         if kind == "num":
-            return Val(k=int(tok))
+            return Val(f=float(tok)) if "." in tok else Val(k=int(tok))
         if kind == "str":
             return Val(s=tok[1:-1])
         if tok == "(":
@@ -248,6 +270,26 @@ class _Parser:
         if fn in ("min", "max"):
             need(2, "two arguments")
             return self.binop(fn, args[0], args[1])
+        # pgbench's names (its \set expressions run here unchanged)
+        if fn == "random":
+            need(2, "two arguments (low, high)")
+            return self.rand(P.DIST["uniform"], args[0], args[1])
+        if fn in P.OP_RAND_PARAM:
+            need(3, "three arguments (low, high, parameter)")
+            return self.rand_param(fn, args[0], args[1], args[2])
+        if fn in ("least", "greatest"):
+            if not args:
+                raise self.ctx.err(self.line, f"{fn}() takes at least one argument")
+            v = args[0]
+            for other in args[1:]:
+                v = self.binop("min" if fn == "least" else "max", v, other)
+            return v
+        if fn == "abs":
+            need(1, "one argument")
+            return self.binop("max", args[0], self.binop("-", Val(k=0), args[0]))
+        if fn == "mod":
+            need(2, "two arguments")
+            return self.binop("%", args[0], args[1])
         if fn == "nurand":
             # TPC-C 2.1.6: NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x
             if len(args) not in (3, 4) or not all(a.const and a.s is None for a in args):
@@ -259,7 +301,8 @@ class _Parser:
                            self.rand(P.DIST["uniform"], Val(k=x), Val(k=y)))
             return self.binop("+", self.binop("%", self.binop("+", u, Val(k=c)), Val(k=y - x + 1)), Val(k=x))
         raise self.ctx.err(self.line, f"unknown function {fn}(): use rand, uniform, gaussian, special, pareto, "
-                                      "zipfian, nurand, min or max")
+                                      "zipfian, nurand, min, max, or pgbench's random, random_gaussian, "
+                                      "random_exponential, random_zipfian, abs, least, greatest, mod")
 
 
 def compile_expr(ctx: Ctx, text: str, line: int) -> Val:

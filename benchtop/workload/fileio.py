@@ -7,8 +7,9 @@ engine's read/write query counters (IntervalStats, JSON `reads`/`writes`,
 the TUI) and fsyncs count as "other".  MB/s is reads or writes times
 --file-block-size: `Program.extra["fileio"]["block_size"]`.
 
---file-io-mode async runs as sync: each engine thread has one IO in flight,
-so --threads is the queue depth.  mmap is not supported.
+--file-io-mode async keeps up to --file-async-backlog requests in flight per
+thread through io_uring (a request counts once submitted, as in sysbench);
+mmap maps the files and copies blocks, fsync being msync, as sysbench does.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from benchtop.workload.compiler import _Source, compile_definition, on_off
 from benchtop.workload.program import Program
 
 TEST_MODES = ("seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw")
-IO_MODES = ("sync", "async")
+IO_MODES = ("sync", "async", "mmap")
 EXTRA_FLAGS = ("sync", "dsync", "direct")
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -63,6 +64,7 @@ class FileioSpec:
     fsync_end: bool = True
     fsync_mode: str = "fsync"
     rw_ratio: float = 1.5
+    async_backlog: int = 128
 
     @property
     def file_size(self) -> int:
@@ -75,12 +77,6 @@ class FileioSpec:
     def paths(self) -> list[Path]:
         return [Path(self.dir) / f"test_file.{i}" for i in range(self.file_num)]
 
-    @property
-    def notes(self) -> list[str]:
-        if self.io_mode == "async":
-            return ["--file-io-mode async runs as sync here: one IO in flight per thread (use --threads for queue depth)"]
-        return []
-
 
 def add_fileio_options(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("fileio (--engine fileio, sysbench fileio options)")
@@ -89,7 +85,9 @@ def add_fileio_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--file-total-size", dest="file_total_size", default="2G", help="size of all files together (2G)")
     g.add_argument("--file-block-size", dest="file_block_size", default="16K", help="bytes per IO (16K)")
     g.add_argument("--file-test-mode", dest="file_test_mode", choices=TEST_MODES, help="seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw")
-    g.add_argument("--file-io-mode", dest="file_io_mode", default="sync", choices=IO_MODES + ("mmap",))
+    g.add_argument("--file-io-mode", dest="file_io_mode", default="sync", choices=IO_MODES)
+    g.add_argument("--file-async-backlog", dest="file_async_backlog", type=int, default=128,
+                   help="async mode: requests in flight per thread (128)")
     g.add_argument("--file-extra-flags", dest="file_extra_flags", default="", help="sync, dsync and/or direct, comma-separated")
     g.add_argument("--file-fsync-freq", dest="file_fsync_freq", type=int, default=100, help="fsync every N requests (0: never)")
     g.add_argument("--file-fsync-all", dest="file_fsync_all", default="off", help="fsync after every write (on/off)")
@@ -107,8 +105,6 @@ def _onoff(name: str, value: Any) -> bool:
 
 def fileio_overrides(ns: argparse.Namespace) -> FileioSpec:
     """The fileio settings of parsed arguments, checked."""
-    if ns.file_io_mode == "mmap":
-        raise FileioError("--file-io-mode mmap is not supported: use sync (or async, run as sync)")
     flags = tuple(f.strip() for f in str(ns.file_extra_flags or "").split(",") if f.strip())
     bad = [f for f in flags if f not in EXTRA_FLAGS]
     if bad:
@@ -126,9 +122,15 @@ def fileio_overrides(ns: argparse.Namespace) -> FileioSpec:
         fsync_end=_onoff("file-fsync-end", ns.file_fsync_end),
         fsync_mode=ns.file_fsync_mode,
         rw_ratio=ns.file_rw_ratio,
+        async_backlog=ns.file_async_backlog,
     )
+    if spec.fsync_all:
+        # as sysbench: --file-fsync-all replaces the periodic and the final fsyncs
+        spec = replace(spec, fsync_freq=0, fsync_end=False)
     if spec.file_num < 1:
         raise FileioError("--file-num must be at least 1")
+    if not 1 <= spec.async_backlog <= 4096:
+        raise FileioError("--file-async-backlog must be between 1 and 4096")
     if spec.block_size < 1 or spec.fsync_freq < 0 or spec.rw_ratio < 0:
         raise FileioError("--file-block-size must be positive, --file-fsync-freq and --file-rw-ratio not negative")
     if spec.blocks_per_file < 1:
@@ -145,8 +147,9 @@ def fileio_conn(spec: FileioSpec) -> ConnSettings:
     opts = {
         "file_num": spec.file_num, "file_size": spec.file_size, "block_size": spec.block_size,
         "direct": int("direct" in spec.extra_flags), "sync": int("sync" in spec.extra_flags),
-        "dsync": int("dsync" in spec.extra_flags), "fsync_all": int(spec.fsync_all),
+        "dsync": int("dsync" in spec.extra_flags),
         "fsync_end": int(spec.fsync_end), "fdatasync": int(spec.fsync_mode == "fdatasync"),
+        "async": spec.async_backlog if spec.io_mode == "async" else 0, "mmap": int(spec.io_mode == "mmap"),
     }
     return ConnSettings(driver="fileio", database=str(spec.dir), options=";".join(f"{k}={v}" for k, v in opts.items()))
 
@@ -165,15 +168,27 @@ def _script(spec: FileioSpec) -> str:
         elif mode == "rndwr":
             io = pick + "exec write: write :f :b"
         else:
-            # reads : writes = rw_ratio : 1, in parts per million
-            threshold = round(1_000_000 * spec.rw_ratio / (1 + spec.rw_ratio))
-            io = (pick + f"set r = uniform(1, 1000000)\nif r <= {threshold}\n  exec read: read :f :b\nend\n"
-                  f"if r > {threshold}\n  exec write: write :f :b\nend")
+            # as sysbench: a read while (reads + 1) / (writes + 1) < rw_ratio (this thread's counts)
+            ratio = round(spec.rw_ratio * 1000)
+            io = (pick + "set nr = nr\nset nw = nw\n" + f"set rd = (nr + 1) * 1000 < (nw + 1) * {ratio}\nif rd\n  set nr = nr + 1\n"
+                  "  exec read: read :f :b\nend\nunless rd\n  set nw = nw + 1\n  exec write: write :f :b\nend")
+    if writes and spec.fsync_all:
+        # sysbench's --file-fsync-all: each write is followed by an fsync of its file (counted as one)
+        if mode == "rndrw":
+            return io.replace("  exec write: write :f :b", "  exec write: write :f :b\n  exec other: fsync_last")
+        return io + "\nexec other: fsync_last"
     if not (writes and spec.fsync_freq > 0):
         return io
-    # as sysbench: every fsync_freq-th request is an fsync (of the files in turn)
-    return (f"set n = n + 1\nset due = n % {spec.fsync_freq} == 0\nif due\n  set ff = n / {spec.fsync_freq} % file_num\n"
-            f"  exec other: fsync :ff\nend\nunless due\n{io}\nend")
+    # sysbench's periodic fsync: once fsync_freq requests are done and a write
+    # has dirtied the files, the next requests fsync every file in turn (they
+    # do not count as requests); then the count goes on.  sysbench keeps one
+    # count for all threads, this is one per thread: the same fsyncs per
+    # read/write at any thread count.
+    # (variables keep their values from one event to the next; `set x = x`
+    # declares one, starting at 0)
+    return ("set n = n\nset dirty = dirty\nset ff = ff\n" + f"set due = dirty and n % {spec.fsync_freq} == 0\nif due\n  exec other: fsync :ff\n"
+            "  set ff = (ff + 1) % file_num\n  set dirty = ff != 0\nend\nunless due\n  set n = n + 1\n"
+            f"{io}\n" + ("  set dirty = 1\n" if mode != "rndrw" else "  set dirty = dirty or not rd\n") + "end")
 
 
 def fileio_program(spec: FileioSpec) -> Program:
@@ -187,7 +202,7 @@ def fileio_program(spec: FileioSpec) -> Program:
         "transaction": [{"name": spec.test_mode, "script": _script(spec)}],
     }
     program = compile_definition(data, _Source("<fileio>", ""), "null")
-    return replace(program, engine="fileio",
+    return replace(program, engine="fileio", query_kinds=("read", "write", "fsync"),
                    extra={"fileio": {"block_size": spec.block_size, "test_mode": spec.test_mode}})
 
 

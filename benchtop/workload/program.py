@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 OP_SET, OP_RAND, OP_STR, OP_EXEC, OP_LOOP, OP_BEGIN_IF, OP_UNIQUE, OP_ROLLBACK_IF, OP_SLEEP_US = range(1, 10)
 OP_ARITH, OP_WORDS = 10, 11
+# pgbench's random_gaussian / random_exponential / random_zipfian (parameter in millionths in c)
+OP_RAND_PARAM = {"random_gaussian": 12, "random_exponential": 13, "random_zipfian": 14}
 # BT_ARITH_* operators of OP_ARITH, by the spelling workload scripts use
 ARITH = {"+": 0, "-": 1, "*": 2, "/": 3, "%": 4, "<": 5, "<=": 6, ">": 7, ">=": 8, "==": 9, "!=": 10,
          "and": 11, "or": 12, "|": 13, "&": 14, "min": 15, "max": 16}
@@ -106,6 +108,9 @@ class Program:
     extra: dict[str, object] = field(default_factory=dict)
     groups: tuple[Group, ...] = ()
     presets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> "group.key=value" settings
+    # names of the query kinds (read, write, other) when each statement's
+    # latency is measured apart (fileio: read, write, fsync); () when not
+    query_kinds: tuple[str, ...] = ()
 
     @property
     def txn_names(self) -> tuple[str, ...]:

@@ -287,6 +287,137 @@ static void test_invalid_program(void)
     CHECK(e == NULL, "no handle on error");
 }
 
+/* rndrw on 2 small files in each IO mode: the requests, fsyncs and the
+ * per-kind latency histograms add up, and the async ring drains at the end. */
+static void test_fileio_modes(const char *dir)
+{
+    char path[512];
+    static char zeros[65536];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/test_file.%d", dir, i);
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros, "create %s", path);
+        if (f)
+            fclose(f);
+    }
+    /* f = rand(0, 1); b = rand(0, 15); write f b; read f b; fsync f */
+    static const bt_op ops[] = {
+        {BT_OP_RAND, 0, -1, BT_DIST_UNIFORM, -1, 0, 1},
+        {BT_OP_RAND, 1, -1, BT_DIST_UNIFORM, -1, 0, 15},
+        {BT_OP_EXEC, -1, 0, 0, 2, BT_QK_WRITE, 0},
+        {BT_OP_EXEC, -1, 0, 1, 2, BT_QK_READ, 0},
+        {BT_OP_EXEC, -1, 0, 2, 1, BT_QK_OTHER, 0},
+    };
+    static const bt_param params[] = {{BT_PARAM_REG, 0, 0}, {BT_PARAM_REG, 1, 0}};
+    static const bt_stmt stmts[] = {{"write ? ?", -1, 2, BT_QK_WRITE, 0}, {"read ? ?", -1, 2, BT_QK_READ, 0},
+                                    {"fsync ?", -1, 1, BT_QK_OTHER, 0}};
+    static const bt_txn_type types[] = {{"rw", 1, 0, 5}};
+    const char *modes[] = {"", ";mmap=1", ";async=8"};
+    for (int m = 0; m < 3; m++) {
+        char opts[128];
+        snprintf(opts, sizeof opts, "file_num=2;file_size=65536;block_size=4096%s", modes[m]);
+        bt_program p;
+        memset(&p, 0, sizeof p);
+        p.ops = ops;
+        p.nops = 5;
+        p.params = params;
+        p.nparams = 2;
+        p.stmts = stmts;
+        p.nstmts = 3;
+        p.txn_types = types;
+        p.ntxn_types = 1;
+        p.time_queries = 1;
+        bt_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.conn.driver = BT_DRIVER_FILEIO;
+        cfg.conn.database = dir;
+        cfg.conn.options = opts;
+        cfg.program = &p;
+        cfg.threads = 2;
+        cfg.max_events = 500;
+        bt_engine *e = NULL;
+        CHECK(bt_engine_new(&cfg, &e) == BT_OK, "fileio engine %s", opts);
+        if (!e)
+            continue;
+        bt_engine_start(e);
+        bt_engine_join(e);
+        bt_snapshot snap;
+        bt_engine_snapshot(e, &snap, NULL, NULL);
+        int uring_missing = m == 2 && snap.state == BT_STATE_FAILED && strstr(snap.error, "liburing");
+        if (!uring_missing) {
+            CHECK(snap.state == BT_STATE_STOPPED, "%s state %d: %s", opts, snap.state, snap.error);
+            CHECK(snap.transactions == 500 && snap.queries[BT_QK_READ] == 500 && snap.queries[BT_QK_WRITE] == 500 &&
+                      snap.queries[BT_QK_OTHER] == 500, "%s counts %llu", opts, (unsigned long long)snap.transactions);
+            uint64_t *h = calloc((size_t)bt_hist_nbuckets(), sizeof *h);
+            for (int k = 0; h && k < 3; k++) {
+                bt_engine_query_hist(e, k, h);
+                uint64_t n = 0;
+                for (int32_t i = 0; i < bt_hist_nbuckets(); i++)
+                    n += h[i];
+                CHECK(n == 500, "%s kind %d timed %llu", opts, k, (unsigned long long)n);
+            }
+            free(h);
+        }
+        bt_engine_free(e);
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/test_file.%d", dir, i);
+        unlink(path);
+    }
+}
+
+/* pgbench's distributions stay in range and have their shapes; the deck
+ * deals the exact mix. */
+static void test_pgbench_distributions_and_deck(void)
+{
+    bt_rng r;
+    bt_rng_seed(&r, 7);
+    int64_t ones = 0, lo_half = 0;
+    double sum_exp = 0;
+    for (int i = 0; i < 100000; i++) {
+        int64_t z = bt_rand_pgbench(&r, BT_OP_RAND_ZIPFIAN, 1, 1000, 1.5);
+        int64_t g = bt_rand_pgbench(&r, BT_OP_RAND_GAUSSIAN, 1, 100, 2.5);
+        int64_t x = bt_rand_pgbench(&r, BT_OP_RAND_EXPONENTIAL, 1, 100, 5.0);
+        CHECK(z >= 1 && z <= 1000 && g >= 1 && g <= 100 && x >= 1 && x <= 100, "range %lld %lld %lld",
+              (long long)z, (long long)g, (long long)x);
+        ones += z == 1;
+        lo_half += g <= 50;
+        sum_exp += (double)x;
+    }
+    /* zipf s=1.5 over 1000: P(1) = 1 / H(1000, 1.5) ~ 0.39; gaussian symmetric; exponential mean ~ 20 */
+    CHECK(ones > 36000 && ones < 42000, "zipfian P(1) %lld", (long long)ones);
+    CHECK(lo_half > 48000 && lo_half < 52000, "gaussian halves %lld", (long long)lo_half);
+    CHECK(sum_exp / 100000 > 17 && sum_exp / 100000 < 23, "exponential mean %.2f", sum_exp / 100000);
+
+    static const bt_op ops[] = {{BT_OP_EXEC, -1, 0, 0, 0, BT_QK_READ, 0}};
+    static const bt_stmt stmts[] = {{"SELECT 1", -1, 0, BT_QK_READ, 0}};
+    static const bt_txn_type types[] = {{"a", 10, 0, 1}, {"b", 3, 0, 1}};
+    bt_program p;
+    memset(&p, 0, sizeof p);
+    p.ops = ops;
+    p.nops = 1;
+    p.stmts = stmts;
+    p.nstmts = 1;
+    p.txn_types = types;
+    p.ntxn_types = 2;
+    bt_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.program = &p;
+    cfg.threads = 1;
+    cfg.max_events = 13 * 40;
+    bt_engine *e = NULL;
+    CHECK(bt_engine_new(&cfg, &e) == BT_OK, "deck engine");
+    if (!e)
+        return;
+    bt_engine_start(e);
+    bt_engine_join(e);
+    bt_snapshot snap;
+    bt_engine_snapshot(e, &snap, NULL, NULL);
+    CHECK(snap.txn_by_type[0] == 400 && snap.txn_by_type[1] == 120, "deck %llu/%llu",
+          (unsigned long long)snap.txn_by_type[0], (unsigned long long)snap.txn_by_type[1]);
+    bt_engine_free(e);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "/tmp";
@@ -296,6 +427,8 @@ int main(int argc, char **argv)
     test_null_engine();
     test_groups();
     test_sqlite_engine(dir);
+    test_fileio_modes(dir);
+    test_pgbench_distributions_and_deck();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

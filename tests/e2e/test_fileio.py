@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
+import re
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -64,8 +69,9 @@ def test_prepare_run_every_mode_cleanup(tmp_path: Path) -> None:
             assert 1.2 < s.reads / s.writes < 1.8  # --file-rw-ratio 1.5
         else:
             assert s.reads == 0 and s.writes > 100, mode
-            # every 100th request is an fsync (--file-fsync-freq 100)
-            assert abs(s.other - s.transactions / 100) <= 2 * 2, mode
+        if mode not in ("seqrd", "rndrd"):
+            # after every 100 requests each of the 4 files is fsynced (--file-fsync-freq 100)
+            assert abs(s.other - 4 * (s.reads + s.writes) / 100) <= 2 * 4 + 1, mode
     assert cleanup_files(spec, io.StringIO()) == 4
     assert list(tmp_path.iterdir()) == []
 
@@ -103,7 +109,7 @@ def test_missing_files_fail_in_one_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,problem", [
-    (["--file-io-mode", "mmap"], "mmap is not supported"),
+    (["--file-io-mode", "async", "--file-async-backlog", "0"], "between 1 and 4096"),
     (["--file-extra-flags", "turbo"], "unknown flag 'turbo'"),
     (["--file-block-size", "9M"], "less than one"),
     (["--file-total-size", "lots"], "is not a size"),
@@ -118,3 +124,96 @@ def test_run_needs_a_test_mode(tmp_path: Path) -> None:
     with pytest.raises(FileioError, match="--file-test-mode"):
         fileio_program(_spec(tmp_path))
     assert parse_size("16K") == 16384
+
+
+def _sysbench_ratio(folder: Path, *args: str) -> float:
+    """fsyncs per read/write of a sysbench fileio run on these files."""
+    out = subprocess.run(["sysbench", "fileio", "--file-num=4", "--file-total-size=8M", *args, "--time=1", "run"],
+                         cwd=folder, capture_output=True, text=True, timeout=60, check=True).stdout
+    rate = {k: float(v) for k, v in re.findall(r"(reads|writes|fsyncs)/s:\s+([\d.]+)", out)}
+    return rate["fsyncs"] / (rate["reads"] + rate["writes"])
+
+
+@pytest.mark.skipif(shutil.which("sysbench") is None, reason="sysbench not installed")
+@pytest.mark.parametrize("args", [
+    ["--file-test-mode=rndrw"],
+    ["--file-test-mode=seqwr", "--file-fsync-freq=10"],
+    ["--file-test-mode=rndwr", "--file-fsync-all=on"],
+])
+def test_fsyncs_per_request_as_sysbench(tmp_path: Path, args: list[str]) -> None:
+    """The same files, the same options: the same fsyncs per read/write."""
+    spec = _spec(tmp_path, *[a for arg in args for a in arg.split("=", 1)])
+    prepare_files(spec, io.StringIO())
+    s = _run(spec, 1.0, threads=1)
+    ours = s.other / (s.reads + s.writes)
+    theirs = _sysbench_ratio(tmp_path, *args)
+    assert ours == pytest.approx(theirs, rel=0.1, abs=0.005), (ours, theirs)
+
+
+def _uring_depths() -> list[int]:
+    """Requests submitted and not yet reaped, per io_uring of this process."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:[io_uring]":
+                continue
+            info = dict(ln.split(":", 1) for ln in Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines()
+                        if ":" in ln and not ln.startswith(" "))
+        except OSError:
+            continue
+        if "SqTail" in info and "CqHead" in info:
+            out.append(int(info["SqTail"]) - int(info["CqHead"]))
+    return out
+
+
+def test_async_keeps_requests_in_flight(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "--file-test-mode", "rndrw", "--file-io-mode", "async", "--file-async-backlog", "16")
+    prepare_files(spec, io.StringIO())
+    eng = Engine(fileio_conn(spec), EngineSettings(threads=1), fileio_program(spec))
+    depths: list[int] = []
+    try:
+        eng.start()
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            depths += _uring_depths()
+        eng.stop()
+        assert eng.join(10)
+        s = eng.snapshot()
+    finally:
+        eng.close()
+    assert s.state == "stopped" and s.error == "" and s.reads > 100 and s.writes > 50
+    assert depths and max(depths) > 1 and max(depths) <= 16
+
+
+def test_mmap_writes_reach_the_files(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "--file-test-mode", "rndwr", "--file-io-mode", "mmap")
+    prepare_files(spec, io.StringIO())
+    s = _run(spec, 0.5, threads=2)
+    assert s.state == "stopped" and s.error == "" and s.writes > 100 and s.other > 0
+    assert any(b"abcdefghijklmnopqrstuvwxyz" in p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_read_write_fsync_latency_apart(tmp_path: Path) -> None:
+    """A mixed run reports each operation's latency: in the interval lines,
+    the summary (text and JSON) and the report."""
+    from tests.e2e.conftest import run_benchtop
+
+    files = tmp_path / "files"
+    common = ["--engine", "fileio", "--dir", str(files), "--file-num", "4", "--file-total-size", "8M"]
+    assert run_benchtop("prepare", *common).returncode == 0
+    res = run_benchtop("--headless", *common, "--file-test-mode", "rndrw", "--time", "2",
+                       "--out", str(tmp_path / "res"), timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"\] lat \(ms,95%\) read: [\d.]+ write: [\d.]+ fsync: [\d.]+", res.stdout)
+    assert re.search(r"^      fsync +\d+ ", res.stdout, re.M)
+    summary = json.loads((tmp_path / "res" / "summary.json").read_text())
+    ops = summary["op_latency_ms"]
+    assert set(ops) == {"read", "write", "fsync"}
+    # the histograms are read just after the counters, while the one thread may finish a request
+    for name, counted in (("read", summary["reads"]), ("write", summary["writes"]), ("fsync", summary["other"])):
+        assert abs(ops[name]["count"] - counted) <= 1, (name, ops[name], counted)
+    assert max(v["max"] for v in ops.values()) <= summary["latency_ms"]["max"]
+    interval = json.loads((tmp_path / "res" / "intervals.jsonl").read_text().splitlines()[0])
+    assert set(interval["op_latency_ms"]) <= {"read", "write", "fsync"} and interval["op_latency_ms"]
+    rep = run_benchtop("report", str(tmp_path / "res"))
+    assert rep.returncode == 0 and re.search(r"res +fsync +\d+", rep.stdout), rep.stdout

@@ -58,3 +58,22 @@ def test_stop_if_in_a_step_ends_the_scenario(tmp_path: Path) -> None:
     assert [s["index"] for s in summary["steps"]] == [0, 1]
     assert summary["steps"][1]["stopped_by"].startswith("stop-if")
     assert summary["steps"][1]["time_s"] < 5
+
+
+def test_fileio_scenario_sweeps_modes(tmp_path: Path) -> None:
+    """engine = "fileio" in a scenario: threads x test modes x IO modes, one step each."""
+    files = tmp_path / "files"
+    common = ["--engine", "fileio", "--dir", str(files), "--file-num", "4", "--file-total-size", "8M"]
+    assert run_benchtop("prepare", *common).returncode == 0
+    sc = tmp_path / "fio.toml"
+    sc.write_text(f'engine = "fileio"\ndir = "{files}"\nfile_num = 4\nfile_total_size = "8M"\n'
+                  '[[step]]\nthreads = [1, 2]\nfile_test_mode = ["rndrd", "rndwr"]\nfile_io_mode = ["sync", "mmap"]\n'
+                  'duration = "0.5s"\n')
+    out = tmp_path / "res"
+    res = run_benchtop("scenario", str(sc), "--headless", "--out", str(out), timeout=90)
+    assert res.returncode == 0, res.stderr
+    steps = json.loads((out / "summary.json").read_text())["steps"]
+    assert [s["threads"] for s in steps] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert [s["workload"] for s in steps[:4]] == ["fileio:rndrd/sync", "fileio:rndrd/mmap", "fileio:rndwr/sync",
+                                                  "fileio:rndwr/mmap"]
+    assert all(s["tps"] > 0 for s in steps)

@@ -3,6 +3,7 @@ short multi-threaded run, and their consistency conditions afterwards."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -36,14 +37,44 @@ def test_tpcc_runs_and_stays_consistent(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert check_main(["--engine", "sqlite", "--db", str(db), *TPCC_SMALL]) == 0
     report = capsys.readouterr().out
-    assert report.count("PASS") == 6 and "6 of 6 checks passed" in report
+    assert report.count("PASS") == 11 and "11 of 11 checks passed" in report
 
+    # one corruption per condition, each on its own table set 1 rows
+    corruptions = {
+        "1": "UPDATE warehouse1 SET w_ytd = w_ytd + 1 WHERE w_id = 2",
+        "3": "DELETE FROM new_orders1 WHERE no_o_id = (SELECT MAX(no_o_id) - 5 FROM new_orders1)",
+        "7": "UPDATE order_line1 SET ol_delivery_d = NULL WHERE ol_o_id = 1 AND ol_d_id = 1 AND ol_w_id = 1"
+             " AND ol_number = 1",
+        "9": "UPDATE history1 SET h_amount = h_amount + 1 WHERE rowid = (SELECT MIN(rowid) FROM history1"
+             " WHERE h_w_id = 1 AND h_d_id = 4)",
+        "10": "UPDATE customer1 SET c_balance = c_balance + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1",
+        "2": "UPDATE district1 SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 2 AND d_id = 2",
+        "4, 6": "DELETE FROM order_line1 WHERE ol_w_id = 2 AND ol_d_id = 5 AND ol_number = 1 AND ol_o_id ="
+                " (SELECT MAX(o_id) FROM orders1 WHERE o_w_id = 2 AND o_d_id = 5 AND o_carrier_id IS NULL)",
+    }
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE warehouse1 SET w_ytd = w_ytd + 1 WHERE w_id = 2")
-        con.execute("DELETE FROM new_orders1 WHERE no_o_id = (SELECT MAX(no_o_id) - 5 FROM new_orders1)")
+        for sql in corruptions.values():
+            assert con.execute(sql).rowcount >= 1, sql
     assert check_main(["--engine", "sqlite", "--db", str(db), *TPCC_SMALL]) == 1
-    report = capsys.readouterr().out
-    assert "FAIL  table set 1  condition 1: W_YTD" in report and "FAIL  table set 1  condition 3" in report
+    failed = {ln.split("condition ")[1].split(":")[0] for ln in capsys.readouterr().out.splitlines()
+              if ln.startswith("FAIL")}
+    # every condition catches one of them: the history row also breaks 8
+    # (warehouse), the balance 12, the lost new order 5
+    assert failed == {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "12"}
+
+
+def test_tpcc_mix_is_at_or_above_the_minimums(tmp_path: Path) -> None:
+    db = tmp_path / "tpcc.db"
+    # ten whole decks of 23 cards on one thread
+    out = _prepare_and_run(db, TPCC_SMALL, "--events", "230", "--time", "0", "--threads", "1", "--json")
+    summary = json.loads([ln for ln in out.splitlines() if '"summary"' in ln][-1])
+    mix = summary["txn_types"]
+    total = sum(mix.values())
+    assert total + summary["rollbacks"] == 230 and mix["payment"] == 100
+    for name, floor in {"payment": 43.0, "order_status": 4.0, "delivery": 4.0, "stock_level": 4.0}.items():
+        assert 100 * mix[name] / total >= floor, (name, mix)
+    # tpmC: committed new orders per minute; the rolled back 1% are left out
+    assert summary["tpmC"] == pytest.approx(mix["new_order"] / summary["time_s"] * 60, rel=0.01)
 
 
 def test_tpcb_keeps_pgbench_balances(tmp_path: Path) -> None:

@@ -232,3 +232,47 @@ def test_per_type_histograms_match_type_counts() -> None:
     assert fast.total == s.txn_by_type[0] and slow.total == s.txn_by_type[1]
     assert fast.total + slow.total == s.transactions == 2000
     assert slow.percentile_ns(50) > 150_000 > fast.percentile_ns(99)
+
+
+def test_mix_is_dealt_from_a_deck() -> None:
+    """Every deck of cards holds the exact mix (TPC-C 5.2.4.2): after whole
+    decks the counts are exact, not merely close; the workload's own
+    rollbacks count as transactions but not in their type."""
+    data = {"name": "deck", "transaction": [
+        {"name": "a", "weight": 10, "script": "exec read: SELECT 1\n"},
+        {"name": "b", "weight": 2, "script": "exec read: SELECT 2\n"},
+        {"name": "c", "weight": 1, "script": "set r = 1\nexec begin: BEGIN\nrollback if r\nexec commit: COMMIT\n"},
+    ]}
+    prog = compile_definition(data, _Source("deck.toml", ""), "null")
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, max_events=13 * 50), prog)
+    eng.start()
+    assert eng.join(10)
+    s = eng.snapshot()
+    eng.close()
+    assert s.transactions == 650 and s.rollbacks == 50
+    assert s.txn_by_type[:3] == (500, 100, 0)
+
+
+def test_one_kind_of_max_everywhere() -> None:
+    """The summary's max, the intervals' and each type's are all the top of
+    the slowest transaction's bucket: no part exceeds the whole."""
+    from benchtop.run.samples import RunSummary
+
+    data = {"name": "two", "transaction": [
+        {"name": "fast", "weight": 3, "script": "exec read: SELECT 1\n"},
+        {"name": "slow", "weight": 1, "script": "sleep 300\nexec read: SELECT 1\n"},
+    ]}
+    prog = compile_definition(data, _Source("two.toml", ""), "null")
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, max_events=400), prog)
+    first = eng.snapshot()
+    eng.start()
+    assert eng.join(10)
+    last = eng.snapshot()
+    types = [eng.type_histogram(i) for i in range(2)]
+    eng.close()
+    summary = RunSummary.between(first, last, txn_names=("fast", "slow"))
+    interval = IntervalStats.between(first, last)
+    top = summary.latency_ms["max"]
+    assert top == interval.latency_ms["max"] == last.latency.max_ns() / 1e6
+    assert max(h.max_ns() for h in types) / 1e6 == top
+    assert last.latency_ns_max / 1e6 <= top <= last.latency_ns_max / 1e6 * 1.008

@@ -20,9 +20,16 @@ CC = shutil.which("cc") or shutil.which("gcc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 
+def _uring() -> list[str]:
+    """fileio's async mode is built and tested when liburing is installed."""
+    pkg = shutil.which("pkg-config")
+    res = subprocess.run([pkg, "--libs", "liburing"], capture_output=True, text=True) if pkg else None
+    return ["-DBT_HAVE_URING", *res.stdout.split()] if res is not None and res.returncode == 0 else []
+
+
 def _build(out: Path, extra: list[str]) -> None:
     cmd = [CC, *BASE_FLAGS, *extra, "-o", str(out), str(NATIVE / "tests" / "test_engine.c"),
-           *[str(NATIVE / s) for s in CORE], "-lsqlite3", "-lpthread", "-lm"]
+           *[str(NATIVE / s) for s in CORE], "-lsqlite3", "-lpthread", "-lm", *_uring()]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 

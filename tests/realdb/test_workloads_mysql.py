@@ -36,7 +36,7 @@ def test_tpcc_multithreaded_run_is_consistent(mysql_server, monkeypatch, capsys)
         dsn = f"mysql://{mysql_server.user}@{mysql_server.host}:{mysql_server.port}/{mysql_server.database}"
         capsys.readouterr()
         assert check_main(["--engine", "mysql", "--dsn", dsn, *TPCC]) == 0
-        assert "6 of 6 checks passed" in capsys.readouterr().out
+        assert "11 of 11 checks passed" in capsys.readouterr().out
         with mysql_connect(mysql_server) as conn, conn.cursor() as cur:
             cur.execute("SELECT COUNT(*) FROM information_schema.table_constraints "
                         "WHERE constraint_type = 'FOREIGN KEY' AND table_schema = DATABASE() AND table_name LIKE '%%1'")

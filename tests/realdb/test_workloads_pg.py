@@ -51,7 +51,7 @@ def test_tpcc_multithreaded_run_is_consistent(pg_server, monkeypatch, capsys) ->
         dsn = f"postgresql://{pg_server.user}@{pg_server.host}:{pg_server.port}/{pg_server.database}"
         capsys.readouterr()
         assert check_main(["--engine", "postgres", "--dsn", dsn, *TPCC]) == 0
-        assert "6 of 6 checks passed" in capsys.readouterr().out
+        assert "11 of 11 checks passed" in capsys.readouterr().out
     finally:
         bt(pg_server, "cleanup", *TPCC)
 
@@ -100,3 +100,54 @@ def test_linkbench_at_a_rate_keeps_counts(pg_server, monkeypatch, capsys) -> Non
         assert "1 of 1 checks passed" in capsys.readouterr().out
     finally:
         bt(pg_server, "cleanup", *wl)
+
+
+def test_pgbench_scripts_run_as_pgbench_runs_them(pg_server, tmp_path: Path) -> None:
+    """pgbench's tpcb-like as a file, a Zipfian select and a \\gset script:
+    both tools run them on the same tables and clients; the effects agree
+    (balances, the distributions' shapes, \\gset's read-modify-write)."""
+    res = pgbench(pg_server, "-i", "-s", "1", "-q")
+    assert res.returncode == 0, res.stderr
+    tpcb = Path(__file__).resolve().parents[2] / "workloads" / "examples" / "pgbench_tpcb_like.sql"
+    draws = tmp_path / "draws.sql"
+    draws.write_text("\\set z random_zipfian(1, 1000, 1.5)\n\\set g random_gaussian(1, 1000, 2.5)\n"
+                     "\\set e random_exponential(1, 1000, 5)\n"
+                     "INSERT INTO bt_draws (z, g, e) VALUES (:z, :g, :e);\n")
+    gset = tmp_path / "gset.sql"
+    gset.write_text("\\set aid 7\nSELECT abalance AS before FROM pgbench_accounts\n  WHERE aid = :aid \\gset\n"
+                    "\\set after :before + 3\nUPDATE pgbench_accounts SET abalance = :after WHERE aid = :aid;\n"
+                    "\\sleep 100 us\n")
+    try:
+        with pg_connect(pg_server) as conn:
+            conn.execute("DROP TABLE IF EXISTS bt_draws")
+            conn.execute("CREATE TABLE bt_draws (z int, g int, e int)")
+        shapes = []
+        for tool in ("pgbench", "benchtop"):
+            if tool == "pgbench":
+                for script, n in ((tpcb, "200"), (draws, "1500"), (gset, "100")):
+                    res = pgbench(pg_server, "-n", "-M", "prepared", "-f", str(script), "-c", "1", "-t", n)
+                    assert res.returncode == 0 and f"processed: {n}/{n}" in res.stdout, res.stderr
+            else:
+                for script, n in ((tpcb, "200"), (draws, "1500"), (gset, "100")):
+                    out = ok(bt(pg_server, "--headless", "--pgbench-script", str(script), "--threads", "1",
+                                "--events", n, "--time", "0"))
+                    assert f"total number of events:              {n}" in out
+            with pg_connect(pg_server) as conn:
+                shapes.append(conn.execute(
+                    "SELECT AVG((z = 1)::int)::float, AVG(g)::float, AVG(e)::float FROM bt_draws").fetchone())
+                conn.execute("TRUNCATE bt_draws")
+        (pz, pg_, pe), (bz, bg, be) = shapes
+        assert abs(pz - bz) < 0.06 and abs(pg_ - bg) < 40 and abs(pe - be) < 25, shapes
+        with pg_connect(pg_server) as conn:
+            a, t, b, h, seven = conn.execute(
+                "SELECT (SELECT SUM(abalance) FROM pgbench_accounts WHERE aid <> 7), (SELECT SUM(tbalance)"
+                " FROM pgbench_tellers), (SELECT SUM(bbalance) FROM pgbench_branches),"
+                " (SELECT SUM(delta) FROM pgbench_history WHERE aid <> 7),"
+                " (SELECT abalance - COALESCE((SELECT SUM(delta) FROM pgbench_history WHERE aid = 7), 0)"
+                " FROM pgbench_accounts WHERE aid = 7)").fetchone()
+        assert a == h and t == b
+        assert seven == 2 * 100 * 3  # every \gset read saw the previous write
+    finally:
+        with pg_connect(pg_server) as conn:
+            conn.execute("DROP TABLE IF EXISTS bt_draws")
+        bt(pg_server, "cleanup", "--workload", "tpcb")

@@ -26,7 +26,8 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 def test_example_files_parse_and_build():
-    expected = {"thread_sweep.toml": 11, "rate_ramp.toml": 11, "pfs_overhead.toml": 27, "sqlite_sweep.toml": 3}
+    expected = {"thread_sweep.toml": 11, "rate_ramp.toml": 11, "pfs_overhead.toml": 27, "sqlite_sweep.toml": 3,
+                "fileio_sweep.toml": 18}
     for name, n in expected.items():
         sc = load_scenario(SCENARIOS / name)
         assert len(sc.steps) == n, name
@@ -40,6 +41,20 @@ def test_example_files_parse_and_build():
         "all_disabled", "all_enabled", "default", "mdl_only", "memory_only",
         "stages_and_statements", "stages_only", "statements_only", "waits_only"}
     assert [s.repeat for s in pfs.steps[:3]] == [1, 2, 3]
+
+
+def test_fileio_steps_sweep_test_and_io_modes():
+    sc = load_scenario(SCENARIOS / "fileio_sweep.toml")
+    assert [(s.threads, s.workload) for s in sc.steps[:3]] == [
+        (1, "fileio:rndrd/sync"), (1, "fileio:rndrd/async"), (1, "fileio:rndwr/sync")]
+    assert len(sc.workloads) == 6
+    opts = build_options(sc, "fileio:rndrw/async")
+    assert opts.fileio is not None and (opts.fileio.test_mode, opts.fileio.io_mode) == ("rndrw", "async")
+    assert opts.fileio.extra_flags == ("direct",) and opts.fileio.file_num == 128
+    with pytest.raises(ScenarioError, match="need engine = \"fileio\""):
+        parse_scenario('engine = "sqlite"\n[[step]]\nduration = 1\nfile_test_mode = ["rndrd"]\n', "s.toml")
+    with pytest.raises(ScenarioError, match="file_io_mode takes sync, async, mmap, not 'aio'"):
+        parse_scenario('engine = "fileio"\n[[step]]\nduration = 1\nfile_io_mode = "aio"\n', "s.toml")
 
 
 def test_sweeps_multiply_in_file_order_and_repeat():
