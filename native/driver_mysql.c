@@ -802,9 +802,8 @@ static void bt_my_capture_bound(const bt_my_stmt *st, bt_result *res)
     }
 }
 
-/* Fetches (and counts) every row of every result set of an executed
- * statement: rows stay in the connection's read buffer, nothing is copied
- * except the captured column. */
+/* Reads every result set of an executed statement to its end: affected rows
+ * are counted, the captured column is copied, other rows are skipped. */
 static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *err)
 {
     int64_t rows = 0;
@@ -816,26 +815,29 @@ static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *er
             if (n != (uint64_t)-1)
                 rows += (int64_t)n;
         } else {
-            int capture = first && res && res->want;
-            if (capture && (st->rwant != res->want || nfields != st->rfields) &&
-                bt_my_bind_result(st, nfields, res->want, err) != 0) {
-                mysql_stmt_free_result(st->stmt);
-                return -1;
-            }
-            int64_t n = 0;
-            int frc;
-            while ((frc = mysql_stmt_fetch(st->stmt)) == 0 || frc == MYSQL_DATA_TRUNCATED) {
-                if (capture && n == 0)
+            /* Only the first row of the first result set is ever read (a
+             * capture); free_result skips the rest packet by packet, without
+             * mysql_stmt_fetch's per-row state checks and column walk (most
+             * of the library's time on range selects).  So rows of result
+             * sets are not counted. */
+            if (first && res && res->want) {
+                if ((st->rwant != res->want || nfields != st->rfields) &&
+                    bt_my_bind_result(st, nfields, res->want, err) != 0) {
+                    mysql_stmt_free_result(st->stmt);
+                    return -1;
+                }
+                int frc = mysql_stmt_fetch(st->stmt);
+                if (frc == 0 || frc == MYSQL_DATA_TRUNCATED) {
                     bt_my_capture_bound(st, res);
-                n++;
+                } else if (frc != MYSQL_NO_DATA) {
+                    bt_my_fail_stmt(st, err);
+                    mysql_stmt_free_result(st->stmt);
+                    return -1;
+                }
             }
-            if (frc != MYSQL_NO_DATA) {
-                bt_my_fail_stmt(st, err);
-                mysql_stmt_free_result(st->stmt);
-                return -1;
-            }
-            rows += n;
-            mysql_stmt_free_result(st->stmt);
+            /* a lost connection or an error packet ends the skipping */
+            if (mysql_stmt_free_result(st->stmt) || mysql_errno(c->my))
+                return bt_my_fail_conn(c, err);
         }
         first = 0;
         if (!mysql_more_results(c->my))
