@@ -188,10 +188,11 @@ def prepare(srv: Servers, args: argparse.Namespace, tables: list[str], need_pg: 
         subprocess.run(["pgbench", "-i", "-q", "-s", str(args.scale), "-h", "127.0.0.1", "-p", str(srv.pg_port),
                         "-U", USER, srv.database], check=True, capture_output=True, env=env)
     if need_tpcc:
-        subprocess.run([sys.executable, "-m", "benchtop", "prepare", "--engine", "mysql",
-                        "--dsn", f"mysql://{USER}@127.0.0.1:{srv.my_port}/{srv.database}", "--workload", "tpcc",
-                        "--tables=1", f"--scale={args.tpcc_scale}", "--threads=4"],
-                       check=True, capture_output=True, env=env)
+        tpcc = ["--engine", "mysql", "--dsn", f"mysql://{USER}@127.0.0.1:{srv.my_port}/{srv.database}",
+                "--workload", "tpcc", "--tables=1", f"--scale={args.tpcc_scale}"]
+        subprocess.run([sys.executable, "-m", "benchtop", "cleanup", *tpcc], capture_output=True, env=env)
+        subprocess.run([sys.executable, "-m", "benchtop", "prepare", *tpcc, "--threads=4"], check=True,
+                       capture_output=True, env=env)
 
 
 def build_rows(srv: Servers, args: argparse.Namespace) -> list[Row]:
