@@ -274,7 +274,7 @@ def main() -> int:
     ap.add_argument("--sysbench-tpcc", metavar="DIR", help="a checkout of Percona-Lab/sysbench-tpcc (adds the tpcc row)")
     ap.add_argument("--tpcc-scale", type=int, default=1, help="TPC-C warehouses")
     ap.add_argument("--no-strace", dest="strace", action="store_false", help="skip the system-call pass")
-    ap.add_argument("--strace-time", type=int, default=5, help="seconds per run of the system-call pass")
+    ap.add_argument("--strace-time", type=int, default=10, help="seconds per run of the system-call pass")
     ap.add_argument("--mysql-port", type=int, help="use this running MariaDB instead of a private one")
     ap.add_argument("--pgsql-port", type=int, help="use this running PostgreSQL instead of a private one")
     ap.add_argument("--database", default=DATABASE, help=f"database on running servers (user {USER})")

@@ -444,13 +444,16 @@ static void bt_my_blocking_reads(bt_my_conn *c)
     pvio->methods = &c->pvio_methods.m;
 }
 
+static inline size_t bt_my_cached(const MARIADB_PVIO *pvio)
+{
+    return (size_t)(pvio->cache + pvio->cache_size - pvio->cache_pos);
+}
+
 /* Reads more of the socket into the library's read-ahead cache until `need`
  * bytes are there from cache_pos on (unread bytes move to its start). */
 static int bt_my_cache_fill(MARIADB_PVIO *pvio, size_t need)
 {
-    size_t have = (size_t)(pvio->cache + pvio->cache_size - pvio->cache_pos);
-    if (have >= need)
-        return 0;
+    size_t have = bt_my_cached(pvio);
     memmove(pvio->cache, pvio->cache_pos, have);
     pvio->cache_pos = pvio->cache;
     pvio->cache_size = have;
@@ -483,7 +486,7 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
     int64_t rows = 0;
     int continued = 0;   /* the previous packet was a full one (16 MB - 1): this one continues it */
     for (;;) {
-        if (bt_my_cache_fill(pvio, 4) != 0)
+        if (bt_my_cached(pvio) < 4 && bt_my_cache_fill(pvio, 4) != 0)
             return -1;
         const uchar *h = pvio->cache_pos;
         size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
@@ -492,7 +495,7 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
         if (!continued) {
             if (len == 0)
                 break;
-            if (bt_my_cache_fill(pvio, 5) != 0)
+            if (bt_my_cached(pvio) < 5 && bt_my_cache_fill(pvio, 5) != 0)
                 return -1;
             if (pvio->cache_pos[4] != 0)   /* every binary row starts with 0x00 */
                 break;
@@ -502,7 +505,7 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
         net->pkt_nr++;
         net->compress_pkt_nr = net->pkt_nr;
         size_t skip = 4 + len;
-        size_t have = (size_t)(pvio->cache + pvio->cache_size - pvio->cache_pos);
+        size_t have = bt_my_cached(pvio);
         if (skip <= have) {
             pvio->cache_pos += skip;
             continue;
