@@ -2,7 +2,7 @@
 """benchtop against sysbench, sysbench-tpcc and pgbench on the same private servers.
 
     python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 2] [--many-threads 256]
-                             [--sysbench-tpcc DIR] [--only NAME] [--no-strace]
+                             [--sysbench-tpcc DIR] [--only NAME] [--no-strace] [--perf]
 
 Starts a private MariaDB and PostgreSQL (the test harness's code, free
 loopback ports, a temporary folder; or uses running ones with --mysql-port /
@@ -24,7 +24,9 @@ For each row: TPS, p99, client CPU (user+sys of the client process and its
 children) per transaction, context switches per transaction, and (unless
 --no-strace) system calls per transaction of each client, counted by
 `strace -c -f` in a separate shorter pass so that strace never slows the
-timed runs.  The verdict per row is the issue's target: TPS >= 1.00x the
+timed runs.  With --perf, both clients of the row with the worst CPU ratio
+are profiled (perf record) and the share of their CPU by library printed
+under the table.  The verdict per row is the issue's target: TPS >= 1.00x the
 peer and client CPU per transaction <= 0.85x sysbench (0.95x pgbench).
 """
 
@@ -64,6 +66,7 @@ class Result:
     transactions: int
     switches: int
     syscalls: int | None = None
+    profile: str | None = None
 
 
 @dataclass
@@ -72,8 +75,8 @@ class Row:
 
     name: str
     peer: str
-    run_peer: Callable[[int, bool], Result]       # (seconds, strace) -> Result
-    run_benchtop: Callable[[int, bool], Result]
+    run_peer: Callable[[int, str], Result]       # (seconds, probe) -> Result
+    run_benchtop: Callable[[int, str], Result]
     peer_runs: list[Result] = field(default_factory=list)
     bt_runs: list[Result] = field(default_factory=list)
     peer_sc: float | None = None
@@ -87,36 +90,53 @@ class Servers:
     database: str
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, strace: bool = False,
-          cwd: str | None = None) -> tuple[str, float, int, int | None]:
+def timed(cmd: list[str], env: dict[str, str] | None = None, probe: str = "",
+          cwd: str | None = None) -> tuple[str, float, int, int | None | str]:
     """Run a client; return its output, its CPU seconds (user+sys, children
-    included), its context switches and, with strace, its system call count."""
-    syscalls = None
+    included), its context switches and what the probe found: with "strace"
+    its system call count, with "perf" the share of its CPU samples by
+    library (kernel, client library, libc, the tool itself)."""
+    found: int | None | str = None
     path = ""
-    if strace:
-        fd, path = tempfile.mkstemp(suffix=".strace")
+    if probe:
+        fd, path = tempfile.mkstemp(suffix="." + probe)
         os.close(fd)
-        cmd = ["strace", "-c", "-f", "-o", path, *cmd]
+        cmd = (["strace", "-c", "-f", "-o", path, *cmd] if probe == "strace"
+               else ["perf", "record", "-q", "-F", "999", "-o", path, "--", *cmd])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])}... failed:\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
-    if strace:
+    if probe == "strace":
         text = Path(path).read_text()
-        Path(path).unlink()
         m = re.search(r"^\s*100\.00\s+\S+\s+(?:\S+\s+)?(\d+)\s+(?:\d+\s+)?total\s*$", text, re.M)
-        syscalls = int(m.group(1)) if m else None
+        found = int(m.group(1)) if m else None
+    elif probe == "perf":
+        rep = subprocess.run(["perf", "report", "-i", path, "--sort", "dso", "--stdio", "-q"],
+                             capture_output=True, text=True).stdout
+        shares = [(float(pct), Path(dso).name) for pct, dso in re.findall(r"^\s*([\d.]+)%\s+(\S+)", rep, re.M)]
+        found = ", ".join(f"{dso} {pct:.1f}%" for pct, dso in shares[:6])
+    if path:
+        Path(path).unlink(missing_ok=True)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     switches = (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw)
-    return res.stdout, cpu, switches, syscalls
+    return res.stdout, cpu, switches, found
 
 
-def sysbench_result(out: str, cpu: float, switches: int, sc: int | None) -> Result:
+def probed(r: Result, found: int | None | str) -> Result:
+    if isinstance(found, str):
+        r.profile = found
+    else:
+        r.syscalls = found
+    return r
+
+
+def sysbench_result(out: str, cpu: float, switches: int) -> Result:
     tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
     tps = float(re.search(r"transactions:\s+\d+\s+\((\S+) per sec", out).group(1))
     p99 = float(re.search(r"99th percentile:\s+(\S+)", out).group(1))
-    return Result(tps, p99, cpu, tx, switches, sc)
+    return Result(tps, p99, cpu, tx, switches)
 
 
 def sysbench_conn(engine: str, srv: Servers) -> list[str]:
@@ -128,37 +148,38 @@ def sysbench_conn(engine: str, srv: Servers) -> list[str]:
 
 
 def sysbench(srv: Servers, engine: str, workload: str, threads: int, extra: list[str],
-             cwd: str | None = None) -> Callable[[int, bool], Result]:
-    def run(seconds: int, strace: bool) -> Result:
-        out, cpu, cs, sc = timed(["sysbench", workload, *sysbench_conn(engine, srv), *extra, f"--threads={threads}",
-                                  f"--time={seconds}", "--percentile=99", "run"], strace=strace, cwd=cwd)
-        return sysbench_result(out, cpu, cs, sc)
+             cwd: str | None = None) -> Callable[[int, str], Result]:
+    def run(seconds: int, probe: str) -> Result:
+        out, cpu, cs, found = timed(["sysbench", workload, *sysbench_conn(engine, srv), *extra,
+                                     f"--threads={threads}", f"--time={seconds}", "--percentile=99", "run"],
+                                    probe=probe, cwd=cwd)
+        return probed(sysbench_result(out, cpu, cs), found)
     return run
 
 
-def benchtop(srv: Servers, engine: str, workload: str, threads: int, extra: list[str]) -> Callable[[int, bool], Result]:
+def benchtop(srv: Servers, engine: str, workload: str, threads: int, extra: list[str]) -> Callable[[int, str], Result]:
     scheme, port = ("mysql", srv.my_port) if engine == "mysql" else ("postgresql", srv.pg_port)
     env = {"MYSQL_PWD": PASSWORD} if engine == "mysql" else {"PGPASSWORD": PASSWORD}
 
-    def run(seconds: int, strace: bool) -> Result:
-        out, cpu, cs, sc = timed([sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", engine,
+    def run(seconds: int, probe: str) -> Result:
+        out, cpu, cs, found = timed([sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", engine,
                                   "--dsn", f"{scheme}://{USER}@127.0.0.1:{port}/{srv.database}",
                                   "--workload", workload, f"--threads={threads}", f"--time={seconds}",
                                   "--percentile=99", "--report-interval=0", "--no-monitor", *extra],
-                                 env=env, strace=strace)
+                                 env=env, probe=probe)
         s = json.loads(out.strip().splitlines()[-1])
-        return Result(s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], cs, sc)
+        return probed(Result(s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], cs), found)
     return run
 
 
-def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, bool], Result]:
-    def run(seconds: int, strace: bool) -> Result:
+def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, str], Result]:
+    def run(seconds: int, probe: str) -> Result:
         with tempfile.TemporaryDirectory() as d:
             prefix = Path(d) / "pgb"
-            out, cpu, cs, sc = timed(["pgbench", "-h", "127.0.0.1", "-p", str(srv.pg_port), "-U", USER,
+            out, cpu, cs, found = timed(["pgbench", "-h", "127.0.0.1", "-p", str(srv.pg_port), "-U", USER,
                                       "-M", "prepared", "-c", str(threads), "-j", str(threads), "-T", str(seconds),
                                       "-n", "-l", f"--log-prefix={prefix}", *script, srv.database],
-                                     env={"PGPASSWORD": PASSWORD}, strace=strace)
+                                     env={"PGPASSWORD": PASSWORD}, probe=probe)
             lat = []
             for f in Path(d).glob("pgb*"):
                 for line in f.read_text().splitlines():
@@ -169,7 +190,7 @@ def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, boo
         tx = int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
         tps = float(re.search(r"tps = (\S+)", out).group(1))
         p99 = lat[max(0, int(len(lat) * 0.99) - 1)] / 1000 if lat else float("nan")
-        return Result(tps, p99, cpu, tx, cs, sc)
+        return probed(Result(tps, p99, cpu, tx, cs), found)
     return run
 
 
@@ -275,6 +296,8 @@ def main() -> int:
     ap.add_argument("--tpcc-scale", type=int, default=1, help="TPC-C warehouses")
     ap.add_argument("--no-strace", dest="strace", action="store_false", help="skip the system-call pass")
     ap.add_argument("--strace-time", type=int, default=10, help="seconds per run of the system-call pass")
+    ap.add_argument("--perf", action="store_true",
+                    help="profile both clients on the row with the worst CPU ratio (perf record, by library)")
     ap.add_argument("--mysql-port", type=int, help="use this running MariaDB instead of a private one")
     ap.add_argument("--pgsql-port", type=int, help="use this running PostgreSQL instead of a private one")
     ap.add_argument("--database", default=DATABASE, help=f"database on running servers (user {USER})")
@@ -283,9 +306,10 @@ def main() -> int:
     if args.sysbench_tpcc and not (Path(args.sysbench_tpcc) / "tpcc.lua").is_file():
         raise SystemExit(f"--sysbench-tpcc {args.sysbench_tpcc}: no tpcc.lua there "
                          "(git clone https://github.com/Percona-Lab/sysbench-tpcc)")
-    for tool in ("sysbench", "pgbench") + (("strace",) if args.strace else ()):
+    for tool in ("sysbench", "pgbench") + (("strace",) if args.strace else ()) + (("perf",) if args.perf else ()):
         if not shutil.which(tool):
-            raise SystemExit(f"{tool} is not installed (apt-get install sysbench postgresql-contrib strace)")
+            raise SystemExit(f"{tool} is not installed (apt-get install sysbench postgresql-contrib strace "
+                             "linux-perf)")
     root = Path(tempfile.mkdtemp(prefix="benchtop-vs-peers-"))
     os.chmod(root, 0o755)
     own = []
@@ -312,15 +336,20 @@ def main() -> int:
             for r in rows:
                 sides = [(r.run_peer, r.peer_runs), (r.run_benchtop, r.bt_runs)]
                 for run, into in (sides if rnd % 2 == 0 else sides[::-1]):
-                    into.append(run(args.time, False))
+                    into.append(run(args.time, ""))
                 print(f"round {rnd + 1}: {r.name}: peer {r.peer_runs[-1].tps:.1f} tps, "
                       f"benchtop {r.bt_runs[-1].tps:.1f} tps", file=sys.stderr)
         if args.strace:
             for r in rows:
-                p = r.run_peer(args.strace_time, True)
-                b = r.run_benchtop(args.strace_time, True)
+                p = r.run_peer(args.strace_time, "strace")
+                b = r.run_benchtop(args.strace_time, "strace")
                 r.peer_sc = p.syscalls / p.transactions if p.syscalls and p.transactions else None
                 r.bt_sc = b.syscalls / b.transactions if b.syscalls and b.transactions else None
+        if args.perf:
+            measured = [r for r in rows if r.peer_runs and r.bt_runs]
+            worst = max(measured, key=lambda r: cpu_per_txn(r.bt_runs) / cpu_per_txn(r.peer_runs))
+            profiles = [(worst.peer, worst.run_peer(args.time, "perf").profile),
+                        ("benchtop", worst.run_benchtop(args.time, "perf").profile)]
     finally:
         for s in own:
             try:
@@ -328,7 +357,12 @@ def main() -> int:
             except Exception as exc:  # noqa: BLE001 - report and go on cleaning up
                 print(f"warning: stopping {s.name}: {exc}", file=sys.stderr)
         shutil.rmtree(root, ignore_errors=True)
-    return report(rows, args)
+    rc = report(rows, args)
+    if args.perf:
+        print(f"\nwhere the client's CPU goes on the slowest row, {worst.name} (perf record, share of samples):")
+        for tool, profile in profiles:
+            print(f"  {tool:<13} {profile}")
+    return rc
 
 
 if __name__ == "__main__":
