@@ -79,6 +79,7 @@ class RunController:
             program,
         )
         self._t0: float | None = None
+        self._hurry = threading.Event()
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
         self.guard = guard  # --stop-if conditions, checked on every sample
@@ -307,26 +308,29 @@ class RunController:
             if self.stop_reason:
                 reason = self.stop_reason
             self.engine.stop()
-            # the measured time ends here: counts and t are read before any wait
-            last = self.engine.snapshot()
-            joined = self.engine.join(timeout=STOP_GRACE_S)
+            # the measured time ends here (the engine's clock stops at the
+            # request); transactions in hand may finish and are counted
+            joined = self.engine.join(timeout=STOP_GRACE_S, cancel=self._hurry)
             if not joined:
                 self.engine.abort_io()  # blocked reads return; their transactions are unfinished
-                joined = self.engine.join(timeout=ABORT_WAIT_S)
+                joined = self.engine.join(timeout=ABORT_WAIT_S, cancel=self._hurry)
             after = self.engine.snapshot()
             self._last = after
             if after.state == "failed":
                 reason = f"error: {after.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
-            base = self._base or last
-            summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
+            base = self._base or after
+            summary = RunSummary.between(base, after, self._percentiles, self.program.txn_names, reason)
             self._summary = replace(summary, txn_latency_ms=self._type_latencies())
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:
                 self.instrumentation.restore()
             return self._summary
+
+    def hurry(self) -> None:
+        self._hurry.set()
 
     def save_summary(self, summary: RunSummary, steps: list[dict[str, Any]] | None = None) -> None:
         if not self.writer:

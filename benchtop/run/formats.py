@@ -85,7 +85,7 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
     if errs:
         extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))
     if s.unfinished:
-        extra.append(f"    unfinished at the end: {s.unfinished} (in flight when the run ended, not counted)")
+        extra.append(f"    unfinished at the end: {s.unfinished} (cut short when the run ended, not counted)")
     if s.stopped_by:
         extra.append(f"    stopped by: {s.stopped_by}")
     if extra:

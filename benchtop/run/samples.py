@@ -153,7 +153,7 @@ class RunSummary:
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
-    unfinished: int = 0  # transactions in flight when the run ended (not in the counts)
+    unfinished: int = 0  # transactions the end cut short (not in the counts)
 
     @property
     def queries(self) -> int:
@@ -216,7 +216,9 @@ class RunSummary:
             service=svc,
             txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
             stopped_by=stopped_by,
-            unfinished=last.in_flight if last.state in ("stopping", "stopped", "failed") else 0,
+            # cut short at the end, or still stuck in a transaction when abandoned
+            unfinished=(last.unfinished - first.unfinished
+                        + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
         )
 
     def to_dict(self) -> dict[str, Any]:
