@@ -124,6 +124,14 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, probe: str = "",
     return res.stdout, cpu, switches, found
 
 
+def figure(pattern: str, out: str) -> str:
+    """One figure of a client's report; a report without it stops the run."""
+    m = re.search(pattern, out)
+    if not m:
+        raise SystemExit(f"no {pattern!r} in the client's output:\n{out[-2000:]}")
+    return m.group(1)
+
+
 def probed(r: Result, found: int | None | str) -> Result:
     if isinstance(found, str):
         r.profile = found
@@ -133,9 +141,9 @@ def probed(r: Result, found: int | None | str) -> Result:
 
 
 def sysbench_result(out: str, cpu: float, switches: int) -> Result:
-    tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
-    tps = float(re.search(r"transactions:\s+\d+\s+\((\S+) per sec", out).group(1))
-    p99 = float(re.search(r"99th percentile:\s+(\S+)", out).group(1))
+    tx = int(figure(r"transactions:\s+(\d+)", out))
+    tps = float(figure(r"transactions:\s+\d+\s+\((\S+) per sec", out))
+    p99 = float(figure(r"99th percentile:\s+(\S+)", out))
     return Result(tps, p99, cpu, tx, switches)
 
 
@@ -187,8 +195,8 @@ def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, str
                     if len(parts) >= 3:
                         lat.append(int(parts[2]))
         lat.sort()
-        tx = int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
-        tps = float(re.search(r"tps = (\S+)", out).group(1))
+        tx = int(figure(r"number of transactions actually processed: (\d+)", out))
+        tps = float(figure(r"tps = (\S+)", out))
         p99 = lat[max(0, int(len(lat) * 0.99) - 1)] / 1000 if lat else float("nan")
         return probed(Result(tps, p99, cpu, tx, cs), found)
     return run
@@ -312,7 +320,7 @@ def main() -> int:
                              "linux-perf)")
     root = Path(tempfile.mkdtemp(prefix="benchtop-vs-peers-"))
     os.chmod(root, 0o755)
-    own = []
+    own: list[LocalMariaDB | LocalPostgres] = []
     try:
         if args.mysql_port is None:
             own.append(LocalMariaDB(root, free_port()))
