@@ -32,6 +32,7 @@ from benchtop.run.attach import (
     make_instrumentation,
 )
 from benchtop.run.controller import RunController
+from benchtop.run.costs import CostMeter
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
 from benchtop.run.results import ResultsWriter, expected_bytes
@@ -157,8 +158,12 @@ class RunSession:
         --instrumentation preset is applied before it returns."""
         opts = opts or self.options
         program, conn = self.program(opts), opts.conn_settings()
+        meter = None
+        if opts.engine != "fileio":  # a scenario's steps measure their costs too
+            kind = opts.target.kind
+            meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind))
         ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
-                            self.guard if results else None)
+                            self.guard if results else None, meter)
         self._stack.callback(ctl.close)
         if results and opts.instrumentation and self.instrumentation is not None:
             try:

@@ -36,12 +36,14 @@ from benchtop.screens.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
+from benchtop.screens.target_line import TargetTopLine
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart
 from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
+from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
@@ -138,6 +140,7 @@ class Dashboard(Horizontal):
                 series("conc", lambda iv: iv.concurrency, "cyan"),
             )
             chart("#chart-service", svc("p50", "cyan"), svc("p99", "blue"), lat("p99", "red"), peak=True)
+        show_per_op(self.query_one("#charts"), history[-1] if history else None)
         axis = axis_for(run_hist)
         if history:
             self.query_one("#hist-interval", LatencyHistogram).update_data(
@@ -250,6 +253,7 @@ class BenchScreen(Screen):
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
         if self.pollers:
+            yield TargetTopLine(id="target-top")
             with TabbedContent(id="tabs"):
                 with TabPane("bench", id="tab-bench"):
                     yield Dashboard(id="dashboard")
@@ -294,6 +298,7 @@ class BenchScreen(Screen):
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:
+        self.query_one(TargetTopLine).polled(event.snapshot)
         if self.server.polled(event.snapshot):
             self._note("outage", f"{event.source} back")
 
