@@ -1,15 +1,33 @@
 #!/usr/bin/env python3
-"""benchtop against sysbench and pgbench on the same private servers.
+"""benchtop against sysbench, sysbench-tpcc and pgbench on the same private servers.
 
-    python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 2] [--strace]
+    python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 2] [--many-threads 256]
+                             [--sysbench-tpcc DIR] [--only NAME] [--no-strace] [--perf]
 
 Starts a private MariaDB and PostgreSQL (the test harness's code, free
-loopback ports, a temporary folder), prepares the same tables, and runs, in
-one go and alternating, the same work with the same threads and duration:
-sysbench oltp_point_select / oltp_read_write against MariaDB, pgbench -S and
-TPC-B (-M prepared) against PostgreSQL, and benchtop's equivalents.  Prints
-TPS, p99 and client CPU (user+sys) per transaction for each, and the ratios.
-With --strace, also system calls per transaction of each client (strace -c -f).
+loopback ports, a temporary folder; or uses running ones with --mysql-port /
+--pgsql-port), prepares the same tables once, then runs every row below in
+one go, peer and benchtop alternating (which one goes first swaps each
+round), same threads and duration:
+
+    oltp_point_select, oltp_read_write, oltp_read_only, oltp_write_only
+        sysbench --db-driver=mysql against MariaDB, and
+        sysbench --db-driver=pgsql against PostgreSQL
+    tpcb-select-only, tpcb       pgbench -S / TPC-B (-M prepared) against PostgreSQL
+    tpcc                         sysbench-tpcc's tpcc.lua against MariaDB (with
+                                 --sysbench-tpcc DIR, a checkout of
+                                 Percona-Lab/sysbench-tpcc: GPL, so it is never
+                                 copied into this repository)
+    oltp_read_write@N            --many-threads N connections (default 256)
+
+For each row: TPS, p99, client CPU (user+sys of the client process and its
+children) per transaction, context switches per transaction, and (unless
+--no-strace) system calls per transaction of each client, counted by
+`strace -c -f` in a separate shorter pass so that strace never slows the
+timed runs.  With --perf, both clients of the row with the worst CPU ratio
+are profiled (perf record) and the share of their CPU by library printed
+under the table.  The verdict per row is the issue's target: TPS >= 1.00x the
+peer and client CPU per transaction <= 0.85x sysbench (0.95x pgbench).
 """
 
 from __future__ import annotations
@@ -20,11 +38,14 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -32,166 +53,324 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures.local import LocalMariaDB, LocalPostgres, free_port  # noqa: E402
 from tests.fixtures.local import DATABASE, PASSWORD, USER  # noqa: E402
 
+OLTP = ("oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only")
+CPU_TARGET = {"sysbench": 0.85, "sysbench-tpcc": 0.85, "pgbench": 0.95}
+TPS_TARGET = 1.00
+
 
 @dataclass
 class Result:
-    tool: str
-    workload: str
     tps: float
     p99_ms: float
     cpu_s: float
     transactions: int
+    switches: int
     syscalls: int | None = None
-
-    @property
-    def cpu_us_per_txn(self) -> float:
-        return self.cpu_s / self.transactions * 1e6 if self.transactions else float("nan")
+    profile: str | None = None
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, strace: bool = False) -> tuple[str, float, int | None]:
+@dataclass
+class Row:
+    """One line of the table: a workload, a server, a peer, and how to run each side."""
+
+    name: str
+    peer: str
+    run_peer: Callable[[int, str], Result]       # (seconds, probe) -> Result
+    run_benchtop: Callable[[int, str], Result]
+    peer_runs: list[Result] = field(default_factory=list)
+    bt_runs: list[Result] = field(default_factory=list)
+    peer_sc: float | None = None
+    bt_sc: float | None = None
+
+
+@dataclass
+class Servers:
+    my_port: int
+    pg_port: int
+    database: str
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None, probe: str = "",
+          cwd: str | None = None) -> tuple[str, float, int, int | None | str]:
     """Run a client; return its output, its CPU seconds (user+sys, children
-    included) and, with strace, its system call count."""
-    syscalls = None
-    if strace:
-        fd, path = tempfile.mkstemp(suffix=".strace")
+    included), its context switches and what the probe found: with "strace"
+    its system call count, with "perf" the share of its CPU samples by
+    library (kernel, client library, libc, the tool itself)."""
+    found: int | None | str = None
+    path = ""
+    if probe:
+        fd, path = tempfile.mkstemp(suffix="." + probe)
         os.close(fd)
-        cmd = ["strace", "-c", "-f", "-o", path, *cmd]
+        cmd = (["strace", "-c", "-f", "-o", path, *cmd] if probe == "strace"
+               else ["perf", "record", "-q", "-F", "999", "-o", path, "--", *cmd])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:3])}... failed:\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
-    if strace:
+        raise SystemExit(f"{' '.join(cmd[:4])}... failed:\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
+    if probe == "strace":
         text = Path(path).read_text()
-        Path(path).unlink()
-        m = re.search(r"^\s*100\.00\s+\S+\s+\S+\s+(\d+)", text, re.M) or re.search(r"total\s*$", text, re.M)
-        syscalls = int(m.group(1)) if m and m.groups() else None
+        m = re.search(r"^\s*100\.00\s+\S+\s+(?:\S+\s+)?(\d+)\s+(?:\d+\s+)?total\s*$", text, re.M)
+        found = int(m.group(1)) if m else None
+    elif probe == "perf":
+        rep = subprocess.run(["perf", "report", "-i", path, "--sort", "dso", "--stdio", "-q"],
+                             capture_output=True, text=True).stdout
+        shares = [(float(pct), Path(dso).name) for pct, dso in re.findall(r"^\s*([\d.]+)%\s+(\S+)", rep, re.M)]
+        found = ", ".join(f"{dso} {pct:.1f}%" for pct, dso in shares[:6])
+    if path:
+        Path(path).unlink(missing_ok=True)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return res.stdout, cpu, syscalls
+    switches = (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw)
+    return res.stdout, cpu, switches, found
 
 
-def sysbench(port: int, workload: str, threads: int, seconds: int, strace: bool) -> Result:
-    out, cpu, sc = timed(["sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-                          f"--mysql-user={USER}", f"--mysql-password={PASSWORD}", f"--mysql-db={DATABASE}",
-                          "--tables=4", "--table-size=100000", f"--threads={threads}", f"--time={seconds}",
-                          "--percentile=99", "run"], strace=strace)
-    tx = int(re.search(r"transactions:\s+(\d+)", out).group(1))
-    tps = float(re.search(r"transactions:\s+\d+\s+\((\S+) per sec", out).group(1))
-    p99 = float(re.search(r"99th percentile:\s+(\S+)", out).group(1))
-    return Result("sysbench", workload, tps, p99, cpu, tx, sc)
+def figure(pattern: str, out: str) -> str:
+    """One figure of a client's report; a report without it stops the run."""
+    m = re.search(pattern, out)
+    if not m:
+        raise SystemExit(f"no {pattern!r} in the client's output:\n{out[-2000:]}")
+    return m.group(1)
 
 
-def benchtop(engine: str, port: int, workload: str, threads: int, seconds: int, strace: bool,
-             extra: list[str]) -> Result:
-    scheme = "mysql" if engine == "mysql" else "postgresql"
+def probed(r: Result, found: int | None | str) -> Result:
+    if isinstance(found, str):
+        r.profile = found
+    else:
+        r.syscalls = found
+    return r
+
+
+def sysbench_result(out: str, cpu: float, switches: int) -> Result:
+    tx = int(figure(r"transactions:\s+(\d+)", out))
+    tps = float(figure(r"transactions:\s+\d+\s+\((\S+) per sec", out))
+    p99 = float(figure(r"99th percentile:\s+(\S+)", out))
+    return Result(tps, p99, cpu, tx, switches)
+
+
+def sysbench_conn(engine: str, srv: Servers) -> list[str]:
+    if engine == "mysql":
+        return ["--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={srv.my_port}", f"--mysql-user={USER}",
+                f"--mysql-password={PASSWORD}", f"--mysql-db={srv.database}"]
+    return ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", f"--pgsql-port={srv.pg_port}", f"--pgsql-user={USER}",
+            f"--pgsql-password={PASSWORD}", f"--pgsql-db={srv.database}"]
+
+
+def sysbench(srv: Servers, engine: str, workload: str, threads: int, extra: list[str],
+             cwd: str | None = None) -> Callable[[int, str], Result]:
+    def run(seconds: int, probe: str) -> Result:
+        out, cpu, cs, found = timed(["sysbench", workload, *sysbench_conn(engine, srv), *extra,
+                                     f"--threads={threads}", f"--time={seconds}", "--percentile=99", "run"],
+                                    probe=probe, cwd=cwd)
+        return probed(sysbench_result(out, cpu, cs), found)
+    return run
+
+
+def benchtop(srv: Servers, engine: str, workload: str, threads: int, extra: list[str]) -> Callable[[int, str], Result]:
+    scheme, port = ("mysql", srv.my_port) if engine == "mysql" else ("postgresql", srv.pg_port)
     env = {"MYSQL_PWD": PASSWORD} if engine == "mysql" else {"PGPASSWORD": PASSWORD}
-    exe = [sys.executable, "-m", "benchtop"]
-    out, cpu, sc = timed([*exe, "--headless", "--json", "--engine", engine, "--dsn",
-                          f"{scheme}://{USER}@127.0.0.1:{port}/{DATABASE}", "--workload", workload,
-                          f"--threads={threads}", f"--time={seconds}", "--percentile=99", "--report-interval=0",
-                          "--no-monitor", *extra], env=env, strace=strace)
-    s = json.loads(out.strip().splitlines()[-1])
-    return Result("benchtop", workload, s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], sc)
+
+    def run(seconds: int, probe: str) -> Result:
+        out, cpu, cs, found = timed([sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", engine,
+                                  "--dsn", f"{scheme}://{USER}@127.0.0.1:{port}/{srv.database}",
+                                  "--workload", workload, f"--threads={threads}", f"--time={seconds}",
+                                  "--percentile=99", "--report-interval=0", "--no-monitor", *extra],
+                                 env=env, probe=probe)
+        s = json.loads(out.strip().splitlines()[-1])
+        return probed(Result(s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], cs), found)
+    return run
 
 
-def pgbench(port: int, script: list[str], name: str, threads: int, seconds: int, strace: bool) -> Result:
-    with tempfile.TemporaryDirectory() as d:
-        prefix = Path(d) / "pgb"
-        out, cpu, sc = timed(["pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", USER, "-M", "prepared",
-                              "-c", str(threads), "-j", str(threads), "-T", str(seconds), "-n", "-l",
-                              f"--log-prefix={prefix}", *script, DATABASE], env={"PGPASSWORD": PASSWORD},
-                             strace=strace)
-        lat = []
-        for f in Path(d).glob("pgb*"):
-            for line in f.read_text().splitlines():
-                parts = line.split()
-                if len(parts) >= 3:
-                    lat.append(int(parts[2]))
-    lat.sort()
-    tx = int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
-    tps = float(re.search(r"tps = (\S+)", out).group(1))
-    p99 = lat[max(0, int(len(lat) * 0.99) - 1)] / 1000 if lat else float("nan")
-    return Result("pgbench", name, tps, p99, cpu, tx, sc)
+def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, str], Result]:
+    def run(seconds: int, probe: str) -> Result:
+        with tempfile.TemporaryDirectory() as d:
+            prefix = Path(d) / "pgb"
+            out, cpu, cs, found = timed(["pgbench", "-h", "127.0.0.1", "-p", str(srv.pg_port), "-U", USER,
+                                      "-M", "prepared", "-c", str(threads), "-j", str(threads), "-T", str(seconds),
+                                      "-n", "-l", f"--log-prefix={prefix}", *script, srv.database],
+                                     env={"PGPASSWORD": PASSWORD}, probe=probe)
+            lat = []
+            for f in Path(d).glob("pgb*"):
+                for line in f.read_text().splitlines():
+                    parts = line.split()
+                    if len(parts) >= 3:
+                        lat.append(int(parts[2]))
+        lat.sort()
+        tx = int(figure(r"number of transactions actually processed: (\d+)", out))
+        tps = float(figure(r"tps = (\S+)", out))
+        p99 = lat[max(0, int(len(lat) * 0.99) - 1)] / 1000 if lat else float("nan")
+        return probed(Result(tps, p99, cpu, tx, cs), found)
+    return run
+
+
+def prepare(srv: Servers, args: argparse.Namespace, tables: list[str], need_pg: bool, need_tpcc: bool) -> None:
+    """The peers' own prepare for the sysbench and pgbench tables (benchtop
+    reads them as they are); benchtop's for TPC-C, whose tables are
+    sysbench-tpcc's (tpcc.lua's prepare waits 30 s and loads row by row)."""
+    env = {**os.environ, "PGPASSWORD": PASSWORD, "MYSQL_PWD": PASSWORD}
+    engines = ["mysql"] + (["pgsql"] if need_pg else [])
+    for engine in engines:
+        conn = sysbench_conn(engine, srv)
+        subprocess.run(["sysbench", "oltp_common", *conn, *tables, "cleanup"], capture_output=True, env=env)
+        subprocess.run(["sysbench", "oltp_common", *conn, *tables, "--threads=4", "prepare"], check=True,
+                       capture_output=True, env=env)
+    if need_pg:
+        subprocess.run(["pgbench", "-i", "-q", "-s", str(args.scale), "-h", "127.0.0.1", "-p", str(srv.pg_port),
+                        "-U", USER, srv.database], check=True, capture_output=True, env=env)
+    if need_tpcc:
+        tpcc = ["--engine", "mysql", "--dsn", f"mysql://{USER}@127.0.0.1:{srv.my_port}/{srv.database}",
+                "--workload", "tpcc", "--tables=1", f"--scale={args.tpcc_scale}"]
+        subprocess.run([sys.executable, "-m", "benchtop", "cleanup", *tpcc], capture_output=True, env=env)
+        subprocess.run([sys.executable, "-m", "benchtop", "prepare", *tpcc, "--threads=4"], check=True,
+                       capture_output=True, env=env)
+
+
+def build_rows(srv: Servers, args: argparse.Namespace) -> list[Row]:
+    t = args.threads
+    tables = ["--tables=4", f"--table-size={args.table_size}"]
+    rows: list[Row] = []
+    for engine, label in (("mysql", "MariaDB"), ("pgsql", "PostgreSQL")):
+        bt_engine = "mysql" if engine == "mysql" else "postgres"
+        for wl in OLTP:
+            rows.append(Row(f"{wl} ({label})", "sysbench", sysbench(srv, engine, wl, t, tables),
+                            benchtop(srv, bt_engine, wl, t, tables)))
+    scale = [f"--scale={args.scale}"]
+    rows.append(Row("tpcb-select-only (PostgreSQL)", "pgbench", pgbench(srv, ["-S"], t),
+                    benchtop(srv, "postgres", "tpcb-select-only", t, scale)))
+    rows.append(Row("tpcb (PostgreSQL)", "pgbench", pgbench(srv, [], t), benchtop(srv, "postgres", "tpcb", t, scale)))
+    if args.sysbench_tpcc:
+        tpcc = ["--tables=1", f"--scale={args.tpcc_scale}"]
+        lua = str(Path(args.sysbench_tpcc).resolve() / "tpcc.lua")
+        rows.append(Row("tpcc (MariaDB)", "sysbench-tpcc",
+                        sysbench(srv, "mysql", lua, t, [*tpcc, "--report-interval=0"], cwd=args.sysbench_tpcc),
+                        benchtop(srv, "mysql", "tpcc", t, tpcc)))
+    if args.many_threads:
+        n = args.many_threads
+        rows.append(Row(f"oltp_read_write@{n} (MariaDB)", "sysbench", sysbench(srv, "mysql", "oltp_read_write", n, tables),
+                        benchtop(srv, "mysql", "oltp_read_write", n, tables)))
+    if args.only:
+        rows = [r for r in rows if any(o in r.name for o in args.only)]
+    return rows
+
+
+def cpu_per_txn(rs: list[Result]) -> float:
+    n = sum(r.transactions for r in rs)
+    return sum(r.cpu_s for r in rs) / n * 1e6 if n else float("nan")
+
+
+def per_txn(rs: list[Result], attr: str) -> float:
+    n = sum(r.transactions for r in rs)
+    return sum(getattr(r, attr) for r in rs) / n if n else float("nan")
+
+
+def report(rows: list[Row], args: argparse.Namespace) -> int:
+    print(f"\n{args.threads} threads (oltp_read_write@N: N), {args.time} s per run, {args.rounds} round(s), "
+          f"alternating; client CPU = user+sys of the client and its children; cs = context switches; "
+          f"sc = system calls (strace -c -f, {args.strace_time} s pass)")
+    head = (f"{'workload':<34} {'peer':<13} {'peer tps':>10} {'bt tps':>10} {'TPS x':>6} {'peer us/tx':>10} "
+            f"{'bt us/tx':>9} {'CPU x':>6} {'peer cs/tx':>10} {'bt cs/tx':>8} {'peer sc/tx':>10} {'bt sc/tx':>8}  verdict")
+    print(head)
+    failed = 0
+    for r in rows:
+        if not r.peer_runs or not r.bt_runs:
+            continue
+        ptps = statistics.fmean(x.tps for x in r.peer_runs)
+        btps = statistics.fmean(x.tps for x in r.bt_runs)
+        pcpu, bcpu = cpu_per_txn(r.peer_runs), cpu_per_txn(r.bt_runs)
+        tps_x, cpu_x = btps / ptps, bcpu / pcpu
+        limit = CPU_TARGET[r.peer]
+        ok = tps_x >= TPS_TARGET and cpu_x <= limit
+        failed += not ok
+        sc = (f"{r.peer_sc:>10.1f} {r.bt_sc:>8.1f}" if r.peer_sc is not None and r.bt_sc is not None
+              else f"{'-':>10} {'-':>8}")
+        why = [] if ok else ([f"TPS < {TPS_TARGET:.2f}x"] if tps_x < TPS_TARGET else []) + (
+            [f"CPU > {limit:.2f}x"] if cpu_x > limit else [])
+        print(f"{r.name:<34} {r.peer:<13} {ptps:>10.1f} {btps:>10.1f} {tps_x:>6.3f} {pcpu:>10.1f} {bcpu:>9.1f} "
+              f"{cpu_x:>6.3f} {per_txn(r.peer_runs, 'switches'):>10.2f} {per_txn(r.bt_runs, 'switches'):>8.2f} {sc}  "
+              + ("meets target" if ok else "MISSES: " + ", ".join(why)))
+    print(f"\ntargets: TPS >= {TPS_TARGET:.2f}x the peer; client CPU/txn <= 0.85x sysbench, <= 0.95x pgbench. "
+          f"{len(rows) - failed} of {len(rows)} rows meet them.")
+    return 1 if failed else 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--time", type=int, default=20)
+    ap.add_argument("--time", type=int, default=20, help="seconds per timed run")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--many-threads", type=int, default=256, help="threads of the many-connections row (0: skip it)")
+    ap.add_argument("--table-size", type=int, default=100000, help="rows per sysbench table (4 tables)")
     ap.add_argument("--scale", type=int, default=10, help="pgbench scale")
-    ap.add_argument("--only", action="append", default=[],
-                    help="run only these workloads (oltp_point_select, oltp_read_write, tpcb-select-only, tpcb)")
+    ap.add_argument("--sysbench-tpcc", metavar="DIR", help="a checkout of Percona-Lab/sysbench-tpcc (adds the tpcc row)")
+    ap.add_argument("--tpcc-scale", type=int, default=1, help="TPC-C warehouses")
+    ap.add_argument("--no-strace", dest="strace", action="store_false", help="skip the system-call pass")
+    ap.add_argument("--strace-time", type=int, default=10, help="seconds per run of the system-call pass")
+    ap.add_argument("--perf", action="store_true",
+                    help="profile both clients on the row with the worst CPU ratio (perf record, by library)")
+    ap.add_argument("--mysql-port", type=int, help="use this running MariaDB instead of a private one")
+    ap.add_argument("--pgsql-port", type=int, help="use this running PostgreSQL instead of a private one")
+    ap.add_argument("--database", default=DATABASE, help=f"database on running servers (user {USER})")
+    ap.add_argument("--only", action="append", default=[], help="run only rows whose name contains this (repeatable)")
     args = ap.parse_args()
-    for tool in ("sysbench", "pgbench") + (("strace",) if args.strace else ()):
+    if args.sysbench_tpcc and not (Path(args.sysbench_tpcc) / "tpcc.lua").is_file():
+        raise SystemExit(f"--sysbench-tpcc {args.sysbench_tpcc}: no tpcc.lua there "
+                         "(git clone https://github.com/Percona-Lab/sysbench-tpcc)")
+    for tool in ("sysbench", "pgbench") + (("strace",) if args.strace else ()) + (("perf",) if args.perf else ()):
         if not shutil.which(tool):
-            raise SystemExit(f"{tool} is not installed (apt-get install sysbench postgresql-contrib strace)")
+            raise SystemExit(f"{tool} is not installed (apt-get install sysbench postgresql-contrib strace "
+                             "linux-perf)")
     root = Path(tempfile.mkdtemp(prefix="benchtop-vs-peers-"))
     os.chmod(root, 0o755)
-    my = LocalMariaDB(root, free_port())
-    pg = LocalPostgres(root, free_port())
-    results: list[Result] = []
+    own: list[LocalMariaDB | LocalPostgres] = []
     try:
-        my.start()
-        pg.start()
-        my.wait_ready()
-        pg.wait_ready()
-        env_pg = {**os.environ, "PGPASSWORD": PASSWORD}
-        subprocess.run(["sysbench", "oltp_read_write", "--db-driver=mysql", "--mysql-host=127.0.0.1",
-                        f"--mysql-port={my.port}", f"--mysql-user={USER}", f"--mysql-password={PASSWORD}",
-                        f"--mysql-db={DATABASE}", "--tables=4", "--table-size=100000", "--threads=4", "prepare"],
-                       check=True, capture_output=True)
-        subprocess.run(["pgbench", "-i", "-q", "-s", str(args.scale), "-h", "127.0.0.1", "-p", str(pg.port),
-                        "-U", USER, DATABASE], check=True, capture_output=True, env=env_pg)
-        my_extra = ["--tables=4", "--table-size=100000"]
-        pg_extra = [f"--scale={args.scale}"]
-        def wanted(wl: str) -> bool:
-            return not args.only or wl in args.only
-
-        for _ in range(args.rounds):
-            for wl in ("oltp_point_select", "oltp_read_write"):
-                if wanted(wl):
-                    results.append(sysbench(my.port, wl, args.threads, args.time, args.strace))
-                    results.append(benchtop("mysql", my.port, wl, args.threads, args.time, args.strace, my_extra))
-            for wl, script in (("tpcb-select-only", ["-S"]), ("tpcb", [])):
-                if wanted(wl):
-                    results.append(pgbench(pg.port, script, wl, args.threads, args.time, args.strace))
-                    results.append(benchtop("postgresql", pg.port, wl, args.threads, args.time, args.strace,
-                                            pg_extra))
-    finally:
-        for srv in (my, pg):
-            try:
-                srv.stop()
-            except Exception as exc:  # noqa: BLE001 - report and go on cleaning up
-                print(f"warning: stopping {srv.name}: {exc}", file=sys.stderr)
-        shutil.rmtree(root, ignore_errors=True)
-
-    print(f"\n{args.threads} threads, {args.time} s per run, {args.rounds} round(s), alternating; client CPU = user+sys")
-    print(f"{'workload':<20} {'tool':<9} {'tps':>10} {'p99 ms':>8} {'CPU us/txn':>11}" + ("  syscalls/txn" if args.strace else ""))
-    by: dict[tuple[str, str], list[Result]] = {}
-    for r in results:
-        by.setdefault((r.workload, r.tool), []).append(r)
-    for (wl, tool), rs in by.items():
-        tps = sum(r.tps for r in rs) / len(rs)
-        p99 = sum(r.p99_ms for r in rs) / len(rs)
-        cpu = sum(r.cpu_s for r in rs) / sum(r.transactions for r in rs) * 1e6
-        line = f"{wl:<20} {tool:<9} {tps:>10.1f} {p99:>8.2f} {cpu:>11.1f}"
+        if args.mysql_port is None:
+            own.append(LocalMariaDB(root, free_port()))
+        if args.pgsql_port is None:
+            own.append(LocalPostgres(root, free_port()))
+        for s in own:
+            s.start()
+        ports = {s.name: s.port for s in own}
+        srv = Servers(args.mysql_port or ports.get("mariadb", 0), args.pgsql_port or ports.get("postgresql", 0),
+                      args.database if (args.mysql_port or args.pgsql_port) else DATABASE)
+        if not srv.my_port or not srv.pg_port:
+            raise SystemExit(f"private server names changed: {sorted(ports)}")
+        rows = build_rows(srv, args)
+        if not rows:
+            raise SystemExit("--only matched no row")
+        t0 = time.monotonic()
+        prepare(srv, args, ["--tables=4", f"--table-size={args.table_size}"],
+                need_pg=any("PostgreSQL" in r.name for r in rows), need_tpcc=any(r.peer == "sysbench-tpcc" for r in rows))
+        print(f"prepared in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+        for rnd in range(args.rounds):
+            for r in rows:
+                sides = [(r.run_peer, r.peer_runs), (r.run_benchtop, r.bt_runs)]
+                for run, into in (sides if rnd % 2 == 0 else sides[::-1]):
+                    into.append(run(args.time, ""))
+                print(f"round {rnd + 1}: {r.name}: peer {r.peer_runs[-1].tps:.1f} tps, "
+                      f"benchtop {r.bt_runs[-1].tps:.1f} tps", file=sys.stderr)
         if args.strace:
-            sc = [r.syscalls / r.transactions for r in rs if r.syscalls]
-            line += f"  {sum(sc) / len(sc):>12.1f}" if sc else "  n/a"
-        print(line)
-    print("\nratios (benchtop / peer):")
-    for wl, peer in (("oltp_point_select", "sysbench"), ("oltp_read_write", "sysbench"),
-                     ("tpcb-select-only", "pgbench"), ("tpcb", "pgbench")):
-        a, b = by.get((wl, "benchtop")), by.get((wl, peer))
-        if not a or not b:
-            continue
-        tps_ratio = (sum(r.tps for r in a) / len(a)) / (sum(r.tps for r in b) / len(b))
-        cpu_a = sum(r.cpu_s for r in a) / sum(r.transactions for r in a)
-        cpu_b = sum(r.cpu_s for r in b) / sum(r.transactions for r in b)
-        print(f"  {wl:<20} TPS x{tps_ratio:.3f}   CPU per transaction x{cpu_a / cpu_b:.3f}   (vs {peer})")
-    return 0
+            for r in rows:
+                p = r.run_peer(args.strace_time, "strace")
+                b = r.run_benchtop(args.strace_time, "strace")
+                r.peer_sc = p.syscalls / p.transactions if p.syscalls and p.transactions else None
+                r.bt_sc = b.syscalls / b.transactions if b.syscalls and b.transactions else None
+        if args.perf:
+            measured = [r for r in rows if r.peer_runs and r.bt_runs]
+            worst = max(measured, key=lambda r: cpu_per_txn(r.bt_runs) / cpu_per_txn(r.peer_runs))
+            profiles = [(worst.peer, worst.run_peer(args.time, "perf").profile),
+                        ("benchtop", worst.run_benchtop(args.time, "perf").profile)]
+    finally:
+        for s in own:
+            try:
+                s.stop()
+            except Exception as exc:  # noqa: BLE001 - report and go on cleaning up
+                print(f"warning: stopping {s.name}: {exc}", file=sys.stderr)
+        shutil.rmtree(root, ignore_errors=True)
+    rc = report(rows, args)
+    if args.perf:
+        print(f"\nwhere the client's CPU goes on the slowest row, {worst.name} (perf record, share of samples):")
+        for tool, profile in profiles:
+            print(f"  {tool:<13} {profile}")
+    return rc
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ typedef struct {
     int64_t i;
     char *s;            /* buffer of BT_SREG_CAP bytes provided by the engine */
     uint32_t slen;
-    int64_t rows;       /* rows returned or affected */
+    int64_t rows;       /* rows affected; rows returned where they come free (PostgreSQL,
+                         * SQLite): MySQL skips unread rows without counting them */
 } bt_result;
 
 typedef struct bt_driver {

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
-
-import psycopg
-import pymysql
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from benchtop.errors import one_line
 from benchtop.target.connection import libpq_params, pymysql_kwargs
 from benchtop.target import Target
+
+if TYPE_CHECKING:
+    import psycopg
+    import pymysql
 
 # Presets: (instrument LIKE patterns enabled + timed, consumers enabled).
 # All others are switched off.  "all_enabled", "all_disabled" and "default"
@@ -145,6 +146,19 @@ def _in_chunks(prefix: str, names: Sequence[str]) -> list[tuple[str, tuple[Any, 
     return out
 
 
+def _client_errors(kind: str) -> tuple[type[Exception], ...]:
+    """The errors of the one client library `kind` uses.  Each library is
+    imported when first needed: every mysql/postgresql run makes this control
+    but few use it, and importing psycopg was half of a run's start-up CPU."""
+    if kind == "mysql":
+        import pymysql
+
+        return (pymysql.MySQLError, OSError)
+    import psycopg
+
+    return (psycopg.Error, OSError)
+
+
 class InstrumentationControl:
     """Applies presets on one target and restores its original state.
 
@@ -166,6 +180,10 @@ class InstrumentationControl:
         self._saved_pg: dict[str, tuple[str, bool]] | None = None  # name -> (value, set in auto.conf)
         self._my: pymysql.connections.Connection | None = None
         self._pg: psycopg.Connection | None = None
+
+    def _errors(self) -> tuple[type[Exception], ...]:
+        # an except clause evaluates this only when something was raised
+        return _client_errors(self.target.kind)
 
     @property
     def presets(self) -> tuple[str, ...]:
@@ -194,7 +212,7 @@ class InstrumentationControl:
                 self._apply_mysql(preset)
             else:
                 self._apply_pg(preset)
-        except (pymysql.MySQLError, psycopg.Error, OSError) as exc:
+        except self._errors() as exc:
             raise InstrumentationError(
                 f"cannot apply preset {preset}: {one_line(exc)}{self._grant_hint(exc)}"
             ) from None
@@ -215,7 +233,7 @@ class InstrumentationControl:
                 if self._saved_pg is not None:
                     self._restore_pg(self._saved_pg)
                 break
-            except (pymysql.MySQLError, psycopg.Error, OSError) as exc:
+            except self._errors() as exc:
                 self.close()
                 if attempt == 2:
                     raise InstrumentationError(f"cannot restore instrumentation: {one_line(exc)}") from None
@@ -230,7 +248,7 @@ class InstrumentationControl:
             if conn is not None:
                 try:
                     conn.close()
-                except (pymysql.MySQLError, psycopg.Error):
+                except self._errors():
                     pass
         self._my = None
         self._pg = None
@@ -242,6 +260,8 @@ class InstrumentationControl:
             kwargs = pymysql_kwargs(
                 self.target, timeout_s=self.timeout_s, program_name="benchtop-instrumentation", with_database=False
             )
+            import pymysql
+
             self._my = pymysql.connect(**kwargs)
         return self._my
 
@@ -271,6 +291,8 @@ class InstrumentationControl:
     def _postgres(self) -> psycopg.Connection:
         if self._pg is None or self._pg.closed:
             params = libpq_params(self.target, timeout_s=self.timeout_s, application_name="benchtop-instrumentation")
+            import psycopg
+
             self._pg = psycopg.connect(**params, autocommit=True)
         return self._pg
 
