@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from benchtop.engine import ConnSettings, Engine, EngineSettings
 from benchtop.engine.histogram import Histogram
@@ -29,6 +29,40 @@ from benchtop.workload import Program
 KEEP_HISTOGRAMS = 8
 
 
+class LoadEngine(Protocol):
+    """What a run drives: the native Engine, or the load hosts of a cluster
+    run acting as one (benchtop.run.cluster.HostGroup)."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def join(self, timeout: float | None = None) -> bool: ...
+    def close(self) -> None: ...
+    def set_threads(self, n: int) -> None: ...
+    def set_rate(self, rate: float) -> None: ...
+    def set_paused(self, paused: bool) -> None: ...
+    def snapshot(self) -> EngineSample: ...
+    def type_histogram(self, index: int) -> Histogram: ...
+
+
+def engine_settings(cfg: RunOptions) -> EngineSettings:
+    """The native engine's settings for a run's options."""
+    ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
+    if not cfg.ignore_errors and cfg.engine in ("mysql", "postgresql"):
+        # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
+        # are already retried as deadlocks/lock waits; 1020 is "record changed".
+        codes = (1020,)
+    return EngineSettings(
+        threads=cfg.threads,
+        rate=cfg.rate,
+        arrival=cfg.arrival,
+        max_events=cfg.events,
+        rand=cfg.rand,
+        reconnect_every=cfg.reconnect,
+        ignore_all_errors=ignore_all,
+        ignore_codes=codes,
+    )
+
+
 class RunController:
     def __init__(
         self,
@@ -38,7 +72,10 @@ class RunController:
         writer: ResultsWriter | None = None,
         instrumentation: InstrumentationCycler | None = None,
         guard: Guard | None = None,
+        engine: LoadEngine | None = None,
     ) -> None:
+        """`engine`: what runs the load (default: a native Engine made here
+        from the options)."""
         cfg = self.options = options
         self.program = program
         self.writer = writer
@@ -57,25 +94,8 @@ class RunController:
         self._last: EngineSample | None = None
         self._percentiles = (cfg.percentile,) if cfg.percentile > 0 else ()
         self.on_event: Callable[[TimelineEvent], None] | None = None
-        ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
-        if not cfg.ignore_errors and cfg.engine in ("mysql", "postgresql"):
-            # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
-            # are already retried as deadlocks/lock waits; 1020 is "record changed".
-            codes = (1020,)
-        self.engine = Engine(
-            conn,
-            EngineSettings(
-                threads=cfg.threads,
-                rate=cfg.rate,
-                arrival=cfg.arrival,
-                max_events=cfg.events,
-                rand=cfg.rand,
-                reconnect_every=cfg.reconnect,
-                ignore_all_errors=ignore_all,
-                ignore_codes=codes,
-            ),
-            program,
-        )
+        self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg), program)
+        self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
         self._t0: float | None = None
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
@@ -112,7 +132,7 @@ class RunController:
         counted = bool(self.history) and self.history[-1] is iv
         finished = self.finished
         return Sample(iv, counted, t=iv.t - self.t_offset, finished=finished,
-                      reason=self._end_reason() if finished else "")
+                      reason=self._end_reason() if finished else "", fields=self._fields)
 
     def _end_reason(self) -> str:
         if self.stop_reason:
@@ -152,7 +172,9 @@ class RunController:
                 if why:
                     self.stop_reason = f"stop-if: {why}"
                     self._event("note", self.stop_reason)
-            if self._base is not None and self._base is not cur:
+            counted = self._base is not None and self._base is not cur
+            self._fields = self._interval_fields(iv, counted)
+            if counted:
                 self.history.append(iv)
                 old = len(self.history) - 1 - KEEP_HISTOGRAMS
                 if old >= 0:
@@ -160,9 +182,14 @@ class RunController:
                 if self.writer:
                     d = iv.to_dict()
                     d["t"] = round(iv.t - self.t_offset, 3)
+                    d.update(self._fields)
                     self.writer.append("intervals.jsonl", d)
                     self._hlog(iv)
             return iv
+
+    def _interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+        """What the newest interval's JSON object adds (a cluster run: its hosts)."""
+        return {}
 
     def _hlog(self, iv: IntervalStats) -> None:
         lines = []

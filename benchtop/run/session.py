@@ -148,13 +148,21 @@ class RunSession:
     # -- controllers -----------------------------------------------------------
     def controller(self, opts: RunOptions | None = None, results: bool = True) -> RunController:
         """A new controller (not started) for `opts` (default: the session's),
-        closed with the session.  `results=False`: it writes no results
+        closed with the session: a ClusterController when the options name
+        a cluster.  `results=False`: it writes no results
         folder (a scenario writes one for all its steps).  The options'
         --instrumentation preset is applied before it returns."""
         opts = opts or self.options
         program, conn = self.program(opts), opts.conn_settings()
-        ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
-                            self.guard if results else None)
+        ctl: RunController
+        if opts.cluster:
+            from benchtop.run.cluster import ClusterController  # Ray and numpy only for cluster runs
+
+            ctl = ClusterController(opts, program, conn, self.writer if results else None, self.instrumentation,
+                                    self.guard if results else None)
+        else:
+            ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
+                                self.guard if results else None)
         self._stack.callback(ctl.close)
         if results and opts.instrumentation and self.instrumentation is not None:
             try:

@@ -1,0 +1,578 @@
+"""A run on many load hosts (`--cluster ADDRESS --load-hosts N`): one Ray
+actor per load host, each running the native engine in its own process on
+its node (benchtop.run.loadhost), driven as one engine.
+
+`HostGroup` is that one engine: knobs are totals split across the live
+hosts (or set on one host), and each reading gathers every host's
+cumulative counters and histograms in parallel, with a timeout, and adds
+them up.  Histograms merge exactly (bucket counts add), so merged
+percentiles are those of one histogram fed every transaction.  Differences
+are taken here, on the controller, from cumulative readings: no clock
+agreement between hosts is needed, and a reading that comes late is counted
+in the next interval.
+
+`ClusterController` is a RunController over a HostGroup (everything a run
+has - warm-up, stop-if, instrumentation, results folder - works unchanged)
+that adds per-host rows to each sample, per-host intervals and tagged
+latency logs to the results folder, a `hosts` list to the summary, and
+survives a lost host: its last reading stays in the totals, the loss goes
+on the timeline, the others go on.
+
+Ray and numpy are imported only here (and in the actors): the `cluster`
+extra installs them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from benchtop.engine import ConnSettings, EngineSettings
+from benchtop.engine.histogram import Histogram, _rank, bucket_bounds, nbuckets
+from benchtop.engine.sample import ERROR_KINDS, EngineSample
+from benchtop.errors import UsageError, one_line
+from benchtop.run import hdrlog
+from benchtop.run.attach import InstrumentationCycler
+from benchtop.run.controller import RunController, engine_settings
+from benchtop.run.guards import Guard
+from benchtop.run.loadhost import HostReading, LoadHost, SparseCounts
+from benchtop.run.options import RunOptions
+from benchtop.run.protocol import Notice, Sample
+from benchtop.run.results import ResultsWriter
+from benchtop.run.samples import HostInterval, HostSummary, IntervalStats, RunSummary
+from benchtop.workload import Program
+
+GATHER_TIMEOUT_S = 2.0  # longest a reading waits for a host (at most half the report interval)
+KNOB_TIMEOUT_S = 5.0  # a knob that no host acknowledges in this long is reported, not waited for
+LOST_AFTER_S = 15.0  # a host silent this long is given up (a dead actor is given up at once)
+START_TIMEOUT_S = 120.0  # placing and starting every actor (a node may have to start a worker)
+ROW_PERCENTILES = (50.0, 95.0, 99.0)
+
+
+def ray_module() -> Any:
+    """Ray, or a one-line error naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--cluster needs Ray: pip install 'benchtop[cluster]'") from None
+    return ray
+
+
+def split_total(total: int, parts: int) -> list[int]:
+    """`total` threads (or events) over `parts` hosts, the first ones taking
+    the remainder.
+
+    >>> split_total(10, 4), split_total(1, 3), split_total(0, 2)
+    ([3, 3, 2, 2], [1, 0, 0], [0, 0])
+    """
+    if parts <= 0:
+        return []
+    base, extra = divmod(max(0, total), parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
+                  service: Histogram) -> EngineSample:
+    """Several hosts' cumulative readings as one: counters add, maxima are
+    the largest, minima the smallest of the hosts that ran anything; `t` is
+    the controller's clock."""
+    ran = [p for p in parts if p.transactions]
+
+    def total(name: str) -> Any:
+        return sum(getattr(p, name) for p in parts)
+
+    width = max((len(p.txn_by_type) for p in parts), default=0)
+
+    def by_type(name: str) -> tuple[int, ...]:
+        out = [0] * width
+        for p in parts:
+            for i, v in enumerate(getattr(p, name)):
+                out[i] += v
+        return tuple(out)
+
+    return EngineSample(
+        t=t, state="running", threads_target=total("threads_target"), threads_running=total("threads_running"),
+        paused=bool(parts) and all(p.paused for p in parts), rate=total("rate"),
+        transactions=total("transactions"), rollbacks=total("rollbacks"), reads=total("reads"),
+        writes=total("writes"), other=total("other"),
+        errors={k: sum(p.errors.get(k, 0) for p in parts) for k in ERROR_KINDS},
+        retries=total("retries"), reconnects=total("reconnects"), connects=total("connects"),
+        connect_ns_sum=total("connect_ns_sum"), connect_ns_max=max((p.connect_ns_max for p in parts), default=0),
+        latency_ns_sum=total("latency_ns_sum"), latency_ns_min=min((p.latency_ns_min for p in ran), default=0),
+        latency_ns_max=max((p.latency_ns_max for p in parts), default=0), service_ns_sum=total("service_ns_sum"),
+        service_ns_max=max((p.service_ns_max for p in parts), default=0), busy_ns=total("busy_ns"),
+        queue_ns=total("queue_ns"), tickets_due=total("tickets_due"), txn_by_type=by_type("txn_by_type"),
+        txn_ns_by_type=by_type("txn_ns_by_type"), rows_loaded=total("rows_loaded"), error="",
+        latency=latency, service=service,
+    )
+
+
+class _Bounds:
+    """The bucket layout as arrays, for percentiles over numpy counts."""
+
+    def __init__(self) -> None:
+        lows, highs = bucket_bounds()
+        self.mid_ms = (np.asarray(lows, dtype=np.float64) + np.asarray(highs, dtype=np.float64) - 1) / 2.0 / 1e6
+        self.max_ms = (np.asarray(highs, dtype=np.float64) - 1) / 1e6
+
+    def latency_ms(self, counts: np.ndarray) -> dict[str, float]:
+        """p50/p95/p99/max of one histogram, as Histogram computes them."""
+        total = int(counts.sum())
+        if total == 0:
+            return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0}
+        cum = np.cumsum(counts)
+        out = {}
+        for p in ROW_PERCENTILES:
+            i = int(np.searchsorted(cum, _rank(p, total)))
+            out[f"p{p:g}"] = float(self.mid_ms[i])
+        out["max"] = float(self.max_ms[int(np.flatnonzero(counts)[-1])])
+        return out
+
+
+def _less(cur: np.ndarray, prev: np.ndarray) -> np.ndarray:
+    """cur - prev per bucket, never negative (a torn read can lag one bucket)."""
+    return np.where(cur > prev, cur - prev, np.uint64(0))
+
+
+@dataclass
+class _Host:
+    """The controller's view of one load host."""
+
+    name: str
+    node: str
+    node_id: str
+    actor: Any
+    threads: int
+    rate: float
+    reading: HostReading | None = None
+    latency: np.ndarray | None = None  # dense cumulative counts of `reading`
+    service: np.ndarray | None = None
+    pending: Any = None  # a reading asked for and not yet back
+    heard_at: float = 0.0  # monotonic time of the last reply
+    reported: bool = False  # answered the newest gather
+    advance: float = 0.0  # how far its engine's clock moved between its two newest readings
+    lost_at: float | None = None
+    lost_reason: str = ""
+    # per-host intervals: the previous and the base (warm-up end) readings
+    prev: tuple[EngineSample, np.ndarray, np.ndarray, int, int] | None = None
+    base: EngineSample | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def live(self) -> bool:
+        return self.lost_at is None
+
+    def full_sample(self) -> EngineSample | None:
+        """The newest reading with its histograms."""
+        if self.reading is None or self.latency is None or self.service is None:
+            return None
+        return replace(self.reading.sample, latency=Histogram(tuple(self.latency.tolist())),
+                       service=Histogram(tuple(self.service.tolist())))
+
+
+class HostGroup:
+    """The load hosts' engines as one engine (RunController's LoadEngine).
+
+    `address` is given to ray.init unless Ray is already initialised (a
+    test, a notebook); `hosts` actors are placed on distinct alive nodes
+    (worker nodes before the head), round-robin when there are more hosts
+    than nodes."""
+
+    def __init__(self, address: str, hosts: int, conn: ConnSettings, settings: EngineSettings,
+                 program: Program, report_interval: float = 1.0) -> None:
+        ray = self._ray = ray_module()
+        self._owns_ray = False
+        if not ray.is_initialized():
+            try:
+                # log_to_driver=False: the actors' output stays in Ray's logs, off the TUI
+                ray.init(address=address, namespace="benchtop", log_to_driver=False,
+                         logging_level=logging.ERROR)
+            except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError, ...
+                raise UsageError(f"--cluster {address}: cannot connect to the Ray cluster: {one_line(exc)}") from None
+            self._owns_ray = True
+        self._lock = threading.RLock()
+        self._nb = nbuckets()
+        self._bounds = _Bounds()
+        self._t0: float | None = None
+        self._last_merged: EngineSample | None = None
+        self.events: list[str] = []  # host losses since the last drain (the controller puts them on its timeline)
+        self.gather_s = 0.0  # how long the newest gather took
+        self._gather_timeout = min(GATHER_TIMEOUT_S, max(0.2, report_interval / 2))
+        nodes = self._nodes()
+        if hosts <= 0:
+            hosts = len(nodes)
+        threads = split_total(settings.threads, hosts)
+        events = split_total(settings.max_events, hosts) if settings.max_events else [0] * hosts
+        rate = settings.rate / hosts
+        # the password goes by reference, never as an argument Ray records
+        secret = [ray.put(conn.password)] if conn.password is not None else []
+        public = replace(conn, password=None)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        actor_class = ray.remote(LoadHost)
+        self.hosts: list[_Host] = []
+        try:
+            for i in range(hosts):
+                node = nodes[i % len(nodes)]
+                name = f"h{i + 1}"
+                rand = settings.rand if not settings.rand.seed else replace(settings.rand, seed=settings.rand.seed + i)
+                mine = replace(settings, threads=threads[i], rate=rate, max_events=events[i], rand=rand)
+                actor = actor_class.options(
+                    num_cpus=0, max_concurrency=4, max_restarts=0,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
+                ).remote(name, public, mine, program, secret)
+                self.hosts.append(_Host(name, node["NodeManagerAddress"], node["NodeID"], actor, threads[i], rate))
+            where = ray.get([h.actor.where.remote() for h in self.hosts], timeout=START_TIMEOUT_S)
+        except Exception as exc:
+            self.close()
+            raise UsageError(f"--cluster: the load hosts did not start: {one_line(exc)}") from None
+        for h, w in zip(self.hosts, where):
+            h.extra = w
+
+    def _nodes(self) -> list[dict[str, Any]]:
+        nodes = [n for n in self._ray.nodes() if n.get("Alive")]
+        if not nodes:
+            raise UsageError("--cluster: the Ray cluster has no alive node")
+        # worker nodes first: the head also runs Ray's own services
+        nodes.sort(key=lambda n: (any(k.startswith("node:__internal_head__") for k in n.get("Resources", {})),
+                                  n["NodeManagerAddress"], n["NodeID"]))
+        return nodes
+
+    # -- fan-out ---------------------------------------------------------------
+    def _call(self, hosts: Sequence[_Host], method: str, args: Sequence[tuple[Any, ...]],
+              timeout: float = KNOB_TIMEOUT_S) -> list[Any]:
+        """One method on several hosts at once; a host that died is marked
+        lost, one that does not answer in `timeout` is left to the gathers."""
+        ray = self._ray
+        refs = []
+        for h, a in zip(hosts, args):
+            refs.append(getattr(h.actor, method).remote(*a))
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        done = set(ready)
+        out: list[Any] = []
+        for h, ref in zip(hosts, refs):
+            if ref not in done:
+                out.append(None)
+                continue
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayActorError as exc:
+                self._lose(h, one_line(exc))
+                out.append(None)
+        return out
+
+    def _lose(self, h: _Host, why: str) -> None:
+        if h.lost_at is not None:
+            return
+        h.lost_at = self._elapsed()
+        h.lost_reason = why
+        h.pending = None
+        self.events.append(f"load host {h.name} ({h.node}) lost: {why}")
+        try:
+            self._ray.kill(h.actor, no_restart=True)  # a silent host must not keep loading the server
+        except Exception:  # already gone: nothing to stop
+            pass
+
+    def live(self) -> list[_Host]:
+        return [h for h in self.hosts if h.live]
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._t0 if self._t0 is not None else 0.0
+
+    # -- LoadEngine ------------------------------------------------------------
+    def start(self) -> None:
+        hosts = self.live()
+        self._t0 = time.monotonic()
+        self._call(hosts, "start", [()] * len(hosts), START_TIMEOUT_S)
+
+    def stop(self) -> None:
+        hosts = self.live()
+        self._call(hosts, "stop", [()] * len(hosts))
+
+    def join(self, timeout: float | None = None) -> bool:
+        hosts = self.live()
+        wait = 60.0 if timeout is None else timeout
+        done = self._call(hosts, "join", [(wait,)] * len(hosts), wait + KNOB_TIMEOUT_S)
+        return all(d is True for d in done)
+
+    def close(self) -> None:
+        ray = self._ray
+        hosts = [h for h in getattr(self, "hosts", []) if h.live]
+        if hosts:
+            try:
+                self._call(hosts, "close", [()] * len(hosts))
+            finally:
+                for h in hosts:
+                    try:
+                        ray.kill(h.actor, no_restart=True)
+                    except Exception:  # already gone
+                        pass
+        if self._owns_ray:
+            self._owns_ray = False
+            ray.shutdown()
+
+    def set_threads(self, n: int) -> None:
+        hosts = self.live()
+        self.set_host_threads(hosts, split_total(n, len(hosts)))
+
+    def set_host_threads(self, hosts: Sequence[_Host], counts: Sequence[int]) -> None:
+        self._call(hosts, "set_threads", [(c,) for c in counts])
+        for h, c in zip(hosts, counts):
+            h.threads = c
+
+    def set_rate(self, rate: float) -> None:
+        hosts = self.live()
+        self.set_host_rate(hosts, [rate / len(hosts) if hosts else 0.0] * len(hosts))
+
+    def set_host_rate(self, hosts: Sequence[_Host], rates: Sequence[float]) -> None:
+        self._call(hosts, "set_rate", [(r,) for r in rates])
+        for h, r in zip(hosts, rates):
+            h.rate = r
+
+    def set_paused(self, paused: bool) -> None:
+        hosts = self.live()
+        self._call(hosts, "set_paused", [(paused,)] * len(hosts))
+
+    def type_histogram(self, index: int) -> Histogram:
+        hosts = self.live()
+        total = np.zeros(self._nb, dtype=np.uint64)
+        for sc in self._call(hosts, "type_histogram", [(index,)] * len(hosts)):
+            if sc is not None:
+                total += sc.dense(self._nb)
+        return Histogram(tuple(total.tolist()))
+
+    def snapshot(self) -> EngineSample:
+        """Every live host's reading, gathered in parallel (at most
+        GATHER_TIMEOUT_S), merged; a host that does not answer keeps its
+        previous reading in the totals and is asked again next time."""
+        with self._lock:
+            ray = self._ray
+            t_start = time.monotonic()
+            hosts = self.live()
+            for h in hosts:
+                h.reported = False
+                if h.pending is None:
+                    h.pending = h.actor.reading.remote()
+            pending = [h.pending for h in hosts]
+            ready, _ = ray.wait(pending, num_returns=len(pending), timeout=self._gather_timeout)
+            done = set(ready)
+            now = time.monotonic()
+            for h in hosts:
+                if h.pending not in done:
+                    if h.reading is not None and now - h.heard_at > LOST_AFTER_S:
+                        self._lose(h, f"no reading for {now - h.heard_at:.0f} s")
+                    continue
+                ref, h.pending = h.pending, None
+                try:
+                    r: HostReading = ray.get(ref)
+                except ray.exceptions.RayActorError as exc:
+                    self._lose(h, one_line(exc))
+                    continue
+                h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)
+                h.reading, h.heard_at, h.reported = r, now, True
+                h.latency, h.service = r.latency.dense(self._nb), r.service.dense(self._nb)
+            merged = self._merge()
+            self.gather_s = time.monotonic() - t_start
+            return merged
+
+    def _merge(self) -> EngineSample:
+        have = [h for h in self.hosts if h.reading is not None]
+        lat = np.zeros(self._nb, dtype=np.uint64)
+        svc = np.zeros(self._nb, dtype=np.uint64)
+        for h in have:
+            lat += h.latency  # type: ignore[operator]
+            svc += h.service  # type: ignore[operator]
+        merged = merge_samples([h.reading.sample for h in have],  # type: ignore[union-attr]
+                               self._clock(), Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())))
+        state, error = self._state()
+        merged = replace(merged, state=state, error=error)
+        self._last_merged = merged
+        return merged
+
+    def _clock(self) -> float:
+        """The merged reading's time: the previous one's plus how far the
+        reporting hosts' own clocks moved (their mean), so an interval's
+        length is the one its counts were measured over, whatever the
+        network's delay; the controller's clock only when no host moved."""
+        prev = self._last_merged.t if self._last_merged is not None else 0.0
+        moved = [h.advance for h in self.hosts if h.live and h.reported and h.advance > 0]
+        if moved:
+            return prev + sum(moved) / len(moved)
+        return max(prev, self._elapsed()) if self._t0 is not None else prev
+
+    def _state(self) -> tuple[str, str]:
+        live = [h for h in self.hosts if h.live and h.reading is not None]
+        if not self.live():
+            return "failed", "every load host was lost"
+        for h in live:
+            if h.reading is not None and h.reading.sample.state == "failed":
+                return "failed", f"load host {h.name} ({h.node}): {h.reading.sample.error}"
+        states = {h.reading.sample.state for h in live if h.reading is not None}
+        if not states or states & {"idle", "running"}:
+            return ("running" if "running" in states else "idle"), ""
+        return ("stopping" if "stopping" in states else "stopped"), ""
+
+    # -- per host --------------------------------------------------------------
+    def host_interval(self, h: _Host) -> HostInterval | None:
+        """`h` since the previous call for it (None the first time)."""
+        if h.reading is None or h.latency is None or h.service is None:
+            return None
+        cur = h.reading.sample
+        state = "lost" if not h.live else ("ok" if h.reported else "late")
+        prev = h.prev
+        h.prev = (cur, h.latency, h.service, h.reading.cpu_busy, h.reading.cpu_total)
+        if prev is None:
+            return None
+        p_sample, p_lat, _, p_busy, p_total = prev
+        dt = cur.t - p_sample.t
+        lat = _less(h.latency, p_lat)
+        n = int(lat.sum())
+        if dt <= 0:  # no new reading: the host reports nothing for this interval
+            n, dt = 0, 1.0
+        errors = sum(max(0, cur.errors.get(k, 0) - p_sample.errors.get(k, 0)) for k in ERROR_KINDS if k != "fatal")
+        cpu_total = h.reading.cpu_total - p_total
+        cpu = 100.0 * (h.reading.cpu_busy - p_busy) / cpu_total if cpu_total > 0 else 0.0
+        return HostInterval(
+            host=h.name, node=h.node, state=state, threads=cur.threads_running if h.live else 0,
+            transactions=n, tps=n / dt, errors_per_s=errors / dt,
+            latency_ms=self._bounds.latency_ms(lat) if n else {"p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0},
+            connections=cur.threads_running if h.live else 0, cpu_pct=cpu,
+        )
+
+    def interval_histogram(self, h: _Host, prev_latency: np.ndarray) -> Histogram:
+        assert h.latency is not None
+        return Histogram(tuple(_less(h.latency, prev_latency).tolist()))
+
+
+class ClusterController(RunController):
+    """A run on a HostGroup: the controller protocol, plus per-host rows,
+    results and summary."""
+
+    def __init__(self, options: RunOptions, program: Program, conn: ConnSettings,
+                 writer: ResultsWriter | None = None, instrumentation: InstrumentationCycler | None = None,
+                 guard: Guard | None = None) -> None:
+        assert options.cluster is not None
+        group = HostGroup(options.cluster, options.load_hosts, conn, engine_settings(options), program,
+                          options.report_interval or 1.0)
+        self.group = group
+        super().__init__(options, program, conn, writer, instrumentation, guard, engine=group)
+        n = len(group.hosts)
+        self.label = f"{self.target} {self.workload} on {n} load host{'s' if n != 1 else ''}"
+        self._rows: tuple[HostInterval, ...] = ()
+        self._pending_notices: list[Notice] = []
+        self._host_hlog_started = False
+        for h in group.hosts:
+            self.note("host", f"load host {h.name} on {h.node} ({h.extra.get('hostname', '?')}): "
+                              f"{h.threads} thread(s)" + (f", rate {h.rate:g}/s" if h.rate > 0 else ""))
+
+    # -- readings --------------------------------------------------------------
+    def start(self) -> None:
+        super().start()
+        if self._base is not None:
+            self._set_host_bases()
+        for h in self.group.hosts:
+            self.group.host_interval(h)  # the first reading is every host's starting point
+
+    def _set_host_bases(self) -> None:
+        for h in self.group.hosts:
+            h.base = h.full_sample()
+
+    def sample(self) -> Sample:
+        s = super().sample()
+        return replace(s, hosts=self._rows)
+
+    def _interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+        group = self.group
+        if self._base is not None and self._base is self._last and not any(h.base for h in group.hosts):
+            self._set_host_bases()  # the warm-up just ended
+        for text in group.events:
+            self._event("host", text)
+            self._pending_notices.append(Notice(f"benchtop: {text}",
+                                                {"type": "event", "kind": "host", "text": text}))
+        group.events.clear()
+        rows = []
+        hlog: list[str] = []
+        for h in group.hosts:
+            prev = h.prev
+            row = group.host_interval(h)
+            if row is None:
+                continue
+            rows.append(row)
+            if counted and self.writer is not None:
+                d = {"type": "host_interval", "t": round(iv.t - self.t_offset, 3), **row.to_dict()}
+                self.writer.append("hosts.jsonl", d)
+                if prev is not None and row.transactions:
+                    hist = group.interval_histogram(h, prev[1])
+                    start = max(0.0, iv.t - iv.dt - self.t_offset)
+                    hlog.append(f"Tag={h.name},{hdrlog.interval_line(start, iv.dt, hist)}")
+        if hlog and self.writer is not None:
+            if not self._host_hlog_started:
+                self._host_hlog_started = True
+                hlog = hdrlog.header_lines(self.started_at or time.time()) + hlog
+            self.writer.append_lines("latency-hosts.hlog", hlog)
+        self._rows = tuple(rows)
+        if counted and self.report_interval > 0 and not self.options.json:
+            for row in rows:
+                self._pending_notices.append(Notice(host_line(row), row.to_dict()))
+        reporting = sum(1 for h in group.hosts if h.live and h.reported)
+        return {"hosts_reporting": reporting,
+                "hosts": [{"host": r.host, "state": r.state, "threads": r.threads, "tps": round(r.tps, 2),
+                           "p99_ms": round(r.latency_ms["p99"], 3), "errors_per_s": round(r.errors_per_s, 2),
+                           "cpu_pct": round(r.cpu_pct, 1)} for r in rows]}
+
+    def notices(self) -> list[Notice]:
+        out, self._pending_notices = self._pending_notices, []
+        return out
+
+    # -- per-host knobs --------------------------------------------------------
+    def set_host_threads(self, host: str, n: int) -> None:
+        h = self._host(host)
+        self.group.set_host_threads([h], [max(0, int(n))])
+        self._threads = sum(x.threads for x in self.group.live())
+        self._event("threads", f"threads {n} on {h.name} ({self._threads} in all)")
+
+    def set_host_rate(self, host: str, rate: float) -> None:
+        h = self._host(host)
+        self.group.set_host_rate([h], [max(0.0, float(rate))])
+        self._rate = sum(x.rate for x in self.group.live())
+        self._event("rate", f"rate {rate:g}/s on {h.name} ({self._rate:g}/s in all)")
+
+    def _host(self, name: str) -> _Host:
+        for h in self.group.live():
+            if h.name == name:
+                return h
+        raise UsageError(f"no live load host {name!r}: {', '.join(h.name for h in self.group.live())}")
+
+    # -- the end ---------------------------------------------------------------
+    def stop(self, reason: str = "") -> RunSummary:
+        first = self._summary is None
+        summary = super().stop(reason)
+        if first and self._summary is not None:
+            hosts = tuple(self._host_summary(h) for h in self.group.hosts)
+            self._summary = summary = replace(summary, hosts=hosts)
+            if self.writer:
+                self.save_summary(summary)
+        return summary
+
+    def _host_summary(self, h: _Host) -> HostSummary:
+        last = h.full_sample()
+        if last is None:
+            return HostSummary(h.name, h.node, h.threads, 0, 0.0, {}, 0, h.lost_at, h.lost_reason)
+        s = RunSummary.between(h.base or last, last, self._percentiles)
+        lat = {k: v for k, v in s.latency_ms.items() if k in ("p50", "p95", "p99", "max", "avg")}
+        return HostSummary(h.name, h.node, h.threads, s.transactions, s.tps, lat, s.error_count,
+                           h.lost_at, h.lost_reason)
+
+
+def host_line(row: HostInterval) -> str:
+    """A per-host line under a sysbench-style interval line."""
+    state = "" if row.state == "ok" else f" [{row.state}]"
+    return (f"    {row.host} {row.node}: thds: {row.threads} tps: {row.tps:4.2f} "
+            f"lat (ms,99%): {row.latency_ms['p99']:4.2f} err/s: {row.errors_per_s:4.2f} "
+            f"cpu: {row.cpu_pct:.0f}%{state}")
+

@@ -1,0 +1,132 @@
+"""One load host of a cluster run: the native engine running in a Ray actor's
+process on some node, with its share of the threads and the rate.
+
+The controller (benchtop.run.cluster) creates one `LoadHost` actor per load
+host and reads it once per interval.  A reading is cumulative (counters
+since the engine started, histograms as their non-empty buckets), so a
+reading that arrives late or not at all loses nothing: the controller takes
+differences itself and needs no agreement between the hosts' clocks.
+
+The password never travels as an argument: the actor receives a Ray object
+reference nested in a list (Ray records the reference's id, not its value)
+and fetches the value from the controller's process itself.  This module
+imports Ray only inside the actor, and numpy only to pack histograms.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.engine.histogram import Histogram
+from benchtop.engine.sample import EngineSample
+
+_NO_COUNTS = Histogram(())  # a reading's histograms travel as `SparseCounts` instead
+
+
+@dataclass(frozen=True, slots=True)
+class SparseCounts:
+    """A histogram's non-empty buckets: what crosses the network (a few
+    hundred buckets at most, where the layout has 4,736)."""
+
+    index: np.ndarray  # uint16 bucket numbers
+    count: np.ndarray  # uint64 counts
+
+    @classmethod
+    def of(cls, h: Histogram) -> SparseCounts:
+        dense = np.fromiter(h.counts, dtype=np.uint64, count=len(h.counts))
+        index = np.flatnonzero(dense)
+        return cls(index.astype(np.uint16), dense[index])
+
+    def dense(self, nbuckets: int) -> np.ndarray:
+        out = np.zeros(nbuckets, dtype=np.uint64)
+        out[self.index] = self.count
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class HostReading:
+    """One cumulative reading of a load host (its histograms are empty in
+    `sample`: they are in `latency` and `service`)."""
+
+    sample: EngineSample
+    latency: SparseCounts
+    service: SparseCounts
+    cpu_busy: int  # the node's busy and total CPU time (/proc/stat jiffies, cumulative)
+    cpu_total: int
+
+
+def node_cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of every core of this node since boot; (0, 0)
+    where /proc/stat is missing."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])
+    return total - idle, total
+
+
+class LoadHost:
+    """The actor: an Engine in this process.  `secret` is [] or [an object
+    reference to the password]."""
+
+    def __init__(self, name: str, conn: ConnSettings, settings: EngineSettings, program: Any,
+                 secret: list[Any]) -> None:
+        self.name = name
+        if secret:
+            import ray  # only ever imported inside a Ray worker or a driver
+
+            conn = replace(conn, password=ray.get(secret[0]))
+        self.engine = Engine(conn, settings, program)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        # what Ray's actor listings and log prefixes show
+        return f"LoadHost({self.name})"
+
+    def where(self) -> dict[str, Any]:
+        return {"hostname": socket.gethostname(), "pid": os.getpid(), "cpus": os.cpu_count() or 1}
+
+    def start(self) -> None:
+        self.engine.start()
+
+    def stop(self) -> None:
+        self.engine.stop()
+
+    def join(self, timeout: float) -> bool:
+        return self.engine.join(timeout)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.engine.close()
+
+    def set_threads(self, n: int) -> float:
+        self.engine.set_threads(n)
+        return time.time()
+
+    def set_rate(self, rate: float) -> float:
+        self.engine.set_rate(rate)
+        return time.time()
+
+    def set_paused(self, paused: bool) -> float:
+        self.engine.set_paused(paused)
+        return time.time()
+
+    def reading(self) -> HostReading:
+        s = self.engine.snapshot()
+        busy, total = node_cpu()
+        return HostReading(replace(s, latency=_NO_COUNTS, service=_NO_COUNTS),
+                           SparseCounts.of(s.latency), SparseCounts.of(s.service), busy, total)
+
+    def type_histogram(self, index: int) -> SparseCounts:
+        return SparseCounts.of(self.engine.type_histogram(index))
