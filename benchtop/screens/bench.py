@@ -42,6 +42,7 @@ from benchtop.screens.widgets.chart import Series, TimeChart
 from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
+from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
@@ -249,6 +250,7 @@ class BenchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield HostRows(id="hosts")  # shown by a cluster run's samples only
         if self.pollers:
             with TabbedContent(id="tabs"):
                 with TabPane("bench", id="tab-bench"):
@@ -341,6 +343,8 @@ class BenchScreen(Screen):
             self.history.append(iv)
             self.run_hist = self.run_hist + iv.latency
             self.server.hold(1)
+        if sample.hosts:
+            self.query_one(HostRows).show(sample.hosts, sample.interval)
         self.refresh_all()
         if sample.finished:
             error = sample.failed
