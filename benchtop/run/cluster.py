@@ -381,14 +381,16 @@ class HostGroup:
             return merged
 
     def _merge(self) -> EngineSample:
-        have = [h for h in self.hosts if h.reading is not None]
+        parts = []
         lat = np.zeros(self._nb, dtype=np.uint64)
         svc = np.zeros(self._nb, dtype=np.uint64)
-        for h in have:
-            lat += h.latency  # type: ignore[operator]
-            svc += h.service  # type: ignore[operator]
-        merged = merge_samples([h.reading.sample for h in have],  # type: ignore[union-attr]
-                               self._clock(), Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())))
+        for h in self.hosts:  # lost hosts too: their last reading stays in the totals
+            if h.reading is None or h.latency is None or h.service is None:
+                continue
+            parts.append(h.reading.sample)
+            lat += h.latency
+            svc += h.service
+        merged = merge_samples(parts, self._clock(), Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())))
         state, error = self._state()
         merged = replace(merged, state=state, error=error)
         self._last_merged = merged
