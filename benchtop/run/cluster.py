@@ -59,7 +59,7 @@ def ray_module() -> Any:
     try:
         import ray
     except ImportError:
-        raise UsageError("--cluster needs Ray: pip install 'benchtop[cluster]'") from None
+        raise UsageError("--cluster needs the cluster extra: pip install 'benchtop[cluster]'") from None
     return ray
 
 

@@ -27,9 +27,6 @@ from benchtop.engine import ConnSettings, Engine, EngineSettings
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 
-_NO_COUNTS = Histogram(())  # a reading's histograms travel as `SparseCounts` instead
-
-
 @dataclass(frozen=True, slots=True)
 class SparseCounts:
     """A histogram's non-empty buckets: what crosses the network (a few
@@ -40,9 +37,12 @@ class SparseCounts:
 
     @classmethod
     def of(cls, h: Histogram) -> SparseCounts:
-        dense = np.fromiter(h.counts, dtype=np.uint64, count=len(h.counts))
+        return cls.of_dense(np.fromiter(h.counts, dtype=np.uint64, count=len(h.counts)))
+
+    @classmethod
+    def of_dense(cls, dense: np.ndarray) -> SparseCounts:
         index = np.flatnonzero(dense)
-        return cls(index.astype(np.uint16), dense[index])
+        return cls(index.astype(np.uint16), dense[index].copy())
 
     def dense(self, nbuckets: int) -> np.ndarray:
         out = np.zeros(nbuckets, dtype=np.uint64)
@@ -52,8 +52,8 @@ class SparseCounts:
 
 @dataclass(frozen=True, slots=True)
 class HostReading:
-    """One cumulative reading of a load host (its histograms are empty in
-    `sample`: they are in `latency` and `service`)."""
+    """One cumulative reading of a load host (the histograms in `sample` are
+    empty: they travel as `latency` and `service`)."""
 
     sample: EngineSample
     latency: SparseCounts
@@ -123,10 +123,10 @@ class LoadHost:
         return time.time()
 
     def reading(self) -> HostReading:
-        s = self.engine.snapshot()
+        s, lat, svc = self.engine.snapshot_packed()
         busy, total = node_cpu()
-        return HostReading(replace(s, latency=_NO_COUNTS, service=_NO_COUNTS),
-                           SparseCounts.of(s.latency), SparseCounts.of(s.service), busy, total)
+        return HostReading(s, SparseCounts.of_dense(np.frombuffer(lat, dtype=np.uint64)),
+                           SparseCounts.of_dense(np.frombuffer(svc, dtype=np.uint64)), busy, total)
 
     def type_histogram(self, index: int) -> SparseCounts:
         return SparseCounts.of(self.engine.type_histogram(index))

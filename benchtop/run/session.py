@@ -156,7 +156,10 @@ class RunSession:
         program, conn = self.program(opts), opts.conn_settings()
         ctl: RunController
         if opts.cluster:
-            from benchtop.run.cluster import ClusterController  # Ray and numpy only for cluster runs
+            try:  # Ray and numpy only for cluster runs
+                from benchtop.run.cluster import ClusterController
+            except ImportError as exc:
+                raise UsageError(f"--cluster needs the cluster extra: pip install 'benchtop[cluster]' ({exc})") from None
 
             ctl = ClusterController(opts, program, conn, self.writer if results else None, self.instrumentation,
                                     self.guard if results else None)
