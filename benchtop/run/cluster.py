@@ -203,9 +203,21 @@ class HostGroup:
         self.events: list[str] = []  # host losses since the last drain (the controller puts them on its timeline)
         self.gather_s = 0.0  # how long the newest gather took
         self._gather_timeout = min(GATHER_TIMEOUT_S, max(0.2, report_interval / 2))
+        self.hosts: list[_Host] = []
+        try:
+            self._place(hosts, conn, settings, program)
+        except BaseException:
+            self.close()
+            raise
+
+    def _place(self, hosts: int, conn: ConnSettings, settings: EngineSettings, program: Program) -> None:
+        """Starts the actors, each with its share, and waits until every one is ready."""
+        ray = self._ray
         nodes = self._nodes()
         if hosts <= 0:
             hosts = len(nodes)
+        if 0 < settings.max_events < hosts:  # a host's share of 0 events would mean "no limit"
+            raise UsageError(f"--events {settings.max_events} is fewer than the {hosts} load hosts sharing it")
         threads = split_total(settings.threads, hosts)
         events = split_total(settings.max_events, hosts) if settings.max_events else [0] * hosts
         rate = settings.rate / hosts
@@ -215,7 +227,6 @@ class HostGroup:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         actor_class = ray.remote(LoadHost)
-        self.hosts: list[_Host] = []
         try:
             for i in range(hosts):
                 node = nodes[i % len(nodes)]
@@ -228,8 +239,7 @@ class HostGroup:
                 ).remote(name, public, mine, program, secret)
                 self.hosts.append(_Host(name, node["NodeManagerAddress"], node["NodeID"], actor, threads[i], rate))
             where = ray.get([h.actor.where.remote() for h in self.hosts], timeout=START_TIMEOUT_S)
-        except Exception as exc:
-            self.close()
+        except Exception as exc:  # Ray's errors are many: each becomes one line
             raise UsageError(f"--cluster: the load hosts did not start: {one_line(exc)}") from None
         for h, w in zip(self.hosts, where):
             h.extra = w
@@ -249,21 +259,25 @@ class HostGroup:
         """One method on several hosts at once; a host that died is marked
         lost, one that does not answer in `timeout` is left to the gathers."""
         ray = self._ray
-        refs = []
-        for h, a in zip(hosts, args):
-            refs.append(getattr(h.actor, method).remote(*a))
+        refs = [getattr(h.actor, method).remote(*a) for h, a in zip(hosts, args)]
         ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
-        done = set(ready)
-        out: list[Any] = []
-        for h, ref in zip(hosts, refs):
-            if ref not in done:
-                out.append(None)
-                continue
+        got = self._results(ready, dict(zip(refs, hosts)))
+        return [got.get(ref) for ref in refs]
+
+    def _results(self, refs: Sequence[Any], owner: dict[Any, _Host]) -> dict[Any, Any]:
+        """The values of finished calls, fetched in one batch; a host whose
+        actor died is marked lost (and has no value)."""
+        ray = self._ray
+        try:
+            return dict(zip(refs, ray.get(list(refs))))
+        except ray.exceptions.RayActorError:
+            pass
+        out = {}
+        for ref in refs:  # one of them failed: find which, keep the others
             try:
-                out.append(ray.get(ref))
+                out[ref] = ray.get(ref)
             except ray.exceptions.RayActorError as exc:
-                self._lose(h, one_line(exc))
-                out.append(None)
+                self._lose(owner[ref], one_line(exc))
         return out
 
     def _lose(self, h: _Host, why: str) -> None:
@@ -302,7 +316,7 @@ class HostGroup:
 
     def close(self) -> None:
         ray = self._ray
-        hosts = [h for h in getattr(self, "hosts", []) if h.live]
+        hosts = [h for h in self.hosts if h.live]
         if hosts:
             try:
                 self._call(hosts, "close", [()] * len(hosts))
@@ -358,21 +372,17 @@ class HostGroup:
                 h.reported = False
                 if h.pending is None:
                     h.pending = h.actor.reading.remote()
-            pending = [h.pending for h in hosts]
-            ready, _ = ray.wait(pending, num_returns=len(pending), timeout=self._gather_timeout)
-            done = set(ready)
+            pending = {h.pending: h for h in hosts}
+            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=self._gather_timeout)
             now = time.monotonic()
+            got = self._results(ready, pending)
             for h in hosts:
-                if h.pending not in done:
-                    if h.reading is not None and now - h.heard_at > LOST_AFTER_S:
+                if h.pending not in got:
+                    if h.pending not in ready and h.reading is not None and now - h.heard_at > LOST_AFTER_S:
                         self._lose(h, f"no reading for {now - h.heard_at:.0f} s")
                     continue
-                ref, h.pending = h.pending, None
-                try:
-                    r: HostReading = ray.get(ref)
-                except ray.exceptions.RayActorError as exc:
-                    self._lose(h, one_line(exc))
-                    continue
+                r: HostReading = got[h.pending]
+                h.pending = None
                 h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)
                 h.reading, h.heard_at, h.reported = r, now, True
                 h.latency, h.service = r.latency.dense(self._nb), r.service.dense(self._nb)
