@@ -74,3 +74,16 @@ def test_a_reading_crosses_the_network_as_its_non_empty_buckets():
     sc = SparseCounts.of(h)
     assert len(sc.index) == 3 and int(sc.count.sum()) == 4
     assert sc.index.dtype == np.uint16
+
+
+def test_cluster_options_are_checked_before_anything_starts():
+    from benchtop.errors import UsageError
+    from benchtop.run.options import options_from_argv
+
+    opts = options_from_argv("run", ["--cluster", "auto", "--load-hosts", "4", "--engine", "null"])
+    assert (opts.cluster, opts.load_hosts) == ("auto", 4)
+    assert options_from_argv("run", ["--engine", "null"]).cluster is None
+    with pytest.raises(UsageError, match="--load-hosts N needs --cluster"):
+        options_from_argv("run", ["--load-hosts", "2", "--engine", "null"])
+    with pytest.raises(UsageError, match="fileio"):
+        options_from_argv("run", ["--cluster", "auto", "--engine", "fileio"])
