@@ -28,6 +28,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -112,26 +113,29 @@ def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
     )
 
 
-class _Bounds:
-    """The bucket layout as arrays, for percentiles over numpy counts."""
+@lru_cache(maxsize=1)
+def _bucket_ms() -> tuple[np.ndarray, np.ndarray]:
+    """Each bucket's midpoint and top, in ms: what Histogram reports."""
+    lows, highs = bucket_bounds()
+    low, high = np.asarray(lows, dtype=np.float64), np.asarray(highs, dtype=np.float64)
+    return (low + high - 1) / 2.0 / 1e6, (high - 1) / 1e6
 
-    def __init__(self) -> None:
-        lows, highs = bucket_bounds()
-        self.mid_ms = (np.asarray(lows, dtype=np.float64) + np.asarray(highs, dtype=np.float64) - 1) / 2.0 / 1e6
-        self.max_ms = (np.asarray(highs, dtype=np.float64) - 1) / 1e6
 
-    def latency_ms(self, counts: np.ndarray) -> dict[str, float]:
-        """p50/p95/p99/max of one histogram, as Histogram computes them."""
-        total = int(counts.sum())
-        if total == 0:
-            return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0}
-        cum = np.cumsum(counts)
-        out = {}
-        for p in ROW_PERCENTILES:
-            i = int(np.searchsorted(cum, _rank(p, total)))
-            out[f"p{p:g}"] = float(self.mid_ms[i])
-        out["max"] = float(self.max_ms[int(np.flatnonzero(counts)[-1])])
-        return out
+def row_latency_ms(counts: np.ndarray) -> dict[str, np.ndarray]:
+    """p50, p95, p99 and max of every row of a (hosts x buckets) count
+    matrix, in ms, as Histogram.percentiles_ms and max_ns give them (0 for
+    an empty row): one pass over the matrix for all the hosts."""
+    mid, top = _bucket_ms()
+    n = counts.sum(axis=1)
+    cum = np.cumsum(counts, axis=1)
+    empty = n == 0
+    out = {}
+    for p in ROW_PERCENTILES:
+        ranks = np.array([_rank(p, int(t)) if t else 1 for t in n], dtype=np.uint64)
+        out[f"p{p:g}"] = np.where(empty, 0.0, mid[np.argmax(cum >= ranks[:, None], axis=1)])
+    last = counts.shape[1] - 1 - np.argmax(counts[:, ::-1] > 0, axis=1)
+    out["max"] = np.where(empty, 0.0, top[last])
+    return out
 
 
 def _less(cur: np.ndarray, prev: np.ndarray) -> np.ndarray:
@@ -149,30 +153,22 @@ class _Host:
     actor: Any
     threads: int
     rate: float
+    index: int  # its row in the group's count matrices
     reading: HostReading | None = None
-    latency: np.ndarray | None = None  # dense cumulative counts of `reading`
-    service: np.ndarray | None = None
     pending: Any = None  # a reading asked for and not yet back
     heard_at: float = 0.0  # monotonic time of the last reply
     reported: bool = False  # answered the newest gather
     advance: float = 0.0  # how far its engine's clock moved between its two newest readings
     lost_at: float | None = None
     lost_reason: str = ""
-    # per-host intervals: the previous and the base (warm-up end) readings
-    prev: tuple[EngineSample, np.ndarray, np.ndarray, int, int] | None = None
+    # per-host intervals: the previous reading, the base (warm-up end) one
+    prev: HostReading | None = None
     base: EngineSample | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def live(self) -> bool:
         return self.lost_at is None
-
-    def full_sample(self) -> EngineSample | None:
-        """The newest reading with its histograms."""
-        if self.reading is None or self.latency is None or self.service is None:
-            return None
-        return replace(self.reading.sample, latency=Histogram(tuple(self.latency.tolist())),
-                       service=Histogram(tuple(self.service.tolist())))
 
 
 class HostGroup:
@@ -197,7 +193,6 @@ class HostGroup:
             self._owns_ray = True
         self._lock = threading.RLock()
         self._nb = nbuckets()
-        self._bounds = _Bounds()
         self._t0: float | None = None
         self._last_merged: EngineSample | None = None
         self.events: list[str] = []  # host losses since the last drain (the controller puts them on its timeline)
@@ -237,12 +232,17 @@ class HostGroup:
                     num_cpus=0, max_concurrency=4, max_restarts=0,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
                 ).remote(name, public, mine, program, secret)
-                self.hosts.append(_Host(name, node["NodeManagerAddress"], node["NodeID"], actor, threads[i], rate))
+                self.hosts.append(_Host(name, node["NodeManagerAddress"], node["NodeID"], actor, threads[i], rate, i))
             where = ray.get([h.actor.where.remote() for h in self.hosts], timeout=START_TIMEOUT_S)
         except Exception as exc:  # Ray's errors are many: each becomes one line
             raise UsageError(f"--cluster: the load hosts did not start: {one_line(exc)}") from None
         for h, w in zip(self.hosts, where):
             h.extra = w
+        # every host's cumulative counts, one row each: merges and per-host
+        # intervals are a few array operations, whatever the number of hosts
+        self._lat = np.zeros((hosts, self._nb), dtype=np.uint64)
+        self._svc = np.zeros((hosts, self._nb), dtype=np.uint64)
+        self._prev_lat = np.zeros((hosts, self._nb), dtype=np.uint64)
 
     def _nodes(self) -> list[dict[str, Any]]:
         nodes = [n for n in self._ray.nodes() if n.get("Alive")]
@@ -385,21 +385,19 @@ class HostGroup:
                 h.pending = None
                 h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)
                 h.reading, h.heard_at, h.reported = r, now, True
-                h.latency, h.service = r.latency.dense(self._nb), r.service.dense(self._nb)
+                for matrix, counts in ((self._lat, r.latency), (self._svc, r.service)):
+                    row = matrix[h.index]
+                    row.fill(0)
+                    row[counts.index] = counts.count
             merged = self._merge()
             self.gather_s = time.monotonic() - t_start
             return merged
 
     def _merge(self) -> EngineSample:
-        parts = []
-        lat = np.zeros(self._nb, dtype=np.uint64)
-        svc = np.zeros(self._nb, dtype=np.uint64)
-        for h in self.hosts:  # lost hosts too: their last reading stays in the totals
-            if h.reading is None or h.latency is None or h.service is None:
-                continue
-            parts.append(h.reading.sample)
-            lat += h.latency
-            svc += h.service
+        # lost hosts too: their last reading stays in the totals
+        parts = [h.reading.sample for h in self.hosts if h.reading is not None]
+        lat = self._lat.sum(axis=0, dtype=np.uint64)
+        svc = self._svc.sum(axis=0, dtype=np.uint64)
         merged = merge_samples(parts, self._clock(), Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())))
         state, error = self._state()
         merged = replace(merged, state=state, error=error)
@@ -430,35 +428,41 @@ class HostGroup:
         return ("stopping" if "stopping" in states else "stopped"), ""
 
     # -- per host --------------------------------------------------------------
-    def host_interval(self, h: _Host) -> HostInterval | None:
-        """`h` since the previous call for it (None the first time)."""
-        if h.reading is None or h.latency is None or h.service is None:
+    def full_sample(self, h: _Host) -> EngineSample | None:
+        """`h`'s newest reading with its histograms."""
+        if h.reading is None:
             return None
-        cur = h.reading.sample
-        state = "lost" if not h.live else ("ok" if h.reported else "late")
-        prev = h.prev
-        h.prev = (cur, h.latency, h.service, h.reading.cpu_busy, h.reading.cpu_total)
-        if prev is None:
-            return None
-        p_sample, p_lat, _, p_busy, p_total = prev
-        dt = cur.t - p_sample.t
-        lat = _less(h.latency, p_lat)
-        n = int(lat.sum())
-        if dt <= 0:  # no new reading: the host reports nothing for this interval
-            n, dt = 0, 1.0
-        errors = sum(max(0, cur.errors.get(k, 0) - p_sample.errors.get(k, 0)) for k in ERROR_KINDS if k != "fatal")
-        cpu_total = h.reading.cpu_total - p_total
-        cpu = 100.0 * (h.reading.cpu_busy - p_busy) / cpu_total if cpu_total > 0 else 0.0
-        return HostInterval(
-            host=h.name, node=h.node, state=state, threads=cur.threads_running if h.live else 0,
-            transactions=n, tps=n / dt, errors_per_s=errors / dt,
-            latency_ms=self._bounds.latency_ms(lat) if n else {"p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0},
-            connections=cur.threads_running if h.live else 0, cpu_pct=cpu,
-        )
+        return replace(h.reading.sample, latency=Histogram(tuple(self._lat[h.index].tolist())),
+                       service=Histogram(tuple(self._svc[h.index].tolist())))
 
-    def interval_histogram(self, h: _Host, prev_latency: np.ndarray) -> Histogram:
-        assert h.latency is not None
-        return Histogram(tuple(_less(h.latency, prev_latency).tolist()))
+    def host_intervals(self) -> tuple[list[HostInterval], np.ndarray]:
+        """Every host since the previous call (hosts read for the first time
+        are left out), and the latency histograms of those intervals, one row
+        per host."""
+        delta = _less(self._lat, self._prev_lat)
+        self._prev_lat = self._lat.copy()
+        n = delta.sum(axis=1)
+        pcts = row_latency_ms(delta)
+        rows = []
+        for h in self.hosts:
+            prev, cur = h.prev, h.reading
+            h.prev = cur
+            if prev is None or cur is None:
+                continue
+            now, before = cur.sample, prev.sample
+            dt = now.t - before.t
+            count = int(n[h.index]) if dt > 0 else 0  # no new reading: nothing this interval
+            dt = dt if dt > 0 else 1.0
+            errors = sum(max(0, now.errors.get(k, 0) - before.errors.get(k, 0)) for k in ERROR_KINDS if k != "fatal")
+            cpu_total = cur.cpu_total - prev.cpu_total
+            lat = {k: float(v[h.index]) if count else 0.0 for k, v in pcts.items()}
+            rows.append(HostInterval(
+                host=h.name, node=h.node, state="lost" if not h.live else ("ok" if h.reported else "late"),
+                threads=now.threads_running if h.live else 0, transactions=count, tps=count / dt,
+                errors_per_s=errors / dt, latency_ms=lat, connections=now.threads_running if h.live else 0,
+                cpu_pct=100.0 * (cur.cpu_busy - prev.cpu_busy) / cpu_total if cpu_total > 0 else 0.0,
+            ))
+        return rows, delta
 
 
 class ClusterController(RunController):
@@ -487,12 +491,11 @@ class ClusterController(RunController):
         super().start()
         if self._base is not None:
             self._set_host_bases()
-        for h in self.group.hosts:
-            self.group.host_interval(h)  # the first reading is every host's starting point
+        self.group.host_intervals()  # the first reading is every host's starting point
 
     def _set_host_bases(self) -> None:
         for h in self.group.hosts:
-            h.base = h.full_sample()
+            h.base = self.group.full_sample(h)
 
     def sample(self) -> Sample:
         s = super().sample()
@@ -507,21 +510,17 @@ class ClusterController(RunController):
             self._pending_notices.append(Notice(f"benchtop: {text}",
                                                 {"type": "event", "kind": "host", "text": text}))
         group.events.clear()
-        rows = []
+        rows, delta = group.host_intervals()
         hlog: list[str] = []
-        for h in group.hosts:
-            prev = h.prev
-            row = group.host_interval(h)
-            if row is None:
-                continue
-            rows.append(row)
-            if counted and self.writer is not None:
-                d = {"type": "host_interval", "t": round(iv.t - self.t_offset, 3), **row.to_dict()}
-                self.writer.append("hosts.jsonl", d)
-                if prev is not None and row.transactions:
-                    hist = group.interval_histogram(h, prev[1])
-                    start = max(0.0, iv.t - iv.dt - self.t_offset)
-                    hlog.append(f"Tag={h.name},{hdrlog.interval_line(start, iv.dt, hist)}")
+        if counted and self.writer is not None:
+            start = max(0.0, iv.t - iv.dt - self.t_offset)
+            index = {h.name: h.index for h in group.hosts}
+            for row in rows:
+                self.writer.append("hosts.jsonl", {"type": "host_interval", "t": round(iv.t - self.t_offset, 3),
+                                                   **row.to_dict()})
+                if row.transactions:
+                    hist = Histogram(tuple(delta[index[row.host]].tolist()))
+                    hlog.append(f"Tag={row.host},{hdrlog.interval_line(start, iv.dt, hist)}")
         if hlog and self.writer is not None:
             if not self._host_hlog_started:
                 self._host_hlog_started = True
@@ -572,7 +571,7 @@ class ClusterController(RunController):
         return summary
 
     def _host_summary(self, h: _Host) -> HostSummary:
-        last = h.full_sample()
+        last = self.group.full_sample(h)
         if last is None:
             return HostSummary(h.name, h.node, h.threads, 0, 0.0, {}, 0, h.lost_at, h.lost_reason)
         s = RunSummary.between(h.base or last, last, self._percentiles)

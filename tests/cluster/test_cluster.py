@@ -44,7 +44,7 @@ def _drive(ctl, intervals: int, between=None) -> list[Sample]:  # type: ignore[n
 def _host_histograms(ctl) -> Histogram:  # type: ignore[no-untyped-def]
     total = Histogram.empty()
     for h in ctl.group.hosts:
-        last = h.full_sample()
+        last = ctl.group.full_sample(h)
         total = total + (last.latency - (h.base.latency if h.base is not None else Histogram.empty()))
     return total
 

@@ -12,7 +12,7 @@ np = pytest.importorskip("numpy")
 
 from benchtop.engine.histogram import Histogram  # noqa: E402
 from benchtop.engine.sample import ERROR_KINDS, EngineSample  # noqa: E402
-from benchtop.run.cluster import _Bounds, merge_samples, split_total  # noqa: E402
+from benchtop.run.cluster import merge_samples, row_latency_ms, split_total  # noqa: E402
 from benchtop.run.loadhost import SparseCounts  # noqa: E402
 from benchtop.run.samples import IntervalStats  # noqa: E402
 
@@ -60,13 +60,15 @@ def test_merged_counts_are_the_sum_and_percentiles_those_of_one_histogram():
 
 def test_host_rows_compute_percentiles_as_histogram_does():
     rng = random.Random(3)
-    h = Histogram.from_values_ns([int(rng.expovariate(1 / 2e6)) for _ in range(20000)])
-    counts = SparseCounts.of(h).dense(len(h.counts))
-    assert counts.tolist() == list(h.counts)
-    got = _Bounds().latency_ms(counts)
-    want = h.percentiles_ms([50.0, 95.0, 99.0])
-    assert [got["p50"], got["p95"], got["p99"]] == [want[50.0], want[95.0], want[99.0]]
-    assert got["max"] == h.max_ns() / 1e6
+    hists = [Histogram.from_values_ns([int(rng.expovariate(1 / (2e6 * (i + 1)))) for _ in range(5000 * (i + 1))])
+             for i in range(3)] + [Histogram.empty()]
+    matrix = np.stack([SparseCounts.of(h).dense(len(h.counts)) for h in hists])
+    assert matrix[0].tolist() == list(hists[0].counts)
+    got = row_latency_ms(matrix)
+    for i, h in enumerate(hists):
+        want = h.percentiles_ms([50.0, 95.0, 99.0])
+        assert [got["p50"][i], got["p95"][i], got["p99"][i]] == [want[50.0], want[95.0], want[99.0]]
+        assert got["max"][i] == h.max_ns() / 1e6
 
 
 def test_a_reading_crosses_the_network_as_its_non_empty_buckets():
