@@ -260,6 +260,7 @@ typedef struct {
     int32_t state;                    /* BT_STATE_* */
     int32_t threads_target;
     int32_t threads_running;          /* started and not retired */
+    int32_t in_flight;                /* workers inside a transaction now (unfinished at a stop) */
     int32_t paused;
     double rate;                      /* current target, 0 = closed loop */
     uint64_t transactions;            /* committed (== sum of latency histogram) */
@@ -299,11 +300,13 @@ int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival);
 int bt_engine_set_paused(bt_engine *e, int32_t paused);
 int bt_engine_stop(bt_engine *e);          /* ask workers to stop; returns at once */
 int bt_engine_join(bt_engine *e);          /* wait until every worker has exited */
+int32_t bt_engine_join_timeout(bt_engine *e, int32_t timeout_ms); /* workers still running after it (0: all joined) */
+int32_t bt_engine_abort_io(bt_engine *e);  /* after stop: shut down the workers' sockets; returns how many */
 int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist);
 /* Latency histogram of one transaction type (workloads with several types),
  * merged over every worker like the main one. */
 int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out);
-void bt_engine_free(bt_engine *e);
+int32_t bt_engine_free(bt_engine *e);  /* workers abandoned (they free the engine when they exit) */
 
 /* Bulk load with the engine's connection settings on `threads` threads. */
 int bt_engine_load(bt_engine *e, const bt_load *load, int32_t threads);

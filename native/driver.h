@@ -72,6 +72,13 @@ typedef struct bt_driver {
     /* Optional: called by each worker thread just before it exits (e.g.
      * mysql_thread_end); NULL if the driver needs nothing. */
     void (*thread_end)(void);
+    /* Optional: the connection's socket, stable from connect to disconnect
+     * (or -1), so the controller can shutdown() it to unblock a read. */
+    int (*socket)(void *conn);
+    /* Statements never wait (null): once there are more workers than CPUs,
+     * they run under SCHED_IDLE, or thousands of them spinning would starve
+     * the controller's thread for minutes (its tick, a stop, a signal). */
+    int never_waits;
 } bt_driver;
 
 const bt_driver *bt_driver_get(int driver);

@@ -502,6 +502,12 @@ static void bt_my_thread_end(void)
     mysql_thread_end();
 }
 
+static int bt_my_socket(void *conn)
+{
+    bt_my_conn *c = conn;
+    return c && c->my ? (int)mysql_get_socket(c->my) : -1;
+}
+
 /* ---- text protocol ------------------------------------------------------- */
 
 static int64_t bt_my_parse_i64(const char *s, unsigned long len)
@@ -899,4 +905,5 @@ const bt_driver bt_driver_mysql = {
     .exec_text = bt_my_exec_text,
     .quote = bt_my_quote,
     .thread_end = bt_my_thread_end,
+    .socket = bt_my_socket,
 };

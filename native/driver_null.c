@@ -44,4 +44,5 @@ const bt_driver bt_driver_null = {
     .disconnect = null_disconnect,
     .execute = null_execute,
     .exec_text = null_exec_text,
+    .never_waits = 1,
 };

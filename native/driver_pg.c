@@ -258,6 +258,12 @@ out:
     return rc;
 }
 
+static int bt_pg_socket(void *conn)
+{
+    bt_pg_conn *c = conn;
+    return c && c->pg ? PQsocket(c->pg) : -1;
+}
+
 /* ---- results ---------------------------------------------------------------- */
 
 static int64_t bt_pg_parse_i64(const char *s)
@@ -701,4 +707,5 @@ const bt_driver bt_driver_pgsql = {
     .exec_text = bt_pg_exec_text,
     .quote = bt_pg_quote,
     .thread_end = NULL,
+    .socket = bt_pg_socket,
 };

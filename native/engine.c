@@ -1,9 +1,15 @@
 /* engine.c: the handle the controller holds: configuration, worker slots,
  * live knobs (threads, rate, pause) and merged snapshots. */
+#define _GNU_SOURCE /* SCHED_IDLE */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "engine_internal.h"
 
@@ -163,6 +169,13 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
     e->drv = drv;
     e->prog = cfg->program;
     pthread_mutex_init(&e->ctl_mu, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    e->ncpu = ncpu > 0 ? (int32_t)ncpu : 1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->exit_cv, &ca);
+    pthread_condattr_destroy(&ca);
     e->cfg.conn.host = dup_or_null(e, 0, cfg->conn.host);
     e->cfg.conn.user = dup_or_null(e, 1, cfg->conn.user);
     e->cfg.conn.password = dup_or_null(e, 2, cfg->conn.password);
@@ -239,15 +252,31 @@ static bt_worker *worker_new(bt_engine *e, int32_t index)
     atomic_store(&w->lat_min, UINT64_MAX);
     w->index = index;
     w->e = e;
+    pthread_mutex_init(&w->io_mu, NULL);
+    w->io_fd = -1;
     bt_rng_seed(&w->rng, e->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(index + 1));
     return w;
+}
+
+static void make_idle(pthread_t t)
+{
+    struct sched_param sp = {0};
+    pthread_setschedparam(t, SCHED_IDLE, &sp);  /* best effort: the run goes on without it */
 }
 
 /* Starts workers [0, n) that are not running; reaps the ones that exited.
  * Called with ctl_mu held. */
 static int spawn_upto(bt_engine *e, int32_t n)
 {
-    for (int32_t i = 0; i < n; i++) {
+    if (e->drv->never_waits && n > e->ncpu && !e->idle_workers) {
+        /* one-way (an unprivileged thread cannot leave SCHED_IDLE), so the
+         * workers stay alike */
+        e->idle_workers = 1;
+        for (int32_t i = 0; i < e->nworkers; i++)
+            if (e->workers[i] && e->workers[i]->has_thread)
+                make_idle(e->workers[i]->thread);
+    }
+    for (int32_t i = 0; i < n && !atomic_load(&e->stop); i++) {
         bt_worker *w = e->workers[i];
         if (!w) {
             w = worker_new(e, i);
@@ -269,6 +298,9 @@ static int spawn_upto(bt_engine *e, int32_t n)
                 return BT_ETHREAD;
             }
             w->has_thread = 1;
+            e->live++;
+            if (e->idle_workers)
+                make_idle(w->thread);
         }
     }
     return BT_OK;
@@ -280,13 +312,17 @@ int bt_engine_start(bt_engine *e)
         return BT_EINVAL;
     if (atomic_load(&e->state) != BT_STATE_IDLE)
         return BT_ESTATE;
+    atomic_store(&e->state, BT_STATE_RUNNING);
+    /* New workers wait for ctl_mu before their first transaction, so all are
+     * created before any runs (thousands of threads then take milliseconds,
+     * not minutes of competing with running ones), and the measured time
+     * starts when they all may begin. */
+    pthread_mutex_lock(&e->ctl_mu);
+    int rc = spawn_upto(e, atomic_load(&e->threads_target));
     e->start_ns = bt_now_ns();
     /* the schedule's first ticket is due at the start, not at time zero */
     e->sched.last_ns = e->start_ns;
     bt_sched_restart(&e->sched, e->start_ns);
-    atomic_store(&e->state, BT_STATE_RUNNING);
-    pthread_mutex_lock(&e->ctl_mu);
-    int rc = spawn_upto(e, atomic_load(&e->threads_target));
     pthread_mutex_unlock(&e->ctl_mu);
     if (rc != BT_OK) {
         bt_engine_fail(e, "could not start worker threads: %s", bt_strerror(rc));
@@ -332,31 +368,82 @@ int bt_engine_stop(bt_engine *e)
 {
     if (!e)
         return BT_EINVAL;
+    uint64_t zero = 0;
+    atomic_compare_exchange_strong(&e->stop_ns, &zero, bt_now_ns());
     atomic_store(&e->stop, 1);
     int expected = BT_STATE_RUNNING;
     atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPING);
     return BT_OK;
 }
 
-int bt_engine_join(bt_engine *e)
+/* Waits up to timeout_ms (< 0: for ever) for the workers to exit and reaps
+ * the ones that did; safe to call again and from several threads (only
+ * exited threads are joined, under ctl_mu, once).  Returns how many still run. */
+int32_t bt_engine_join_timeout(bt_engine *e, int32_t timeout_ms)
 {
     if (!e)
         return BT_EINVAL;
-    pthread_mutex_lock(&e->ctl_mu);
-    int32_t n = e->nworkers;
-    pthread_mutex_unlock(&e->ctl_mu);
-    for (int32_t i = 0; i < n; i++) {
-        bt_worker *w = e->workers[i];
-        if (w && w->has_thread) {
-            pthread_join(w->thread, NULL);
-            w->has_thread = 0;
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    if (timeout_ms > 0) {
+        dl.tv_sec += timeout_ms / 1000;
+        dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
         }
     }
-    int expected = BT_STATE_STOPPING;
-    atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
-    expected = BT_STATE_RUNNING;
-    atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
-    return BT_OK;
+    pthread_mutex_lock(&e->ctl_mu);
+    while (e->live > 0 && timeout_ms != 0) {
+        int rc = timeout_ms < 0 ? pthread_cond_wait(&e->exit_cv, &e->ctl_mu)
+                                : pthread_cond_timedwait(&e->exit_cv, &e->ctl_mu, &dl);
+        if (rc == ETIMEDOUT)
+            break;
+    }
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        if (w && w->has_thread && atomic_load(&w->state) == BT_W_EXITED) {
+            pthread_join(w->thread, NULL);  /* it has exited: returns at once */
+            w->has_thread = 0;
+            atomic_store(&w->state, BT_W_FREE);
+        }
+    }
+    int32_t left = e->live;
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (left == 0) {
+        int expected = BT_STATE_STOPPING;
+        atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
+        expected = BT_STATE_RUNNING;
+        atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
+    }
+    return left;
+}
+
+int bt_engine_join(bt_engine *e)
+{
+    return e ? (bt_engine_join_timeout(e, -1), BT_OK) : BT_EINVAL;
+}
+
+/* After bt_engine_stop: makes reads and writes blocked in a client library
+ * return (EOF), and stops any connect in progress from being used. */
+int32_t bt_engine_abort_io(bt_engine *e)
+{
+    if (!e)
+        return BT_EINVAL;
+    int32_t n = 0;
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        if (!w)
+            continue;
+        pthread_mutex_lock(&w->io_mu);
+        atomic_store(&w->io_abort, 1);
+        if (w->io_fd >= 0 && shutdown(w->io_fd, SHUT_RDWR) == 0)
+            n++;
+        pthread_mutex_unlock(&w->io_mu);
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+    return n;
 }
 
 int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist)
@@ -369,6 +456,9 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
     if (svc_hist)
         memset(svc_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
     uint64_t now = bt_now_ns();
+    uint64_t stop_ns = atomic_load(&e->stop_ns);
+    if (stop_ns && stop_ns < now)
+        now = stop_ns;  /* the measured time ends at the stop request */
     out->latency_ns_min = UINT64_MAX;
     pthread_mutex_lock(&e->ctl_mu);
     for (int32_t i = 0; i < e->nworkers; i++) {
@@ -403,6 +493,8 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
             out->service_ns_max = v;
         uint64_t busy = BT_GET(w->busy_ns);
         uint64_t since = BT_GET(w->busy_since);
+        if (since)
+            out->in_flight++;
         if (since && since < now)
             busy += now - since;
         out->busy_ns += busy;
@@ -444,16 +536,45 @@ int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out)
     return BT_OK;
 }
 
-void bt_engine_free(bt_engine *e)
+/* Stops, unblocks and joins the workers for at most 2 s; any still running
+ * then (blocked where no socket could be shut, e.g. inside a connect) are
+ * detached and the last of them frees the engine.  Returns their number. */
+int32_t bt_engine_free(bt_engine *e)
 {
     if (!e)
-        return;
+        return 0;
     bt_engine_stop(e);
-    bt_engine_join(e);
+    if (bt_engine_join_timeout(e, 500) > 0) {
+        bt_engine_abort_io(e);
+        bt_engine_join_timeout(e, 2000);
+    }
+    pthread_mutex_lock(&e->ctl_mu);
+    int32_t left = e->live;
+    if (left > 0) {
+        for (int32_t i = 0; i < e->nworkers; i++) {
+            bt_worker *w = e->workers[i];
+            if (w && w->has_thread && atomic_load(&w->state) != BT_W_EXITED) {
+                pthread_detach(w->thread);
+                w->has_thread = 0;
+            }
+        }
+        e->released = 1;
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (left == 0)
+        bt_engine_destroy(e);
+    return left;
+}
+
+void bt_engine_destroy(bt_engine *e)
+{
     for (int32_t i = 0; i < e->nworkers; i++) {
         bt_worker *w = e->workers[i];
         if (!w)
             continue;
+        if (w->has_thread)
+            pthread_join(w->thread, NULL);  /* exited (live == 0): returns at once */
+        pthread_mutex_destroy(&w->io_mu);
         free(w->lat);
         free(w->svc);
         for (int k = 0; k < BT_MAX_TXN_TYPES; k++)
@@ -469,6 +590,7 @@ void bt_engine_free(bt_engine *e)
     for (int i = 0; i < 8; i++)
         free(e->strs[i]);
     bt_sched_destroy(&e->sched);
+    pthread_cond_destroy(&e->exit_cv);
     pthread_mutex_destroy(&e->ctl_mu);
     free(e);
 }

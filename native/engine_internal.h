@@ -83,6 +83,11 @@ typedef struct bt_worker {
     int has_thread;
     pthread_t thread;
     bt_engine *e;
+    /* the connection's socket for bt_engine_abort_io: set after connect and
+     * cleared before disconnect under io_mu, so it is never shut after close */
+    pthread_mutex_t io_mu;
+    int io_fd;
+    _Atomic int io_abort;
 
     /* interpreter state (worker-private) */
     bt_rng rng;
@@ -109,6 +114,7 @@ struct bt_engine {
 
     _Atomic int state;
     _Atomic int stop;
+    _Atomic uint64_t stop_ns;  /* when stop was first asked: snapshots' t ends there */
     _Atomic int paused;
     _Atomic int32_t threads_target;
     _Atomic int64_t events_started;
@@ -116,12 +122,17 @@ struct bt_engine {
     _Atomic uint32_t unique_index;
     uint32_t unique_offset;
     _Atomic uint64_t rows_loaded;
-    uint64_t start_ns;
+    _Atomic uint64_t start_ns;
     uint64_t seed;
 
     pthread_mutex_t ctl_mu;  /* worker slots, error text; never taken on the hot path */
     bt_worker *workers[BT_MAX_THREADS];
     int32_t nworkers;
+    int32_t live;            /* worker threads not yet exited (ctl_mu) */
+    int released;            /* bt_engine_free gave up: the last worker frees (ctl_mu) */
+    int idle_workers;        /* workers run under SCHED_IDLE, for the rest of the run (ctl_mu) */
+    int32_t ncpu;
+    pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
     char error[512];
 };
 
@@ -140,6 +151,7 @@ void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t c
 
 /* engine.c */
 void bt_engine_fail(bt_engine *e, const char *fmt, ...);
+void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
 
 #endif

@@ -4,7 +4,10 @@
 
 void bt_hist_merge_into(const bt_hist *h, uint64_t *out)
 {
-    for (int32_t i = 0; i < BT_HIST_NBUCKETS; i++)
+    int32_t hi = atomic_load_explicit(&h->hi, memory_order_acquire);
+    int32_t lo = atomic_load_explicit(&h->lo, memory_order_relaxed);
+    /* a count recorded while we read may be missed: it is in the next merge */
+    for (int32_t i = lo; i < hi; i++)
         out[i] += atomic_load_explicit(&h->counts[i], memory_order_relaxed);
 }
 

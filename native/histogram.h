@@ -20,6 +20,9 @@
 #define BT_HIST_NBUCKETS (BT_HIST_LINEAR + (BT_HIST_MAX_MSB - 8 + 1) * (1 << BT_HIST_SUB_BITS))
 
 typedef struct {
+    /* buckets [lo, hi) hold every count (hi == 0: none yet): a merge reads
+     * only those, so merging thousands of workers' histograms stays cheap */
+    _Atomic int32_t lo, hi;
     _Atomic uint64_t counts[BT_HIST_NBUCKETS];
 } bt_hist;
 
@@ -38,7 +41,17 @@ static inline int32_t bt_hist_index_inline(uint64_t v)
 /* Single writer: a relaxed load and store compile to a plain increment. */
 static inline void bt_hist_record(bt_hist *h, uint64_t ns)
 {
-    _Atomic uint64_t *c = &h->counts[bt_hist_index_inline(ns)];
+    int32_t i = bt_hist_index_inline(ns);
+    int32_t hi = atomic_load_explicit(&h->hi, memory_order_relaxed);
+    if (hi == 0) {
+        atomic_store_explicit(&h->lo, i, memory_order_relaxed);
+        atomic_store_explicit(&h->hi, i + 1, memory_order_release);
+    } else if (i >= hi) {
+        atomic_store_explicit(&h->hi, i + 1, memory_order_release);
+    } else if (i < atomic_load_explicit(&h->lo, memory_order_relaxed)) {
+        atomic_store_explicit(&h->lo, i, memory_order_relaxed);
+    }
+    _Atomic uint64_t *c = &h->counts[i];
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                           memory_order_relaxed);
 }

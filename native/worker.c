@@ -36,6 +36,17 @@ int bt_worker_connect(bt_worker *w, bt_err *err)
         w->conn = NULL;
         return rc;
     }
+    /* publish the socket, unless the controller already aborted our I/O */
+    pthread_mutex_lock(&w->io_mu);
+    if (atomic_load(&w->io_abort)) {
+        pthread_mutex_unlock(&w->io_mu);
+        e->drv->disconnect(w->conn);
+        w->conn = NULL;
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_LOST_CONNECTION, 0, "", "stopped");
+        return -1;
+    }
+    w->io_fd = e->drv->socket ? e->drv->socket(w->conn) : -1;
+    pthread_mutex_unlock(&w->io_mu);
     uint64_t dt = bt_now_ns() - t0;
     BT_ADD(w->connects, 1);
     BT_ADD(w->connect_ns_sum, dt);
@@ -49,6 +60,9 @@ int bt_worker_connect(bt_worker *w, bt_err *err)
 void bt_worker_disconnect(bt_worker *w)
 {
     if (w->conn) {
+        pthread_mutex_lock(&w->io_mu);
+        w->io_fd = -1;   /* before close: the number may be reused at once */
+        pthread_mutex_unlock(&w->io_mu);
         w->e->drv->disconnect(w->conn);
         w->conn = NULL;
     }
@@ -125,6 +139,10 @@ static int run_one(bt_worker *w, int32_t type, int *rolled_back)
         int rc = bt_workload_run_txn(w, type, &err, rolled_back);
         if (rc == BT_DERR_NONE)
             return 0;
+        if ((rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) && atomic_load(&w->io_abort)) {
+            w->in_txn = 0;   /* our own shutdown(): unfinished, not an outage */
+            return -1;
+        }
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
             BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
             w->in_txn = 0;
@@ -160,9 +178,14 @@ void *bt_worker_main(void *arg)
     for (int32_t i = 0; i < p->ninit_regs && i < BT_NREGS; i++)
         w->regs[i] = p->init_regs[i];
 
+    /* the spawner holds it until every worker of the batch exists */
+    pthread_mutex_lock(&e->ctl_mu);
+    pthread_mutex_unlock(&e->ctl_mu);
     bt_err err = {0};
     while (!w->conn && !should_exit(w)) {
         if (bt_worker_connect(w, &err) == 0)
+            break;
+        if (should_exit(w))
             break;
         /* The first connection of the run failing is bad input (wrong port,
          * password, host); once the server has been reached, it is an outage
@@ -218,6 +241,13 @@ out:
     bt_worker_disconnect(w);
     if (e->drv->thread_end)
         e->drv->thread_end();
+    pthread_mutex_lock(&e->ctl_mu);
     atomic_store(&w->state, BT_W_EXITED);
+    e->live--;
+    pthread_cond_broadcast(&e->exit_cv);
+    int last = e->released && e->live == 0;
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (last)
+        bt_engine_destroy(e);   /* bt_engine_free gave up on us earlier */
     return NULL;
 }

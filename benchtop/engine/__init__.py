@@ -8,6 +8,7 @@ mode), so a UI or a headless loop keeps running while the engine works.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -34,6 +35,7 @@ DISTRIBUTIONS = {"uniform": lib.BT_DIST_UNIFORM, "gaussian": lib.BT_DIST_GAUSSIA
                  "zipfian": lib.BT_DIST_ZIPFIAN}
 ARRIVALS = {"uniform": lib.BT_ARRIVAL_UNIFORM, "poisson": lib.BT_ARRIVAL_POISSON}
 MAX_THREADS = lib.BT_MAX_THREADS
+_ABANDONED: list[Any] = []  # cffi memory of engines whose blocked workers outlive close()
 
 
 class EngineError(RuntimeError):
@@ -246,15 +248,28 @@ class Engine:
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the workers to finish their current transaction and exit.
         Returns False if they are still busy after `timeout` (a hung server)."""
-        t = threading.Thread(target=lib.bt_engine_join, args=(self._h,), daemon=True)
-        t.start()
-        t.join(timeout)
-        return not t.is_alive()
+        # short slices on this thread (the GIL is released in C): signal
+        # handlers run between them, and no thread is left behind in a join
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            step = 100 if left is None else max(0, min(100, int(left * 1000)))
+            if lib.bt_engine_join_timeout(self._h, step) == 0:
+                return True
+            if left is not None and left <= 0.1:
+                return False
+
+    def abort_io(self) -> int:
+        """After stop(): shut down the workers' sockets so reads blocked on a
+        hung server return; returns how many were shut down."""
+        return int(lib.bt_engine_abort_io(self._h))
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            lib.bt_engine_free(self._h)
+            if lib.bt_engine_free(self._h) > 0:
+                # abandoned workers still read the configuration and program
+                _ABANDONED.append(self._keep)
 
     # -- knobs -----------------------------------------------------------------
     def set_threads(self, n: int) -> None:
@@ -299,6 +314,7 @@ class Engine:
             state=STATES[s.state] if 0 <= s.state < len(STATES) else "failed",
             threads_target=s.threads_target,
             threads_running=s.threads_running,
+            in_flight=s.in_flight,
             paused=bool(s.paused),
             rate=s.rate,
             transactions=s.transactions,

@@ -19,6 +19,7 @@ class EngineSample:
     state: str
     threads_target: int
     threads_running: int
+    in_flight: int  # workers inside a transaction (read at a stop: unfinished)
     paused: bool
     rate: float  # target; 0 = closed loop
     transactions: int

@@ -98,6 +98,7 @@ def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
 
     return EngineSample(
         t=t, state="running", threads_target=total("threads_target"), threads_running=total("threads_running"),
+        in_flight=total("in_flight"),
         paused=bool(parts) and all(p.paused for p in parts), rate=total("rate"),
         transactions=total("transactions"), rollbacks=total("rollbacks"), reads=total("reads"),
         writes=total("writes"), other=total("other"),
@@ -195,6 +196,9 @@ class HostGroup:
         self._nb = nbuckets()
         self._t0: float | None = None
         self._last_merged: EngineSample | None = None
+        self._stopped = False
+        # each host's reading that the run's summary counts: the first after stop()
+        self.final: dict[int, EngineSample | None] = {}
         self.events: list[str] = []  # host losses since the last drain (the controller puts them on its timeline)
         self.gather_s = 0.0  # how long the newest gather took
         self._gather_timeout = min(GATHER_TIMEOUT_S, max(0.2, report_interval / 2))
@@ -307,6 +311,11 @@ class HostGroup:
     def stop(self) -> None:
         hosts = self.live()
         self._call(hosts, "stop", [()] * len(hosts))
+        self._stopped = True
+
+    def abort_io(self) -> int:
+        hosts = self.live()
+        return sum(n or 0 for n in self._call(hosts, "abort_io", [()] * len(hosts)))
 
     def join(self, timeout: float | None = None) -> bool:
         hosts = self.live()
@@ -390,6 +399,8 @@ class HostGroup:
                     row.fill(0)
                     row[counts.index] = counts.count
             merged = self._merge()
+            if self._stopped and not self.final:
+                self.final = {h.index: self.full_sample(h) for h in self.hosts}
             self.gather_s = time.monotonic() - t_start
             return merged
 
@@ -571,7 +582,8 @@ class ClusterController(RunController):
         return summary
 
     def _host_summary(self, h: _Host) -> HostSummary:
-        last = self.group.full_sample(h)
+        # the reading the merged summary counts (RunController reads it before the workers are joined)
+        last = self.group.final.get(h.index) or self.group.full_sample(h)
         if last is None:
             return HostSummary(h.name, h.node, h.threads, 0, 0.0, {}, 0, h.lost_at, h.lost_reason)
         s = RunSummary.between(h.base or last, last, self._percentiles)

@@ -27,6 +27,8 @@ from benchtop.workload import Program
 # Intervals keep their histograms only while a reader may still want them
 # (the TUI adds each new interval into its whole-run histogram).
 KEEP_HISTOGRAMS = 8
+STOP_GRACE_S = 1.0   # workers finish the transaction in hand
+ABORT_WAIT_S = 2.0   # after their sockets are shut down
 
 
 class LoadEngine(Protocol):
@@ -36,6 +38,7 @@ class LoadEngine(Protocol):
     def start(self) -> None: ...
     def stop(self) -> None: ...
     def join(self, timeout: float | None = None) -> bool: ...
+    def abort_io(self) -> int: ...
     def close(self) -> None: ...
     def set_threads(self, n: int) -> None: ...
     def set_rate(self, rate: float) -> None: ...
@@ -109,12 +112,13 @@ class RunController:
 
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> None:
-        self._t0 = time.monotonic()
-        self.started_at = time.time() + self.options.warmup_s
         # read before the workers start: all zeros at t = 0, so even a run
         # shorter than one snapshot (a few --events) is counted whole
         first = self.engine.snapshot()
         self.engine.start()
+        # the clock starts with the engine's, once every worker exists
+        self._t0 = time.monotonic()
+        self.started_at = time.time() + self.options.warmup_s
         self._prev = first
         self._base = first if self.options.warmup_s <= 0 else None
         self._type_base = self._type_hists() if self._base is not None else []
@@ -331,13 +335,18 @@ class RunController:
             if self.stop_reason:
                 reason = self.stop_reason
             self.engine.stop()
-            joined = self.engine.join(timeout=60)
+            # the measured time ends here: counts and t are read before any wait
             last = self.engine.snapshot()
-            self._last = last
-            if last.state == "failed":
-                reason = f"error: {last.error}"
+            joined = self.engine.join(timeout=STOP_GRACE_S)
+            if not joined:
+                self.engine.abort_io()  # blocked reads return; their transactions are unfinished
+                joined = self.engine.join(timeout=ABORT_WAIT_S)
+            after = self.engine.snapshot()
+            self._last = after
+            if after.state == "failed":
+                reason = f"error: {after.error}"
             elif not joined:
-                reason = (reason + "; " if reason else "") + "workers still blocked on the server after 60 s"
+                reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
             base = self._base or last
             summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
             self._summary = replace(summary, txn_latency_ms=self._type_latencies())

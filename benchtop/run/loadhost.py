@@ -105,6 +105,9 @@ class LoadHost:
     def join(self, timeout: float) -> bool:
         return self.engine.join(timeout)
 
+    def abort_io(self) -> int:
+        return self.engine.abort_io()
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

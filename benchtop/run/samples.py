@@ -153,6 +153,7 @@ class RunSummary:
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    unfinished: int = 0  # transactions in flight when the run ended (not in the counts)
     hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
 
     @property
@@ -216,6 +217,7 @@ class RunSummary:
             service=svc,
             txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
             stopped_by=stopped_by,
+            unfinished=last.in_flight if last.state in ("stopping", "stopped", "failed") else 0,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -242,6 +244,7 @@ class RunSummary:
             "service_latency_ms": {k: round(v, 3) for k, v in self.service_latency_ms.items()},
             "txn_types": self.txn_types,
             **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
+            "unfinished": self.unfinished,
             "stopped_by": self.stopped_by,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
             **({"hosts": [h.to_dict() for h in self.hosts],
