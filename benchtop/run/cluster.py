@@ -41,7 +41,7 @@ from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import RunController, engine_settings
 from benchtop.run.guards import Guard
-from benchtop.run.loadhost import HostReading, LoadHost, SparseCounts
+from benchtop.run.loadhost import HostReading, LoadHost, Lost, NodeAgent, fetch
 from benchtop.run.options import RunOptions
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
@@ -50,6 +50,7 @@ from benchtop.workload import Program
 
 GATHER_TIMEOUT_S = 2.0  # longest a reading waits for a host (at most half the report interval)
 KNOB_TIMEOUT_S = 5.0  # a knob that no host acknowledges in this long is reported, not waited for
+AGENT_MARGIN_S = 1.0  # how much longer the controller waits for an agent than the agent for its hosts
 LOST_AFTER_S = 15.0  # a host silent this long is given up (a dead actor is given up at once)
 START_TIMEOUT_S = 120.0  # placing and starting every actor (a node may have to start a worker)
 ROW_PERCENTILES = (50.0, 95.0, 99.0)
@@ -155,9 +156,9 @@ class _Host:
     threads: int
     rate: float
     index: int  # its row in the group's count matrices
+    agent: int = 0  # the agent of its node (HostGroup.agents)
     reading: HostReading | None = None
-    pending: Any = None  # a reading asked for and not yet back
-    heard_at: float = 0.0  # monotonic time of the last reply
+    heard_at: float = 0.0  # monotonic time of the last reply (or of its start)
     reported: bool = False  # answered the newest gather
     advance: float = 0.0  # how far its engine's clock moved between its two newest readings
     lost_at: float | None = None
@@ -172,13 +173,24 @@ class _Host:
         return self.lost_at is None
 
 
+@dataclass
+class _Agent:
+    """The controller's view of one node's agent."""
+
+    node: str
+    actor: Any
+    hosts: list[_Host]
+    pending: Any = None  # a gather asked for and not yet back
+
+
 class HostGroup:
     """The load hosts' engines as one engine (RunController's LoadEngine).
 
     `address` is given to ray.init unless Ray is already initialised (a
     test, a notebook); `hosts` actors are placed on distinct alive nodes
     (worker nodes before the head), round-robin when there are more hosts
-    than nodes."""
+    than nodes.  Every call goes through the node agents: one call per node
+    per reading or knob, whatever the number of hosts on it."""
 
     def __init__(self, address: str, hosts: int, conn: ConnSettings, settings: EngineSettings,
                  program: Program, report_interval: float = 1.0) -> None:
@@ -203,6 +215,7 @@ class HostGroup:
         self.gather_s = 0.0  # how long the newest gather took
         self._gather_timeout = min(GATHER_TIMEOUT_S, max(0.2, report_interval / 2))
         self.hosts: list[_Host] = []
+        self.agents: list[_Agent] = []
         try:
             self._place(hosts, conn, settings, program)
         except BaseException:
@@ -226,6 +239,7 @@ class HostGroup:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         actor_class = ray.remote(LoadHost)
+        agent_class = ray.remote(NodeAgent)
         try:
             for i in range(hosts):
                 node = nodes[i % len(nodes)]
@@ -237,16 +251,33 @@ class HostGroup:
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
                 ).remote(name, public, mine, program, secret)
                 self.hosts.append(_Host(name, node["NodeManagerAddress"], node["NodeID"], actor, threads[i], rate, i))
+            by_node: dict[str, list[_Host]] = {}
+            for h in self.hosts:
+                by_node.setdefault(h.node_id, []).append(h)
+            for node_id, mine_here in by_node.items():
+                for h in mine_here:
+                    h.agent = len(self.agents)
+                actor = agent_class.options(
+                    num_cpus=0, max_concurrency=4, max_restarts=0,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+                ).remote(mine_here[0].node, {h.index: h.actor for h in mine_here})
+                self.agents.append(_Agent(mine_here[0].node, actor, mine_here))
             where = ray.get([h.actor.where.remote() for h in self.hosts], timeout=START_TIMEOUT_S)
         except Exception as exc:  # Ray's errors are many: each becomes one line
             raise UsageError(f"--cluster: the load hosts did not start: {one_line(exc)}") from None
+        now = time.monotonic()
         for h, w in zip(self.hosts, where):
-            h.extra = w
+            h.extra, h.heard_at = w, now
         # every host's cumulative counts, one row each: merges and per-host
         # intervals are a few array operations, whatever the number of hosts
         self._lat = np.zeros((hosts, self._nb), dtype=np.uint64)
         self._svc = np.zeros((hosts, self._nb), dtype=np.uint64)
         self._prev_lat = np.zeros((hosts, self._nb), dtype=np.uint64)
+        # every host's first reading (all zeros) before the run starts: the base of its counts
+        self._gather(START_TIMEOUT_S)
+        missing = [h.name for h in self.hosts if h.reading is None]
+        if missing:
+            raise UsageError(f"--cluster: load hosts {', '.join(missing)} did not answer")
 
     def _nodes(self) -> list[dict[str, Any]]:
         nodes = [n for n in self._ray.nodes() if n.get("Alive")]
@@ -260,36 +291,37 @@ class HostGroup:
     # -- fan-out ---------------------------------------------------------------
     def _call(self, hosts: Sequence[_Host], method: str, args: Sequence[tuple[Any, ...]],
               timeout: float = KNOB_TIMEOUT_S) -> list[Any]:
-        """One method on several hosts at once; a host that died is marked
-        lost, one that does not answer in `timeout` is left to the gathers."""
+        """One method on several hosts at once, through their nodes' agents;
+        a host that died is marked lost, one that does not answer in
+        `timeout` is left to the gathers (its value is None)."""
         ray = self._ray
-        refs = [getattr(h.actor, method).remote(*a) for h, a in zip(hosts, args)]
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
-        got = self._results(ready, dict(zip(refs, hosts)))
-        return [got.get(ref) for ref in refs]
+        calls: dict[int, dict[int, tuple[Any, ...]]] = {}
+        for h, a in zip(hosts, args):
+            calls.setdefault(h.agent, {})[h.index] = a
+        owner = {self.agents[k].actor.call.remote(method, c, timeout): k for k, c in calls.items()}
+        ready, _ = ray.wait(list(owner), num_returns=len(owner), timeout=timeout + AGENT_MARGIN_S)
+        values: dict[int, Any] = {}
+        for ref, got in zip(ready, fetch(ray, ready)):
+            if isinstance(got, Lost):
+                self._lose_agent(self.agents[owner[ref]], got.reason)
+                continue
+            for i, v in got.items():
+                if isinstance(v, Lost):
+                    self._lose(self.hosts[i], v.reason)
+                else:
+                    values[i] = v
+        return [values.get(h.index) for h in hosts]
 
-    def _results(self, refs: Sequence[Any], owner: dict[Any, _Host]) -> dict[Any, Any]:
-        """The values of finished calls, fetched in one batch; a host whose
-        actor died is marked lost (and has no value)."""
-        ray = self._ray
-        try:
-            return dict(zip(refs, ray.get(list(refs))))
-        except ray.exceptions.RayActorError:
-            pass
-        out = {}
-        for ref in refs:  # one of them failed: find which, keep the others
-            try:
-                out[ref] = ray.get(ref)
-            except ray.exceptions.RayActorError as exc:
-                self._lose(owner[ref], one_line(exc))
-        return out
+    def _lose_agent(self, agent: _Agent, why: str) -> None:
+        agent.pending = None
+        for h in agent.hosts:
+            self._lose(h, f"its node's agent is gone: {why}")
 
     def _lose(self, h: _Host, why: str) -> None:
         if h.lost_at is not None:
             return
         h.lost_at = self._elapsed()
         h.lost_reason = why
-        h.pending = None
         self.events.append(f"load host {h.name} ({h.node}) lost: {why}")
         try:
             self._ray.kill(h.actor, no_restart=True)  # a silent host must not keep loading the server
@@ -326,15 +358,15 @@ class HostGroup:
     def close(self) -> None:
         ray = self._ray
         hosts = [h for h in self.hosts if h.live]
-        if hosts:
-            try:
+        try:
+            if hosts and self.agents:
                 self._call(hosts, "close", [()] * len(hosts))
-            finally:
-                for h in hosts:
-                    try:
-                        ray.kill(h.actor, no_restart=True)
-                    except Exception:  # already gone
-                        pass
+        finally:
+            for actor in [h.actor for h in hosts] + [a.actor for a in self.agents]:
+                try:
+                    ray.kill(actor, no_restart=True)
+                except Exception:  # already gone
+                    pass
         if self._owns_ray:
             self._owns_ray = False
             ray.shutdown()
@@ -374,35 +406,50 @@ class HostGroup:
         GATHER_TIMEOUT_S), merged; a host that does not answer keeps its
         previous reading in the totals and is asked again next time."""
         with self._lock:
-            ray = self._ray
             t_start = time.monotonic()
-            hosts = self.live()
-            for h in hosts:
-                h.reported = False
-                if h.pending is None:
-                    h.pending = h.actor.reading.remote()
-            pending = {h.pending: h for h in hosts}
-            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=self._gather_timeout)
-            now = time.monotonic()
-            got = self._results(ready, pending)
-            for h in hosts:
-                if h.pending not in got:
-                    if h.pending not in ready and h.reading is not None and now - h.heard_at > LOST_AFTER_S:
-                        self._lose(h, f"no reading for {now - h.heard_at:.0f} s")
-                    continue
-                r: HostReading = got[h.pending]
-                h.pending = None
-                h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)
-                h.reading, h.heard_at, h.reported = r, now, True
-                for matrix, counts in ((self._lat, r.latency), (self._svc, r.service)):
-                    row = matrix[h.index]
-                    row.fill(0)
-                    row[counts.index] = counts.count
+            self._gather(self._gather_timeout)
             merged = self._merge()
             if self._stopped and not self.final:
                 self.final = {h.index: self.full_sample(h) for h in self.hosts}
             self.gather_s = time.monotonic() - t_start
             return merged
+
+    def _gather(self, timeout: float) -> None:
+        """One reading from every live host that answers within `timeout`."""
+        ray = self._ray
+        for agent in self.agents:
+            live = [h.index for h in agent.hosts if h.live]
+            for h in agent.hosts:
+                h.reported = False
+            if live and agent.pending is None:
+                # the agent answers a little before the controller stops waiting
+                agent.pending = agent.actor.readings.remote(live, timeout * 0.75)
+        owner = {a.pending: a for a in self.agents if a.pending is not None}
+        ready, _ = ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
+        now = time.monotonic()
+        for ref, got in zip(ready, fetch(ray, ready)):
+            agent = owner[ref]
+            agent.pending = None
+            if isinstance(got, Lost):
+                self._lose_agent(agent, got.reason)
+                continue
+            for i, r in got.items():
+                h = self.hosts[i]
+                if isinstance(r, Lost):
+                    self._lose(h, r.reason)
+                elif h.live:
+                    self._take(h, r, now)
+        for h in self.live():
+            if not h.reported and now - h.heard_at > LOST_AFTER_S:
+                self._lose(h, f"no reading for {now - h.heard_at:.0f} s")
+
+    def _take(self, h: _Host, r: HostReading, now: float) -> None:
+        h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)
+        h.reading, h.heard_at, h.reported = r, now, True
+        for matrix, counts in ((self._lat, r.latency), (self._svc, r.service)):
+            row = matrix[h.index]
+            row.fill(0)
+            row[counts.index] = counts.count
 
     def _merge(self) -> EngineSample:
         # lost hosts too: their last reading stays in the totals

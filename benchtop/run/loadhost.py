@@ -1,8 +1,12 @@
 """One load host of a cluster run: the native engine running in a Ray actor's
-process on some node, with its share of the threads and the rate.
+process on some node, with its share of the threads and the rate; and the
+node's agent, which reads and steers that node's load hosts for the
+controller.
 
 The controller (benchtop.run.cluster) creates one `LoadHost` actor per load
-host and reads it once per interval.  A reading is cumulative (counters
+host and one `NodeAgent` per node that has load hosts, and reads every host
+once per interval through the agents: one call per node crosses the
+network, the agents call their hosts locally, in parallel with each other.  A reading is cumulative (counters
 since the engine started, histograms as their non-empty buckets), so a
 reading that arrives late or not at all loses nothing: the controller takes
 differences itself and needs no agreement between the hosts' clocks.
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -133,3 +138,64 @@ class LoadHost:
 
     def type_histogram(self, index: int) -> SparseCounts:
         return SparseCounts.of(self.engine.type_histogram(index))
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """What a call to a load host whose actor died returns instead of a value."""
+
+    reason: str
+
+
+def fetch(ray: Any, refs: list[Any]) -> list[Any]:
+    """The values of finished calls, in one batch when none failed; a call
+    whose actor died gives `Lost`."""
+    try:
+        return list(ray.get(refs))
+    except ray.exceptions.RayActorError:
+        pass
+    out: list[Any] = []
+    for ref in refs:  # one of them failed: find which, keep the others
+        try:
+            out.append(ray.get(ref))
+        except ray.exceptions.RayActorError as exc:
+            lines = str(exc).strip().splitlines()
+            out.append(Lost(" ".join(lines[0].split()) if lines else type(exc).__name__))
+    return out
+
+
+class NodeAgent:
+    """The actor on each node that calls the node's load hosts for the
+    controller.  `hosts`: the load hosts' numbers and actor handles."""
+
+    def __init__(self, node: str, hosts: dict[int, Any]) -> None:
+        import ray  # only ever imported inside a Ray worker
+
+        self._ray = ray
+        self.node = node
+        self.hosts = hosts
+        self._pending: dict[int, Any] = {}  # a reading asked for and not yet back, by host
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"NodeAgent({self.node})"
+
+    def readings(self, hosts: list[int], timeout: float) -> dict[int, Any]:
+        """A reading of each of `hosts` that answers within `timeout` (or
+        `Lost`); a host that does not is asked again next time, not twice."""
+        with self._lock:
+            for i in hosts:
+                if i not in self._pending:
+                    self._pending[i] = self.hosts[i].reading.remote()
+            owner = {self._pending[i]: i for i in hosts}
+            ready, _ = self._ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
+            for ref in ready:
+                del self._pending[owner[ref]]
+            return {owner[ref]: value for ref, value in zip(ready, fetch(self._ray, ready))}
+
+    def call(self, method: str, calls: dict[int, tuple[Any, ...]], timeout: float) -> dict[int, Any]:
+        """`method` on several hosts at once: the values of those that
+        answered within `timeout` (or `Lost`)."""
+        owner = {getattr(self.hosts[i], method).remote(*args): i for i, args in calls.items()}
+        ready, _ = self._ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
+        return {owner[ref]: value for ref, value in zip(ready, fetch(self._ray, ready))}
