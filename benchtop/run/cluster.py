@@ -25,6 +25,8 @@ extra installs them.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -63,6 +65,20 @@ def ray_module() -> Any:
     except ImportError:
         raise UsageError("--cluster needs the cluster extra: pip install 'benchtop[cluster]'") from None
     return ray
+
+
+def reachable(address: str, timeout: float = 5.0) -> None:
+    """A one-line error now when HOST:PORT or ray://HOST:PORT does not
+    answer (Ray itself retries for minutes); `auto` is Ray's to resolve."""
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UsageError(f"--cluster {address}: cannot reach the Ray cluster: "
+                         f"{exc.strerror or type(exc).__name__}") from None
 
 
 def split_total(total: int, parts: int) -> list[int]:
@@ -197,6 +213,9 @@ class HostGroup:
         ray = self._ray = ray_module()
         self._owns_ray = False
         if not ray.is_initialized():
+            reachable(address)
+            # Ray's C++ core logs warnings to stderr: keep them to errors
+            os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
             try:
                 # log_to_driver=False: the actors' output stays in Ray's logs, off the TUI
                 ray.init(address=address, namespace="benchtop", log_to_driver=False,

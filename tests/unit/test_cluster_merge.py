@@ -89,3 +89,17 @@ def test_cluster_options_are_checked_before_anything_starts():
         options_from_argv("run", ["--load-hosts", "2", "--engine", "null"])
     with pytest.raises(UsageError, match="fileio"):
         options_from_argv("run", ["--cluster", "auto", "--engine", "fileio"])
+
+
+def test_an_unreachable_cluster_is_one_line_at_once():
+    import socket
+
+    from benchtop.errors import UsageError
+    from benchtop.run.cluster import reachable
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(UsageError, match=f"--cluster ray://127.0.0.1:{port}: cannot reach the Ray cluster"):
+        reachable(f"ray://127.0.0.1:{port}", timeout=2)
+    reachable("auto")  # Ray's own to find
