@@ -95,14 +95,20 @@ def split_total(total: int, parts: int) -> list[int]:
 
 
 def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
-                  service: Histogram) -> EngineSample:
+                  service: Histogram, live: Sequence[bool] | None = None) -> EngineSample:
     """Several hosts' cumulative readings as one: counters add, maxima are
     the largest, minima the smallest of the hosts that ran anything; `t` is
-    the controller's clock."""
+    the merged clock.  Gauges (threads, work in flight, rate, paused) are
+    those of the `live` hosts only (default: all): a lost host's counts stay
+    in the totals, its threads do not."""
     ran = [p for p in parts if p.transactions]
+    now = list(parts) if live is None else [p for p, alive in zip(parts, live) if alive]
 
     def total(name: str) -> Any:
         return sum(getattr(p, name) for p in parts)
+
+    def gauge(name: str) -> Any:
+        return sum(getattr(p, name) for p in now)
 
     width = max((len(p.txn_by_type) for p in parts), default=0)
 
@@ -114,9 +120,8 @@ def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
         return tuple(out)
 
     return EngineSample(
-        t=t, state="running", threads_target=total("threads_target"), threads_running=total("threads_running"),
-        in_flight=total("in_flight"),
-        paused=bool(parts) and all(p.paused for p in parts), rate=total("rate"),
+        t=t, state="running", threads_target=gauge("threads_target"), threads_running=gauge("threads_running"),
+        in_flight=gauge("in_flight"), paused=bool(now) and all(p.paused for p in now), rate=gauge("rate"),
         transactions=total("transactions"), rollbacks=total("rollbacks"), reads=total("reads"),
         writes=total("writes"), other=total("other"),
         errors={k: sum(p.errors.get(k, 0) for p in parts) for k in ERROR_KINDS},
@@ -472,10 +477,12 @@ class HostGroup:
 
     def _merge(self) -> EngineSample:
         # lost hosts too: their last reading stays in the totals
-        parts = [h.reading.sample for h in self.hosts if h.reading is not None]
+        have = [h for h in self.hosts if h.reading is not None]
         lat = self._lat.sum(axis=0, dtype=np.uint64)
         svc = self._svc.sum(axis=0, dtype=np.uint64)
-        merged = merge_samples(parts, self._clock(), Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())))
+        merged = merge_samples([h.reading.sample for h in have if h.reading is not None], self._clock(),
+                               Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())),
+                               [h.live for h in have])
         state, error = self._state()
         merged = replace(merged, state=state, error=error)
         self._last_merged = merged
@@ -582,6 +589,9 @@ class ClusterController(RunController):
         group = self.group
         if self._base is not None and self._base is self._last and not any(h.base for h in group.hosts):
             self._set_host_bases()  # the warm-up just ended
+        if group.events:  # a host was lost: the knobs' totals are the live hosts'
+            self._threads = sum(h.threads for h in group.live())
+            self._rate = sum(h.rate for h in group.live())
         for text in group.events:
             self._event("host", text)
             self._pending_notices.append(Notice(f"benchtop: {text}",

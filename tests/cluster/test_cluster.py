@@ -139,6 +139,7 @@ def test_a_killed_actor_is_survived(ray_cluster: LocalCluster, tmp_path: Path) -
     assert all(s.fields["hosts_reporting"] == 1 for s in after)
     assert all(s.interval.transactions > 0 for s in after)  # the survivor goes on
     assert [r.state for r in after[-1].hosts] == ["ok", "lost"]
+    assert after[-1].interval.threads == 1 and ctl.threads == 1  # the lost host's thread is gone from the totals
     lost = [e for e in ctl.timeline if e.kind == "host" and "lost" in e.text]
     assert len(lost) == 1 and "h2" in lost[0].text
     assert summary.hosts[1].lost_at is not None and summary.hosts[0].lost_at is None

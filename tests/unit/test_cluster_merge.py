@@ -103,3 +103,10 @@ def test_an_unreachable_cluster_is_one_line_at_once():
     with pytest.raises(UsageError, match=f"--cluster ray://127.0.0.1:{port}: cannot reach the Ray cluster"):
         reachable(f"ray://127.0.0.1:{port}", timeout=2)
     reachable("auto")  # Ray's own to find
+
+
+def test_a_lost_hosts_counts_stay_but_not_its_threads():
+    a, b = _sample([1000] * 10, t=1.0, threads=3), _sample([2000] * 5, t=1.0, threads=4)
+    merged = merge_samples([a, b], 1.0, a.latency + b.latency, a.service + b.service, live=[True, False])
+    assert merged.transactions == 15 and merged.latency.total == 15
+    assert merged.threads_running == 3 and merged.threads_target == 3
