@@ -95,8 +95,11 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         return 1
     evs = events(folder)
     if not evs:
-        print(f"benchtop replay: error: {folder}: nothing recorded (no monitor.jsonl, intervals.jsonl or timeline.jsonl)",
-              file=sys.stderr)
+        names = ("monitor.jsonl", "intervals.jsonl", "timeline.jsonl")
+        there = [n for n in names if (folder / n).is_file()]
+        why = (f"no readable record in {', '.join(there)} (damaged, or not written by benchtop)" if there
+               else f"nothing recorded (no {', '.join(names[:-1])} or {names[-1]})")
+        print(f"benchtop replay: error: {folder}: {why}", file=sys.stderr)
         return 1
     interactive = not (args.json or args.no_wait) and out is sys.stdout and sys.stdout.isatty()
     if interactive and any(ev.kind == "snapshot" for ev in evs):

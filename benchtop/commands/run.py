@@ -8,8 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
-from benchtop.run.analysis import analyse, analysis_text, enrich_results, target_validity, validity_from_snapshot
+from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
+from benchtop.run.analysis import (
+    Validity,
+    analyse,
+    analysis_text,
+    enrich_results,
+    target_validity,
+    validity_from_snapshot,
+)
 from benchtop.run.controller import RunController
 from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_headless
 from benchtop.run.options import RunOptions, options_from_argv
@@ -22,6 +29,7 @@ def main(argv: Sequence[str]) -> int:
     with RunSession(opts, progress=sys.stderr) as session:
         ctl = session.controller()
         opts = session.options
+        early = _validity_before(session)
         summary: RunSummary | None
         if opts.headless or not sys.stdout.isatty():
             session.recorder.start()
@@ -32,7 +40,7 @@ def main(argv: Sequence[str]) -> int:
                 print("", file=sys.stdout, flush=True)
             summary = run_headless(ctl, LinePrinter(sys.stdout, opts.json, opts.percentile), stop)
             if summary is not None:
-                extra, text = _finish_results(session, ctl)
+                extra, text = _finish_results(session, ctl, early)
                 print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
         else:
             # the TUI is imported only here: headless runs never load textual
@@ -43,14 +51,15 @@ def main(argv: Sequence[str]) -> int:
                               save_dir=Path(opts.out) if opts.out else Path.cwd())
             if summary is not None:
                 print(ctl.summary_text())
-                print(_finish_results(session, ctl)[1])
-        writer = session.writer
-        if writer and writer.failed:
-            print(f"benchtop: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
-        if summary is not None and summary.stopped_by.startswith("error:"):
-            print(f"benchtop: error: {summary.stopped_by[7:].strip()}", file=sys.stderr)
-            return EXIT_FAILED_RUN
-        return EXIT_OK
+                print(_finish_results(session, ctl, early)[1])
+    # after the session has closed its files: every write error is known
+    writer = session.writer
+    if writer and writer.failed:
+        print(f"benchtop: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
+    if summary is not None and summary.stopped_by.startswith("error:"):
+        print(f"benchtop: error: {summary.stopped_by[7:].strip()}", file=sys.stderr)
+        return EXIT_FAILED_RUN
+    return EXIT_ERROR if writer and writer.failed else EXIT_OK
 
 
 def _banner(ctl: RunController) -> str:
@@ -62,15 +71,26 @@ def _banner(ctl: RunController) -> str:
     return "\n".join(lines)
 
 
-def _finish_results(session: RunSession, ctl: RunController) -> tuple[dict[str, Any], str]:
+def _validity_before(session: RunSession) -> Validity | None:
+    """The target's settings verdict read before the load when no monitor
+    source will read them: at the end the server may not answer."""
+    opts = session.options
+    if opts.engine == "fileio":  # durability of files is the file system's
+        return None
+    if any(p.source.kind == opts.target.kind for p in session.recorder.pollers):
+        return None  # its snapshots carry the settings
+    return target_validity(opts.engine, opts.target)
+
+
+def _finish_results(session: RunSession, ctl: RunController,
+                    early: Validity | None) -> tuple[dict[str, Any], str]:
     """Validity of the target's settings and steady state of the run, added to
     summary.json and to what is printed."""
     opts, writer = session.options, session.writer
     validity = None
     for snap in session.recorder.latest.values():
         validity = validity or validity_from_snapshot(snap)
-    if validity is None and opts.engine != "fileio":  # durability of files is the file system's
-        validity = target_validity(opts.engine, opts.target)
+    validity = validity or early
     if writer is not None and not writer.failed and (writer.folder / "summary.json").exists():
         try:
             enrich_results(writer.folder, validity)

@@ -137,8 +137,8 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
         if writer:
             print(f"\nresults: {writer.folder}", file=out, flush=True)
     if writer and writer.failed:
-        print(f"benchtop scenario: warning: {writer.failed}; results after that point were not saved", file=sys.stderr)
+        print(f"benchtop scenario: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
     if driver.stopped_by.startswith("error:"):
         print(f"benchtop scenario: error: {driver.stopped_by[6:].strip()}", file=sys.stderr)
         return EXIT_FAILED_RUN
-    return EXIT_OK
+    return EXIT_ERROR if writer and writer.failed else EXIT_OK

@@ -245,9 +245,10 @@ class Engine:
     def stop(self) -> None:
         _check(lib.bt_engine_stop(self._h), "cannot stop the engine")
 
-    def join(self, timeout: float | None = None) -> bool:
+    def join(self, timeout: float | None = None, cancel: threading.Event | None = None) -> bool:
         """Wait for the workers to finish their current transaction and exit.
-        Returns False if they are still busy after `timeout` (a hung server)."""
+        Returns False if they are still busy after `timeout` (a hung server)
+        or once `cancel` is set."""
         # short slices on this thread (the GIL is released in C): signal
         # handlers run between them, and no thread is left behind in a join
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -256,7 +257,7 @@ class Engine:
             step = 100 if left is None else max(0, min(100, int(left * 1000)))
             if lib.bt_engine_join_timeout(self._h, step) == 0:
                 return True
-            if left is not None and left <= 0.1:
+            if (left is not None and left <= 0.1) or (cancel is not None and cancel.is_set()):
                 return False
 
     def abort_io(self) -> int:

@@ -18,6 +18,8 @@ from benchtop.sources.registry import build_sources, is_local, source_class
 from benchtop.target import Target, fill_defaults, parse_dsn
 from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
 
+RESTORE_WAIT_S = 2.0  # for the server to take back instrumentation at the end
+
 
 class InstrumentationCycler:
     """Cycles presets on key `i`; restores the server's own state at the end."""
@@ -37,13 +39,23 @@ class InstrumentationCycler:
         self._i = (self._i + 1) % len(self.presets)
         return self.apply(self.presets[self._i])
 
-    def restore(self) -> None:
-        try:
-            self.control.restore()
-        except InstrumentationError as exc:
-            print(f"benchtop: warning: {exc}", file=sys.stderr)
-        finally:
-            self.control.close()
+    def restore(self, wait_s: float = RESTORE_WAIT_S) -> None:
+        """Put the server's instrumentation back, waiting `wait_s` at most: a
+        hung server must not hold the end of the run (it is said instead)."""
+        def work() -> None:
+            try:
+                self.control.restore()
+            except InstrumentationError as exc:
+                print(f"benchtop: warning: {exc}", file=sys.stderr)
+            finally:
+                self.control.close()
+
+        t = threading.Thread(target=work, daemon=True, name="instrumentation-restore")
+        t.start()
+        t.join(wait_s)
+        if t.is_alive():
+            print(f"benchtop: warning: instrumentation not restored: the server did not answer within {wait_s:g} s; "
+                  f"check performance_schema setup / pg settings by hand", file=sys.stderr)
 
 
 def make_instrumentation(target: Target, admin_dsn: str | None) -> InstrumentationCycler | None:
@@ -55,6 +67,9 @@ def make_instrumentation(target: Target, admin_dsn: str | None) -> Instrumentati
     if admin.kind != target.kind:
         admin = replace(admin, kind=target.kind)
     return InstrumentationCycler(InstrumentationControl(admin))
+
+
+STOP_WAIT_S = 1.5  # for the pollers' threads at the end of a run, all together
 
 
 class MonitorRecorder:
@@ -91,12 +106,17 @@ class MonitorRecorder:
             t.start()
             self._threads.append(t)
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Ends the polling within `wait_s` in all, whatever the servers do:
+        polls in flight are interrupted (their sockets shut down) first."""
         if self._stop.is_set():
             return
         self._stop.set()
+        for p in self.pollers:
+            p.interrupt()
+        deadline = time.monotonic() + wait_s
         for t in self._threads:
-            t.join(timeout=5)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
         for p in self.pollers:
             p.close()
 

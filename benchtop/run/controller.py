@@ -100,6 +100,7 @@ class RunController:
         self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg), program)
         self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
         self._t0: float | None = None
+        self._hurry = threading.Event()
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
         self.guard = guard  # --stop-if conditions, checked on every sample
@@ -337,10 +338,10 @@ class RunController:
             self.engine.stop()
             # the measured time ends here: counts and t are read before any wait
             last = self.engine.snapshot()
-            joined = self.engine.join(timeout=STOP_GRACE_S)
+            joined = self.engine.join(timeout=STOP_GRACE_S, cancel=self._hurry)
             if not joined:
                 self.engine.abort_io()  # blocked reads return; their transactions are unfinished
-                joined = self.engine.join(timeout=ABORT_WAIT_S)
+                joined = self.engine.join(timeout=ABORT_WAIT_S, cancel=self._hurry)
             after = self.engine.snapshot()
             self._last = after
             if after.state == "failed":
@@ -355,6 +356,9 @@ class RunController:
             if self.instrumentation is not None:
                 self.instrumentation.restore()
             return self._summary
+
+    def hurry(self) -> None:
+        self._hurry.set()
 
     def save_summary(self, summary: RunSummary, steps: list[dict[str, Any]] | None = None) -> None:
         if not self.writer:

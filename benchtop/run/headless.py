@@ -10,7 +10,7 @@ import json
 import signal
 import threading
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from benchtop.run.formats import interval_line, summary_text
 from benchtop.run.options import RunOptions
@@ -23,16 +23,24 @@ MIN_WAIT_S = 0.02
 
 
 class StopFlag:
-    """Set by SIGINT/SIGTERM; the loop ends the run cleanly on its next tick."""
+    """Set by SIGINT/SIGTERM; the loop ends the run cleanly on its next tick.
+    A second signal calls the `on_hurry` callbacks: stop waiting, end now."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
         self.reason = ""
+        self._hurry: list[Callable[[], None]] = []
 
     def set(self, reason: str) -> None:
         if not self.event.is_set():
             self.reason = reason
             self.event.set()
+            return
+        for hurry in self._hurry:
+            hurry()
+
+    def on_hurry(self, callback: Callable[[], None]) -> None:
+        self._hurry.append(callback)
 
     def install(self) -> None:
         def handler(signum: int, _frame: object) -> None:
@@ -80,6 +88,7 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
     report interval is not 0) and every notice; returns the controller's
     summary."""
     stop = stop or StopFlag()
+    stop.on_hurry(ctl.hurry)
     report = ctl.report_interval
     interval = report if report > 0 else 1.0
     ctl.start()

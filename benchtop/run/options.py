@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from benchtop import __version__
-from benchtop.engine import ConnSettings, RandomSettings
+from benchtop.engine import MAX_THREADS, ConnSettings, RandomSettings
 from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
-from benchtop.target.connection import native_conn
+from benchtop.target.connection import native_conn, tls_of
 from benchtop.workload import option_defaults
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
 
@@ -112,10 +112,16 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--engine", default="sqlite", help="sqlite (default), null, mysql, postgres")
     g.add_argument("--db", help="SQLite database file (default: a prepared one in a temporary folder)")
     g.add_argument("--dsn", help="mysql://user@host:port/db or postgresql://user@host:port/db")
+    # as with the mysql client, a password flag is readable in the process
+    # list until benchtop overwrites it, a few tens of milliseconds after start
+    flag_password = ("visible to other users in the process list for about 40 ms, until benchtop hides it; "
+                     "safer: {file}, {env} or --ask-password")
     for name in ("host", "port", "user", "password", "db", "socket", "ssl"):
-        g.add_argument(f"--mysql-{name}", dest=f"mysql_{name}")
+        g.add_argument(f"--mysql-{name}", dest=f"mysql_{name}", help=flag_password.format(
+            file="~/.my.cnf", env="MYSQL_PWD") if name == "password" else None)
     for name in ("host", "port", "user", "password", "db", "sslmode"):
-        g.add_argument(f"--pgsql-{name}", dest=f"pgsql_{name}")
+        g.add_argument(f"--pgsql-{name}", dest=f"pgsql_{name}", help=flag_password.format(
+            file="~/.pgpass", env="PGPASSWORD") if name == "password" else None)
     g.add_argument("--ask-password", action="store_true", help="prompt for the password")
 
 
@@ -355,6 +361,7 @@ def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
             socket=given("socket") or t.socket,
             ssl=given("ssl" if engine == "mysql" else "sslmode") or t.ssl,
         )
+        tls_of(t)  # an unknown TLS mode is refused now, not at the first connection
     except ValueError as exc:
         if isinstance(exc, TargetError):
             raise UsageError(str(exc)) from None
@@ -374,8 +381,8 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
         overrides["tables"] = ns.tables
     if ns.table_size is not None:
         overrides["table_size"] = ns.table_size
-    if ns.threads < 1 and getattr(ns, "time", None) is not None:
-        raise UsageError("--threads must be at least 1")
+    if not 1 <= ns.threads <= MAX_THREADS and getattr(ns, "time", None) is not None:
+        raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {ns.threads}")
     kw: dict[str, Any] = dict(
         engine=engine,
         target=target,

@@ -107,3 +107,8 @@ class Controller(Protocol):
     def stop(self, reason: str = "") -> RunSummary | None:
         """End the load (idempotent); the summary, None when nothing was measured."""
         ...
+    def hurry(self) -> None:
+        """A second request to end (signal, key): a stop in progress, or the
+        next, stops waiting for workers and ends at once with what is there.
+        Safe from a signal handler: it only sets a flag."""
+        ...

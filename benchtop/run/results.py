@@ -27,18 +27,43 @@ class ResultsError(OSError):
 
 
 def _describe_oserror(path: Path, exc: OSError) -> str:
-    if exc.errno == errno.ENOSPC:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return f"results folder {path}: disk full"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return f"results folder {path}: not writable ({exc.strerror})"
     return f"results folder {path}: {exc.strerror or exc}"
 
 
+# What a run writes, for the free-space check before the load: per report
+# interval a line of intervals.jsonl and one of latency.hlog; per monitor poll
+# a snapshot per source (the largest seen, PostgreSQL's with its lists, are
+# about 20 KB); plus the whole-file results.  Generous: refusing a run costs a
+# retry, a full disk mid-run costs the run.
+INTERVAL_BYTES = 4096
+SNAPSHOT_BYTES = 32 * 1024
+FIXED_BYTES = 2 * 1024 * 1024
+OPEN_ENDED_S = 3600.0  # a run without --time is budgeted an hour
+
+
+def expected_bytes(duration_s: float, report_interval_s: float, sources: int, poll_interval_s: float) -> int:
+    """About what a run writes into its results folder.
+
+    >>> expected_bytes(60, 1, 0, 2) // 1024
+    2288
+    """
+    seconds = duration_s if duration_s > 0 else OPEN_ENDED_S
+    intervals = seconds / (report_interval_s if report_interval_s > 0 else 1.0)
+    polls = seconds / poll_interval_s * sources if poll_interval_s > 0 else 0
+    return int(FIXED_BYTES + intervals * INTERVAL_BYTES + polls * SNAPSHOT_BYTES)
+
+
 class ResultsWriter:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._files: dict[str, TextIO] = {}
-        self.failed: str | None = None  # first write error: later writes are skipped, the run goes on
+        # files that could not be written, with why: an append-only file stops
+        # at its first error (no torn lines after a gap), the run goes on
+        self.failures: dict[str, str] = {}
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.chmod(folder, 0o700)
@@ -48,42 +73,61 @@ class ResultsWriter:
         except OSError as exc:
             raise ResultsError(_describe_oserror(folder, exc)) from None
 
-    def _guard(self, fn: Any, *args: Any) -> None:
-        if self.failed:
+    def check_room(self, needed: int) -> None:
+        """Refuse before the load when the folder's file system has less room
+        than the run will write."""
+        try:
+            st = os.statvfs(self.folder)
+        except OSError:
+            return  # cannot tell: the writes themselves will say
+        free = st.f_bavail * st.f_frsize
+        if free < needed:
+            raise ResultsError(
+                f"results folder {self.folder}: {free / 2**20:.1f} MiB free, the run needs about "
+                f"{needed / 2**20:.1f} MiB: free some space or choose another --out")
+
+    @property
+    def failed(self) -> str | None:
+        """One line naming every file that could not be written, or None."""
+        if not self.failures:
+            return None
+        names = ", ".join(self.failures)
+        return f"could not write {names} in {self.folder}: {next(iter(self.failures.values()))}"
+
+    def _guard(self, name: str, fn: Any) -> None:
+        if name in self.failures:
             return
         try:
-            fn(*args)
+            fn()
         except OSError as exc:
-            self.failed = _describe_oserror(self.folder, exc)
+            why = exc.strerror or str(exc)
+            self.failures[name] = "disk full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else why
 
     def write_json(self, name: str, obj: Any) -> None:
         """Whole-file writes go through a temporary name so a crash never
-        leaves a half-written file."""
+        leaves a half-written file (nor a full disk a stray temporary)."""
 
         def do() -> None:
             tmp = self.folder / f".{name}.tmp"
-            with open(tmp, "w") as f:
-                json.dump(obj, f, indent=2, sort_keys=False)
-                f.write("\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.folder / name)
+            try:
+                with open(tmp, "w") as f:
+                    json.dump(obj, f, indent=2, sort_keys=False)
+                    f.write("\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.folder / name)
+            except OSError:
+                tmp.unlink(missing_ok=True)
+                raise
 
-        self._guard(do)
+        self.failures.pop(name, None)  # a whole file is written anew each time
+        self._guard(name, do)
 
     def append(self, name: str, obj: Any) -> None:
-        def do() -> None:
-            f = self._files.get(name)
-            if f is None:
-                f = open(self.folder / name, "a", buffering=1)
-                self._files[name] = f
-            f.write(json.dumps(obj, separators=(",", ":")) + "\n")
-            f.flush()
-
-        self._guard(do)
+        self.append_lines(name, [json.dumps(obj, separators=(",", ":"))])
 
     def append_lines(self, name: str, lines: list[str]) -> None:
-        """Plain text lines (the HdrHistogram log), flushed at once."""
+        """Lines (JSON Lines, the HdrHistogram log), flushed at once."""
 
         def do() -> None:
             f = self._files.get(name)
@@ -93,7 +137,7 @@ class ResultsWriter:
             f.write("".join(line + "\n" for line in lines))
             f.flush()
 
-        self._guard(do)
+        self._guard(name, do)
 
     def close(self) -> None:
         for f in self._files.values():
@@ -108,7 +152,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if not path.is_file():
         return out
-    for line in path.read_text().splitlines():
+    for line in path.read_text(errors="replace").splitlines():
         line = line.strip()
         if line:
             try:

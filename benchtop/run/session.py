@@ -34,7 +34,7 @@ from benchtop.run.attach import (
 from benchtop.run.controller import RunController
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
-from benchtop.run.results import ResultsWriter
+from benchtop.run.results import ResultsWriter, expected_bytes
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program
 from benchtop.workload.fileio import check_files, fileio_program
@@ -89,6 +89,10 @@ class RunSession:
         if opts.out:  # first: an unwritable folder is refused before anything is prepared
             self.writer = ResultsWriter(Path(opts.out))
             self._stack.callback(self.writer.close)
+            # a full disk refuses the run before anything is prepared, not its results after
+            sources = len(opts.monitor.extra) + 2  # the target's and the host's, at most
+            self.writer.check_room(expected_bytes(opts.time_s + opts.warmup_s, opts.report_interval,
+                                                  sources if self._monitor else 0, opts.monitor.interval_s))
         if opts.engine == "sqlite" and not opts.target.database:
             # the embedded default: a freshly prepared database that goes away afterwards
             tmpdir = tempfile.mkdtemp(prefix="benchtop-")

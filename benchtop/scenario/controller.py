@@ -133,6 +133,10 @@ class ScenarioController:
         summary: RunSummary | None = self.driver.finish(reason)
         return summary
 
+    def hurry(self) -> None:
+        if self.driver.controller is not None:
+            self.driver.controller.hurry()
+
     # -- knobs: on the step that is running ----------------------------------------
     def set_threads(self, n: int) -> None:
         self._ctl.set_threads(n)

@@ -3,6 +3,8 @@ where failed workers are reported."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +49,20 @@ class BenchtopApp(App[RunSummary | None]):
     def get_default_screen(self) -> Screen:
         if self.controller is not None:
             return BenchScreen(self.controller, self.pollers, self.save_dir)
-        return MonitorScreen(self.pollers)
+        return MonitorScreen(self.pollers, self.save_dir)
+
+    def on_mount(self) -> None:
+        # SIGTERM ends the run as q does (summary saved); a second one hurries it
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.action_leave)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests)
+            pass
+
+    def on_unmount(self) -> None:
+        try:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
 
     def action_leave(self) -> None:
         screen = self.screen_stack[0] if self.screen_stack else None

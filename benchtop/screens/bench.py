@@ -482,8 +482,10 @@ class BenchScreen(Screen):
 
     def stop_run(self, reason: str, linger: bool, failed: bool = False) -> None:
         """Stop the engine in a thread (it joins the workers) and exit with
-        the summary; the finished state stays visible for a moment first."""
+        the summary; the finished state stays visible for a moment first.
+        Asked again while stopping, it stops waiting for the workers."""
         if self._stopping:
+            self.controller.hurry()
             return
         self._stopping = True
         self._linger = linger

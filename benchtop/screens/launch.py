@@ -44,5 +44,7 @@ def run_tui(
 
 def monitor_tui(pollers: list[Any], args: argparse.Namespace) -> int:
     """`benchtop monitor` without --headless (benchtop.commands.monitor's RunTui)."""
-    BenchtopApp(None, pollers, source_interval=getattr(args, "interval", 2.0)).run()
+    out = getattr(args, "out", None)
+    BenchtopApp(None, pollers, save_dir=Path(out) if out else None,
+                source_interval=getattr(args, "interval", 2.0)).run()
     return 0

@@ -13,6 +13,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -335,9 +336,10 @@ class MonitorScreen(Screen):
         Binding("q", "quit_monitor", "quit", id="quit"),
     ]
 
-    def __init__(self, pollers: Sequence[Any]) -> None:
+    def __init__(self, pollers: Sequence[Any], save_dir: Path | None = None) -> None:
         super().__init__()
         self.pollers = list(pollers)
+        self.save_dir = save_dir  # --out: screenshots go with the recording
 
     def compose(self) -> ComposeResult:
         names = ", ".join(p.name for p in self.pollers)
@@ -349,7 +351,7 @@ class MonitorScreen(Screen):
         yield Footer(compact=True)
 
     def action_save(self) -> None:
-        path = self.app.save_screenshot()
+        path = self.app.save_screenshot(path=str(self.save_dir) if self.save_dir else None)
         self.notify(f"saved {path}", timeout=4)
 
     def action_help(self) -> None:

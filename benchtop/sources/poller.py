@@ -54,6 +54,7 @@ class Poller:
         self._backoff = backoff_initial_s
         self._retry_at = 0.0
         self._last_error = ""
+        self._closed = False
 
     @property
     def name(self) -> str:
@@ -94,7 +95,7 @@ class Poller:
     def start(self) -> None:
         """Begin a poll in the background (no-op if one is still running or a
         reconnect is backing off); collect it with `result()`."""
-        if self._pending is not None:
+        if self._pending is not None or self._closed:
             return
         if not self._connected and self._clock() < self._retry_at:
             return
@@ -172,10 +173,17 @@ class Poller:
             self.stats.failures += 1
         return self.source.failed_snapshot(error)
 
-    def close(self) -> None:
-        """Stop the worker; closes the source once any stuck poll ends."""
+    def interrupt(self) -> None:
+        """Unblock a poll in flight (from another thread): it ends as lost."""
         if self._pending is not None and not self._pending.done():
             self.source.interrupt()
+
+    def close(self) -> None:
+        """Stop the worker; closes the source once any stuck poll ends."""
+        if self._closed:
+            return
+        self._closed = True
+        self.interrupt()
         self._pool.submit(self.source.close)
         self._pool.shutdown(wait=False, cancel_futures=False)
 

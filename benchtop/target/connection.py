@@ -17,7 +17,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from benchtop.target.dsn import Target
+from benchtop.target.dsn import Target, TargetError
 
 # Every spelling a user may give for a TLS mode -> libpq's name for it.
 # MySQL's names ("on", "required", "verify_identity", ...) map to the libpq
@@ -109,8 +109,10 @@ def tls_mode(word: str) -> str:
     ('require', 'verify-full', 'allow', '')
     """
     word = word.strip().lower()
-    # An unknown word still asks for TLS: failing closed beats sending in clear.
-    return _MODES.get(word, "require") if word else ""
+    if word and word not in _MODES:
+        # a typo must not silently pick a mode, stricter or weaker than meant
+        raise TargetError(f"unknown TLS mode {word!r}: use one of disable, prefer, require, verify-ca, verify-full")
+    return _MODES.get(word, "") if word else ""
 
 
 def _first(opts: Mapping[str, str], keys: Iterable[str]) -> str:

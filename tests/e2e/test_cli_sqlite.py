@@ -121,7 +121,9 @@ def test_prepare_run_cleanup_on_a_named_file(tmp_path: Path) -> None:
     "args, needle",
     [
         (["--workload", "nope"], "unknown workload 'nope'"),
-        (["--threads", "0"], "--threads must be at least 1"),
+        (["--threads", "0"], "--threads must be between 1 and 4096, not 0"),
+        (["--threads", "100000"], "--threads must be between 1 and 4096, not 100000"),
+        (["--engine", "mysql", "--mysql-ssl", "banana"], "unknown TLS mode 'banana'"),
         (["--rate", "-1"], "must not be negative"),
         (["--frobnicate", "3"], "unknown option --frobnicate"),
         (["--engine", "oracle"], "unknown --engine 'oracle'"),
@@ -140,6 +142,13 @@ def test_bad_input_gets_one_line_and_nonzero_exit(args: list[str], needle: str) 
     assert len(err) == 1, res.stderr
     assert err[0].startswith("benchtop: error:") and needle in err[0], err[0]
     assert "hunter2" not in res.stderr + res.stdout
+
+
+def test_out_of_range_threads_are_a_usage_error_before_anything_is_prepared(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    res = run_benchtop("--headless", "--time", "1", "--threads", "100000", "--out", str(out))
+    assert res.returncode == 2, res.stderr
+    assert "Preparing" not in res.stderr and not out.exists()
 
 
 def test_malformed_workload_file_names_file_and_line(tmp_path: Path) -> None:

@@ -29,6 +29,38 @@ def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str, float
     return stdout, stderr, time.monotonic() - t0
 
 
+def freeze(server, sig: int) -> None:
+    """SIGSTOP/SIGCONT the whole server: PostgreSQL's backends are children
+    of the postmaster, and stopping only the postmaster freezes nothing."""
+    import os
+
+    from tests.fixtures.local import _children
+
+    pids = [server.pid] + (_children(server.pid) if server.kind != "mysql" else [])
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def test_time_limit_ends_on_time_against_a_hung_postgresql(pg_server, tmp_path: Path) -> None:
+    from tests.realdb.test_faults import SIZE
+    from tests.realdb.test_run_servers import bt
+
+    assert bt(pg_server, "prepare", *SIZE).returncode in (0, 1)
+    out = tmp_path / "res"
+    proc = start_run(pg_server, out, 6)
+    try:
+        wait_intervals(out, 2)
+        freeze(pg_server, signal.SIGSTOP)
+        stdout, stderr, _ = finish(proc, 6 + ENDS_WITHIN_S + 2)
+    finally:
+        freeze(pg_server, signal.SIGCONT)
+    assert proc.returncode == 0, stderr
+    assert_true_summary(summary_of(stdout), 6.0)
+
+
 def summary_of(stdout: str) -> dict:
     return json.loads(stdout.strip().splitlines()[-1])
 
@@ -85,3 +117,77 @@ def test_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: 
     # resuming the server afterwards changes nothing: the process is gone
     time.sleep(0.5)
     assert proc.poll() is not None
+
+
+def _pty_run(server, out: Path, *extra: str):
+    """benchtop's TUI on a pseudo-terminal (80x24), as a user starts it."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import sys
+    import termios
+
+    from tests.e2e.conftest import ROOT
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    dsn = f"mysql://{server.user}@{server.host}:{server.port}/{server.database}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MYSQL_PWD=server.password, TERM="xterm-256color")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchtop", "--engine", "mysql", "--dsn", dsn, "--workload", "oltp_point_select",
+         "--threads", "2", "--time", "60", "--out", str(out), "--tables", "1", "--table-size", "1000", *extra],
+        stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(ROOT), start_new_session=True)
+    os.close(slave)
+    return proc, master
+
+
+def _drain(master: int, until: float) -> bytes:
+    import os
+    import select
+
+    got = b""
+    while time.monotonic() < until:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("keys", ["q", "qq", "SIGTERM"])
+def test_tui_q_or_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: Path, keys: str) -> None:
+    import os
+
+    out = tmp_path / "res"
+    proc, master = _pty_run(prepared_mysql, out)
+    try:
+        wait_intervals(out, 2)
+        prepared_mysql.kill(signal.SIGSTOP)
+        _drain(master, time.monotonic() + 1.0)
+        asked = time.monotonic()
+        if keys == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        for key in keys if keys != "SIGTERM" else "":
+            os.write(master, key.encode())
+            time.sleep(0.2)
+        text = b""
+        while proc.poll() is None and time.monotonic() - asked < ENDS_WITHIN_S + 3:
+            text += _drain(master, time.monotonic() + 0.2)
+        ended_after = time.monotonic() - asked
+        text += _drain(master, time.monotonic() + 0.5)
+    finally:
+        prepared_mysql.kill(signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    assert ended_after < ENDS_WITHIN_S, text[-2000:]
+    assert proc.wait(5) == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["stopped_by"] == "quit" and s["unfinished"] >= 1 and s["time_s"] < 30
+    assert b"total time:" in text  # the summary is printed once the terminal is back

@@ -188,3 +188,19 @@ def test_monitor_command_over_verified_tls(tls_mariadb) -> None:
     assert rc == 0
     snap = json.loads(out.getvalue().splitlines()[-1])
     assert snap["sources"]["mysql"]["ok"] is True, snap
+
+
+def test_a_run_with_the_monitor_verifies_tls_with_the_dsn_ca(tls_mariadb, tmp_path: Path) -> None:
+    # the load and the monitor read the same ssl-ca from the DSN: every poll is ok
+    srv, certs = tls_mariadb
+    wl = tmp_path / "tls.toml"
+    wl.write_text(WL)
+    out = tmp_path / "res"
+    res = run_benchtop("--headless", "--json", "--time", "2", "--engine", "mysql", "--monitor-interval", "0.5",
+                       "--dsn", f"mysql://tls@127.0.0.1:{srv.port}/sbtest?ssl=verify-ca&ssl-ca={certs['ca']}",
+                       "--workload", str(wl), "--out", str(out), env={"MYSQL_PWD": "tlspw"})
+    assert res.returncode == 0, res.stderr
+    polls = [json.loads(x) for x in (out / "monitor.jsonl").read_text().splitlines()]
+    mysql = [p["sources"]["mysql"] for p in polls if "mysql" in p["sources"]]
+    assert mysql and all(p["ok"] for p in mysql), mysql[:1]
+    assert json.loads(res.stdout.splitlines()[-1])["validity"]["status"] != "unknown"

@@ -120,6 +120,7 @@ class FakeRunController:
         self.timeline: list[TimelineEvent] = [TimelineEvent(t, k, x) for t, k, x in events]
         self.samples = 0
         self.stopped_reason: str | None = None
+        self.hurried = False
         self.calls: list[tuple[str, Any]] = []
         self._threads = threads
         self._rate = rate
@@ -246,6 +247,9 @@ class FakeRunController:
             service=lat,
             stopped_by=reason,
         )
+
+    def hurry(self) -> None:
+        self.hurried = True
 
     def stop(self, reason: str = "") -> RunSummary:
         if self.stopped_reason is None:

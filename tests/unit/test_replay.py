@@ -63,3 +63,11 @@ def test_errors(tmp_path, capsys):
     assert replay.main([str(tmp_path)]) == 1
     assert "nothing recorded" in capsys.readouterr().err
     assert replay.main([str(tmp_path), "--speed", "0"]) == 2
+
+
+def test_damaged_files_are_named_not_reported_missing(tmp_path, capsys):
+    (tmp_path / "monitor.jsonl").write_bytes(b"\x00\xff garbage\nnot json either\n")
+    (tmp_path / "intervals.jsonl").write_text("{torn")
+    assert replay.main([str(tmp_path), "--no-wait"]) == 1
+    err = capsys.readouterr().err
+    assert "no readable record in monitor.jsonl, intervals.jsonl" in err and "Traceback" not in err

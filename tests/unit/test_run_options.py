@@ -52,3 +52,12 @@ def test_a_step_changes_only_its_knobs():
 def test_db_is_refused_for_a_server_engine():
     with pytest.raises(UsageError, match="--db is for --engine sqlite"):
         options_from_argv("run", ["--engine", "mysql", "--db", "x.db"])
+
+
+def test_password_flags_say_they_show_in_the_process_list() -> None:
+    from benchtop.run.options import build_parser
+
+    text = build_parser("run").format_help()
+    for flag, safer in (("--mysql-password", "~/.my.cnf"), ("--pgsql-password", "~/.pgpass")):
+        after = text.split(flag, 2)[2]  # the option's own line, after the usage line
+        assert "process list" in after[:300] and safer in after[:300]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchtop.run.options import RunOptions
-from benchtop.target import Target, parse_dsn
+from benchtop.target import Target, TargetError, parse_dsn
 from benchtop.target.connection import (
     TLS,
     libpq_conninfo,
@@ -33,11 +33,15 @@ CA = str(Path(ssl.get_default_verify_paths().cafile or "/etc/ssl/certs/ca-certif
         ("postgresql://u@h/db?sslmode=require&sslcert=/c.pem&sslkey=/k.pem", TLS("require", cert="/c.pem", key="/k.pem")),
         ("postgresql://u@h/db?ssl=disable", TLS("disable")),
         ("mysql://u@h/db?ssl=prefer", TLS("prefer")),
-        ("mysql://u@h/db?ssl=whatever", TLS("require")),  # unknown words fail closed
     ],
 )
 def test_tls_is_read_the_same_from_either_spelling(dsn: str, expected: TLS) -> None:
     assert tls_of(parse_dsn(dsn)) == expected
+
+
+def test_an_unknown_tls_mode_is_refused_not_guessed() -> None:
+    with pytest.raises(TargetError, match="unknown TLS mode 'banana'"):
+        tls_of(parse_dsn("mysql://u@h/db?ssl=banana"))
 
 
 def test_tls_mode_may_also_come_from_an_option() -> None:
