@@ -314,16 +314,22 @@ class HostGroup:
 
     # -- fan-out ---------------------------------------------------------------
     def _call(self, hosts: Sequence[_Host], method: str, args: Sequence[tuple[Any, ...]],
-              timeout: float = KNOB_TIMEOUT_S) -> list[Any]:
+              timeout: float = KNOB_TIMEOUT_S, cancel: threading.Event | None = None) -> list[Any]:
         """One method on several hosts at once, through their nodes' agents;
         a host that died is marked lost, one that does not answer in
-        `timeout` is left to the gathers (its value is None)."""
+        `timeout` (or before `cancel` is set) is left to the gathers (its
+        value is None)."""
         ray = self._ray
         calls: dict[int, dict[int, tuple[Any, ...]]] = {}
         for h, a in zip(hosts, args):
             calls.setdefault(h.agent, {})[h.index] = a
         owner = {self.agents[k].actor.call.remote(method, c, timeout): k for k, c in calls.items()}
-        ready, _ = ray.wait(list(owner), num_returns=len(owner), timeout=timeout + AGENT_MARGIN_S)
+        deadline = time.monotonic() + timeout + AGENT_MARGIN_S
+        while True:  # in slices, so that `cancel` is seen
+            left = deadline - time.monotonic()
+            ready, rest = ray.wait(list(owner), num_returns=len(owner), timeout=max(0.0, min(0.1, left)))
+            if not rest or left <= 0 or (cancel is not None and cancel.is_set()):
+                break
         values: dict[int, Any] = {}
         for ref, got in zip(ready, fetch(ray, ready)):
             if isinstance(got, Lost):
@@ -373,10 +379,10 @@ class HostGroup:
         hosts = self.live()
         return sum(n or 0 for n in self._call(hosts, "abort_io", [()] * len(hosts)))
 
-    def join(self, timeout: float | None = None) -> bool:
+    def join(self, timeout: float | None = None, cancel: threading.Event | None = None) -> bool:
         hosts = self.live()
         wait = 60.0 if timeout is None else timeout
-        done = self._call(hosts, "join", [(wait,)] * len(hosts), wait + KNOB_TIMEOUT_S)
+        done = self._call(hosts, "join", [(wait,)] * len(hosts), wait + KNOB_TIMEOUT_S, cancel)
         return all(d is True for d in done)
 
     def close(self) -> None:
