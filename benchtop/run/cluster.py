@@ -382,7 +382,8 @@ class HostGroup:
     def join(self, timeout: float | None = None, cancel: threading.Event | None = None) -> bool:
         hosts = self.live()
         wait = 60.0 if timeout is None else timeout
-        done = self._call(hosts, "join", [(wait,)] * len(hosts), wait + KNOB_TIMEOUT_S, cancel)
+        # the hosts' own joins end at `wait`: the stop path's few seconds hold with many hosts too
+        done = self._call(hosts, "join", [(wait,)] * len(hosts), wait + 0.5, cancel)
         return all(d is True for d in done)
 
     def close(self) -> None:
