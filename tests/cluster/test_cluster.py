@@ -1,12 +1,13 @@
 """Runs on many load hosts, on a real local two-node Ray cluster on loopback
 (tests/cluster/conftest.py): merged counts are the hosts' sum, merged
 percentiles those of one histogram fed every sample, knobs reach every host
-within one interval, a killed actor is survived, results and the summary
-carry the hosts, the password never reaches Ray's records, the TUI shows
+within one interval, a killed actor is survived, results, headless lines
+and the summary carry the hosts, the password never reaches Ray's records, the TUI shows
 per-host rows."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from benchtop.engine.histogram import Histogram
+from benchtop.run.formats import summary_text
+from benchtop.run.headless import LinePrinter, run_headless
 from benchtop.run.options import options_from_argv
 from benchtop.run.protocol import Sample
 from benchtop.run.session import RunSession
@@ -50,16 +53,19 @@ def _host_histograms(ctl) -> Histogram:  # type: ignore[no-untyped-def]
 
 
 def test_null_engine_merged_counts_are_the_hosts_sum(ray_cluster: LocalCluster) -> None:
+    out = io.StringIO()
+    samples: list[Sample] = []
     with _session(ray_cluster, "--engine", "null", "--workload", "oltp_point_select", "--threads", "2",
-                  "--rate", "4000", "--time", "0") as session:
+                  "--rate", "4000", "--time", "2.2") as session:
         ctl = session.controller()
         # one host per node, each with its share
         assert sorted(h.node_id for h in ctl.group.hosts) == sorted(ray_cluster.nodes)
         assert [h.threads for h in ctl.group.hosts] == [1, 1]
         assert [h.rate for h in ctl.group.hosts] == [2000.0, 2000.0]
-        ctl.start()
-        samples = _drive(ctl, 4)
-        summary = ctl.stop("test")
+        read = ctl.sample
+        ctl.sample = lambda: samples.append(read()) or samples[-1]  # type: ignore[method-assign]
+        summary = run_headless(ctl, LinePrinter(out, False, 95.0))
+    assert len(samples) >= 3
     for s in samples[1:]:
         assert s.fields["hosts_reporting"] == len(s.hosts) == 2
         assert s.interval.transactions == sum(r.transactions for r in s.hosts)
@@ -70,6 +76,16 @@ def test_null_engine_merged_counts_are_the_hosts_sum(ray_cluster: LocalCluster) 
     # exact merge: the run's histogram is every host's added bucket by bucket
     assert summary.latency == _host_histograms(ctl)
     assert summary.latency.total == summary.transactions
+    # headless text: each interval's line(s) in sysbench's format (two in rate mode), then a line per host
+    blocks = out.getvalue().split("thds: 2 ")[1:]
+    assert blocks
+    for block in blocks:
+        hosts = [x for x in block.splitlines() if x.startswith("    h")]
+        assert [x.split(":")[0] for x in hosts] == ["    h1 127.0.0.1", "    h2 127.0.0.1"]
+        assert all(" thds: 1 tps: " in x for x in hosts)
+    text = summary_text(summary, 95.0)
+    assert "load hosts: 2, 2 to the end" in text
+    assert [x.split()[0] for x in text.splitlines() if x.startswith(("      h1 ", "      h2 "))] == ["h1", "h2"]
 
 
 def test_sqlite_results_folder_and_json_lines_carry_the_hosts(ray_cluster: LocalCluster, tmp_path: Path) -> None:
@@ -215,3 +231,4 @@ async def test_the_tui_shows_a_row_per_host(ray_cluster: LocalCluster) -> None:
     assert lines[1].startswith("all") and "2/2 reporting" in lines[1]
     assert [x.split()[0] for x in lines[2:]] == ["h1", "h2"]
     assert [h.threads for h in ctl.group.hosts] == [2, 2]
+
