@@ -260,7 +260,8 @@ typedef struct {
     int32_t state;                    /* BT_STATE_* */
     int32_t threads_target;
     int32_t threads_running;          /* started and not retired */
-    int32_t in_flight;                /* workers inside a transaction now (unfinished at a stop) */
+    int32_t in_flight;                /* workers inside a transaction now */
+    uint64_t unfinished;              /* transactions cut short at a stop (bt_engine_abort_io) */
     int32_t paused;
     double rate;                      /* current target, 0 = closed loop */
     uint64_t transactions;            /* committed (== sum of latency histogram) */

@@ -468,6 +468,7 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
         if (atomic_load(&w->state) == BT_W_RUNNING && i < atomic_load(&e->threads_target))
             out->threads_running++;
         out->transactions += BT_GET(w->txns);
+        out->unfinished += BT_GET(w->unfinished);
         out->rollbacks += BT_GET(w->rollbacks);
         out->retries += BT_GET(w->retries);
         out->reconnects += BT_GET(w->reconnects);

@@ -64,6 +64,7 @@ typedef struct bt_engine bt_engine;
 typedef struct bt_worker {
     /* counters: written by this worker only */
     _Atomic uint64_t txns, rollbacks, retries, reconnects, connects;
+    _Atomic uint64_t unfinished;  /* transactions cut short by bt_engine_abort_io */
     _Atomic uint64_t queries[3];
     _Atomic uint64_t errors[BT_ERRK_COUNT];
     _Atomic uint64_t connect_ns_sum, connect_ns_max;

@@ -141,6 +141,7 @@ static int run_one(bt_worker *w, int32_t type, int *rolled_back)
             return 0;
         if ((rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) && atomic_load(&w->io_abort)) {
             w->in_txn = 0;   /* our own shutdown(): unfinished, not an outage */
+            BT_ADD(w->unfinished, 1);
             return -1;
         }
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {

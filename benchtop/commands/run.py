@@ -18,6 +18,7 @@ from benchtop.run.analysis import (
     validity_from_snapshot,
 )
 from benchtop.run.controller import RunController
+from benchtop.run.costs import costs_text
 from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_headless
 from benchtop.run.options import RunOptions, options_from_argv
 from benchtop.run.samples import RunSummary
@@ -40,7 +41,7 @@ def main(argv: Sequence[str]) -> int:
                 print("", file=sys.stdout, flush=True)
             summary = run_headless(ctl, LinePrinter(sys.stdout, opts.json, opts.percentile), stop)
             if summary is not None:
-                extra, text = _finish_results(session, ctl, early)
+                extra, text = _finish_results(session, ctl, early, summary)
                 print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
         else:
             # the TUI is imported only here: headless runs never load textual
@@ -51,7 +52,7 @@ def main(argv: Sequence[str]) -> int:
                               save_dir=Path(opts.out) if opts.out else Path.cwd())
             if summary is not None:
                 print(ctl.summary_text())
-                print(_finish_results(session, ctl, early)[1])
+                print(_finish_results(session, ctl, early, summary)[1])
     # after the session has closed its files: every write error is known
     writer = session.writer
     if writer and writer.failed:
@@ -82,10 +83,11 @@ def _validity_before(session: RunSession) -> Validity | None:
     return target_validity(opts.engine, opts.target)
 
 
-def _finish_results(session: RunSession, ctl: RunController,
-                    early: Validity | None) -> tuple[dict[str, Any], str]:
+def _finish_results(session: RunSession, ctl: RunController, early: Validity | None,
+                    summary: RunSummary) -> tuple[dict[str, Any], str]:
     """Validity of the target's settings and steady state of the run, added to
-    summary.json and to what is printed."""
+    summary.json and to what is printed (with the run's per-operation costs,
+    sizes and totals, which the summary already holds)."""
     opts, writer = session.options, session.writer
     validity = None
     for snap in session.recorder.latest.values():
@@ -99,4 +101,5 @@ def _finish_results(session: RunSession, ctl: RunController,
     extra = analyse([iv.to_dict() for iv in ctl.history])
     if validity is not None:
         extra["validity"] = validity.to_dict()
-    return extra, analysis_text(extra)
+    text = "\n".join(line for line in [analysis_text(extra), *costs_text(summary.costs)] if line)
+    return extra, text

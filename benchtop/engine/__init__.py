@@ -316,6 +316,7 @@ class Engine:
             threads_target=s.threads_target,
             threads_running=s.threads_running,
             in_flight=s.in_flight,
+            unfinished=s.unfinished,
             paused=bool(s.paused),
             rate=s.rate,
             transactions=s.transactions,

@@ -19,7 +19,8 @@ class EngineSample:
     state: str
     threads_target: int
     threads_running: int
-    in_flight: int  # workers inside a transaction (read at a stop: unfinished)
+    in_flight: int  # workers inside a transaction now
+    unfinished: int  # transactions cut short at a stop (their sockets shut down)
     paused: bool
     rate: float  # target; 0 = closed loop
     transactions: int

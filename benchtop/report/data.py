@@ -4,6 +4,7 @@ folder and table rows (one per run, or one per step of a scenario)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ class RunData:
     histogram: dict[str, Any]
     validity: Validity
     steps: list[dict[str, Any]] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)  # settings.json: {"server": {...}, "host": {...}}
+    monitor: list[dict[str, Any]] = field(default_factory=list)  # monitor.jsonl snapshots
 
     @property
     def label(self) -> str:
@@ -91,6 +94,8 @@ def load_run(folder: Path) -> RunData:
         histogram=_read_json(folder / "histogram.json") or {},
         validity=_validity(summary, _read_json(folder / "target.json"), config),
         steps=steps,
+        settings=_read_json(folder / "settings.json") or {},
+        monitor=[r for r in read_jsonl(folder / "monitor.jsonl") if isinstance(r.get("sources"), dict)],
     )
 
 
@@ -116,6 +121,8 @@ class Row:
     validity: str  # Validity.label
     validity_ok: bool
     stddev_pct: float | None = None
+    tps_median: float | None = None  # of the per-interval TPS (Callaghan's ipsAvg / ipsP95)
+    tps_p95: float | None = None
 
 
 def table_rows(runs: list[RunData]) -> list[Row]:
@@ -125,6 +132,7 @@ def table_rows(runs: list[RunData]) -> list[Row]:
         for name, s in entries:
             lat = s.get("latency_ms") or {}
             ss = s.get("steady_state") or {}
+            tps = _interval_tps(r, s)
             rows.append(Row(
                 name=name,
                 threads=s.get("threads"),
@@ -136,16 +144,36 @@ def table_rows(runs: list[RunData]) -> list[Row]:
                 validity=r.validity.label,
                 validity_ok=r.validity.status in ("durable", "no database"),
                 stddev_pct=round(100 * ss["cv"], 1) if ss.get("samples", 0) > 1 and "cv" in ss else None,
+                tps_median=_quantile(tps, 0.5) if tps else None,
+                tps_p95=_quantile(tps, 0.95) if tps else None,
             ))
     return rows
 
 
-COLUMNS = ("name", "threads", "rate", "tps", "p95 ms", "p99 ms", "errors", "tps sd %", "validity")
+def _interval_tps(r: RunData, step: dict[str, Any]) -> list[float]:
+    index = step.get("index") if r.steps else None
+    return [float(iv["tps"]) for iv in r.measured(index) if not iv.get("paused")]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    """Nearest-rank quantile.
+
+    >>> _quantile([10.0, 20.0, 30.0, 40.0], 0.5), _quantile([float(v) for v in range(1, 101)], 0.95)
+    (20.0, 95.0)
+    """
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(q * len(ordered))))
+    return ordered[rank - 1]
+
+
+COLUMNS = ("name", "threads", "rate", "tps", "ips med", "ips p95", "p95 ms", "p99 ms", "errors", "tps sd %",
+           "validity")
 
 
 def row_cells(row: Row) -> list[str]:
     def num(v: float | None, fmt: str) -> str:
         return "-" if v is None else format(v, fmt)
 
-    return [row.name, num(row.threads, "d"), num(row.rate, "g"), f"{row.tps:.2f}", num(row.p95, ".3f"),
-            num(row.p99, ".3f"), str(row.errors), num(row.stddev_pct, ".1f"), row.validity]
+    return [row.name, num(row.threads, "d"), num(row.rate, "g"), f"{row.tps:.2f}", num(row.tps_median, ".1f"),
+            num(row.tps_p95, ".1f"), num(row.p95, ".3f"), num(row.p99, ".3f"), str(row.errors),
+            num(row.stddev_pct, ".1f"), row.validity]

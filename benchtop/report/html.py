@@ -9,6 +9,7 @@ import time
 
 from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
 from benchtop.report.plots import Plot, render_png
+from benchtop.report.tables import Table, analysis_tables, validity_lines
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1000px; }
@@ -35,6 +36,12 @@ def _table(runs: list[RunData]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _analysis_table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+    return f"<h2>{html.escape(table.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop report") -> str:
     parts = [
         "<!DOCTYPE html>",
@@ -46,9 +53,11 @@ def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop r
         + f" &middot; generated {time.strftime('%Y-%m-%d %H:%M:%S')}</p>",
         _table(runs),
     ]
-    for r in runs:
-        if not r.validity.ok and r.validity.status != "no database":
-            parts.append(f'<p class="warning">{html.escape(r.name)}: {html.escape(r.validity.text())}</p>')
+    parts += [_analysis_table(t) for t in analysis_tables(runs)]
+    verdicts = validity_lines(runs)
+    if verdicts:
+        parts.append("<h2>Validity</h2>")
+        parts += [f'<p class="warning">{html.escape(line)}</p>' for line in verdicts]
     for plot in plots:
         data = base64.b64encode(render_png(plot)).decode("ascii")
         parts.append(f"<h2>{html.escape(plot.title)}</h2>")

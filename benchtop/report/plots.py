@@ -11,6 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchtop.report.data import RunData
+from benchtop.report.series import (
+    SERVER_PLOTS,
+    latency_cdf,
+    latency_series,
+    marks,
+    server_series,
+    type_latency_series,
+)
 
 INSTALL_HINT = "plots need matplotlib: pip install benchtop[report]"
 
@@ -24,15 +32,17 @@ class Series:
 
 @dataclass(frozen=True, slots=True)
 class Plot:
-    name: str  # file stem: throughput, jitter, boxplot, latency_histogram, sweep_tps, sweep_p99
+    name: str  # file stem: throughput, latency_over_time, jitter, boxplot, latency_histogram, latency_cdf,
+    # sweep_tps, sweep_p99, and the server/OS series (series.SERVER_PLOTS)
     title: str
-    kind: str  # line, jitter, box, histogram, sweep
+    kind: str  # line, jitter, box, histogram, cdf, sweep
     xlabel: str
     ylabel: str
     series: tuple[Series, ...]
     logx: bool = False
     logy: bool = False
     vlines: tuple[float, ...] = field(default=())  # step boundaries
+    marks: tuple[tuple[float, str], ...] = field(default=())  # (t, text): marks and thread/rate changes
 
 
 def _groups(runs: list[RunData]) -> list[tuple[str, list[float]]]:
@@ -61,14 +71,29 @@ def latency_buckets(r: RunData) -> list[tuple[float, float]]:
 
 
 def build_plots(runs: list[RunData]) -> list[Plot]:
+    on_time = marks(runs)
     plots = [
         Plot(
             "throughput", "Throughput over time", "line", "seconds", "transactions/s",
             tuple(Series(r.label, tuple(float(iv["t"]) for iv in r.intervals), tuple(float(iv["tps"]) for iv in r.intervals))
                   for r in runs),
             vlines=tuple(float(s["t_start"]) for r in runs for s in r.steps[1:] if "t_start" in s) if len(runs) == 1 else (),
+            marks=on_time,
         )
     ]
+    lat = [Series(label, x, y) for r in runs for label, x, y in latency_series(r)]
+    if lat:
+        plots.append(Plot("latency_over_time", "Latency percentiles per interval", "line", "seconds",
+                          "latency (ms)", tuple(lat), logy=True, marks=on_time))
+    by_type = [Series(label, x, y) for r in runs for label, x, y in type_latency_series(r)]
+    if by_type:
+        plots.append(Plot("latency_by_type", "Latency per transaction type per interval", "line", "seconds",
+                          "latency (ms)", tuple(by_type), logy=True, marks=on_time))
+    per_run = [server_series(r) for r in runs]
+    for name, title, ylabel, _extractors in SERVER_PLOTS:
+        series = tuple(Series(label, x, y) for found in per_run for label, x, y in found.get(name, []))
+        if series:
+            plots.append(Plot(name, title, "line", "seconds", ylabel, series, marks=on_time))
     groups = [(name, values) for name, values in _groups(runs) if values]
     if groups:
         plots.append(Plot("jitter", "Per-interval throughput after warm-up (jitter)", "jitter", "", "transactions/s",
@@ -81,6 +106,11 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
         plots.append(Plot("latency_histogram", "Latency histogram", "histogram", "latency (ms)", "% of transactions",
                           tuple(Series(label, tuple(x for x, _ in b), tuple(float(c) for _, c in b)) for label, b in hist),
                           logx=True))
+    cdf = [(r.label, latency_cdf(r)) for r in runs]
+    cdf = [(label, xy) for label, xy in cdf if xy[0]]
+    if cdf:
+        plots.append(Plot("latency_cdf", "Latency percentiles (CDF)", "cdf", "latency (ms)", "% of transactions at or below",
+                          tuple(Series(label, x, y) for label, (x, y) in cdf), logx=True))
     sweeps = [r for r in runs if r.is_sweep]
     if sweeps:
         def by_threads(r: RunData, key: str) -> Series:
@@ -106,6 +136,12 @@ def _pyplot() -> Any:
     return plt
 
 
+def _plain_numbers() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _pos: f"{v:g}")
+
+
 def draw(plot: Plot) -> Any:
     """The matplotlib Figure of a Plot (close it with `close(fig)`)."""
     plt = _pyplot()
@@ -118,6 +154,10 @@ def draw(plot: Plot) -> Any:
             ax.plot(s.x, s.y, label=s.label, marker="o" if plot.kind == "sweep" else None, linewidth=1.2)
         for x in plot.vlines:
             ax.axvline(x, color="grey", linestyle=":", linewidth=0.8)
+        for x, text in plot.marks:
+            ax.axvline(x, color="tab:red", linestyle="--", linewidth=0.7, alpha=0.7)
+            ax.annotate(text, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize="x-small",
+                        va="top", ha="right", color="tab:red")
         if plot.kind == "sweep":
             xs = sorted({x for s in plot.series for x in s.x})
             ax.set_xscale("log", base=2)
@@ -135,21 +175,36 @@ def draw(plot: Plot) -> Any:
         for s in plot.series:
             ax.step(s.x, s.y, where="mid", label=s.label)
         ax.set_xscale("log")
+    elif plot.kind == "cdf":
+        for s in plot.series:
+            ax.step(s.x, s.y, where="post", label=s.label)
+        ax.set_xscale("log")
+        ax.set_ylim(0, 100)
+        for p in (50, 95, 99):
+            ax.axhline(p, color="grey", linestyle=":", linewidth=0.6)
     if plot.logy:
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(_plain_numbers())
     elif plot.kind in ("line", "jitter", "box"):
         ax.set_ylim(bottom=0)
-    if plot.kind in ("line", "sweep", "histogram") and plot.series:
+    if plot.kind in ("line", "sweep", "histogram", "cdf") and plot.series:
         ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig
 
 
-def to_png(fig: Any) -> bytes:
+def to_png(fig: Any, metadata: dict[str, str] | None = None) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    fig.savefig(buf, format="png", metadata=metadata)
     return buf.getvalue()
+
+
+def png_metadata(plot: Plot) -> dict[str, str]:
+    """PNG text chunks naming the plot and its series (what a reader of the
+    file, or a test, can check without looking at pixels)."""
+    return {"Title": plot.title, "Description": "; ".join(s.label for s in plot.series),
+            "Software": "benchtop report"}
 
 
 def close(fig: Any) -> None:
@@ -159,6 +214,6 @@ def close(fig: Any) -> None:
 def render_png(plot: Plot) -> bytes:
     fig = draw(plot)
     try:
-        return to_png(fig)
+        return to_png(fig, png_metadata(plot))
     finally:
         close(fig)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchtop.report.data import COLUMNS, RunData, row_cells, table_rows
+from benchtop.report.tables import analysis_tables, table_lines, validity_lines
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -46,9 +47,11 @@ def report_text(runs: list[RunData], width: int = 60) -> str:
         tps = [float(iv["tps"]) for iv in r.intervals]
         peak = max(tps, default=0.0)
         out.append(f"{r.label.ljust(name_w)}  {sparkline(tps, width)}  max {peak:.0f} tps")
-    warnings = [f"{r.name}: {r.validity.text()}" for r in runs if not r.validity.ok and r.validity.status != "no database"]
-    if warnings:
-        out += [""] + warnings
+    for table in analysis_tables(runs):
+        out += [""] + table_lines(table)
+    verdicts = validity_lines(runs)
+    if verdicts:
+        out += ["", "Validity"] + verdicts
     stalls = [(r.name, st) for r in runs for st in r.summary.get("stalls") or []]
     if stalls:
         out.append("")

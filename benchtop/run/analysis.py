@@ -244,6 +244,10 @@ class Validity:
     status: str  # "durable", "crash-unsafe", "not crash-durable", "unknown", "no database"
     reasons: tuple[str, ...] = ()
     settings: Mapping[str, Any] = field(default_factory=dict)
+    # every benchmark rule the settings break, each "rule: setting" (durability
+    # ones too): the sysbench-tpcc tuning post's production rules and the
+    # Optane post's recommended settings
+    flags: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -266,18 +270,95 @@ class Validity:
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "crash_safe": self.ok if self.status != "unknown" else None,
-                "reasons": list(self.reasons), "settings": dict(self.settings)}
+                "reasons": list(self.reasons), "flags": list(self.flags), "settings": dict(self.settings)}
+
+    def flag_lines(self) -> list[str]:
+        """One line per broken rule, for the text summary and the report."""
+        return [f"validity: breaks {flag}" for flag in self.flags]
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> "Validity":
         if not d:
             return cls("unknown", ("no settings recorded",))
-        return cls(str(d.get("status", "unknown")), tuple(d.get("reasons") or ()), dict(d.get("settings") or {}))
+        return cls(str(d.get("status", "unknown")), tuple(d.get("reasons") or ()), dict(d.get("settings") or {}),
+                   tuple(d.get("flags") or ()))
 
 
 MYSQL_KEYS = ("version", "innodb_flush_log_at_trx_commit", "sync_binlog", "innodb_doublewrite", "log_bin",
-              "binlog_format", "innodb_flush_method")
-PG_KEYS = ("server_version", "fsync", "full_page_writes", "synchronous_commit", "wal_level")
+              "binlog_format", "innodb_flush_method", "innodb_checksum_algorithm", "innodb_checksums",
+              "performance_schema")
+PG_KEYS = ("server_version", "fsync", "full_page_writes", "synchronous_commit", "wal_level", "archive_mode",
+           "max_wal_senders", "autovacuum")
+
+# the rules a result is judged by (each flag names the one it breaks)
+ACID = "ACID durability"
+CRASH = "crash recovery"
+PITR = "point-in-time recovery"
+REPLICA = "replica-usable WAL"
+AUTOVACUUM = "autovacuum on"
+RECOMMENDED = "recommended settings"
+
+
+def mysql_flags(s: Mapping[str, Any]) -> list[str]:
+    """
+    >>> mysql_flags({"innodb_flush_log_at_trx_commit": 2, "log_bin": "OFF", "innodb_doublewrite": "ON",
+    ...              "innodb_checksum_algorithm": "none", "performance_schema": "OFF"})
+    ['ACID durability: innodb_flush_log_at_trx_commit=2', 'point-in-time recovery: log_bin=OFF (no binary log to replay)', 'replica-usable WAL: log_bin=OFF (replicas read the binary log)', 'recommended settings: innodb_checksum_algorithm=none (page checksums off)', 'recommended settings: performance_schema=OFF']
+    """
+    out = []
+    flush = s.get("innodb_flush_log_at_trx_commit")
+    if flush is not None and str(flush) != "1":
+        out.append(f"{ACID}: innodb_flush_log_at_trx_commit={flush}")
+    binlog = s.get("log_bin")
+    if binlog is not None and _on(binlog):
+        if s.get("sync_binlog") is not None and str(s.get("sync_binlog")) != "1":
+            out.append(f"{ACID}: sync_binlog={s.get('sync_binlog')} with the binary log on")
+    elif binlog is not None:
+        out.append(f"{PITR}: log_bin={binlog} (no binary log to replay)")
+        out.append(f"{REPLICA}: log_bin={binlog} (replicas read the binary log)")
+    dw = s.get("innodb_doublewrite")
+    if dw is not None and not _on(dw):
+        out.append(f"{CRASH}: innodb_doublewrite={dw} (torn pages cannot be repaired)")
+    algo = str(s.get("innodb_checksum_algorithm") or "").lower()
+    if algo in ("none", "strict_none"):
+        out.append(f"{RECOMMENDED}: innodb_checksum_algorithm={algo} (page checksums off)")
+    checksums = s.get("innodb_checksums")
+    if checksums is not None and not _on(checksums):
+        out.append(f"{RECOMMENDED}: innodb_checksums={checksums}")
+    ps = s.get("performance_schema")
+    if ps is not None and not _on(ps):
+        out.append(f"{RECOMMENDED}: performance_schema={ps}")
+    return out
+
+
+def pg_flags(s: Mapping[str, Any]) -> list[str]:
+    """
+    >>> pg_flags({"fsync": "off", "full_page_writes": "on", "synchronous_commit": "on", "wal_level": "minimal",
+    ...           "archive_mode": "off", "max_wal_senders": 0, "autovacuum": "off"})
+    ['ACID durability: fsync=off', 'crash recovery: fsync=off', 'point-in-time recovery: wal_level=minimal', 'point-in-time recovery: archive_mode=off (no WAL archive)', 'replica-usable WAL: wal_level=minimal', 'replica-usable WAL: max_wal_senders=0', 'autovacuum on: autovacuum=off']
+    """
+    def off(key: str) -> bool:
+        return str(s.get(key, "")).lower() == "off"
+
+    out = []
+    for key in ("fsync", "synchronous_commit"):
+        if off(key):
+            out.append(f"{ACID}: {key}=off")
+    for key in ("fsync", "full_page_writes"):
+        if off(key):
+            out.append(f"{CRASH}: {key}=off")
+    minimal = str(s.get("wal_level", "")).lower() == "minimal"
+    if minimal:
+        out.append(f"{PITR}: wal_level=minimal")
+    if off("archive_mode"):
+        out.append(f"{PITR}: archive_mode=off (no WAL archive)")
+    if minimal:
+        out.append(f"{REPLICA}: wal_level=minimal")
+    if str(s.get("max_wal_senders", "")) == "0":
+        out.append(f"{REPLICA}: max_wal_senders=0")
+    if off("autovacuum"):
+        out.append(f"{AUTOVACUUM}: autovacuum=off")
+    return out
 SQLITE_ENGINE_SYNCHRONOUS = "NORMAL"  # what native/driver_sqlite.c sets, with journal_mode=WAL
 
 
@@ -312,6 +393,7 @@ def validity_from_settings(kind: str, settings: Mapping[str, Any] | None) -> Val
         if dw is not None and not _on(dw):
             reasons.append(f"innodb_doublewrite={dw}")
         status = "crash-unsafe" if reasons else "durable"
+        flags = mysql_flags(settings)
         if flush is None:
             status, reasons = "unknown", ["innodb_flush_log_at_trx_commit not readable"]
     elif kind == "postgresql":
@@ -320,6 +402,7 @@ def validity_from_settings(kind: str, settings: Mapping[str, Any] | None) -> Val
             if str(settings.get(key, "")).lower() == "off":
                 reasons.append(f"{key}=off")
         status = "crash-unsafe" if reasons else "durable"
+        flags = pg_flags(settings)
         if "fsync" not in settings:
             status, reasons = "unknown", ["fsync not readable"]
     elif kind == "sqlite":
@@ -328,9 +411,10 @@ def validity_from_settings(kind: str, settings: Mapping[str, Any] | None) -> Val
         if sync in ("OFF", "0", "NORMAL", "1"):
             reasons.append(f"synchronous={sync}")
         status = "not crash-durable" if reasons else "durable"
+        flags = [f"{ACID}: {r}" for r in reasons]
     else:
         return Validity("unknown", (f"no durability rules for {kind}",))
-    return Validity(status, tuple(reasons), kept)
+    return Validity(status, tuple(reasons), kept, tuple(flags))
 
 
 def read_target_settings(target: Any, timeout_s: float = 5.0) -> Mapping[str, Any] | None:
@@ -413,5 +497,7 @@ def analysis_text(summary: Mapping[str, Any]) -> str:
         seen = f"; {', '.join(st['seen'])}" if st.get("seen") else ""
         lines.append(f"stall at {st['start']:.0f}s for {st['duration']:.0f}s (min {st['min_tps']:.0f} tps){seen}")
     if "validity" in summary:
-        lines.append(Validity.from_dict(summary["validity"]).text())
+        validity = Validity.from_dict(summary["validity"])
+        lines.append(validity.text())
+        lines += validity.flag_lines()
     return "\n".join(lines)

@@ -154,5 +154,7 @@ def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float,
     if with_target and target.kind in ("mysql", "postgresql"):
         sources.insert(0, source_class(target.kind)(target.kind, target, min(5.0, max(1.0, interval))))
     if with_target and any(is_local(s.target) for s in sources):
-        sources.append(OSSource(timeout_s=1.0))
+        server_port = (target.effective_port if target.kind in ("mysql", "postgresql") and is_local(target)
+                       and not target.socket else None)
+        sources.append(OSSource(timeout_s=1.0, server_port=server_port))
     return [Poller(s, interval=interval) for s in sources]

@@ -121,7 +121,7 @@ def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
 
     return EngineSample(
         t=t, state="running", threads_target=gauge("threads_target"), threads_running=gauge("threads_running"),
-        in_flight=gauge("in_flight"), paused=bool(now) and all(p.paused for p in now), rate=gauge("rate"),
+        in_flight=gauge("in_flight"), unfinished=total("unfinished"), paused=bool(now) and all(p.paused for p in now), rate=gauge("rate"),
         transactions=total("transactions"), rollbacks=total("rollbacks"), reads=total("reads"),
         writes=total("writes"), other=total("other"),
         errors={k: sum(p.errors.get(k, 0) for p in parts) for k in ERROR_KINDS},

@@ -16,6 +16,7 @@ from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
+from benchtop.run.costs import CostMeter, HostReading
 from benchtop.run.formats import summary_text
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions, parse_ignore_errors
@@ -75,6 +76,7 @@ class RunController:
         writer: ResultsWriter | None = None,
         instrumentation: InstrumentationCycler | None = None,
         guard: Guard | None = None,
+        meter: CostMeter | None = None,
         engine: LoadEngine | None = None,
     ) -> None:
         """`engine`: what runs the load (default: a native Engine made here
@@ -106,16 +108,23 @@ class RunController:
         self.guard = guard  # --stop-if conditions, checked on every sample
         self.stop_reason = ""  # set when a guard trips; the run then counts as finished
         self._type_base: list[Histogram] = []
+        self._type_prev: list[Histogram] = []  # per-type histograms at the previous reading
         self._hlog_started = False
         self._threads = cfg.threads
         self._rate = cfg.rate
         self._paused = False
+        self.meter = meter  # per-operation costs, sizes and totals (None: not measured)
+        self._reading: HostReading | None = None
 
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> None:
         # read before the workers start: all zeros at t = 0, so even a run
         # shorter than one snapshot (a few --events) is counted whole
         first = self.engine.snapshot()
+        if self.meter is not None:
+            self._reading = self.meter.begin() if self.options.warmup_s <= 0 else self.meter.read()
+            if self.writer:
+                self._save_settings()
         self.engine.start()
         # the clock starts with the engine's, once every worker exists
         self._t0 = time.monotonic()
@@ -123,6 +132,7 @@ class RunController:
         self._prev = first
         self._base = first if self.options.warmup_s <= 0 else None
         self._type_base = self._type_hists() if self._base is not None else []
+        self._type_prev = self._type_hists()
         self._last = first
         if self.writer:
             self.writer.write_json("config.json", self.options.to_dict())
@@ -167,10 +177,22 @@ class RunController:
             iv = IntervalStats.between(self._prev, cur, self._percentiles)
             self._prev = cur
             self._last = cur
+            type_busy: list[float] = []
+            if self._type_prev:
+                type_lat, type_busy = self._interval_types()
+                iv = replace(iv, txn_latency_ms=type_lat)
+            if self.meter is not None and self._reading is not None:
+                reading = self.meter.read()
+                iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
+                self._reading = reading
             if self._base is None and cur.t >= self.options.warmup_s:
                 self._base = cur
                 self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
+                if self.meter is not None:
+                    self._reading = self.meter.begin()
+                    if self.writer:
+                        self._save_settings()
             self._track_outage(iv)
             if self.guard is not None and self._base is not None and not self.stop_reason:
                 why = self.guard.check(iv)
@@ -180,6 +202,8 @@ class RunController:
             counted = self._base is not None and self._base is not cur
             self._fields = self._interval_fields(iv, counted)
             if counted:
+                if self.meter is not None and "work" in iv.costs:
+                    self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy)
                 self.history.append(iv)
                 old = len(self.history) - 1 - KEEP_HISTOGRAMS
                 if old >= 0:
@@ -196,6 +220,16 @@ class RunController:
         """What the newest interval's JSON object adds (a cluster run: its hosts)."""
         return {}
 
+    def _save_settings(self) -> None:
+        """settings.json: the server's settings that differ from its defaults
+        and the host's, as they were when the measured run began."""
+        assert self.meter is not None and self.writer is not None
+        self.writer.write_json("settings.json", {
+            "engine": self.options.engine,
+            "server": self.meter.server_settings,
+            "host": self.meter.host_settings,
+        })
+
     def _hlog(self, iv: IntervalStats) -> None:
         lines = []
         if not self._hlog_started:
@@ -209,6 +243,22 @@ class RunController:
     def _type_hists(self) -> list[Histogram]:
         n = len(self.program.txn_types)
         return [self.engine.type_histogram(i) for i in range(n)] if n > 1 else []
+
+    def _interval_types(self) -> tuple[dict[str, dict[str, float]], list[float]]:
+        """p50/p95/p99 per transaction type over the interval since the last
+        reading (LinkBench's per-operation latency every interval), and the
+        time the workers spent in each type (its share of the interval's work)."""
+        now = self._type_hists()
+        out = {}
+        busy = []
+        for name, cur, prev in zip(self.program.txn_names, now, self._type_prev):
+            h = cur - prev
+            busy.append(sum(c * (low + high) / 2 for low, high, c in h.nonzero()) / 1e9)
+            if h.total:
+                p = h.percentiles_ms([50.0, 95.0, 99.0])
+                out[name] = {"p50": round(p[50.0], 3), "p95": round(p[95.0], 3), "p99": round(p[99.0], 3)}
+        self._type_prev = now
+        return out, busy
 
     def _type_latencies(self) -> dict[str, dict[str, float]]:
         """Percentiles per transaction type since the warm-up (LinkBench's
@@ -323,6 +373,11 @@ class RunController:
     def reconnects_total(self) -> int:
         return self._last.reconnects if self._last else 0
 
+    @property
+    def last_summary(self) -> RunSummary | None:
+        """The summary stop() made (None while the run goes on)."""
+        return self._summary
+
     def current_summary(self, stopped_by: str = "") -> RunSummary:
         with self._lock:
             last = self.engine.snapshot()
@@ -336,9 +391,11 @@ class RunController:
             if self.stop_reason:
                 reason = self.stop_reason
             self.engine.stop()
-            # the measured time ends here: counts and t are read before any wait
-            last = self.engine.snapshot()
+            # the measured time ends here (the engine's clock stops at the
+            # request); transactions in hand may finish and are counted
             joined = self.engine.join(timeout=STOP_GRACE_S, cancel=self._hurry)
+            # the server let every worker finish and nobody is hurrying: it can be asked for the run's end figures
+            answering = joined and not self._hurry.is_set()
             if not joined:
                 self.engine.abort_io()  # blocked reads return; their transactions are unfinished
                 joined = self.engine.join(timeout=ABORT_WAIT_S, cancel=self._hurry)
@@ -348,9 +405,12 @@ class RunController:
                 reason = f"error: {after.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
-            base = self._base or last
-            summary = RunSummary.between(base, last, self._percentiles, self.program.txn_names, reason)
-            self._summary = replace(summary, txn_latency_ms=self._type_latencies())
+            base = self._base or after
+            summary = RunSummary.between(base, after, self._percentiles, self.program.txn_names, reason)
+            costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
+                                       server_ok=answering and not reason.startswith("error"))
+                     if self.meter is not None else {})
+            self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs)
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:

@@ -85,7 +85,7 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
     if errs:
         extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))
     if s.unfinished:
-        extra.append(f"    unfinished at the end: {s.unfinished} (in flight when the run ended, not counted)")
+        extra.append(f"    unfinished at the end: {s.unfinished} (cut short when the run ended, not counted)")
     if s.hosts:
         live = sum(1 for h in s.hosts if h.lost_at is None)
         extra.append(f"    load hosts: {len(s.hosts)}, {live} to the end")

@@ -3,12 +3,13 @@ if it is interrupted.
 
     config.json       effective configuration (never a password)
     target.json       server version and settings snapshot (when known)
+    settings.json     the server's settings that differ from its defaults, and the host's
     intervals.jsonl   one JSON object per report interval, flushed at once
     timeline.jsonl    changes and marks (threads, rate, pause, instrumentation)
     monitor.jsonl     every monitor snapshot (replayable)
     histogram.json    full latency histograms (sparse bucket counts, mergeable)
     latency.hlog      per-interval latency histograms in the HdrHistogram log format
-    summary.json      the summary, with a `steps` list for scenarios
+    summary.json      the summary (per-op costs, sizes, totals, validity), with a `steps` list for scenarios
 
 The folder is created readable by the user only (0700).
 """

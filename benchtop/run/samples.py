@@ -8,7 +8,7 @@ is the whole run (or one scenario step).  Screens and writers only read these.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Mapping
 
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ERROR_KINDS, EngineSample
@@ -47,6 +47,11 @@ class IntervalStats:
     latency: Histogram = field(repr=False)
     service: Histogram = field(repr=False)
     txn_by_type: tuple[int, ...] = ()
+    # what the interval cost the host per transaction, and the client's CPU
+    # (benchtop.run.costs): {"per_op": {...}, "client_cpu": {...}}; empty when not measured
+    costs: Mapping[str, Any] = field(default_factory=dict)
+    # p50/p95/p99 per transaction type over the interval (workloads with several types)
+    txn_latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def rate_mode(self) -> bool:
@@ -117,6 +122,12 @@ class IntervalStats:
             "reconnects_per_s": round(self.reconnects_per_s, 2),
             "latency_ms": lat,
         }
+        if self.txn_latency_ms:
+            out["txn_latency_ms"] = {k: dict(v) for k, v in self.txn_latency_ms.items()}
+        if self.costs.get("per_op"):
+            out["per_op"] = dict(self.costs["per_op"])
+        if self.costs.get("client_cpu"):
+            out["client_cpu"] = dict(self.costs["client_cpu"])
         if self.paused:
             out["paused"] = True
         if self.rate_mode:
@@ -153,7 +164,9 @@ class RunSummary:
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
-    unfinished: int = 0  # transactions in flight when the run ended (not in the counts)
+    unfinished: int = 0  # transactions the end cut short (not in the counts)
+    # per_op, by_type, sizes, totals, client_cpu, host (benchtop.run.costs); empty when not measured
+    costs: Mapping[str, Any] = field(default_factory=dict)
     hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
 
     @property
@@ -217,7 +230,9 @@ class RunSummary:
             service=svc,
             txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
             stopped_by=stopped_by,
-            unfinished=last.in_flight if last.state in ("stopping", "stopped", "failed") else 0,
+            # cut short at the end, or still stuck in a transaction when abandoned
+            unfinished=(last.unfinished - first.unfinished
+                        + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,6 +261,7 @@ class RunSummary:
             **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
             "unfinished": self.unfinished,
             "stopped_by": self.stopped_by,
+            **self.costs,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
             **({"hosts": [h.to_dict() for h in self.hosts],
                 "hosts_reporting": sum(1 for h in self.hosts if h.lost_at is None)} if self.hosts else {}),

@@ -32,6 +32,7 @@ from benchtop.run.attach import (
     make_instrumentation,
 )
 from benchtop.run.controller import RunController
+from benchtop.run.costs import CostMeter
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
 from benchtop.run.results import ResultsWriter, expected_bytes
@@ -165,11 +166,16 @@ class RunSession:
             except ImportError as exc:
                 raise UsageError(f"--cluster needs the cluster extra: pip install 'benchtop[cluster]' ({exc})") from None
 
+            # no cost meter: the client's CPU is on the load hosts, not in this process
             ctl = ClusterController(opts, program, conn, self.writer if results else None, self.instrumentation,
                                     self.guard if results else None)
         else:
+            meter = None
+            if opts.engine != "fileio":  # a scenario's steps measure their costs too
+                kind = opts.target.kind
+                meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind))
             ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
-                                self.guard if results else None)
+                                self.guard if results else None, meter)
         self._stack.callback(ctl.close)
         if results and opts.instrumentation and self.instrumentation is not None:
             try:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from benchtop.run.analysis import analyse, steady_state
+from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
 from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
 from benchtop.scenario.file import Scenario, ScenarioError, Step
@@ -31,6 +32,7 @@ class _StepState:
     t_measure: float | None = None
     t_end: float | None = None
     stopped_by: str = ""
+    work: Work | None = None  # what the measured intervals cost the host (benchtop.run.costs)
 
 
 class ScenarioDriver:
@@ -76,6 +78,7 @@ class ScenarioDriver:
         self._own_instrumentation = False
         self._summaries: list[Any] = []
         self._measured: list[dict[str, Any]] = []  # every step's intervals after its warm-up
+        self._work: Work | None = None  # every step's measured work
         self.summary: Any = None
 
     # -- time
@@ -213,6 +216,9 @@ class ScenarioDriver:
                 d["warmup"] = True
             else:
                 cur.intervals.append(d)
+                work = iv.costs.get("work")
+                if isinstance(work, Work):
+                    cur.work = work if cur.work is None else cur.work.plus(work)
             if self.writer:
                 self.writer.append("intervals.jsonl", d)
             why = self._guard.check(iv)
@@ -264,6 +270,10 @@ class ScenarioDriver:
         result = step_result(cur.step, summary, cur.t_start, cur.t_measure or cur.t_start, cur.t_end,
                              self.scenario.workload_of(cur.step))
         result.update(analyse(cur.intervals))
+        if cur.work is not None:
+            result["per_op"] = cur.work.per_op(summary.transactions)
+            result["client_cpu"] = client_cpu(cur.work, summary.transactions, summary.threads)
+            self._work = cur.work if self._work is None else self._work.plus(cur.work)
         self._measured.extend(cur.intervals)
         if stopped_by:
             result["stopped_by"] = stopped_by
@@ -312,6 +322,14 @@ class ScenarioDriver:
         if tps:
             d["steady_state"] = steady_state(tps).to_dict()
         d["stalls"] = [dict(stall, step=r["index"]) for r in self.results for stall in r.get("stalls", [])]
+        if self._work is not None and s is not None:
+            d["per_op"] = self._work.per_op(s.transactions)
+            d["client_cpu"] = client_cpu(self._work, s.transactions, s.threads)
+        last = getattr(self.segments[0], "last_summary", None) if len(self.segments) == 1 else None
+        if last is not None:
+            # one engine for the whole scenario: its start-to-end sizes and totals are the scenario's
+            costs = last.costs
+            d.update({k: costs[k] for k in ("sizes", "totals", "host") if k in costs})
         if self.validity is not None:
             d["validity"] = self.validity.to_dict()
         return d

@@ -43,6 +43,7 @@ from benchtop.screens.widgets.fmt import ms, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
 from benchtop.screens.widgets.hosts import HostRows
+from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.timeline import TimelineList, markers
 
@@ -139,6 +140,7 @@ class Dashboard(Horizontal):
                 series("conc", lambda iv: iv.concurrency, "cyan"),
             )
             chart("#chart-service", svc("p50", "cyan"), svc("p99", "blue"), lat("p99", "red"), peak=True)
+        show_per_op(self.query_one("#charts"), history[-1] if history else None)
         axis = axis_for(run_hist)
         if history:
             self.query_one("#hist-interval", LatencyHistogram).update_data(

@@ -8,6 +8,7 @@ missing privilege degrades one panel, not the whole source.
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from abc import ABC, abstractmethod
@@ -60,6 +61,27 @@ class SourceSnapshot:
         for key, value in self.panels.items():
             out[key] = value.to_dict() if isinstance(value, Missing) else value
         return out
+
+
+_SECRET_WORDS = ("password", "secret")
+_CONNINFO_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
+
+
+def scrub_setting(name: str, value: str) -> str:
+    """A server setting's value with any secret in it masked (a standby's
+    primary_conninfo, Galera's wsrep_sst_auth): settings go to results files.
+
+    >>> scrub_setting("primary_conninfo", "host=a user=r password='s e' port=5432")
+    'host=a user=r password=*** port=5432'
+    >>> scrub_setting("wsrep_sst_auth", "root:pw"), scrub_setting("key_buffer_size", "8388608")
+    ('***', '8388608')
+    """
+    lowered = name.lower()
+    if "conninfo" in lowered:
+        return _CONNINFO_PASSWORD.sub(r"\1***", value)
+    if (any(word in lowered for word in _SECRET_WORDS) or lowered.endswith("_auth")) and value:
+        return "***"
+    return value
 
 
 class SourceError(Exception):

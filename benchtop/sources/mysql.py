@@ -18,7 +18,15 @@ import pymysql
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot, shut_down_socket
+from benchtop.sources.base import (
+    Missing,
+    PanelFailed,
+    Source,
+    SourceError,
+    SourceSnapshot,
+    scrub_setting,
+    shut_down_socket,
+)
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
@@ -295,6 +303,33 @@ def binlog_panel(prev: BinlogReading | None, cur: BinlogReading, seconds: float 
     }
 
 
+_ROW_HANDLERS = {"inserted": "Handler_write", "updated": "Handler_update", "deleted": "Handler_delete"}
+
+
+def rows_panel(status: Mapping[str, Any]) -> dict[str, Any]:
+    """Cumulative row changes, for a run's totals: InnoDB's counters, or the
+    handler counters on servers without them (MariaDB >= 10.6).
+
+    >>> rows_panel({"Handler_write": "7", "Handler_update": "2", "Handler_delete": "1"})
+    {'inserted': 7, 'updated': 2, 'deleted': 1}
+    """
+    out = {}
+    for key, handler in _ROW_HANDLERS.items():
+        value = to_number(status.get(f"Innodb_rows_{key}"))
+        out[key] = value if value is not None else to_number(status.get(handler))
+    return out
+
+
+def settings_snapshot(rows: list[tuple]) -> dict[str, str]:
+    """(name, value, origin) rows as `name: value`, lower-case names as SHOW prints them.
+
+    >>> settings_snapshot([("INNODB_FLUSH_LOG_AT_TRX_COMMIT", "2", "SQL"), ("MAX_CONNECTIONS", "200", "CONFIG")])
+    {'innodb_flush_log_at_trx_commit': '2', 'max_connections': '200'}
+    """
+    pairs = sorted((str(r[0]).lower(), "" if r[1] is None else str(r[1])) for r in rows)
+    return {name: scrub_setting(name, value) for name, value in pairs}
+
+
 # ------------------------------------------------------------------ the source
 
 
@@ -425,7 +460,36 @@ class MySQLSource(Source):
             panels["innodb"] = innodb_panel(status, facts, innodb_iv, self._history_length(status, engine))
         panels["waits"] = self._waits(settings, iv.seconds)
         panels["binlog"] = self._binlog(settings, iv.seconds)
+        panels["rows"] = rows_panel(status)
+        panels["database"] = self._database_size()
         return self.snapshot(panels, t0, iv.seconds)
+
+    def _database_size(self) -> Any:
+        """The current database's size: its tablespace files, else table statistics."""
+        assert self.version is not None
+        if not self.target.database:
+            return Missing("no database", "name the benchmark's database in the DSN")
+        missing = Missing("no tables", f"database {self.target.database} has no InnoDB tables")
+        for query in ("database_size", "tables_size"):
+            try:
+                rows = self._rows(sql.get(self.version.backend, query, self.version.number))
+            except PanelFailed as exc:
+                missing = exc.missing
+                continue
+            if rows and rows[0][1]:
+                return {"name": self.target.database, "size_bytes": int(rows[0][0])}
+        return missing
+
+    def settings_snapshot(self) -> dict[str, str]:
+        """Every global variable that differs from the compiled-in default; on
+        servers without that view, all of SHOW GLOBAL VARIABLES."""
+        assert self.version is not None
+        if sql.available(self.version.backend, "settings_all", self.version.number):
+            try:
+                return settings_snapshot(self._rows(sql.get(self.version.backend, "settings_all", self.version.number)))
+            except PanelFailed:
+                pass
+        return settings_snapshot(self._rows("SHOW GLOBAL VARIABLES"))
 
     def _engine_status_if_needed(self, status: Mapping[str, Any]) -> dict[str, int]:
         # Only servers without LSN status variables (MySQL < 8.0.30) pay for this.

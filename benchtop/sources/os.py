@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.base import Source, SourceError, SourceSnapshot
+from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.process import listener_pid, read_tree
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
@@ -177,10 +178,14 @@ class OSSource(Source):
 
     kind = "os"
 
-    def __init__(self, name: str = "os", target: Target | None = None, timeout_s: float = 5.0) -> None:
+    def __init__(self, name: str = "os", target: Target | None = None, timeout_s: float = 5.0,
+                 server_port: int | None = None) -> None:
         super().__init__(name, target or Target(kind="null", host="localhost"), timeout_s)
         self._disks: set[str] | None = None
         self._prev: OSCounters | None = None
+        self._server_port = server_port  # the local server's port: its process's CPU and memory too
+        self._server_pid: int | None = None
+        self._server_prev: tuple[float, float] | None = None  # (monotonic, cpu_s)
 
     def connect(self) -> None:
         try:
@@ -212,4 +217,22 @@ class OSSource(Source):
                 "writes_per_s": round(d.writes / d.seconds, 2),
             }
             panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
+        if self._server_port:
+            panels["server_process"] = self._server_process()
         return self.snapshot(panels, t0, interval_s)
+
+    def _server_process(self) -> Any:
+        """The server's process tree: memory, and CPU in cores over the interval."""
+        reading = read_tree(self._server_pid) if self._server_pid is not None else None
+        if reading is None:
+            self._server_pid = listener_pid(self._server_port or 0)
+            self._server_prev = None
+            reading = read_tree(self._server_pid) if self._server_pid is not None else None
+        if reading is None:
+            return Missing("server process not found", "run as root or as the server's user to find it by its port")
+        now = time.monotonic()
+        prev, self._server_prev = self._server_prev, (now, reading.cpu_s)
+        cores = None
+        if prev is not None and now > prev[0]:
+            cores = round(max(reading.cpu_s - prev[1], 0.0) / (now - prev[0]), 3)
+        return {"pid": self._server_pid, "processes": reading.pids, "rss_bytes": reading.rss_bytes, "cpu_cores": cores}

@@ -16,7 +16,15 @@ from psycopg.rows import dict_row
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
-from benchtop.sources.base import Missing, PanelFailed, Source, SourceError, SourceSnapshot, shut_down_descriptor
+from benchtop.sources.base import (
+    Missing,
+    PanelFailed,
+    Source,
+    SourceError,
+    SourceSnapshot,
+    scrub_setting,
+    shut_down_descriptor,
+)
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import libpq_params
@@ -136,6 +144,10 @@ def database_panel(row: Mapping[str, Any], iv: Interval) -> dict[str, Any]:
         "tup_deleted_per_s": iv.rate("tup_deleted"),
         "temp_bytes_per_s": iv.rate("temp_bytes"),
         "deadlocks_per_s": iv.rate("deadlocks"),
+        # cumulative, for a run's totals (the difference between two readings)
+        "tup_inserted": _num(row.get("tup_inserted")),
+        "tup_updated": _num(row.get("tup_updated")),
+        "tup_deleted": _num(row.get("tup_deleted")),
     }
 
 
@@ -220,6 +232,17 @@ def _counters(row: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     return out
 
 
+def settings_snapshot(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """pg_settings rows as `name: value` the way SHOW prints them (unit kept).
+
+    >>> settings_snapshot([{"name": "shared_buffers", "setting": "16384", "unit": "8kB"},
+    ...                    {"name": "fsync", "setting": "off", "unit": None}])
+    {'fsync': 'off', 'shared_buffers': '16384 8kB'}
+    """
+    out = {str(r["name"]): f"{r['setting']} {r['unit']}" if r.get("unit") else str(r["setting"]) for r in rows}
+    return {name: scrub_setting(name, value) for name, value in sorted(out.items())}
+
+
 class PostgresSource(Source):
     kind = "postgresql"
 
@@ -287,6 +310,10 @@ class PostgresSource(Source):
             raise SourceError(f"connection lost: {one_line(exc)}") from None
         except psycopg.Error as exc:
             raise PanelFailed(Missing("query failed", one_line(exc))) from None
+
+    def settings_snapshot(self) -> dict[str, str]:
+        """Every setting not at its built-in default (for the results folder)."""
+        return settings_snapshot(self._query("settings_all"))
 
     def poll(self) -> SourceSnapshot:
         if self._conn is None:

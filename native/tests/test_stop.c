@@ -118,6 +118,8 @@ int main(int argc, char **argv)
     bt_engine_snapshot(e, &snap, NULL, NULL);
     CHECK(snap.state == BT_STATE_STOPPED, "stopped", "state %d", snap.state);
     CHECK(snap.t == t_stop, "time_ends_at_the_stop_request", "%.3f != %.3f", snap.t, t_stop);
+    CHECK(snap.unfinished == 4 && snap.in_flight == 0, "cut_short_transactions_are_unfinished", "%llu, %d",
+          (unsigned long long)snap.unfinished, snap.in_flight);
     CHECK(snap.errors[BT_ERRK_LOST_CONNECTION] == 0, "own_shutdown_is_no_outage", "%llu",
           (unsigned long long)snap.errors[BT_ERRK_LOST_CONNECTION]);
     CHECK(bt_engine_free(e) == 0, "freed_with_nothing_left", "workers abandoned");

@@ -26,7 +26,8 @@ def test_plus_adds_a_thread_on_screen_and_in_the_engine(tmp_path: Path) -> None:
     session = tmux_helpers.start(
         [sys.executable, "-m", "benchtop", "--time", "60", "--threads", "1", "--workload", "oltp_point_select",
          "--out", str(out)],
-        100, 30, env={"PYTHONPATH": str(ROOT), "TERM": os.environ.get("TERM", "xterm-256color")},
+        # tall enough for the whole summary printed after the TUI (with costs, sizes and validity)
+        100, 50, env={"PYTHONPATH": str(ROOT), "TERM": os.environ.get("TERM", "xterm-256color")},
         cwd=str(ROOT), keep_open=True)
     try:
         session.wait_for("threads: 1", timeout=30)

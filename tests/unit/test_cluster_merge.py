@@ -20,7 +20,7 @@ from benchtop.run.samples import IntervalStats  # noqa: E402
 def _sample(values_ns: list[int], t: float, threads: int, errors: int = 0) -> EngineSample:
     h = Histogram.from_values_ns(values_ns)
     return EngineSample(
-        t=t, state="running", threads_target=threads, threads_running=threads, in_flight=0, paused=False, rate=0.0,
+        t=t, state="running", threads_target=threads, threads_running=threads, in_flight=0, unfinished=0, paused=False, rate=0.0,
         transactions=len(values_ns), rollbacks=0, reads=len(values_ns), writes=0, other=0,
         errors={k: (errors if k == "deadlock" else 0) for k in ERROR_KINDS}, retries=0, reconnects=0,
         connects=threads, connect_ns_sum=0, connect_ns_max=0, latency_ns_sum=sum(values_ns),

@@ -82,7 +82,7 @@ def test_table_rows_mark_unsafe_runs_and_split_steps(folders):
 def test_terminal_rendition(folders, capsys):
     assert cli.main([str(f) for f in folders]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"unsafe\s+8\s+-\s+833\.33\s+2\.500\s+4\.000\s+2\s+.*UNSAFE", out)
+    assert re.search(r"unsafe\s+8\s+-\s+833\.33\s+995\.0\s+1010\.0\s+2\.500\s+4\.000\s+2\s+.*UNSAFE", out)
     assert "unsafe (UNSAFE)" in out and "▁" in out and "█" in out
     assert "CRASH-UNSAFE settings (innodb_flush_log_at_trx_commit=2)" in out
     assert "stall at 3s" in out
@@ -91,7 +91,7 @@ def test_terminal_rendition(folders, capsys):
 def test_plot_data_matches_the_results(folders):
     runs = load_runs(folders)
     plots = {p.name: p for p in build_plots(runs)}
-    assert set(plots) == {"throughput", "jitter", "boxplot", "latency_histogram", "sweep_tps", "sweep_p99"}
+    assert set(plots) == {"throughput", "jitter", "boxplot", "latency_histogram", "latency_cdf", "sweep_tps", "sweep_p99"}
     tp = plots["throughput"]
     assert tp.series[0].y == (1000.0, 1010.0, 990.0, 0.0, 1005.0, 995.0)
     assert tp.series[1].x == (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
@@ -120,12 +120,13 @@ def test_png_and_self_contained_html(folders, tmp_path, capsys):
     assert cli.main([*map(str, folders), "--html", str(html_file), "--png", str(png_dir)]) == 0
     pngs = sorted(p.name for p in png_dir.iterdir())
     assert pngs == sorted(f"{n}.png" for n in
-                          ("throughput", "jitter", "boxplot", "latency_histogram", "sweep_tps", "sweep_p99"))
+                          ("throughput", "jitter", "boxplot", "latency_histogram", "latency_cdf", "sweep_tps",
+                           "sweep_p99"))
     assert all((png_dir / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in pngs)
     text = html_file.read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", text, re.I)
     assert "<script" not in text and "<link" not in text and "@import" not in text
-    assert text.count('src="data:image/png;base64,') == 6
+    assert text.count('src="data:image/png;base64,') == 7
     assert 'class="unsafe">UNSAFE<' in text and "CRASH-UNSAFE" in text
 
 

@@ -43,7 +43,8 @@ class FakeEngine:
         counts[bucket_index(LAT_NS)] = n
         h = Histogram(tuple(counts))
         return EngineSample(
-            t=t, state="running", threads_target=self.threads, threads_running=self.threads, in_flight=0, paused=False,
+            t=t, state="running", threads_target=self.threads, threads_running=self.threads, in_flight=0, unfinished=0,
+            paused=False,
             rate=0.0,
             transactions=n, rollbacks=0, reads=n, writes=0, other=0, errors={k: 0 for k in ERROR_KINDS}, retries=0,
             reconnects=0, connects=self.threads, connect_ns_sum=0, connect_ns_max=0, latency_ns_sum=n * LAT_NS,

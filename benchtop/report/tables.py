@@ -1,0 +1,175 @@
+"""The report's analysis tables, as plain rows of strings (the terminal and
+the HTML report render the same `Table`s): per-operation costs (one row per
+run, one column per ratio, as in Callaghan's insert-benchmark reports),
+sizes, totals, the settings that differ between runs, and validity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from benchtop.report.data import RunData
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def _num(v: Any, fmt: str, scale: float = 1.0) -> str:
+    return "-" if not isinstance(v, (int, float)) else format(v * scale, fmt)
+
+
+def _size(v: Any) -> str:
+    """
+    >>> _size(3 * 1024 ** 2), _size(None), _size(512)
+    ('3.0M', '-', '512B')
+    """
+    if not isinstance(v, (int, float)):
+        return "-"
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if abs(v) >= size:
+            return f"{v / size:.1f}{unit}"
+    return f"{v:.0f}B"
+
+
+PER_OP_COLUMNS = ("name", "r/op", "rKB/op", "wKB/op", "cs/op", "CPU ms/op", "WAL KB/op", "srv CPU ms/op",
+                  "client us/op")
+
+
+def _per_op_cells(name: str, po: Mapping[str, Any], client_us: Any = None) -> tuple[str, ...]:
+    return (name, _num(po.get("reads"), ".3f"), _num(po.get("kb_read"), ".2f"), _num(po.get("kb_written"), ".2f"),
+            _num(po.get("context_switches"), ".1f"), _num(po.get("cpu_s"), ".3f", 1000),
+            _num(po.get("wal_bytes"), ".2f", 1 / 1024), _num(po.get("server_cpu_s"), ".3f", 1000),
+            _num(client_us, ".1f"))
+
+
+def per_op_table(runs: list[RunData]) -> Table | None:
+    rows = []
+    for r in runs:
+        s = r.summary
+        if not s.get("per_op"):
+            continue
+        rows.append(_per_op_cells(r.label, s["per_op"], (s.get("client_cpu") or {}).get("per_op_us")))
+        for name, po in (s.get("by_type") or {}).items():
+            rows.append(_per_op_cells(f"  {name}", po))
+        for step in r.steps:  # a scenario's steps (a thread sweep: the cost per transaction at each step)
+            if step.get("per_op"):
+                rows.append(_per_op_cells(f"  #{step['index'] + 1} {step.get('threads', '')}t", step["per_op"],
+                                          (step.get("client_cpu") or {}).get("per_op_us")))
+    return Table("Per transaction", PER_OP_COLUMNS, tuple(rows)) if rows else None
+
+
+def sizes_table(runs: list[RunData]) -> Table | None:
+    rows = []
+    for r in runs:
+        sizes = r.summary.get("sizes")
+        if not sizes:
+            continue
+        db, rss = sizes.get("database_bytes") or {}, sizes.get("server_rss_bytes") or {}
+        rows.append((r.label, _size(db.get("start")), _size(db.get("end")), _size(db.get("growth_per_hour")),
+                     _size(rss.get("start")), _size(rss.get("end")), _size(rss.get("growth_per_hour"))))
+    return Table("Sizes", ("name", "db start", "db end", "db /hour", "rss start", "rss end", "rss /hour"),
+                 tuple(rows)) if rows else None
+
+
+TOTAL_KEYS = (("wal_bytes", "WAL"), ("checkpoints_timed", "ckpt timed"), ("checkpoints_requested", "ckpt req"),
+              ("rows_inserted", "rows ins"), ("rows_updated", "rows upd"), ("rows_deleted", "rows del"))
+
+
+def totals_table(runs: list[RunData]) -> Table | None:
+    rows = []
+    for r in runs:
+        totals = r.summary.get("totals")
+        if not totals:
+            continue
+        rows.append((r.label, *(_size(totals.get(k)) if k == "wal_bytes" else _num(totals.get(k), ".0f")
+                                for k, _ in TOTAL_KEYS)))
+    return Table("Totals", ("name", *(label for _, label in TOTAL_KEYS)), tuple(rows)) if rows else None
+
+
+def settings_diff(settings: list[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Settings whose values differ between runs; a run without the setting
+    recorded shows "(default)" (only non-default values are recorded).
+
+    >>> settings_diff([{"a": "1", "b": "x"}, {"a": "2", "b": "x", "c": "on"}])
+    [('a', ['1', '2']), ('c', ['(default)', 'on'])]
+    """
+    names = sorted({k for s in settings for k in s})
+    out = []
+    for name in names:
+        values = [str(s[name]) if name in s else "(default)" for s in settings]
+        if len(set(values)) > 1:
+            out.append((name, values))
+    return out
+
+
+# Settings that differ on every run and say nothing about performance.
+_VOLATILE = {"pid_file", "port", "report_port", "socket", "log_error", "datadir", "data_directory",
+             "gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state", "server_uuid", "hostname",
+             "host.data_path"}
+
+
+def _engine(r: RunData) -> str:
+    return str(r.settings.get("engine") or r.config.get("engine") or "")
+
+
+def _recorded(r: RunData, with_server: bool) -> dict[str, Any]:
+    """A run's recorded settings: the server's non-default values (settings.json)
+    plus the durability settings its validity was judged on, and the host's."""
+    out: dict[str, Any] = {}
+    server = r.settings.get("server")
+    if with_server and isinstance(server, Mapping):
+        out.update(server)
+    if with_server:
+        for key, value in r.validity.settings.items():
+            out.setdefault(key, value)
+    host = r.settings.get("host") or (r.summary.get("host") or {}).get("settings")
+    if isinstance(host, Mapping):
+        out.update({f"host.{k}": v for k, v in host.items() if v is not None})
+    return {k: v for k, v in out.items() if k.lower() not in _VOLATILE}
+
+
+def settings_table(runs: list[RunData]) -> Table | None:
+    if len(runs) < 2:
+        return None
+    # two different servers differ in everything: only their hosts compare
+    same_server = len({_engine(r) for r in runs}) == 1
+    diff = settings_diff([_recorded(r, same_server) for r in runs])
+    if not diff:
+        return None
+    return Table("Settings that differ", ("setting", *(r.label for r in runs)),
+                 tuple((name, *values) for name, values in diff))
+
+
+def validity_lines(runs: list[RunData]) -> list[str]:
+    """Each run's verdict, the rules its settings break, and its host's flags."""
+    out = []
+    for r in runs:
+        if r.validity.status != "no database":
+            out.append(f"{r.name}: {r.validity.text()}")
+        out += [f"{r.name}: {line}" for line in r.validity.flag_lines()]
+        out += [f"{r.name}: host: {flag}" for flag in (r.summary.get("host") or {}).get("flags") or []]
+        warning = (r.summary.get("client_cpu") or {}).get("warning")
+        if warning:
+            out.append(f"{r.name}: warning: {warning}")
+    return out
+
+
+def analysis_tables(runs: list[RunData]) -> list[Table]:
+    return [t for t in (per_op_table(runs), sizes_table(runs), totals_table(runs), settings_table(runs)) if t]
+
+
+def table_lines(table: Table) -> list[str]:
+    """A table as aligned text (first column left, the rest right)."""
+    rows = [table.columns, *table.rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(table.columns))]
+    lines = [table.title]
+    for n, r in enumerate(rows):
+        cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines

@@ -1,0 +1,374 @@
+"""What each operation cost, as engineers compute it by hand from vmstat,
+iostat and the server's counters: host reads, KB read and written, context
+switches and CPU per transaction, WAL/redo bytes and the local server's CPU
+per transaction, for every interval and for the run (and per transaction
+type, attributed by each type's share of the interval); the database's and
+the server's size at the start and end; the run's totals (LSN difference,
+checkpoints, rows changed); and the client's own CPU, with a warning when
+the client, not the server, is what the result measures.
+
+`CostMeter` takes the readings (cheap /proc reads on every interval; one
+poll of the target at the run's start and end); the results are plain dicts
+that go into interval lines, summaries and summary.json.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from benchtop.run.target_readings import (
+    TargetReader,
+    data_path,
+    database_bytes,
+    server_pid,
+    sqlite_bytes,
+    totals_between,
+    wal_rate,
+)
+from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.host_settings import host_flags, read_host_settings
+from benchtop.sources.os import OSCounters, read_counters, real_disks
+from benchtop.sources.process import ProcessReading, read_tree, self_cpu_s
+from benchtop.target import Target
+
+PER_OP_KEYS = ("reads", "kb_read", "kb_written", "context_switches", "cpu_s", "wal_bytes", "server_cpu_s")
+CLIENT_CORE_PER_WORKER = 0.5  # more than this and the client is (part of) what is measured
+HOST_SATURATED_PCT = 95.0
+
+
+@dataclass(frozen=True, slots=True)
+class HostReading:
+    """Cumulative host, client and server-process counters at one instant."""
+
+    t: float  # monotonic
+    os: OSCounters | None
+    client_cpu_s: float
+    server: ProcessReading | None
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What the host did between two readings (absolute amounts, not per op)."""
+
+    seconds: float
+    reads: float = 0.0
+    kb_read: float = 0.0
+    kb_written: float = 0.0
+    context_switches: float = 0.0
+    cpu_s: float = 0.0  # host user+sys (+irq, steal) CPU seconds
+    idle_s: float = 0.0  # host idle + iowait CPU seconds
+    wal_bytes: float | None = None
+    server_cpu_s: float | None = None
+    client_cpu_s: float = 0.0
+    has_os: bool = True
+
+    def per_op(self, ops: float) -> dict[str, float | None]:
+        """Each amount divided by the operations (None when unknown or no ops).
+
+        >>> Work(1.0, reads=20, kb_read=160.0, kb_written=80.0, context_switches=1000, cpu_s=0.5).per_op(10)["kb_read"]
+        16.0
+        >>> Work(1.0).per_op(0)["cpu_s"] is None
+        True
+        """
+        def div(v: float | None) -> float | None:
+            if v is None or ops <= 0:
+                return None
+            return _round(v / ops)
+
+        os_ok = self.has_os
+        return {
+            "reads": div(self.reads if os_ok else None),
+            "kb_read": div(self.kb_read if os_ok else None),
+            "kb_written": div(self.kb_written if os_ok else None),
+            "context_switches": div(self.context_switches if os_ok else None),
+            "cpu_s": div(self.cpu_s if os_ok else None),
+            "wal_bytes": div(self.wal_bytes),
+            "server_cpu_s": div(self.server_cpu_s),
+        }
+
+    def scaled(self, share: float) -> "Work":
+        return Work(self.seconds, self.reads * share, self.kb_read * share, self.kb_written * share,
+                    self.context_switches * share, self.cpu_s * share, self.idle_s * share,
+                    None if self.wal_bytes is None else self.wal_bytes * share,
+                    None if self.server_cpu_s is None else self.server_cpu_s * share,
+                    self.client_cpu_s * share, self.has_os)
+
+    def plus(self, other: "Work") -> "Work":
+        def add(a: float | None, b: float | None) -> float | None:
+            return b if a is None else a if b is None else a + b
+
+        return Work(self.seconds + other.seconds, self.reads + other.reads, self.kb_read + other.kb_read,
+                    self.kb_written + other.kb_written, self.context_switches + other.context_switches,
+                    self.cpu_s + other.cpu_s, self.idle_s + other.idle_s, add(self.wal_bytes, other.wal_bytes),
+                    add(self.server_cpu_s, other.server_cpu_s), self.client_cpu_s + other.client_cpu_s,
+                    self.has_os and other.has_os)
+
+    @property
+    def host_busy_pct(self) -> float | None:
+        total = self.cpu_s + self.idle_s
+        return round(100.0 * self.cpu_s / total, 1) if self.has_os and total > 0 else None
+
+
+def _round(v: float) -> float:
+    return round(v, 6) if abs(v) < 10 else round(v, 3)
+
+
+def work_between(prev: HostReading, cur: HostReading, wal_bytes: float | None = None) -> Work:
+    seconds = max(cur.t - prev.t, 1e-9)
+    server_cpu = None
+    if prev.server is not None and cur.server is not None:
+        server_cpu = max(cur.server.cpu_s - prev.server.cpu_s, 0.0)
+    client = max(cur.client_cpu_s - prev.client_cpu_s, 0.0)
+    if prev.os is None or cur.os is None:
+        return Work(seconds, wal_bytes=wal_bytes, server_cpu_s=server_cpu, client_cpu_s=client, has_os=False)
+    d = cur.os.delta(prev.os)
+    ticks = _clock_ticks()
+    busy = sum(v for k, v in d.cpu.items() if k not in ("idle", "iowait")) / ticks
+    idle = sum(v for k, v in d.cpu.items() if k in ("idle", "iowait")) / ticks
+    return Work(seconds, float(d.reads), d.read_kb, d.write_kb, float(d.context_switches), busy, idle,
+                wal_bytes, server_cpu, client)
+
+
+def _clock_ticks() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):
+        return 100
+
+
+def client_cpu(work: Work, ops: float, threads: int) -> dict[str, Any]:
+    """The client's own CPU over `work`, and a warning when it may be the bottleneck.
+
+    >>> client_cpu(Work(10.0, cpu_s=5.0, idle_s=15.0, client_cpu_s=8.0), 4000, 1)["warning"]
+    'the client used 0.80 of a core per worker (more than half): the result may measure benchtop, not the server'
+    >>> client_cpu(Work(10.0, cpu_s=19.5, idle_s=0.5, client_cpu_s=1.0), 4000, 4)["warning"]
+    "the host's CPU was 97.5% busy: the result may measure the host's saturation, not the server"
+    """
+    cores = work.client_cpu_s / work.seconds if work.seconds > 0 else 0.0
+    per_worker = cores / threads if threads > 0 else None
+    busy = work.host_busy_pct
+    warning = None
+    if per_worker is not None and per_worker > CLIENT_CORE_PER_WORKER:
+        warning = (f"the client used {per_worker:.2f} of a core per worker (more than half): "
+                   "the result may measure benchtop, not the server")
+    elif busy is not None and busy >= HOST_SATURATED_PCT:
+        warning = f"the host's CPU was {busy:.1f}% busy: the result may measure the host's saturation, not the server"
+    return {
+        "cpu_s": round(work.client_cpu_s, 3),
+        "per_op_us": round(1e6 * work.client_cpu_s / ops, 3) if ops > 0 else None,
+        "cores": round(cores, 3),
+        "per_worker_cores": None if per_worker is None else round(per_worker, 3),
+        "host_busy_pct": busy,
+        "warning": warning,
+    }
+
+
+class CostMeter:
+    """Readings and results for one run.  `begin()` when counting starts,
+    `interval()` on every reading, `count()` for each counted interval,
+    `finish()` at the end.  `latest`: the target's newest monitor snapshot
+    (for WAL per interval), when a recorder polls it."""
+
+    def __init__(self, engine: str, target: Target, latest: Callable[[], SourceSnapshot | None] | None = None,
+                 probe_target: bool = True) -> None:
+        self.engine = engine
+        self.target = target
+        self._latest = latest or (lambda: None)
+        self._reader = TargetReader(target) if probe_target else None
+        try:
+            self._disks = real_disks()
+        except OSError:
+            self._disks = None
+        self._pid: int | None = None
+        self._first: HostReading | None = None
+        self._first_snap: SourceSnapshot | None = None
+        self._type_work: list[Work] = []
+        self._ops_by_type: list[int] = []
+        self.server_settings: dict[str, str] | None = None
+        self.monitor_settings: Mapping[str, Any] | None = None
+        self.host_settings: dict[str, Any] = {}
+        self._sqlite_start: int | None = None
+
+    def _type_wal_sum(self) -> float:
+        return sum(w.wal_bytes or 0.0 for w in self._type_work)
+
+    # -- readings
+    def read(self) -> HostReading:
+        try:
+            counters: OSCounters | None = read_counters(disks=self._disks)
+        except (OSError, ValueError):
+            counters = None
+        server = read_tree(self._pid) if self._pid is not None else None
+        return HostReading(time.monotonic(), counters, self_cpu_s(), server)
+
+    def begin(self) -> HostReading:
+        """The start of the measured run: the target's counters and settings,
+        the host's settings, and the first host reading."""
+        snap, settings = self._reader.read(with_settings=True) if self._reader else (None, None)
+        self._first_snap = snap
+        self.server_settings = settings
+        self.monitor_settings = snap.panel("settings") if snap is not None else None
+        mon = self.monitor_settings if isinstance(self.monitor_settings, Mapping) else None
+        self._pid = server_pid(self.target, mon)
+        self.host_settings = read_host_settings(data_path(self.engine, self.target, mon))
+        self._sqlite_start = sqlite_bytes(self.target.database) if self.engine == "sqlite" else None
+        self._first = self.read()
+        return self._first
+
+    @property
+    def started(self) -> bool:
+        return self._first is not None
+
+    def interval(self, prev: HostReading, cur: HostReading, transactions: int, threads: int) -> dict[str, Any]:
+        """An interval's costs: per op, and the client's CPU."""
+        work = self._work(prev, cur)
+        return {"per_op": work.per_op(transactions), "client_cpu": client_cpu(work, transactions, threads),
+                "work": work}
+
+    def _work(self, prev: HostReading, cur: HostReading) -> Work:
+        rate = wal_rate(self._latest())
+        wal = rate * (cur.t - prev.t) if rate is not None else None
+        return work_between(prev, cur, wal)
+
+    def count(self, work: Work, by_type: Sequence[int], busy_s: Sequence[float] = ()) -> None:
+        """A counted interval's work, attributed to each transaction type by
+        its share of the interval: of the workers' busy time when known (a
+        new_order costs more than an order_status), else of its transactions."""
+        if busy_s:  # the engine's per-type counters may have more slots than the workload has types
+            by_type = by_type[: len(busy_s)]
+        total = sum(by_type)
+        if len(by_type) < 2 or total <= 0:
+            return
+        n = len(by_type)
+        weights = list(busy_s[:n]) if len(busy_s) >= n and sum(busy_s[:n]) > 0 else [float(c) for c in by_type]
+        weight_sum = sum(weights)
+        if not self._type_work:
+            self._type_work = [Work(0.0) for _ in by_type]
+            self._ops_by_type = [0 for _ in by_type]
+        for i, n_i in enumerate(by_type[: len(self._type_work)]):
+            self._type_work[i] = self._type_work[i].plus(work.scaled(weights[i] / weight_sum))
+            self._ops_by_type[i] += n_i
+
+    def finish(self, transactions: int, threads: int, time_s: float, type_names: Sequence[str],
+               server_ok: bool = True) -> dict[str, Any]:
+        """The run's per_op, by_type, sizes, totals, client_cpu and host objects.
+        `server_ok=False` (the run failed): the target is not asked again, so
+        a dead server costs no connect timeout at the end."""
+        if self._first is None:
+            return {}
+        last_reading = self.read()
+        last_snap, _ = self._reader.read() if self._reader and server_ok else (None, None)
+        totals = totals_between(self._first_snap, last_snap)
+        work = work_between(self._first, last_reading, totals["wal_bytes"])
+        by_type = {}
+        for i, name in enumerate(type_names if len(type_names) > 1 else ()):
+            if i < len(self._type_work) and self._ops_by_type[i] > 0:
+                w = self._type_work[i]
+                if totals["wal_bytes"] is not None and self._type_wal_sum() > 0 and w.wal_bytes is not None:
+                    # WAL per type: the run's exact total, shared as the interval estimates were
+                    w = Work(w.seconds, w.reads, w.kb_read, w.kb_written, w.context_switches, w.cpu_s, w.idle_s,
+                             totals["wal_bytes"] * w.wal_bytes / self._type_wal_sum(),
+                             w.server_cpu_s, w.client_cpu_s, w.has_os)
+                by_type[name] = {"ops": self._ops_by_type[i], **w.per_op(self._ops_by_type[i])}
+        if self.engine == "sqlite":
+            db_start, db_end = self._sqlite_start, sqlite_bytes(self.target.database)
+        else:
+            db_start, db_end = database_bytes(self._first_snap), database_bytes(last_snap)
+        rss_start = self._first.server.rss_bytes if self._first.server else None
+        rss_end = last_reading.server.rss_bytes if last_reading.server else None
+        hours = time_s / 3600 if time_s > 0 else 0
+        flags = host_flags(self.host_settings)
+        return {
+            "per_op": work.per_op(transactions),
+            "by_type": by_type,
+            "sizes": {
+                "database_bytes": {"start": db_start, "end": db_end,
+                                   "growth_per_hour": _growth(db_start, db_end, hours)},
+                "server_rss_bytes": {"start": rss_start, "end": rss_end,
+                                     "growth_per_hour": _growth(rss_start, rss_end, hours)},
+            },
+            "totals": totals,
+            "client_cpu": client_cpu(work, transactions, threads),
+            "host": {"settings": self.host_settings, "flags": [f.text() for f in flags]},
+        }
+
+
+def _growth(start: int | None, end: int | None, hours: float) -> float | None:
+    if start is None or end is None or hours <= 0:
+        return None
+    return round((end - start) / hours, 1)
+
+
+# ------------------------------------------------------------------ text
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def per_op_line(per_op: Mapping[str, Any]) -> str:
+    """The compact "per transaction" line (summary, TUI).
+
+    >>> per_op_line({"reads": 0.5, "kb_read": 4.0, "kb_written": 12.25, "context_switches": 30.0,
+    ...              "cpu_s": 0.00125, "wal_bytes": 2048.0, "server_cpu_s": 0.0008})
+    'per transaction: reads 0.50  KB read 4.00  KB written 12.25  cs 30.0  CPU 1.250 ms  WAL 2.0 KB  server CPU 0.800 ms'
+    """
+    parts = []
+    if per_op.get("reads") is not None:
+        parts.append(f"reads {per_op['reads']:.2f}")
+    if per_op.get("kb_read") is not None:
+        parts.append(f"KB read {per_op['kb_read']:.2f}")
+    if per_op.get("kb_written") is not None:
+        parts.append(f"KB written {per_op['kb_written']:.2f}")
+    if per_op.get("context_switches") is not None:
+        parts.append(f"cs {per_op['context_switches']:.1f}")
+    if per_op.get("cpu_s") is not None:
+        parts.append(f"CPU {1000 * per_op['cpu_s']:.3f} ms")
+    if per_op.get("wal_bytes") is not None:
+        parts.append(f"WAL {per_op['wal_bytes'] / 1024:.1f} KB")
+    if per_op.get("server_cpu_s") is not None:
+        parts.append(f"server CPU {1000 * per_op['server_cpu_s']:.3f} ms")
+    return "per transaction: " + ("  ".join(parts) if parts else "-")
+
+
+def _bytes(v: Any) -> str:
+    if not isinstance(v, (int, float)):
+        return "-"
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(v) >= size:
+            return f"{v / size:.1f} {unit}"
+    return f"{v:.0f} B"
+
+
+def costs_text(summary: Mapping[str, Any]) -> list[str]:
+    """Lines for the end of the text summary."""
+    lines = []
+    if summary.get("per_op"):
+        lines.append(per_op_line(summary["per_op"]))
+    for name, po in (summary.get("by_type") or {}).items():
+        lines.append(f"  {name} ({po.get('ops', 0)}): " + per_op_line(po).split(": ", 1)[1])
+    sizes = summary.get("sizes") or {}
+    db, rss = sizes.get("database_bytes") or {}, sizes.get("server_rss_bytes") or {}
+    if db.get("end") is not None or rss.get("end") is not None:
+        lines.append(f"sizes: database {_bytes(db.get('start'))} -> {_bytes(db.get('end'))}, "
+                     f"server RSS {_bytes(rss.get('start'))} -> {_bytes(rss.get('end'))}")
+    totals = {k: v for k, v in (summary.get("totals") or {}).items() if v is not None}
+    if totals:
+        lines.append("totals: " + ", ".join(f"{k} {_bytes(v) if k == 'wal_bytes' else v}" for k, v in totals.items()))
+    cc = summary.get("client_cpu") or {}
+    if cc.get("per_op_us") is not None:
+        lines.append(f"client CPU: {cc['per_op_us']:.1f} us/transaction, {cc['cores']:.2f} cores"
+                     + (f", host {cc['host_busy_pct']:.0f}% busy" if cc.get("host_busy_pct") is not None else ""))
+    if cc.get("warning"):
+        lines.append(f"warning: {cc['warning']}")
+    flags = (summary.get("host") or {}).get("flags") or []
+    if flags:  # the advice behind each is in summary.json and the report
+        lines.append("host settings against benchmark advice: " + ", ".join(f.split(":", 1)[0] for f in flags))
+    return lines

@@ -1,0 +1,173 @@
+"""Processes on this host, from /proc: which process listens on a TCP port
+(the local server under test), and the CPU and memory of it and its
+children (PostgreSQL's backends), as `ps`/`pidstat` would show them.
+
+Everything here reads world-readable files (/proc/PID/stat, /status,
+/proc/net/tcp) except the socket-to-process search, which needs to see the
+server's file descriptors (root, or the server's own user).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
+
+
+def _clock_ticks() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):
+        return 100
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessReading:
+    """CPU and memory of a process tree at one instant."""
+
+    pids: int  # processes counted
+    cpu_s: float  # user+sys of the live tree, plus the children the root has reaped
+    rss_bytes: int  # private memory of every process + shared memory counted once
+
+
+def listening_inodes(port: int, proc: Path = Path("/proc")) -> set[str]:
+    """Inodes of the sockets listening on `port` (IPv4 and IPv6)."""
+    out: set[str] = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            text = (proc / "net" / name).read_text()
+        except OSError:
+            continue
+        out |= parse_listeners(text, port)
+    return out
+
+
+def parse_listeners(text: str, port: int) -> set[str]:
+    """
+    >>> parse_listeners("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\\n"
+    ...                 "   0: 0100007F:3402 00000000:0000 0A 00000000:00000000 00:00000000 00000000  106        0 4242 1\\n"
+    ...                 "   1: 0100007F:3402 0100007F:C350 01 00000000:00000000 00:00000000 00000000  106        0 4243 1\\n", 13314)
+    {'4242'}
+    """
+    out = set()
+    for line in text.splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 10 or parts[3] != _LISTEN:
+            continue
+        try:
+            if int(parts[1].rsplit(":", 1)[1], 16) == port:
+                out.add(parts[9])
+        except (IndexError, ValueError):
+            continue
+    return out
+
+
+def listener_pid(port: int, proc: Path = Path("/proc")) -> int | None:
+    """The process listening on TCP `port` on this host; None when there is
+    none or its descriptors cannot be read."""
+    inodes = listening_inodes(port, proc)
+    if not inodes:
+        return None
+    wanted = {f"socket:[{i}]" for i in inodes}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            for fd in (entry / "fd").iterdir():
+                if os.readlink(fd) in wanted:
+                    return int(entry.name)
+        except OSError:  # gone, or not ours to read
+            continue
+    return None
+
+
+def pid_from_file(path: str | None) -> int | None:
+    """A server's pid file (MySQL's @@pid_file), when readable."""
+    if not path:
+        return None
+    try:
+        text = Path(path).read_text().split()
+    except OSError:
+        return None
+    return int(text[0]) if text and text[0].isdigit() else None
+
+
+def _stat_fields(pid: int, proc: Path) -> list[str]:
+    text = (proc / str(pid) / "stat").read_text()
+    # the command name may hold spaces and parentheses: split after the last ')'
+    return text[text.rindex(")") + 2 :].split()
+
+
+def children(pid: int, proc: Path = Path("/proc")) -> list[int]:
+    """Direct children of `pid` (the kernel's children lists of its threads)."""
+    out: list[int] = []
+    try:
+        tasks = list((proc / str(pid) / "task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            out += [int(x) for x in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def parse_status_memory(text: str) -> dict[str, int]:
+    """The Rss* lines of /proc/PID/status, in bytes.
+
+    >>> parse_status_memory("Name:\\tpostgres\\nVmRSS:\\t  1000 kB\\nRssAnon:\\t   400 kB\\nRssFile:\\t 100 kB\\nRssShmem:\\t 500 kB\\n")
+    {'VmRSS': 1024000, 'RssAnon': 409600, 'RssFile': 102400, 'RssShmem': 512000}
+    """
+    out = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+            parts = rest.split()
+            if parts and parts[0].isdigit():
+                out[key] = int(parts[0]) * 1024
+    return out
+
+
+def read_tree(root: int, proc: Path = Path("/proc")) -> ProcessReading | None:
+    """CPU and memory of `root` and its descendants; None when root is gone.
+
+    Memory: each process's anonymous memory, plus the largest shared-memory
+    and file-mapped share once (PostgreSQL's backends all map the same shared
+    buffers; summing their RSS would count them once per backend)."""
+    ticks = _clock_ticks()
+    try:
+        f = _stat_fields(root, proc)
+    except (OSError, ValueError):
+        return None
+    # utime stime cutime cstime are fields 14-17 (1-based), after pid and (comm): index 11..14
+    cpu = sum(int(x) for x in f[11:15])
+    anon = shmem = filemap = 0
+    seen = 0
+    todo, done = [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in done:
+            continue
+        done.add(pid)
+        try:
+            if pid != root:
+                g = _stat_fields(pid, proc)
+                cpu += int(g[11]) + int(g[12])
+            mem = parse_status_memory((proc / str(pid) / "status").read_text())
+        except (OSError, ValueError, IndexError):
+            continue  # exited between the listing and the read
+        seen += 1
+        anon += mem.get("RssAnon", mem.get("VmRSS", 0))
+        shmem = max(shmem, mem.get("RssShmem", 0))
+        filemap = max(filemap, mem.get("RssFile", 0))
+        todo += children(pid, proc)
+    return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=anon + shmem + filemap)
+
+
+def self_cpu_s() -> float:
+    """User+system CPU seconds of this process (all its threads)."""
+    t = os.times()
+    return t.user + t.system
