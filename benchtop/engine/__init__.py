@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -348,9 +349,13 @@ class Engine:
 
     def type_histogram(self, index: int) -> Histogram:
         """Cumulative latency of one transaction type (empty for one-type workloads)."""
+        return Histogram(tuple(array("Q", self.type_histogram_packed(index))))
+
+    def type_histogram_packed(self, index: int) -> bytes:
+        """type_histogram's counts as a raw native uint64 array (see snapshot_packed)."""
         buf = ffi.new("uint64_t[]", nbuckets())
         _check(lib.bt_engine_type_hist(self._h, index, buf), "type histogram")
-        return Histogram(tuple(ffi.unpack(buf, nbuckets())))
+        return ffi.buffer(buf)[:]
 
     # -- bulk load ---------------------------------------------------------------
     def load(self, spec: Any, threads: int) -> None:

@@ -425,11 +425,13 @@ class HostGroup:
         self._call(hosts, "set_paused", [(paused,)] * len(hosts))
 
     def type_histogram(self, index: int) -> Histogram:
-        hosts = self.live()
+        """One transaction type's cumulative histogram over every host, from
+        the readings of the newest gather (they carry the types)."""
         total = np.zeros(self._nb, dtype=np.uint64)
-        for sc in self._call(hosts, "type_histogram", [(index,)] * len(hosts)):
-            if sc is not None:
-                total += sc.dense(self._nb)
+        for h in self.hosts:
+            if h.reading is not None and index < len(h.reading.types):
+                sc = h.reading.types[index]
+                total[sc.index] += sc.count
         return Histogram(tuple(total.tolist()))
 
     def snapshot(self) -> EngineSample:

@@ -65,6 +65,7 @@ class HostReading:
     service: SparseCounts
     cpu_busy: int  # the node's busy and total CPU time (/proc/stat jiffies, cumulative)
     cpu_total: int
+    types: tuple[SparseCounts, ...] = ()  # per transaction type (workloads with several)
 
 
 def node_cpu() -> tuple[int, int]:
@@ -92,6 +93,7 @@ class LoadHost:
 
             conn = replace(conn, password=ray.get(secret[0]))
         self.engine = Engine(conn, settings, program)
+        self._types = len(program.txn_types) if program is not None and len(program.txn_types) > 1 else 0
         self._closed = False
 
     def __repr__(self) -> str:
@@ -133,11 +135,12 @@ class LoadHost:
     def reading(self) -> HostReading:
         s, lat, svc = self.engine.snapshot_packed()
         busy, total = node_cpu()
-        return HostReading(s, SparseCounts.of_dense(np.frombuffer(lat, dtype=np.uint64)),
-                           SparseCounts.of_dense(np.frombuffer(svc, dtype=np.uint64)), busy, total)
+        types = tuple(_packed(self.engine.type_histogram_packed(i)) for i in range(self._types))
+        return HostReading(s, _packed(lat), _packed(svc), busy, total, types)
 
-    def type_histogram(self, index: int) -> SparseCounts:
-        return SparseCounts.of(self.engine.type_histogram(index))
+
+def _packed(raw: bytes) -> SparseCounts:
+    return SparseCounts.of_dense(np.frombuffer(raw, dtype=np.uint64))
 
 
 @dataclass(frozen=True, slots=True)

@@ -247,3 +247,19 @@ async def test_the_tui_shows_a_row_per_host(ray_cluster: LocalCluster) -> None:
     assert [x.split()[0] for x in lines[2:]] == ["h1", "h2"]
     assert [h.threads for h in ctl.group.hosts] == [2, 2]
 
+
+
+def test_transaction_types_merge_across_hosts(ray_cluster: LocalCluster) -> None:
+    with _session(ray_cluster, "--engine", "null", "--workload", "tpcc", "--threads", "2", "--rate", "2000",
+                  "--time", "0") as session:
+        ctl = session.controller()
+        ctl.start()
+        samples = _drive(ctl, 3)
+        summary = ctl.stop("test")
+    assert any(s.interval.txn_latency_ms for s in samples[1:])
+    assert sum(summary.txn_types.values()) == summary.transactions > 0
+    # per-type histograms come with each host's reading and add up like the totals (read after the workers
+    # were joined, they may hold each worker's last transaction, which the totals read at the stop do not)
+    typed = sum(v["count"] for v in summary.txn_latency_ms.values())
+    assert summary.transactions <= typed <= summary.transactions + 2
+    assert set(summary.txn_latency_ms) <= set(ctl.program.txn_names)
