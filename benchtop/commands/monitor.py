@@ -230,6 +230,7 @@ def _summary(s: SourceSnapshot) -> str:
             f" qps {_fmt(rates.get('questions_per_s'))} commit/s {_fmt(rates.get('commits_per_s'))}"
             f" redo {_fmt(inn.get('redo_bytes_per_s'))}B/s ckpt age {_fmt(inn.get('checkpoint_age_pct'), '.1f', '%')}"
             f" dirty {_fmt(inn.get('dirty_pages_pct'), '.1f', '%')}{top}"
+            + _lists_summary(p("processlist", []), "time_s", p("top_statements", []))
         )
     if s.kind == "postgresql":
         sessions, db, ck = p("sessions", {}), p("database", {}), p("checkpoints", {})
@@ -238,11 +239,13 @@ def _summary(s: SourceSnapshot) -> str:
             f"active {_fmt(sessions.get('active', 0))}/{_fmt(sessions.get('total'))}"
             f" commit/s {_fmt(db.get('commits_per_s'))} wal {_fmt(p('wal_bytes_per_s'))}B/s"
             f" hit {_fmt(hit.get('interval'), '.4f')} ckpt timed/req {_fmt(ck.get('timed'))}/{_fmt(ck.get('requested'))}"
+            + _lists_summary([r for r in p("activity", []) if r.get("state") == "active"], "query_age_s",
+                             p("top_statements", []))
         )
     if s.kind == "pgbouncer":
-        cl, sv, stats = p("clients", {}), p("servers", {}), p("stats", {})
-        xact = sum(v.get("xact_per_s") or 0 for v in stats.values())
-        waits = [v.get("avg_wait_time_us") for v in stats.values() if v.get("avg_wait_time_us") is not None]
+        cl, sv, stats = p("client_states", {}), p("server_states", {}), p("stats", [])
+        xact = sum(v.get("xact_per_s") or 0 for v in stats)
+        waits = [v.get("avg_wait_time_us") for v in stats if v.get("avg_wait_time_us") is not None]
         return (
             f"clients active {_fmt(cl.get('active'))} waiting {_fmt(cl.get('waiting'))}"
             f" servers active {_fmt(sv.get('active'))} idle {_fmt(sv.get('idle'))}"
@@ -256,6 +259,23 @@ def _summary(s: SourceSnapshot) -> str:
             f"{_fmt(disk.get('write_kb_per_s'))} KB/s cs/s {_fmt(p('context_switches_per_s'))}"
         )
     return "panels " + ", ".join(sorted(s.panels))
+
+
+def _lists_summary(sessions: list[dict[str, Any]], age_key: str, top: list[dict[str, Any]]) -> str:
+    """The longest running statement and the one costing most in the interval, cut short.
+
+    >>> _lists_summary([{"time_s": 42.0, "query": "SELECT SLEEP(60)"}, {"time_s": 1.0, "query": None}], "time_s",
+    ...                [{"total_ms_per_s": 812.5, "query": "SELECT c FROM sbtest1 WHERE id=?"}])
+    ' longest 42s SELECT SLEEP(60) | top 812ms/s SELECT c FROM sbtest1 WHERE id=?'
+    """
+    out = ""
+    running = [r for r in sessions if r.get("query") and isinstance(r.get(age_key), (int, float))]
+    if running:
+        longest = max(running, key=lambda r: r[age_key])
+        out += f" longest {longest[age_key]:.0f}s {str(longest['query'])[:48]}"
+    if top:
+        out += (" |" if out else "") + f" top {_fmt(top[0].get('total_ms_per_s'))}ms/s {str(top[0].get('query'))[:48]}"
+    return out
 
 
 def format_text(snaps: Iterable[SourceSnapshot]) -> str:

@@ -188,7 +188,8 @@ def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
                     _peak(peaks, name, "checkpoint age", inn.get("checkpoint_age_pct"))
                     _peak(peaks, name, "redo", inn.get("redo_bytes_per_s"))
             elif kind == "pgbouncer":
-                clients = src.get("clients")
+                # client_states; recordings made before the SHOW CLIENTS list called it clients
+                clients = src.get("client_states", src.get("clients"))
                 if isinstance(clients, Mapping) and _num(clients.get("waiting")) > 0:
                     _peak(peaks, name, "clients waiting", clients.get("waiting"))
             prev[name] = src

@@ -36,6 +36,7 @@ from benchtop.screens.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.monitor import SourcePane, pane_id
+from benchtop.screens.target_line import TargetTopLine
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.screens.widgets.chart import Series, TimeChart
@@ -254,6 +255,7 @@ class BenchScreen(Screen):
         yield RunHeader(id="header")
         yield HostRows(id="hosts")  # shown by a cluster run's samples only
         if self.pollers:
+            yield TargetTopLine(id="target-top")
             with TabbedContent(id="tabs"):
                 with TabPane("bench", id="tab-bench"):
                     yield Dashboard(id="dashboard")
@@ -298,6 +300,7 @@ class BenchScreen(Screen):
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:
+        self.query_one(TargetTopLine).polled(event.snapshot)
         if self.server.polled(event.snapshot):
             self._note("outage", f"{event.source} back")
 

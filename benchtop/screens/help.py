@@ -21,8 +21,16 @@ BENCH_KEYS = (
     ("?", "this help (escape closes it)"),
 )
 MONITOR_KEYS = (
-    ("tab / shift+tab", "move between panes; click a column header to sort"),
-    ("s", "save a screenshot (SVG)"),
+    ("tab / shift+tab", "next / previous view of this source (top, statements, waits, ...)"),
+    ("] / [", "next / previous source (or click its tab)"),
+    ("s", "sort on the next column (or click a column header; again to reverse)"),
+    ("r", "reverse the sort"),
+    ("l or /", "filter: show only rows containing a text (empty clears it)"),
+    ("i", "show / hide idle sessions (hidden by default)"),
+    ("enter", "details of the row: full statement, every figure, latency buckets"),
+    ("+ / -", "poll less / more often (0.5 s .. 60 s)"),
+    ("p or space", "pause / resume polling (the screens keep the last poll)"),
+    ("ctrl+s", "save a screenshot (SVG)"),
     ("q", "quit"),
     ("?", "this help (escape closes it)"),
 )

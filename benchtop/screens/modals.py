@@ -109,3 +109,14 @@ class MarkModal(_Prompt):
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or self.default)
+
+
+class FilterModal(_Prompt):
+    """Dismisses with the filter text ("" clears it) or None."""
+
+    def __init__(self, current: str) -> None:
+        super().__init__("Show only rows containing (empty: all rows):", value=current, placeholder="text")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())

@@ -155,6 +155,19 @@ class Source(ABC):
         return SourceSnapshot(name=self.name, kind=self.kind, t=time.time(), ok=False, error=error)
 
 
+def flatten(text: Any, limit: int = 4096) -> str | None:
+    """A statement as one line (newlines and runs of blanks folded), cut at `limit`.
+
+    >>> flatten("SELECT a,\\n       b\\tFROM t"), flatten(None), flatten(b"SELECT 1")
+    ('SELECT a, b FROM t', None, 'SELECT 1')
+    """
+    if text is None:
+        return None
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode(errors="replace")
+    return " ".join(str(text).split())[:limit]
+
+
 def shut_down_socket(sock: socket.socket | None) -> None:
     """Unblock a poll stuck reading from a hung server (called from another
     thread): a socket shut down makes the blocked read see end-of-file at once."""

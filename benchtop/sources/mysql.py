@@ -9,10 +9,11 @@ performance_schema wait summary, and SHOW BINARY LOGS when the binary log is on.
 
 from __future__ import annotations
 
+import datetime
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pymysql
 
@@ -24,6 +25,7 @@ from benchtop.sources.base import (
     Source,
     SourceError,
     SourceSnapshot,
+    flatten,
     scrub_setting,
     shut_down_socket,
 )
@@ -330,6 +332,141 @@ def settings_snapshot(rows: list[tuple]) -> dict[str, str]:
     return {name: scrub_setting(name, value) for name, value in pairs}
 
 
+# Digest text has comments stripped, so the monitor's (and other monitors')
+# statements are recognised by what they read.
+_MONITORING = re.compile(
+    r"\b(performance_schema|information_schema)\b|^\s*SHOW\b|@@\W*version\b"
+    r"|^\s*SET\s+SESSION\s+(max_statement_time|max_execution_time|TRANSACTION\s+READ\s+ONLY)",
+    re.I,
+)
+
+
+def is_monitoring(digest_text: str) -> bool:
+    """
+    >>> is_monitoring("SELECT `ID` FROM `information_schema` . `PROCESSLIST`"), is_monitoring("SHOW GLOBAL STATUS")
+    (True, True)
+    >>> is_monitoring("SELECT `c` FROM `sbtest1` WHERE `id` = ?")
+    False
+    """
+    return bool(_MONITORING.search(digest_text or ""))
+
+
+def processlist_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One session, with its time in seconds and its statement on one line."""
+    t = to_number(row.get("time_s"))
+    return {
+        "id": row.get("id"),
+        "user": row.get("user"),
+        "host": row.get("host"),
+        "db": row.get("db"),
+        "command": row.get("command"),
+        "time_s": round(float(t), 3) if t is not None else None,
+        "state": row.get("state") or "",
+        "query": flatten(row.get("query")),
+    }
+
+
+def lock_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One lock wait, its statements on one line."""
+    return {k: (flatten(v) if k.endswith("_query") else _plain(v)) for k, v in row.items()}
+
+
+def _plain(value: Any) -> Any:
+    num = to_number(value) if not isinstance(value, str) else None
+    if num is not None:
+        return num
+    if isinstance(value, (bytes, bytearray)):
+        return value.decode(errors="replace")
+    return value
+
+
+_DIGEST_COUNTERS = ("calls", "total_ps", "rows_examined", "rows_sent", "rows_affected", "no_index_used")
+
+
+def digest_deltas(
+    baseline: dict[tuple[Any, Any], dict[str, float]],
+    rows: Iterable[Mapping[str, Any]],
+    seconds: float | None,
+    top: int = 20,
+) -> list[dict[str, Any]]:
+    """Statements ranked by the time they took in the interval, from the
+    digest table's cumulative totals; `baseline` (digest -> its totals at the
+    previous read) is updated.  A digest missing from the baseline is new
+    since then, so all of its totals fall in the interval.
+
+    >>> base = {}
+    >>> row = {"schema_name": "db", "digest": "d1", "digest_text": "SELECT ?", "calls": 10, "total_ps": 2e9}
+    >>> digest_deltas(base, [row], None)
+    []
+    >>> later = dict(row, calls=30, total_ps=6e9, rows_examined=40)
+    >>> r = digest_deltas(base, [later], 2.0)[0]
+    >>> r["calls_per_s"], r["total_ms_per_s"], r["avg_ms"], r["rows_examined_per_s"]
+    (10.0, 2.0, 0.2, 20.0)
+    """
+    out = []
+    for row in rows:
+        text = flatten(row.get("digest_text")) or ""
+        if is_monitoring(text):
+            continue
+        key = (row.get("schema_name"), row.get("digest"))
+        cur = {k: float(to_number(row.get(k)) or 0) for k in _DIGEST_COUNTERS}
+        before = baseline.get(key)
+        baseline[key] = cur
+        if not seconds:
+            continue
+        d = {k: cur[k] - (before or {}).get(k, 0.0) for k in cur}
+        if d["calls"] < 0 or d["total_ps"] < 0:  # the digest table was truncated in between
+            d = cur
+        if d["calls"] <= 0:
+            continue
+        item: dict[str, Any] = {
+            "schema": row.get("schema_name"),
+            "digest": row.get("digest"),
+            "calls_per_s": round(d["calls"] / seconds, 3),
+            "total_ms_per_s": round(d["total_ps"] / 1e9 / seconds, 3),
+            "avg_ms": round(d["total_ps"] / 1e9 / d["calls"], 4),
+            "rows_examined_per_s": round(d["rows_examined"] / seconds, 3),
+            "rows_sent_per_s": round(d["rows_sent"] / seconds, 3),
+            "rows_affected_per_s": round(d["rows_affected"] / seconds, 3),
+            "no_index_used_per_s": round(d["no_index_used"] / seconds, 3),
+        }
+        for q in ("p95", "p99"):
+            value = to_number(row.get(f"{q}_ps"))
+            if value is not None:
+                item[f"{q}_ms"] = round(value / 1e9, 4)  # since the digest was first seen
+        item["query"] = text
+        out.append(item)
+    out.sort(key=lambda r: r["total_ms_per_s"], reverse=True)
+    return out[:top]
+
+
+def sampled_statements(processlist: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Prepared statements running now, from one processlist sample: MariaDB
+    leaves binary-protocol executions (COM_STMT_EXECUTE, as benchtop's engine
+    and sysbench run them) out of the digest table, so their cost is
+    estimated from how many sessions run each one (Little's law: sessions
+    running it = its executions/s x its latency, i.e. the time it takes per
+    second).  Rows say `sampled`; their calls and averages are unknown.
+
+    >>> rows = [{"command": "Execute", "db": "sbtest", "query": "SELECT c FROM sbtest1 WHERE id=?"},
+    ...         {"command": "Execute", "db": "sbtest", "query": "SELECT c FROM sbtest1 WHERE id=?"},
+    ...         {"command": "Query", "db": "sbtest", "query": "SELECT SLEEP(5)"}]
+    >>> sampled_statements(rows)
+    [{'schema': 'sbtest', 'sessions_running': 2, 'total_ms_per_s': 2000.0, 'sampled': True, 'query': 'SELECT c FROM sbtest1 WHERE id=?'}]
+    """
+    counts: dict[tuple[Any, str], int] = {}
+    for row in processlist:
+        if row.get("command") == "Execute" and row.get("query"):
+            key = (row.get("db"), str(row["query"]))
+            counts[key] = counts.get(key, 0) + 1
+    out = [
+        {"schema": db, "sessions_running": n, "total_ms_per_s": 1000.0 * n, "sampled": True, "query": query}
+        for (db, query), n in counts.items()
+    ]
+    out.sort(key=lambda r: -r["total_ms_per_s"])
+    return out
+
+
 # ------------------------------------------------------------------ the source
 
 
@@ -344,6 +481,10 @@ class MySQLSource(Source):
         self._counters = CounterTracker()
         self._waits_prev: dict[str, tuple[int, int]] | None = None
         self._binlog_prev: BinlogReading | None = None
+        self._digests: dict[tuple[Any, Any], dict[str, float]] = {}
+        self._digest_since: Any = None  # server time of the previous digest read
+        self._digest_t: float | None = None
+        self._prepared_prev: tuple[dict[str, float] | None, float] | None = None
         self._polls = 0
 
     # -- connection
@@ -353,7 +494,7 @@ class MySQLSource(Source):
         try:
             self._conn = pymysql.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, program_name="benchtop-monitor"))
             with self._conn.cursor() as cur:
-                cur.execute("SELECT @@version, @@version_comment")
+                cur.execute(sql.tagged("SELECT @@version, @@version_comment"))
                 version, comment = cur.fetchone()
             self.version = parse_version(version, comment)
             self._session_setup()
@@ -363,6 +504,13 @@ class MySQLSource(Source):
         self._counters.reset()
         self._waits_prev = None
         self._binlog_prev = None
+        self._reset_digests()
+
+    def _reset_digests(self) -> None:
+        self._prepared_prev = None
+        self._digests = {}
+        self._digest_since = None
+        self._digest_t = None
 
     def _session_setup(self) -> None:
         assert self._conn is not None and self.version is not None
@@ -370,7 +518,7 @@ class MySQLSource(Source):
             timeout = f"SET SESSION max_statement_time = {self.timeout_s:.3f}"
         else:
             timeout = f"SET SESSION max_execution_time = {int(self.timeout_s * 1000)}"
-        for stmt in (timeout, "SET SESSION TRANSACTION READ ONLY"):
+        for stmt in (sql.tagged(timeout), sql.tagged("SET SESSION TRANSACTION READ ONLY")):
             try:
                 with self._conn.cursor() as cur:
                     cur.execute(stmt)
@@ -393,12 +541,12 @@ class MySQLSource(Source):
 
     # -- statements
 
-    def _rows(self, stmt: str) -> list[tuple]:
+    def _rows(self, stmt: str, args: Any = None, cursor: Any = None) -> list[Any]:
         if self._conn is None:
             raise SourceError("not connected")
         try:
-            with self._conn.cursor() as cur:
-                cur.execute(stmt)
+            with self._conn.cursor(cursor) as cur:
+                cur.execute(stmt, args)
                 return list(cur.fetchall())
         except pymysql.err.InterfaceError as exc:
             # PyMySQL raises InterfaceError(0, "") once its own socket is closed
@@ -419,6 +567,10 @@ class MySQLSource(Source):
     def _pairs(self, stmt: str) -> dict[str, Any]:
         return {str(r[0]): r[1] for r in self._rows(stmt)}
 
+    def _dicts(self, query: str, args: Any = None) -> list[dict[str, Any]]:
+        assert self.version is not None
+        return self._rows(sql.get(self.version.backend, query, self.version.number), args, pymysql.cursors.DictCursor)
+
     # -- poll
 
     def poll(self) -> SourceSnapshot:
@@ -429,7 +581,7 @@ class MySQLSource(Source):
         ver = self.version
         panels: dict[str, Any] = {}
         try:
-            status = self._pairs("SHOW GLOBAL STATUS")
+            status = self._pairs(sql.tagged("SHOW GLOBAL STATUS"))
         except PanelFailed as exc:
             raise SourceError(f"SHOW GLOBAL STATUS failed: {exc.missing.hint or exc.missing.what}") from None
         now = time.monotonic()
@@ -462,6 +614,11 @@ class MySQLSource(Source):
         panels["binlog"] = self._binlog(settings, iv.seconds)
         panels["rows"] = rows_panel(status)
         panels["database"] = self._database_size()
+        panels["processlist"] = self._processlist()
+        panels["top_statements"] = self._top_statements(settings)
+        if ver.flavour == "mariadb" and isinstance(panels["top_statements"], list):
+            panels["top_statements"] = self._with_prepared(panels["top_statements"], panels["processlist"])
+        panels["locks"] = self._locks()
         return self.snapshot(panels, t0, iv.seconds)
 
     def _database_size(self) -> Any:
@@ -491,12 +648,88 @@ class MySQLSource(Source):
                 pass
         return settings_snapshot(self._rows("SHOW GLOBAL VARIABLES"))
 
+    def _processlist(self) -> Any:
+        try:
+            return [processlist_row(r) for r in self._dicts("processlist")]
+        except PanelFailed as exc:
+            return exc.missing
+
+    def _with_prepared(self, top: list[dict[str, Any]], processlist: Any) -> list[dict[str, Any]]:
+        """MariaDB's top statements plus what its digest table leaves out:
+        binary-protocol executions, as one total row and, for those caught
+        running, estimated per statement from the processlist."""
+        try:
+            rows = self._dicts("prepared_total")
+        except PanelFailed:
+            rows = []
+        now = time.monotonic()
+        cur = {k: float(to_number(v) or 0) for k, v in rows[0].items()} if rows else None
+        prev, self._prepared_prev = self._prepared_prev, (cur, now) if cur is not None else None
+        extra: list[dict[str, Any]] = []
+        if cur is not None and prev is not None and prev[0] is not None:
+            seconds = now - prev[1]
+            d = {k: cur[k] - prev[0].get(k, 0.0) for k in cur}
+            if d["calls"] > 0 and seconds > 0:
+                extra.append(
+                    {
+                        "schema": None,
+                        "calls_per_s": round(d["calls"] / seconds, 3),
+                        "total_ms_per_s": round(d["total_ps"] / 1e9 / seconds, 3),
+                        "avg_ms": round(d["total_ps"] / 1e9 / d["calls"], 4),
+                        "rows_examined_per_s": round(d["rows_examined"] / seconds, 3),
+                        "rows_sent_per_s": round(d["rows_sent"] / seconds, 3),
+                        "aggregate": True,
+                        "query": "(all prepared statements run through the binary protocol: "
+                        "MariaDB keeps no per-statement digest for them)",
+                    }
+                )
+                if isinstance(processlist, list):
+                    extra += sampled_statements(processlist)
+        return sorted(top + extra, key=lambda r: -r["total_ms_per_s"])
+
+    def _locks(self) -> Any:
+        try:
+            return [lock_row(r) for r in self._dicts("locks")]
+        except PanelFailed as exc:
+            if exc.missing.what == "not permitted":
+                return Missing("lock waits not readable", "GRANT PROCESS ON *.* TO the monitor user")
+            return exc.missing
+
+    def _top_statements(self, settings: Mapping[str, Any]) -> Any:
+        if settings and not _on(settings.get("performance_schema", "ON")):
+            self._reset_digests()
+            return Missing(
+                "performance_schema is OFF",
+                "add performance_schema=ON under [mysqld] and restart the server (statement digests need it)",
+            )
+        # After the first full read only digests run since the previous read
+        # are fetched (a second of slack for LAST_SEEN's resolution).
+        since = "1970-01-01 00:00:00" if self._digest_since is None else self._digest_since
+        try:
+            rows = self._dicts("top_statements", {"since": since})
+        except PanelFailed as exc:
+            self._reset_digests()
+            if exc.missing.what == "not permitted":
+                user = self.target.user or "USER"
+                return Missing(
+                    "no SELECT on performance_schema", f"GRANT SELECT ON performance_schema.* TO '{user}'@'%'"
+                )
+            return exc.missing
+        now = time.monotonic()
+        seconds = None if self._digest_t is None else now - self._digest_t
+        out = digest_deltas(self._digests, rows, seconds)
+        server_now = next((r.get("server_now") for r in rows), None)
+        if isinstance(server_now, datetime.datetime):
+            self._digest_since = server_now - datetime.timedelta(seconds=1)
+        self._digest_t = now
+        return out
+
     def _engine_status_if_needed(self, status: Mapping[str, Any]) -> dict[str, int]:
         # Only servers without LSN status variables (MySQL < 8.0.30) pay for this.
         if "Innodb_lsn_current" in status or "Innodb_redo_log_current_lsn" in status:
             return {}
         try:
-            rows = self._rows("SHOW ENGINE INNODB STATUS")
+            rows = self._rows(sql.tagged("SHOW ENGINE INNODB STATUS"))
         except PanelFailed:
             return {}
         return parse_engine_status(str(rows[0][2])) if rows else {}
@@ -544,7 +777,7 @@ class MySQLSource(Source):
             self._binlog_prev = None
             return Missing("binary log off", "log_bin is OFF: no binlog size, rate or rotations to show")
         try:
-            rows = self._rows("SHOW BINARY LOGS")
+            rows = self._rows(sql.tagged("SHOW BINARY LOGS"))
         except PanelFailed as exc:
             self._binlog_prev = None
             if exc.missing.what == "not permitted":

@@ -20,6 +20,7 @@ from benchtop.target import Target
 from benchtop.target.connection import libpq_params
 
 ADMIN_DB = "pgbouncer"
+MONITOR_NAME = "benchtop-monitor"
 _TEXT_COLUMNS = {"database", "user", "pool_mode", "load_balance_hosts", "list"}
 
 
@@ -90,6 +91,38 @@ def stats_rates(iv: Interval) -> dict[str, Any]:
     return out
 
 
+# SHOW CLIENTS / SHOW SERVERS columns kept (by name: later versions add more).
+_PEER_COLUMNS = ("user", "database", "state", "addr", "port", "connect_time", "request_time", "application_name", "tls")
+MAX_PEERS = 500  # a busy PgBouncer has thousands of clients; the rest are counted
+
+
+def peer_rows(rows: Iterable[Mapping[str, Any]], skip_admin_console: bool = False) -> list[dict[str, Any]]:
+    """SHOW CLIENTS / SHOW SERVERS rows: the columns a DBA reads, the wait in
+    seconds (wait + wait_us), waiting ones first, then the oldest requests.
+
+    >>> rows = [{"type": "C", "user": "u", "database": "db", "state": "active", "wait": "0", "wait_us": "0",
+    ...          "request_time": "2026-11-23 02:59:43 UTC", "ptr": "0x1"},
+    ...         {"type": "C", "user": "u", "database": "db", "state": "waiting", "wait": "1", "wait_us": "500000",
+    ...          "request_time": "2026-11-23 02:59:40 UTC"},
+    ...         {"type": "C", "user": "u", "database": "pgbouncer", "state": "active", "application_name":
+    ...          "benchtop-monitor"}]
+    >>> [(r["state"], r["wait_s"]) for r in peer_rows(rows, skip_admin_console=True)]
+    [('waiting', 1.5), ('active', 0.0)]
+    """
+    out = []
+    for row in rows:
+        if skip_admin_console and row.get("database") == ADMIN_DB and row.get("application_name") == MONITOR_NAME:
+            continue  # the monitor's own console session
+        item = {k: row.get(k) for k in _PEER_COLUMNS if k in row}
+        wait, wait_us = to_number(row.get("wait")), to_number(row.get("wait_us"))
+        item["wait_s"] = round((wait or 0) + (wait_us or 0) / 1e6, 6) if wait is not None else None
+        if isinstance(item.get("port"), str):
+            item["port"] = to_number(item["port"])
+        out.append(item)
+    out.sort(key=lambda r: (r["state"] != "waiting", -(r["wait_s"] or 0), str(r.get("request_time") or "")))
+    return out[:MAX_PEERS]
+
+
 class PgBouncerSource(Source):
     kind = "pgbouncer"
 
@@ -101,7 +134,7 @@ class PgBouncerSource(Source):
 
     def connect(self) -> None:
         t = self.target
-        params = libpq_params(t, timeout_s=self.timeout_s, dbname=ADMIN_DB)
+        params = libpq_params(t, timeout_s=self.timeout_s, dbname=ADMIN_DB, application_name=MONITOR_NAME)
         try:
             self._conn = psycopg.connect(**params, autocommit=True, cursor_factory=psycopg.ClientCursor)
             rows = self._show("SHOW VERSION")
@@ -162,27 +195,32 @@ class PgBouncerSource(Source):
 
         pools = self._panel("SHOW POOLS")
         if isinstance(pools, Missing):
-            panels.update(pools=pools, clients=pools, servers=pools)
+            panels.update(pools=pools, client_states=pools, server_states=pools)
         else:
             typed = [typed_row(r) for r in pools]
             panels["pools"] = typed
-            panels["clients"] = state_counts(typed, "cl_")
-            panels["servers"] = state_counts(typed, "sv_")
+            panels["client_states"] = state_counts(typed, "cl_")
+            panels["server_states"] = state_counts(typed, "sv_")
 
         stats = self._panel("SHOW STATS")
         if isinstance(stats, Missing):
             panels["stats"] = stats
             self._stats = {}
         else:
-            per_db: dict[str, Any] = {}
+            per_db: list[dict[str, Any]] = []
             for row in stats:
                 values = typed_row(row)
                 db = str(values.get("database"))
                 counters = {k: v for k, v in values.items() if k.startswith("total_") and isinstance(v, (int, float))}
                 iv = self._stats.setdefault(db, CounterTracker()).advance(counters, now)
                 interval_s = iv.seconds if iv.seconds is not None else interval_s
-                per_db[db] = stats_rates(iv)
+                per_db.append({"database": db, **stats_rates(iv)})
             panels["stats"] = per_db
+
+        clients = self._panel("SHOW CLIENTS")
+        panels["clients"] = clients if isinstance(clients, Missing) else peer_rows(clients, skip_admin_console=True)
+        servers = self._panel("SHOW SERVERS")
+        panels["servers"] = servers if isinstance(servers, Missing) else peer_rows(servers)
 
         lists = self._panel("SHOW LISTS")
         panels["lists"] = (

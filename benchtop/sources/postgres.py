@@ -22,6 +22,7 @@ from benchtop.sources.base import (
     Source,
     SourceError,
     SourceSnapshot,
+    flatten,
     scrub_setting,
     shut_down_descriptor,
 )
@@ -217,6 +218,181 @@ def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None
     return out
 
 
+def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One client session from pg_stat_activity, ages in seconds, the
+    statement on one line, `blocked_by` the pids holding what it waits for."""
+
+    def age(key: str) -> float | None:
+        v = row.get(key)
+        return None if v is None else round(float(v), 3)
+
+    return {
+        "pid": row.get("pid"),
+        "user": row.get("user"),
+        "db": row.get("db"),
+        "application": row.get("application") or "",
+        "client": row.get("client"),
+        "state": row.get("state") or "",
+        "wait_event_type": row.get("wait_event_type"),
+        "wait_event": row.get("wait_event"),
+        "xact_age_s": age("xact_age_s"),
+        "query_age_s": age("query_age_s"),
+        "state_age_s": age("state_age_s"),
+        "blocked_by": list(row.get("blocked_by") or []),
+        "query": flatten(row.get("query")),
+    }
+
+
+_TEXT_CANDIDATES = 60  # statements whose text is fetched when first among the costliest
+_TEXT_CACHE = 5000  # pg_stat_statements.max's default
+# The per-transaction settings each monitor query runs under.
+_OWN_SETTINGS = ("SET LOCAL statement_timeout", "SET TRANSACTION READ ONLY")
+_STATEMENT_COUNTERS = ("calls", "total_ms", "rows", "shared_blks_hit", "shared_blks_read")
+
+
+def statement_deltas(
+    baseline: dict[tuple[Any, ...], dict[str, float]],
+    rows: Iterable[Mapping[str, Any]],
+    seconds: float | None,
+    top: int = 20,
+    texts: Mapping[tuple[Any, ...], str] | None = None,
+) -> list[dict[str, Any]]:
+    """pg_stat_statements rows ranked by execution time in the interval;
+    `baseline` (key -> totals at the previous read) is replaced in place.
+    Rows of the same (user, db, query id) (top-level and nested) are summed.
+    Statement texts come from the rows or from `texts` (key -> text, for
+    counters read without them); the monitor's own statements are left out.
+
+    >>> base = {}
+    >>> row = {"userid": 1, "dbid": 2, "queryid": 3, "user": "u", "db": "d", "query": "SELECT $1",
+    ...        "calls": 10, "total_ms": 5.0, "rows": 10, "shared_blks_hit": 30, "shared_blks_read": 1}
+    >>> statement_deltas(base, [row], None)
+    []
+    >>> r = statement_deltas(base, [dict(row, calls=30, total_ms=15.0, rows=30, shared_blks_hit=90)], 2.0)[0]
+    >>> r["calls_per_s"], r["total_ms_per_s"], r["mean_ms"], r["rows_per_s"], r["shared_blks_hit_per_s"], r["hit_pct"]
+    (10.0, 5.0, 0.5, 10.0, 30.0, 100.0)
+    """
+    current: dict[tuple[Any, ...], dict[str, float]] = {}
+    about: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    texts = dict(texts or {})
+    for row in rows:
+        key = statement_key(row)
+        if row.get("query") is not None:
+            texts[key] = str(row["query"])
+        totals = current.setdefault(key, dict.fromkeys(_STATEMENT_COUNTERS, 0.0))
+        for k in _STATEMENT_COUNTERS:
+            totals[k] += float(_num(row.get(k)) or 0)
+        about.setdefault(key, row)
+    previous = dict(baseline)
+    baseline.clear()
+    baseline.update(current)
+    if not seconds:
+        return []
+    out = []
+    for key, cur in current.items():
+        before = previous.get(key)
+        d = {k: cur[k] - (before or {}).get(k, 0.0) for k in cur}
+        if d["calls"] < 0 or d["total_ms"] < 0:  # pg_stat_statements_reset() in between
+            d = cur
+        if d["calls"] <= 0:
+            continue
+        blocks = d["shared_blks_hit"] + d["shared_blks_read"]
+        row = about[key]
+        text = texts.get(key)
+        if text is not None and is_own_statement(text):
+            continue
+        out.append(
+            {
+                "user": row.get("user"),
+                "db": row.get("db"),
+                "queryid": row.get("queryid"),
+                "calls_per_s": round(d["calls"] / seconds, 3),
+                "total_ms_per_s": round(d["total_ms"] / seconds, 3),
+                "mean_ms": round(d["total_ms"] / d["calls"], 4),
+                "rows_per_s": round(d["rows"] / seconds, 3),
+                "shared_blks_hit_per_s": round(d["shared_blks_hit"] / seconds, 3),
+                "shared_blks_read_per_s": round(d["shared_blks_read"] / seconds, 3),
+                "hit_pct": round(100.0 * d["shared_blks_hit"] / blocks, 2) if blocks else None,
+                "query": flatten(text),
+            }
+        )
+    out.sort(key=lambda r: r["total_ms_per_s"], reverse=True)
+    return out[:top]
+
+
+def statement_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (row.get("userid"), row.get("dbid"), row.get("queryid"))
+
+
+def is_own_statement(text: str) -> bool:
+    """The monitor's own: tagged, or recorded before it carried the tag
+    (pg_stat_statements keeps the first text it saw of a statement).
+
+    >>> is_own_statement("SELECT name, setting, unit FROM pg_settings WHERE name IN ($1, $2)")
+    True
+    >>> is_own_statement("SELECT c FROM sbtest1 WHERE id=$1")
+    False
+    """
+    return sql.TAG in text or " ".join(text.split()).startswith(sql.prefixes(BACKEND) + _OWN_SETTINGS)
+
+
+def relation_deltas(
+    baseline: dict[Any, dict[str, float]],
+    rows: Iterable[Mapping[str, Any]],
+    seconds: float | None,
+    key: str,
+    counters: tuple[str, ...],
+    top: int = 15,
+) -> list[dict[str, Any]]:
+    """Tables or indexes, top-N by blocks read per second in the interval
+    (then by blocks read since the statistics were reset), with their hit
+    ratio in the interval; `baseline` is replaced in place.
+
+    >>> base = {}
+    >>> rows = [{"relid": 1, "table_name": "t", "blks_read": 10, "blks_hit": 90, "size_bytes": 8192}]
+    >>> relation_deltas(base, rows, None, "relid", ("blks_read", "blks_hit"))[0]["hit_pct"]
+    90.0
+    >>> rows = [{"relid": 1, "table_name": "t", "blks_read": 20, "blks_hit": 180, "size_bytes": 8192}]
+    >>> r = relation_deltas(base, rows, 2.0, "relid", ("blks_read", "blks_hit"))[0]
+    >>> r["blks_read_per_s"], r["blks_hit_per_s"], r["hit_pct"], "relid" in r
+    (5.0, 45.0, 90.0, False)
+    """
+    previous = dict(baseline)
+    baseline.clear()
+    out = []
+    for row in rows:
+        cur = {k: float(_num(row.get(k)) or 0) for k in counters}
+        ident = row.get(key)
+        baseline[ident] = cur
+        before = previous.get(ident) if seconds else None
+        item = {k: _num(v) for k, v in row.items() if k != key and k not in counters}
+        item["blks_read"] = _num(row.get("blks_read"))
+        for k in counters:
+            delta = None if before is None else cur[k] - before.get(k, 0.0)
+            item[f"{k}_per_s"] = round(delta / seconds, 3) if delta is not None and delta >= 0 and seconds else None
+        hit, read = item.get("blks_hit_per_s"), item.get("blks_read_per_s")
+        if hit is None or read is None or not hit + read:
+            hit, read = cur.get("blks_hit", 0.0), cur.get("blks_read", 0.0)  # since the reset
+        item["hit_pct"] = round(100.0 * hit / (hit + read), 2) if hit + read else None
+        out.append(item)
+    out.sort(key=lambda r: (r.get("blks_read_per_s") or 0, r.get("blks_read") or 0), reverse=True)
+    return out[:top]
+
+
+def vacuum_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A running VACUUM with how much of the heap it has scanned.
+
+    >>> vacuum_row({"pid": 7, "heap_blks_total": 200, "heap_blks_scanned": 50, "running_s": 1.5})["scanned_pct"]
+    25.0
+    """
+    out = {k: _num(v) for k, v in row.items()}
+    total, scanned = out.get("heap_blks_total"), out.get("heap_blks_scanned")
+    out["scanned_pct"] = round(100.0 * scanned / total, 1) if total and scanned is not None else None
+    if out.get("running_s") is not None:
+        out["running_s"] = round(float(out["running_s"]), 3)
+    return out
+
+
 def _num(value: Any) -> Any:
     if hasattr(value, "as_integer_ratio") and not isinstance(value, (int, float)):  # Decimal
         return float(value) if value % 1 else int(value)
@@ -241,6 +417,22 @@ def settings_snapshot(rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """
     out = {str(r["name"]): f"{r['setting']} {r['unit']}" if r.get("unit") else str(r["setting"]) for r in rows}
     return {name: scrub_setting(name, value) for name, value in sorted(out.items())}
+def _pgss_missing(missing: Missing, user: str | None) -> Missing:
+    """Say how to get pg_stat_statements, from the way reading it failed."""
+    text = f"{missing.what} {missing.hint}"
+    if "shared_preload_libraries" in text:
+        return Missing(
+            "pg_stat_statements is not loaded",
+            "add pg_stat_statements to shared_preload_libraries in postgresql.conf and restart the server",
+        )
+    if "does not exist" in text:
+        return Missing(
+            "pg_stat_statements is not installed in this database",
+            "CREATE EXTENSION pg_stat_statements; (with pg_stat_statements in shared_preload_libraries)",
+        )
+    if missing.what == "not permitted":
+        return Missing("pg_stat_statements not readable", f"GRANT pg_read_all_stats TO {user or 'USER'};")
+    return missing
 
 
 class PostgresSource(Source):
@@ -251,6 +443,9 @@ class PostgresSource(Source):
         self.version_num = 0
         self._conn: psycopg.Connection[dict[str, Any]] | None = None
         self._trackers: dict[str, CounterTracker] = {}
+        self._baselines: dict[str, dict[Any, dict[str, float]]] = {}
+        self._read_at: dict[str, float] = {}
+        self._texts: dict[tuple[Any, ...], str] = {}
 
     def connect(self) -> None:
         t = self.target
@@ -265,6 +460,24 @@ class PostgresSource(Source):
             raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
         self.version_num = self._conn.info.server_version
         self._trackers = {}
+        self._baselines = {}
+        self._read_at = {}
+
+    def _since_last(self, name: str, now: float) -> tuple[dict[Any, dict[str, float]], float | None]:
+        """The baseline of a diffed list and the seconds since it was read."""
+        before = self._read_at.get(name)
+        self._read_at[name] = now
+        return self._baselines.setdefault(name, {}), None if before is None else now - before
+
+    def _fetch_texts(self, queryids: set[Any]) -> None:
+        if len(self._texts) > _TEXT_CACHE:  # statements come and go: start again rather than grow
+            self._texts = {}
+        for row in self._query("statement_texts", {"ids": sorted(queryids)}):
+            self._texts[statement_key(row)] = str(row["query"])
+
+    def _forget(self, name: str) -> None:
+        self._baselines.pop(name, None)
+        self._read_at.pop(name, None)
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
@@ -287,7 +500,7 @@ class PostgresSource(Source):
     def _tracker(self, name: str) -> CounterTracker:
         return self._trackers.setdefault(name, CounterTracker())
 
-    def _query(self, name: str) -> list[dict[str, Any]]:
+    def _query(self, name: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         if self._conn is None:
             raise SourceError("not connected")
         try:
@@ -298,9 +511,9 @@ class PostgresSource(Source):
             ) from None
         try:
             with self._conn.transaction():
-                self._conn.execute(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
-                self._conn.execute("SET TRANSACTION READ ONLY")
-                return self._conn.execute(text).fetchall()
+                self._conn.execute(sql.tagged(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}"))
+                self._conn.execute(sql.tagged("SET TRANSACTION READ ONLY"))
+                return self._conn.execute(text, params).fetchall()
         except psycopg.errors.QueryCanceled:
             raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -382,4 +595,42 @@ class PostgresSource(Source):
             for key in ("sessions", "wait_events", "autovacuum_workers"):
                 panels[key] = exc.missing
         guarded("replication", replication)
+
+        def sessions_list() -> None:
+            panels["activity"] = [session_row(r) for r in self._query("sessions")]
+
+        def top_statements() -> None:
+            try:
+                rows = self._query("top_statements")
+                base, seconds = self._since_last("top_statements", now)
+                # Texts live in a file pg_stat_statements reads whole: counters are read
+                # without them, and texts only for statements not seen before.
+                ranked = statement_deltas(dict(base), rows, seconds, top=_TEXT_CANDIDATES, texts=self._texts)
+                known = {k[2] for k in self._texts}
+                wanted = {r["queryid"] for r in ranked if r["queryid"] not in known}
+                if wanted:
+                    self._fetch_texts(wanted)
+            except PanelFailed as exc:
+                self._forget("top_statements")
+                panels["top_statements"] = _pgss_missing(exc.missing, self.target.user)
+                return
+            panels["top_statements"] = statement_deltas(base, rows, seconds, texts=self._texts)
+
+        def relations(name: str, key: str) -> None:
+            try:
+                rows = self._query(name)
+            except PanelFailed:
+                self._forget(name)
+                raise
+            base, seconds = self._since_last(name, now)
+            panels[name] = relation_deltas(base, rows, seconds, key, ("blks_read", "blks_hit"))
+
+        def vacuum() -> None:
+            panels["vacuum"] = [vacuum_row(r) for r in self._query("vacuum")]
+
+        guarded("activity", sessions_list)
+        top_statements()
+        guarded("tables", lambda: relations("tables", "relid"))
+        guarded("indexes", lambda: relations("indexes", "indexrelid"))
+        guarded("vacuum", vacuum)
         return self.snapshot(panels, t0, interval_s)

@@ -60,9 +60,28 @@ def test_monitor_runs_only_reads(mysql_server: Server, pg_server: Server, pgboun
     # the monitor did talk to both servers, and only read
     assert any("performance_schema" in s for s in my_statements)
     assert any("pg_stat_bgwriter" in s or "pg_stat_checkpointer" in s for s in pg_statements)
+    # every query behind the top lists ran, and only read
+    for needle in ("information_schema.PROCESSLIST", "events_statements_summary_by_digest", "INNODB_LOCK_WAITS"):
+        assert any(needle in s for s in my_statements), needle
+    for needle in ("pg_blocking_pids", "pg_stat_statements", "pg_statio_user_tables", "pg_statio_user_indexes",
+                   "pg_stat_progress_vacuum"):  # fmt: skip
+        assert any(needle in s for s in pg_statements), needle
     writes = [s for s in my_statements + pg_statements if not _is_read(s)]
     assert writes == []
     assert not any(re.search(r"_reset\b", s) for s in my_statements + pg_statements)
+    # tagged, so the lists can leave the monitor's own work out
+    untagged = [s for s in my_statements + pg_statements if _READ.match(s) and "benchtop-monitor" not in s
+                and s.split()[0].upper() in ("SELECT", "SHOW")]  # fmt: skip
+    assert untagged == []
+    for line in lines:
+        mysql, pg, bouncer = (line["sources"][k] for k in ("mysql", "postgresql", "pgbouncer"))
+        assert isinstance(mysql["processlist"], list) and isinstance(mysql["locks"], list)
+        assert isinstance(mysql["top_statements"], list)
+        assert isinstance(pg["activity"], list) and isinstance(pg["top_statements"], list)
+        assert isinstance(pg["tables"], list)
+        assert all(isinstance(bouncer[k], list) for k in ("pools", "stats", "clients", "servers"))
+        own = [r for r in mysql["processlist"] + pg["activity"] if "benchtop-monitor" in str(r.get("query"))]
+        assert own == []
 
 
 def test_required_panels_are_present(mysql_server: Server, pg_server: Server, pgbouncer_server: Server) -> None:

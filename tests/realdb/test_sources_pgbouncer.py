@@ -59,9 +59,13 @@ def test_pools_stats_and_lists_under_load(pgbouncer_server: Server) -> None:
         for column in ("user", "cl_active", "cl_waiting", "sv_active", "sv_idle", "sv_used", "maxwait", "pool_mode"):
             assert column in pool
         assert pool["pool_mode"] == "transaction" and isinstance(pool["cl_active"], int)
-        assert snap.panels["clients"]["total"] >= 3
-        assert snap.panels["servers"]["total"] >= 1
-        stats = snap.panels["stats"]["sbtest"]
+        assert snap.panels["client_states"]["total"] >= 3
+        assert snap.panels["server_states"]["total"] >= 1
+        clients = [c for c in snap.panels["clients"] if c["database"] == "sbtest"]
+        assert len(clients) >= 3 and {"user", "state", "addr", "port", "wait_s"} <= set(clients[0])
+        assert not [c for c in snap.panels["clients"] if c.get("application_name") == "benchtop-monitor"]
+        assert any(s["database"] == "sbtest" for s in snap.panels["servers"])
+        stats = next(s for s in snap.panels["stats"] if s["database"] == "sbtest")
         assert stats["xact_per_s"] > 10 and stats["query_per_s"] >= 2 * stats["xact_per_s"] * 0.9
         assert stats["avg_xact_time_us"] > 0 and stats["avg_query_time_us"] > 0
         assert stats["avg_wait_time_us"] is not None

@@ -58,11 +58,13 @@ def test_rates_move_under_load(pg_server: Server) -> None:
     src = _source(pg_server)
     try:
         with write_load(pg_server, sessions=2):
+            started = time.monotonic()
             src.poll()
             pg_admin_exec(pg_server, "CHECKPOINT")
             time.sleep(1.0)
+            between = time.monotonic() - started  # the poll and the checkpoint take their time too
             snap = src.poll()
-        assert snap.ok and snap.interval_s == pytest.approx(1.0, abs=0.5)
+        assert snap.ok and snap.interval_s == pytest.approx(between, abs=0.3)
         assert snap.panels["wal_bytes_per_s"] > 10_000
         assert snap.panels["wal"]["wal_bytes_per_s"] > 0
         ck = snap.panels["checkpoints"]

@@ -328,8 +328,8 @@ POOLS_PANELS: dict[str, Any] = {
             "pool_mode": "statement",
         },
     ],
-    "stats": {"sbtest": {"xact_per_s": 812.5, "query_per_s": 16250.0, "avg_wait_time_us": 420}},
-    "clients": {"active": 5, "waiting": 2},
+    "stats": [{"database": "sbtest", "xact_per_s": 812.5, "query_per_s": 16250.0, "avg_wait_time_us": 420}],
+    "client_states": {"active": 5, "waiting": 2},
     "wal_bytes_per_s": 1048576.0,
     "config": Missing(
         "SHOW CONFIG needs the admin user",
@@ -348,3 +348,172 @@ PG_PANELS: dict[str, Any] = {
     "cache_hit_ratio": {"interval": 0.998, "cumulative": 0.995},
     "sessions": {"active": 4, "idle": 2, "total": 6},
 }
+
+
+# ---------------------------------------------------------------- one poll of each source under load,
+# shaped like the real sources' panels (tests/realdb checks the real ones)
+
+_LONG_QUERY = "SELECT c FROM sbtest1 WHERE id BETWEEN 5001 AND 5100 ORDER BY c /* long report */ " + "AND k > 0 " * 12
+
+MYSQL_PANELS: dict[str, Any] = {
+    "settings": {"version": "10.11.19-MariaDB-0+deb12u1", "innodb_buffer_pool_size": 536870912,
+                 "innodb_flush_log_at_trx_commit": 1, "crash_safe": True, "unsafe_because": []},
+    "threads": {"running": 9, "connected": 41},
+    "status_rates": {"questions_per_s": 18250.0, "commits_per_s": 912.0, "com_select_per_s": 12700.0,
+                     "slow_queries_per_s": 0.0},
+    "innodb": {"checkpoint_age_bytes": 50331648, "checkpoint_age_pct": 62.5, "redo_capacity_bytes": 80530636,
+               "dirty_pages_pct": 12.4, "pages_flushed_per_s": 340.0, "redo_bytes_per_s": 4718592.0,
+               "buffer_pool_hit_ratio": 0.99912, "buffer_pool_hit_ratio_total": 0.9995,
+               "history_list_length": 1830, "row_lock_waits_per_s": 2.0},
+    "waits": [
+        {"event": "wait/io/file/innodb/innodb_log_file", "ms_per_s": 310.5, "count_per_s": 912.0, "avg_us": 340.5},
+        {"event": "wait/synch/mutex/innodb/trx_sys_mutex", "ms_per_s": 40.25, "count_per_s": 5200.0, "avg_us": 7.7},
+        {"event": "wait/io/file/innodb/innodb_data_file", "ms_per_s": 12.0, "count_per_s": 80.0, "avg_us": 150.0},
+    ],
+    "processlist": [
+        {"id": 7, "user": "app", "host": "10.0.0.5:51234", "db": "sbtest", "command": "Query", "time_s": 42.318,
+         "state": "Sending data", "query": _LONG_QUERY},
+        {"id": 12, "user": "sbtest", "host": "127.0.0.1:40112", "db": "sbtest", "command": "Query", "time_s": 0.004,
+         "state": "Updating", "query": "UPDATE sbtest3 SET k=k+1 WHERE id=5012"},
+        {"id": 13, "user": "sbtest", "host": "127.0.0.1:40113", "db": "sbtest", "command": "Query", "time_s": 3.5,
+         "state": "Waiting for row lock", "query": "UPDATE sbtest1 SET c='x' WHERE id=10"},
+        {"id": 14, "user": "sbtest", "host": "127.0.0.1:40114", "db": "sbtest", "command": "Sleep", "time_s": 120.0,
+         "state": "", "query": None},
+    ],
+    "top_statements": [
+        {"schema": "sbtest", "digest": "d1", "calls_per_s": 12700.0, "total_ms_per_s": 1520.0, "avg_ms": 0.1197,
+         "rows_examined_per_s": 12700.0, "rows_sent_per_s": 12700.0, "query": "SELECT `c` FROM `sbtest1` WHERE `id` = ?"},
+        {"schema": "sbtest", "digest": "d2", "calls_per_s": 912.0, "total_ms_per_s": 840.5, "avg_ms": 0.9216,
+         "rows_examined_per_s": 912.0, "rows_sent_per_s": 0.0, "query": "UPDATE `sbtest3` SET `k` = `k` + ? WHERE `id` = ?"},
+        {"schema": "sbtest", "digest": "d3", "calls_per_s": 91.0, "total_ms_per_s": 2210.0, "avg_ms": 24.3,
+         "rows_examined_per_s": 9100.0, "rows_sent_per_s": 9100.0,
+         "query": "SELECT `c` FROM `sbtest1` WHERE `id` BETWEEN ? AND ? ORDER BY `c`"},
+    ],
+    "locks": [
+        {"waiting_id": 13, "waiting_query": "UPDATE sbtest1 SET c='x' WHERE id=10", "wait_s": 3,
+         "blocking_id": 21, "blocking_query": None, "blocking_command": "Sleep", "blocking_idle_s": 30,
+         "blocking_trx_age_s": 31, "lock_table": "`sbtest`.`sbtest1`", "lock_index": "PRIMARY", "lock_mode": "X"},
+    ],
+    "binlog": Missing("binary log off", "log_bin is OFF: no binlog size, rate or rotations to show"),
+}  # fmt: skip
+
+PG_TOP_PANELS: dict[str, Any] = {
+    "settings": {"server_version": "15.18", "checkpoint_timeout": 300, "max_wal_size_bytes": 1073741824,
+                 "synchronous_commit": "on", "fsync": "on"},
+    "checkpoints": {"timed": 3, "requested": 1, "timed_per_h": 12.0, "requested_per_h": 0.0,
+                    "buffers_written_per_s": 120.0, "write_time_ms_per_s": 35.0, "sync_time_ms_per_s": 2.0,
+                    "buffers_clean_per_s": 10.0, "maxwritten_clean": 0, "buffers_alloc_per_s": 55.0,
+                    "buffers_backend_per_s": 1.0},
+    "wal": {"wal_records_per_s": 9000.0, "wal_fpi_per_s": 120.0, "wal_buffers_full_per_s": 0.0,
+            "wal_write_per_s": 800.0, "wal_sync_per_s": 790.0},
+    "wal_bytes_per_s": 2_500_000.0,
+    "cache_hit_ratio": {"interval": 0.998, "cumulative": 0.995},
+    "database": {"name": "sbtest", "size_bytes": 262144000, "growth_bytes_per_s": 16384.0, "commits_per_s": 790.0,
+                 "rollbacks_per_s": 0.0, "tup_inserted_per_s": 790.0, "tup_updated_per_s": 1580.0,
+                 "tup_deleted_per_s": 790.0, "temp_bytes_per_s": 0.0, "deadlocks_per_s": 0.0},
+    "sessions": {"active": 4, "idle": 2, "idle in transaction": 1, "total": 7},
+    "wait_events": [{"type": "Lock", "event": "transactionid", "count": 1}],
+    "autovacuum_workers": 1,
+    "activity": [
+        {"pid": 4242, "user": "app", "db": "sbtest", "application": "report", "client": "10.0.0.9", "state": "active",
+         "wait_event_type": None, "wait_event": None, "xact_age_s": 61.2, "query_age_s": 61.2, "state_age_s": 61.2,
+         "blocked_by": [], "query": _LONG_QUERY},
+        {"pid": 4250, "user": "sbtest", "db": "sbtest", "application": "benchtop", "client": "127.0.0.1",
+         "state": "active", "wait_event_type": "Lock", "wait_event": "transactionid", "xact_age_s": 5.0,
+         "query_age_s": 4.9, "state_age_s": 4.9, "blocked_by": [4251], "query": "UPDATE sbtest1 SET k=k+1 WHERE id=10"},
+        {"pid": 4251, "user": "sbtest", "db": "sbtest", "application": "psql", "client": "127.0.0.1",
+         "state": "idle in transaction", "wait_event_type": "Client", "wait_event": "ClientRead", "xact_age_s": 30.0,
+         "query_age_s": 29.0, "state_age_s": 29.0, "blocked_by": [], "query": "UPDATE sbtest1 SET c='y' WHERE id=10"},
+        {"pid": 4260, "user": "sbtest", "db": "sbtest", "application": "", "client": "127.0.0.1", "state": "idle",
+         "wait_event_type": "Client", "wait_event": "ClientRead", "xact_age_s": None, "query_age_s": 300.0,
+         "state_age_s": 300.0, "blocked_by": [], "query": "COMMIT"},
+    ],
+    "top_statements": [
+        {"user": "sbtest", "db": "sbtest", "queryid": 1, "calls_per_s": 9100.0, "total_ms_per_s": 610.0,
+         "mean_ms": 0.067, "rows_per_s": 9100.0, "shared_blks_hit_per_s": 27300.0, "shared_blks_read_per_s": 12.0,
+         "hit_pct": 99.96, "query": "SELECT c FROM sbtest1 WHERE id=$1"},
+        {"user": "sbtest", "db": "sbtest", "queryid": 2, "calls_per_s": 790.0, "total_ms_per_s": 1210.0,
+         "mean_ms": 1.53, "rows_per_s": 790.0, "shared_blks_hit_per_s": 4000.0, "shared_blks_read_per_s": 40.0,
+         "hit_pct": 99.0, "query": "UPDATE sbtest1 SET k=k+1 WHERE id=$1"},
+    ],
+    "tables": [
+        {"schema": "public", "table_name": "sbtest1", "blks_read": 52000, "blks_read_per_s": 52.0,
+         "blks_hit_per_s": 31300.0, "hit_pct": 99.83, "seq_scan": 2, "idx_scan": 910000, "tup_changed": 50000,
+         "live_rows": 100000, "dead_rows": 4200, "last_vacuum": "2026-11-23 02:50:01+00", "size_bytes": 25165824},
+    ],
+    "indexes": [
+        {"schema": "public", "table_name": "sbtest1", "index_name": "sbtest1_pkey", "blks_read": 900,
+         "blks_read_per_s": 3.0, "blks_hit_per_s": 18200.0, "hit_pct": 99.98, "scans": 910000, "size_bytes": 2260992},
+    ],
+    "vacuum": [
+        {"pid": 4300, "db": "sbtest", "table_name": "sbtest1", "phase": "scanning heap", "heap_blks_total": 3072,
+         "heap_blks_scanned": 1024, "heap_blks_vacuumed": 900, "index_vacuum_count": 0, "running_s": 12.5,
+         "auto": True, "scanned_pct": 33.3},
+    ],
+}  # fmt: skip
+
+PGB_PANELS: dict[str, Any] = {
+    "version": "PgBouncer 1.18.0",
+    "pools": POOLS_PANELS["pools"],
+    "client_states": {"active": 5, "waiting": 2, "total": 7},
+    "server_states": {"active": 2, "idle": 0, "used": 0, "total": 2},
+    "stats": [
+        {"database": "sbtest", "xact_per_s": 812.5, "query_per_s": 16250.0, "avg_xact_time_us": 2450.0,
+         "avg_query_time_us": 120.0, "avg_wait_time_us": 420, "received_bytes_per_s": 1.2e6, "sent_bytes_per_s": 3.4e6},
+    ],
+    "clients": [
+        {"user": "sbtest", "database": "sbtest", "state": "waiting", "addr": "127.0.0.1", "port": 40001,
+         "connect_time": "2026-11-23 03:00:00 UTC", "request_time": "2026-11-23 03:00:09 UTC",
+         "application_name": "benchtop", "wait_s": 0.25},
+        {"user": "sbtest", "database": "sbtest", "state": "active", "addr": "127.0.0.1", "port": 40002,
+         "connect_time": "2026-11-23 03:00:00 UTC", "request_time": "2026-11-23 03:00:10 UTC",
+         "application_name": "benchtop", "wait_s": 0.0},
+    ],
+    "servers": [
+        {"user": "sbtest", "database": "sbtest", "state": "active", "addr": "127.0.0.1", "port": 5432,
+         "connect_time": "2026-11-23 02:59:00 UTC", "request_time": "2026-11-23 03:00:10 UTC",
+         "application_name": "", "wait_s": 0.0},
+    ],
+}  # fmt: skip
+
+PROXYSQL_PANELS: dict[str, Any] = {
+    "connection_pool": [
+        {"hostgroup": 0, "srv_host": "10.0.0.1", "srv_port": 3306, "status": "ONLINE", "ConnUsed": 2, "ConnFree": 8,
+         "ConnUsed_pct": 20.0, "ConnOK_per_s": 1.0, "ConnERR_per_s": 0.0, "Queries_per_s": 200.0,
+         "Bytes_data_sent_per_s": 16000.0, "Bytes_data_recv_per_s": 80000.0, "Latency_us": 150},
+        {"hostgroup": 1, "srv_host": "10.0.0.2", "srv_port": 3306, "status": "SHUNNED", "ConnUsed": 0, "ConnFree": 0,
+         "ConnUsed_pct": 0.0, "ConnOK_per_s": 0.0, "ConnERR_per_s": 3.0, "Queries_per_s": 0.0,
+         "Bytes_data_sent_per_s": 0.0, "Bytes_data_recv_per_s": 0.0, "Latency_us": 0},
+    ],
+    "global": {"ProxySQL_Uptime": 3725, "Client_Connections_connected": 16, "Server_Connections_connected": 24,
+               "Questions": 15000, "Slow_queries": 1, "ConnPool_get_conn_success": 100,
+               "Query_Cache_Entries": 0, "Queries_backends_bytes_sent": 1040000},
+    "global_rates": {"Questions": 999.0, "Slow_queries": 0.0, "ConnPool_get_conn_success": 10.0,
+                     "Queries_backends_bytes_sent": 72400.0},
+    "pool_wait": {"proxy_time_pct": 10.0, "backend_time_ms_per_s": 663.0, "immediate_pct": 90.0,
+                  "get_conn_failure_per_s": 0.0},
+    "commands": [
+        {"Command": "SELECT", "Total_cnt": 15200, "Total_Time_us": 6840000, "cnt_per_s": 956.0, "avg_us": 450.0,
+         "avg_us_total": 450.0, "interval_time_us": 430200,
+         "buckets": {"cnt_100us": 100, "cnt_500us": 700, "cnt_1ms": 120, "cnt_5ms": 30, "cnt_1s": 6, "cnt_INFs": 0}},
+        {"Command": "UPDATE", "Total_cnt": 1900, "Total_Time_us": 3800000, "cnt_per_s": 120.0, "avg_us": 2000.0,
+         "avg_us_total": 2000.0, "interval_time_us": 240000, "buckets": {}},
+    ],
+    "processlist": [
+        {"SessionID": 11, "user": "sbtest", "db": "sbtest", "cli_host": "127.0.0.1", "hostgroup": 0,
+         "srv_host": "10.0.0.1", "command": "Query", "time_ms": 12, "info": "UPDATE sbtest1 SET k=k+1 WHERE id=7"},
+        {"SessionID": 12, "user": "sbtest", "db": "sbtest", "cli_host": "127.0.0.1", "hostgroup": None,
+         "srv_host": None, "command": "Sleep", "time_ms": 5000, "info": None},
+    ],
+    "query_rules": [
+        {"rule_id": 2, "hits": 8800, "hits_per_s": 865.0, "active": 1, "match_digest": "^SELECT",
+         "destination_hostgroup": 1, "apply": 1},
+    ],
+    "digest_top": [
+        {"hostgroup": 0, "schemaname": "sbtest", "username": "sbtest", "digest": "0x1",
+         "digest_text": "UPDATE sbtest1 SET k=k+? WHERE id=?", "count_per_s": 101.0, "avg_us": 2000.0,
+         "time_ms_per_s": 202.0},
+    ],
+    "hostgroup_waits": Missing("stats_mysql_hostgroup_connection_pool not present in this ProxySQL build",
+                               "per-hostgroup pool wait times need a build with it (PROXYSQL31)"),
+}  # fmt: skip

@@ -1,5 +1,6 @@
-"""Source tabs: generic panel rendering, outages and reconnects, sorting,
-and monitor-only mode, with fake sources (never the network)."""
+"""Source tabs: generic panel rendering (a source kind with no designed
+views), outages and reconnects, sorting, and monitor-only mode, with fake
+sources (never the network)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _cells(table: PanelTable) -> list[list[str]]:
 
 
 async def test_panels_render_generically(fake) -> None:
-    app = BenchtopApp(fake, [FakeSource("pgbouncer", [POOLS_PANELS])])
+    app = BenchtopApp(fake, [FakeSource("pgbouncer", [POOLS_PANELS], kind="custom")])
     async with app.run_test(size=(120, 36)) as pilot:
         pane = app.screen.query_one(SourcePane)
         await _wait(pilot, lambda: pane.last is not None)
@@ -50,7 +51,7 @@ async def test_panels_render_generically(fake) -> None:
 
 
 async def test_outage_shows_banner_then_recovers(fake) -> None:
-    source = FakeSource("pgbouncer", [POOLS_PANELS, lost(), lost(), lost(), lost(), POOLS_PANELS])
+    source = FakeSource("pgbouncer", [POOLS_PANELS, lost(), lost(), lost(), lost(), POOLS_PANELS], kind="custom")
     poller = Poller(source, interval=0.1, backoff_initial_s=0.1)
     app = BenchtopApp(fake, [poller])
     async with app.run_test(size=(100, 30)) as pilot:
@@ -88,7 +89,7 @@ async def test_hung_source_does_not_freeze_keys(fake) -> None:
 async def test_missing_panel_replaced_by_data(fake) -> None:
     first = {"waits": Missing("performance_schema is off", "set performance_schema=ON")}
     then = {"waits": [{"event": "wait/io/file", "ms_per_s": 12.5, "count_per_s": 3}]}
-    app = BenchtopApp(fake, [Poller(FakeSource("mysql", [first, then]), interval=0.1)])
+    app = BenchtopApp(fake, [Poller(FakeSource("mysql", [first, then], kind="custom"), interval=0.1)])
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.screen.query_one(SourcePane)
         await _wait(pilot, lambda: bool(pane.query("#panel-waits PanelTable")))
@@ -98,7 +99,7 @@ async def test_missing_panel_replaced_by_data(fake) -> None:
 
 
 async def test_header_click_sorts(fake) -> None:
-    app = BenchtopApp(fake, [FakeSource("pgbouncer", [POOLS_PANELS])])
+    app = BenchtopApp(fake, [FakeSource("pgbouncer", [POOLS_PANELS], kind="custom")])
     async with app.run_test(size=(120, 36)) as pilot:
         pane = app.screen.query_one(SourcePane)
         await _wait(pilot, lambda: pane.last is not None)

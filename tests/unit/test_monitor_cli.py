@@ -70,9 +70,9 @@ def test_snapshot_line_and_text_show_failures_and_missing_panels():
         True,
         2.5,
         panels={
-            "clients": {"active": 3, "waiting": 1},
-            "servers": {"active": 2, "idle": 0},
-            "stats": {"sbtest": {"xact_per_s": 120.0, "avg_wait_time_us": 80.0}},
+            "client_states": {"active": 3, "waiting": 1},
+            "server_states": {"active": 2, "idle": 0},
+            "stats": [{"database": "sbtest", "xact_per_s": 120.0, "avg_wait_time_us": 80.0}],
         },
     )
     down = SourceSnapshot("mysql", "mysql", 1.0, False, error="connection lost: gone away")

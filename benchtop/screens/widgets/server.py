@@ -47,7 +47,7 @@ PICKS: Mapping[str, tuple[Pick, ...]] = {
     ),
     "pgbouncer": (
         Pick("pool wait", ("stats", "*", "wait_time_us_per_s"), "µs/s", True),
-        Pick("clients waiting", ("clients", "waiting")),
+        Pick("clients waiting", ("client_states", "waiting")),
     ),
     "proxysql": (
         Pick("proxy time", ("pool_wait", "proxy_time_pct"), "%"),
@@ -66,11 +66,15 @@ def dig(panels: Mapping[str, Any], path: tuple[str, ...]) -> float | None:
 
     >>> dig({"stats": {"a": {"w": 2}, "b": {"w": 3}}}, ("stats", "*", "w"))
     5.0
+    >>> dig({"stats": [{"w": 2}, {"w": 3}]}, ("stats", "*", "w"))
+    5.0
     >>> dig({"innodb": Missing("no")}, ("innodb", "lsn")) is None
     True
     """
     value: Any = panels
     for i, key in enumerate(path):
+        if key == "*" and isinstance(value, list):
+            value = dict(enumerate(value))
         if isinstance(value, Missing) or not isinstance(value, Mapping):
             return None
         if key == "*":

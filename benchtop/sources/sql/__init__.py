@@ -17,6 +17,11 @@ _HERE = Path(__file__).parent
 _NAME = re.compile(r"^(?P<query>[a-z0-9_]+)_post_(?P<version>\d{6})\.sql$")
 
 
+# Every monitor statement carries this comment, so the lists (processlist,
+# pg_stat_activity, pg_stat_statements) can leave the monitor's own work out.
+TAG = "/* benchtop-monitor */"
+
+
 class SQLNotFound(LookupError):
     """No file of that query applies to that server version."""
 
@@ -50,7 +55,21 @@ def get(backend: str, query: str, version: int) -> str:
         raise SQLNotFound(f"no {backend} query {query!r} for server version {version}")
     # The comments are for readers of the files, not for the server's logs.
     lines = [line for line in chosen.read_text().splitlines() if not line.lstrip().startswith("--")]
-    return "\n".join(lines).strip().rstrip(";")
+    return tagged("\n".join(lines).strip().rstrip(";"))
+
+
+def tagged(statement: str) -> str:
+    """The statement with TAG after its first word: servers keep a comment
+    inside a statement in their lists (pg_stat_statements drops one before
+    or after it), and the statement still starts with its verb.
+
+    >>> tagged("SHOW GLOBAL STATUS")
+    'SHOW /* benchtop-monitor */ GLOBAL STATUS'
+    """
+    verb, sep, rest = statement.partition(" ")
+    if not sep:
+        verb, sep, rest = statement.partition("\n")
+    return f"{verb} {TAG}{sep}{rest}"
 
 
 def available(backend: str, query: str, version: int) -> bool:
@@ -59,3 +78,22 @@ def available(backend: str, query: str, version: int) -> bool:
     except SQLNotFound:
         return False
     return True
+
+
+@functools.cache
+def prefixes(backend: str) -> tuple[str, ...]:
+    """How each of the monitor's own statements begins, blanks folded, up to
+    its first literal: a statistics view that keeps the first text it saw of
+    a statement (pg_stat_statements) may hold it from before it was tagged.
+
+    >>> any(p.startswith("SELECT name, setting, unit FROM pg_settings") for p in prefixes("postgresql"))
+    True
+    """
+    out = []
+    for versions in _index(backend).values():
+        for _, path in versions:
+            body = " ".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("--"))
+            folded = " ".join(body.split())
+            cut = re.search(r"['$%\d]", folded)
+            out.append(folded[: cut.start() if cut else len(folded)][:80].rstrip())
+    return tuple(sorted(set(p for p in out if len(p) >= 20)))

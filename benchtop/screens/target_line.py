@@ -1,0 +1,107 @@
+"""The benchmark dashboard's compact top line of the target: per server, the
+statement costing most, the top wait and the checkpoint age, so the load and
+the server's reaction stay on one screen."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+
+from benchtop.screens.views.units import mib_s, ms_per_s, msec, pct, per_s
+from benchtop.screens.widgets.fmt import crop
+from benchtop.sources.base import SourceSnapshot
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def top_line(snap: SourceSnapshot) -> Text | None:
+    """One line for a source, None for a kind with nothing to say here.
+
+    >>> snap = SourceSnapshot("db", "mysql", 0.0, True, panels={
+    ...     "top_statements": [{"query": "SELECT c FROM sbtest1 WHERE id = ?", "calls_per_s": 1200.0,
+    ...                         "avg_ms": 0.25, "total_ms_per_s": 300.0}],
+    ...     "waits": [{"event": "wait/io/file/innodb/innodb_data_file", "ms_per_s": 3.5}],
+    ...     "innodb": {"checkpoint_age_pct": 12.5}})
+    >>> top_line(snap).plain
+    'db  wait innodb_data_file 3.5ms/s  ckpt age 12.5%  top 1.20k/s avg 250µs SELECT c FROM sbtest1 WHERE id = ?'
+    """
+    p = snap.panels
+    parts: list[tuple[str, str]] = []
+    if snap.kind == "mysql":
+        waits = _list(p.get("waits"))
+        if waits:
+            event = str(waits[0].get("event", "")).rsplit("/", 1)[-1]
+            parts.append(("wait", f"{event} {ms_per_s(waits[0].get('ms_per_s'))}"))
+        age = _map(p.get("innodb")).get("checkpoint_age_pct")
+        if age is not None:
+            parts.append(("ckpt age", pct(age)))
+        locks = _list(p.get("locks"))
+        if locks:
+            parts.append(("lock waits", str(len(locks))))
+    elif snap.kind == "postgresql":
+        waits = _list(p.get("wait_events"))
+        if waits:
+            parts.append(("wait", f"{waits[0].get('type')}:{waits[0].get('event')} ×{waits[0].get('count')}"))
+        parts.append(("WAL", mib_s(p.get("wal_bytes_per_s"))))
+        blocked = [r for r in _list(p.get("activity")) if r.get("blocked_by")]
+        if blocked:
+            parts.append(("blocked", str(len(blocked))))
+    elif snap.kind == "pgbouncer":
+        cl = _map(p.get("client_states"))
+        parts.append(("clients waiting", str(cl.get("waiting", "-"))))
+    elif snap.kind == "proxysql":
+        parts.append(("time in proxy", pct(_map(p.get("pool_wait")).get("proxy_time_pct"))))
+    top = _list(p.get("top_statements")) or _list(p.get("digest_top"))
+    if top:
+        s = max(top, key=lambda r: r.get("total_ms_per_s", r.get("time_ms_per_s")) or 0)
+        query = str(s.get("query") or s.get("digest_text") or "")
+        avg = s.get("avg_ms", s.get("mean_ms"))
+        if avg is None and s.get("avg_us") is not None:
+            avg = s["avg_us"] / 1000.0
+        rate = s.get("calls_per_s", s.get("count_per_s"))
+        # last: the statement text is what the width cuts
+        if s.get("sampled"):
+            parts.append(("top", f"~{s.get('sessions_running')} running {query}"))
+        else:
+            parts.append(("top", f"{per_s(rate)} avg {msec(avg)} {query}"))
+    if not parts:
+        return None
+    line = Text(snap.name, "bold")
+    for label, value in parts:
+        line.append(f"  {label} ", "dim")
+        line.append(value)
+    return line
+
+
+class TargetTopLine(Widget):
+    """A line per polled server; hidden until one has something to show."""
+
+    DEFAULT_CSS = """
+    TargetTopLine { height: auto; max-height: 3; display: none; }
+    TargetTopLine.has-data { display: block; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._lines: dict[str, Text] = {}
+
+    def polled(self, snap: SourceSnapshot) -> None:
+        line = top_line(snap)
+        if line is None:
+            self._lines.pop(snap.name, None)
+        else:
+            self._lines[snap.name] = line
+        self.set_class(bool(self._lines), "has-data")
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        return crop(Text("\n").join(list(self._lines.values())[:3]), self.size.width or 80)

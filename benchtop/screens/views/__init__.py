@@ -1,0 +1,79 @@
+"""What each source's screens show: views (Proxytop's "screens"), each a few
+summary lines and one or more sortable tables, with human units and labels.
+
+Pure data and formatting (rich Text, no widgets), so every figure a DBA reads
+is testable without a terminal; `monitor.py` turns a View into widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from benchtop.screens.views.host import os_summary
+from benchtop.screens.views.mysql import (
+    MYSQL_LOCKS,
+    MYSQL_PROCESSLIST,
+    MYSQL_STATEMENTS,
+    MYSQL_WAITS,
+    innodb_summary,
+    mysql_summary,
+)
+from benchtop.screens.views.pgbouncer import PGB_POOLS, PGB_STATS, pgbouncer_summary, peer_spec
+from benchtop.screens.views.postgres import (
+    PG_ACTIVITY,
+    PG_INDEXES,
+    PG_STATEMENTS,
+    PG_TABLES,
+    PG_VACUUM,
+    checkpointer_summary,
+    database_summary,
+    postgres_summary,
+)
+from benchtop.screens.views.proxysql import (
+    PSQL_COMMANDS,
+    PSQL_DIGESTS,
+    PSQL_GLOBAL,
+    PSQL_POOL,
+    PSQL_PROCLIST,
+    PSQL_RULES,
+    proxysql_summary,
+)
+from benchtop.screens.views.spec import Col, TableSpec, View, cell_of, filtered, fits, humanize, rows_for, sorted_rows
+
+__all__ = ["Col", "TableSpec", "View", "cell_of", "filtered", "fits", "humanize", "rows_for", "sorted_rows",
+           "views_for", "VIEWS"]  # fmt: skip
+
+VIEWS: Mapping[str, tuple[View, ...]] = {
+    "mysql": (
+        View("top", "what runs now and what costs most", mysql_summary, (MYSQL_PROCESSLIST, MYSQL_STATEMENTS)),
+        View("statements", "top statements", mysql_summary, (MYSQL_STATEMENTS,)),
+        View("waits", "waits", None, (MYSQL_WAITS,)),
+        View("innodb", "InnoDB", innodb_summary, ()),
+        View("locks", "lock waits", None, (MYSQL_LOCKS,)),
+    ),
+    "postgresql": (
+        View("activity", "what runs now and what costs most", postgres_summary, (PG_ACTIVITY, PG_STATEMENTS)),
+        View("statements", "top statements", postgres_summary, (PG_STATEMENTS,)),
+        View("checkpoints", "checkpointer, background writer, WAL", checkpointer_summary, ()),
+        View("tables", "tables and indexes", database_summary, (PG_TABLES, PG_INDEXES)),
+        View("vacuum", "vacuum progress", database_summary, (PG_VACUUM,)),
+    ),
+    "pgbouncer": (
+        View("pools", "pools and traffic", pgbouncer_summary, (PGB_POOLS, PGB_STATS)),
+        View("clients", "clients (SHOW CLIENTS)", pgbouncer_summary, (peer_spec("clients", "clients"),)),
+        View("servers", "servers (SHOW SERVERS)", pgbouncer_summary, (peer_spec("servers", "server connections"),)),
+    ),
+    "proxysql": (
+        View("connpool", "ConnPool", proxysql_summary, (PSQL_POOL, PSQL_DIGESTS)),
+        View("queryrules", "QueryRules", None, (PSQL_RULES,)),
+        View("glostat", "GloStat", proxysql_summary, (PSQL_GLOBAL,)),
+        View("proclist", "ProcList", None, (PSQL_PROCLIST,)),
+        View("comcount", "ComCount", None, (PSQL_COMMANDS,)),
+        View("digests", "query digests", None, (PSQL_DIGESTS,)),
+    ),
+    "os": (View("host", "this host", os_summary, ()),),
+}
+
+
+def views_for(kind: str) -> tuple[View, ...]:
+    return VIEWS.get(kind, ())

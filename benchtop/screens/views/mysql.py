@@ -1,0 +1,213 @@
+"""MySQL / MariaDB: what runs now, what costs most, waits, InnoDB, lock waits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rich.text import Text
+
+from benchtop.screens.views.spec import (
+    Col,
+    TableSpec,
+    facts,
+    first_of,
+    long_running,
+    mapping_of,
+    missing_line,
+    panel_of,
+)
+from benchtop.screens.views.units import bar, count, dur, gauge, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text, usec
+from benchtop.sources.base import SourceSnapshot
+
+
+def _mysql_idle(row: Mapping[str, Any]) -> bool:
+    return row.get("command") in ("Sleep", "Daemon", "Binlog Dump", "Binlog Dump GTID") or (
+        row.get("command") == "Query" and not row.get("query")
+    )
+
+
+def _flush_marks() -> tuple[float, float]:
+    # InnoDB starts asynchronous (adaptive) flushing at about 7/8 of the
+    # redo capacity and blocks writers to flush synchronously at about 15/16.
+    return (87.5, 93.75)
+
+
+def mysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
+    threads = mapping_of(panel_of(snap, "threads"))
+    rates = mapping_of(panel_of(snap, "status_rates"))
+    settings = mapping_of(panel_of(snap, "settings"))
+    inn = panel_of(snap, "innodb")
+    lines = [
+        facts(
+            [
+                ("server", str(settings.get("version") or "?")),
+                ("running", count(threads.get("running"))),
+                ("connected", count(threads.get("connected"))),
+                ("queries", per_s(rates.get("questions_per_s"))),
+                ("commits", per_s(rates.get("commits_per_s"))),
+                ("selects", per_s(rates.get("com_select_per_s"))),
+                ("slow", per_s(rates.get("slow_queries_per_s"))),
+            ], width)
+    ]
+    missing = missing_line("InnoDB", inn)
+    if missing is not None:
+        lines.append(missing)
+    elif isinstance(inn, Mapping):
+        line = Text("checkpoint age ", "dim")
+        line.append(pct(inn.get("checkpoint_age_pct")), "bold")
+        line.append(f" of {mib(inn.get('redo_capacity_bytes'))} ", "dim")
+        line.append_text(gauge(inn.get("checkpoint_age_pct"), max(min(width // 6, 24), 8), _flush_marks()))
+        lines.append(line)
+        lines.append(
+            facts(
+                [
+                    ("dirty", pct(inn.get("dirty_pages_pct"))),
+                    ("redo", mib_s(inn.get("redo_bytes_per_s"))),
+                    ("hit", ratio_pct(first_of(inn, "buffer_pool_hit_ratio", "buffer_pool_hit_ratio_total"))),
+                    ("history", count(inn.get("history_list_length"))),
+                    ("lock waits", per_s(inn.get("row_lock_waits_per_s"))),
+                ], width)
+        )
+    waits = panel_of(snap, "waits")
+    if isinstance(waits, list) and waits:
+        top = waits[0]
+        lines.append(facts([("top wait", f"{top.get('event')} {ms_per_s(top.get('ms_per_s'))}")], width))
+    locks = panel_of(snap, "locks")
+    if isinstance(locks, list) and locks:
+        lines.append(Text(f"⚠ {len(locks)} lock wait(s): see the locks view", "bold red"))
+    return lines
+
+
+def innodb_summary(snap: SourceSnapshot, width: int) -> list[Text]:
+    inn = panel_of(snap, "innodb")
+    missing = missing_line("InnoDB", inn)
+    if missing is not None:
+        return [missing]
+    inn = mapping_of(inn)
+    settings = mapping_of(panel_of(snap, "settings"))
+    bar_w = min(max(width - 30, 10), 60)
+    age = Text("checkpoint age   ", "bold")
+    age.append_text(gauge(inn.get("checkpoint_age_pct"), bar_w, _flush_marks()))
+    age.append(f" {pct(inn.get('checkpoint_age_pct'))}")
+    lines = [
+        age,
+        Text(
+            f"                 {mib(inn.get('checkpoint_age_bytes'))} of {mib(inn.get('redo_capacity_bytes'))} redo; "
+            "│ marks: async flushing (~7/8), sync flushing (~15/16)",
+            "dim",
+        ),
+    ]
+    rows = [
+        ("dirty pages", pct(inn.get("dirty_pages_pct"))),
+        ("pages flushed", per_s(inn.get("pages_flushed_per_s"))),
+        ("redo written", mib_s(inn.get("redo_bytes_per_s"))),
+        ("history list length", count(inn.get("history_list_length"))),
+        ("buffer pool hit (interval)", ratio_pct(inn.get("buffer_pool_hit_ratio"))),
+        ("buffer pool hit (since start)", ratio_pct(inn.get("buffer_pool_hit_ratio_total"))),
+        ("row lock waits", per_s(inn.get("row_lock_waits_per_s"))),
+        ("buffer pool size", mib(settings.get("innodb_buffer_pool_size"))),
+        ("flush log at commit", text(settings.get("innodb_flush_log_at_trx_commit"))),
+    ]
+    for label, value in rows:
+        line = Text(f"{label:<31}", "dim")
+        line.append(value, "bold")
+        lines.append(line)
+    binlog = panel_of(snap, "binlog")
+    if isinstance(binlog, Mapping):
+        lines.append(
+            facts(
+                [
+                    ("binlog", str(binlog.get("current_file"))),
+                    ("written", mib_s(binlog.get("bytes_per_s"))),
+                    ("total", mib(binlog.get("total_bytes"))),
+                ], width)
+        )
+    if settings.get("crash_safe") is False:
+        lines.append(Text("not crash-safe: " + ", ".join(settings.get("unsafe_because") or []), "yellow"))
+    return lines
+
+
+def _waits_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = [dict(r) for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+    top = max((r.get("ms_per_s") or 0 for r in rows), default=0)
+    for r in rows:
+        r["bar"] = bar(r.get("ms_per_s") or 0, top, 20)
+    return rows
+
+
+MYSQL_PROCESSLIST = TableSpec(
+    "processlist",
+    "sessions now (longest first; i shows idle)",
+    (
+        Col("Id", "id", ident, True),
+        Col("User", "user", min_screen=100),
+        Col("Host", "host", min_screen=140),
+        Col("DB", "db", min_screen=100),
+        Col("Command", "command", min_screen=100),
+        Col("Time", "time_s", dur, True),
+        Col("State", "state"),
+        Col("Query", "query"),
+    ),
+    "time_s",
+    idle=_mysql_idle,
+    alert=long_running("time_s"),
+)
+def _statement_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = [dict(r) for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+    for r in rows:
+        if r.get("sampled"):
+            r["how"] = f"~ {r.get('sessions_running')} running"  # estimated from the processlist
+        elif r.get("aggregate"):
+            r["how"] = "all prepared"
+    return rows
+
+
+MYSQL_STATEMENTS = TableSpec(
+    "top_statements",
+    "top statements in the interval (by total time)",
+    (
+        Col("Time/s", "total_ms_per_s", ms_per_s, True),
+        Col("How", "how", min_screen=100),
+        Col("Calls/s", "calls_per_s", per_s, True),
+        Col("Avg", "avg_ms", msec, True),
+        Col("p95", "p95_ms", msec, True, min_screen=140),
+        Col("p99", "p99_ms", msec, True, min_screen=140),
+        Col("Rows exam/s", "rows_examined_per_s", per_s, True, min_screen=100),
+        Col("Rows sent/s", "rows_sent_per_s", per_s, True, min_screen=140),
+        Col("Schema", "schema", min_screen=120),
+        Col("Statement", "query"),
+    ),
+    "total_ms_per_s",
+    rows=_statement_rows,
+)
+MYSQL_WAITS = TableSpec(
+    "waits",
+    "waits in the interval (performance_schema), ranked",
+    (
+        Col("Wait time/s", "ms_per_s", ms_per_s, True),
+        Col("", "bar", width=20),
+        Col("Waits/s", "count_per_s", per_s, True),
+        Col("Avg", "avg_us", usec, True),
+        Col("Event", "event"),
+    ),
+    "ms_per_s",
+    rows=_waits_rows,
+)
+MYSQL_LOCKS = TableSpec(
+    "locks",
+    "lock waits: who blocks whom",
+    (
+        Col("Waiting", "waiting_id", ident, True),
+        Col("For", "wait_s", dur, True),
+        Col("Blocker", "blocking_id", ident, True),
+        Col("Blocker trx age", "blocking_trx_age_s", dur, True),
+        Col("Blocker does", "blocking_command"),
+        Col("Table", "lock_table"),
+        Col("Mode", "lock_mode"),
+        Col("Blocker's query", "blocking_query"),
+        Col("Waiting query", "waiting_query"),
+    ),
+    "wait_s",
+    alert=lambda r: "red",
+)

@@ -1,0 +1,173 @@
+"""What a view is made of: columns, tables, views, and the sort, filter and
+idle toggle every table shares; the summary lines' helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.text import Text
+
+from benchtop.screens.views.units import text
+from benchtop.sources.base import Missing, SourceSnapshot
+
+Cell = str | Text
+
+
+@dataclass(frozen=True, slots=True)
+class Col:
+    label: str
+    key: str
+    fmt: Callable[[Any], str] = text
+    numeric: bool = False
+    width: int | None = None  # None: as wide as the content (the last text column takes the rest)
+    min_screen: int = 0  # shown only when the table is at least this wide
+
+
+def fits(col: Col, width: int) -> bool:
+    return width <= 0 or width >= col.min_screen
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    panel: str
+    title: str
+    cols: tuple[Col, ...]
+    sort: str  # the column key sorted on at first (descending when numeric)
+    idle: Callable[[Mapping[str, Any]], bool] | None = None  # rows hidden unless idle ones are shown
+    alert: Callable[[Mapping[str, Any]], str | None] | None = None  # a style for rows that need attention
+    # the panel's value (and all the snapshot's panels) -> rows; default: the panel's list
+    rows: Callable[[Any, Mapping[str, Any]], list[dict[str, Any]]] | None = None
+    descending: bool = True  # the first sort's direction
+
+    def rows_of(self, value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if self.rows is not None:
+            return self.rows(value, panels)
+        return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    key: str  # the tab's short name
+    title: str
+    summary: Callable[[SourceSnapshot, int], list[Text]] | None = None
+    tables: tuple[TableSpec, ...] = field(default_factory=tuple)
+
+
+def sort_value(v: Any) -> tuple[int, Any]:
+    """Numbers before text before blanks, so a descending sort puts the biggest first."""
+    if isinstance(v, bool) or v is None:
+        return (0, 0)
+    if isinstance(v, (int, float)):
+        return (2, v)
+    if isinstance(v, (list, tuple)):
+        return (1, len(v))
+    return (1, str(v).lower())
+
+
+def filtered(rows: Sequence[Mapping[str, Any]], spec: TableSpec, needle: str, show_idle: bool) -> list[Mapping[str, Any]]:
+    """Rows left after the idle toggle and a case-insensitive filter over every column.
+
+    >>> spec = TableSpec("p", "t", (Col("q", "q"),), "q", idle=lambda r: r["q"] == "Sleep")
+    >>> [r["q"] for r in filtered([{"q": "Sleep"}, {"q": "SELECT 1"}, {"q": "select 2"}], spec, "SELECT", False)]
+    ['SELECT 1', 'select 2']
+    """
+    out = []
+    low = needle.lower()
+    for row in rows:
+        if not show_idle and spec.idle is not None and spec.idle(row):
+            continue
+        if low and not any(low in text(v).lower() for v in row.values()):
+            continue
+        out.append(row)
+    return out
+
+
+def sorted_rows(rows: Sequence[Mapping[str, Any]], key: str, descending: bool) -> list[Mapping[str, Any]]:
+    return sorted(rows, key=lambda r: sort_value(r.get(key)), reverse=descending)
+
+
+def humanize(key: str) -> str:
+    """A panel key as a label (for the details of a row).
+
+    >>> humanize("rows_examined_per_s"), humanize("time_s"), humanize("avg_us"), humanize("Queries_per_s")
+    ('rows examined /s', 'time (s)', 'avg (µs)', 'Queries /s')
+    """
+    for suffix, unit in (("_per_s", " /s"), ("_ms", " (ms)"), ("_us", " (µs)"), ("_s", " (s)"),
+                         ("_bytes", " (bytes)"), ("_pct", " (%)")):  # fmt: skip
+        if key.endswith(suffix):
+            return key[: -len(suffix)].replace("_", " ") + unit
+    return key.replace("_", " ")
+
+
+def rows_for(spec: TableSpec, snap: SourceSnapshot) -> list[dict[str, Any]] | Missing:
+    """The rows a table shows from a snapshot, or the panel's Missing."""
+    value = snap.panels.get(spec.panel)
+    if isinstance(value, Missing):
+        return value
+    return spec.rows_of(value, snap.panels)
+
+
+def cell_of(col: Col, row: Mapping[str, Any]) -> Cell:
+    value = row.get(col.key)
+    shown = col.fmt(value)
+    return Text(shown, justify="right") if col.numeric else shown
+
+
+def panel_of(snap: SourceSnapshot, name: str) -> Any:
+    return snap.panels.get(name)
+
+
+def missing_line(label: str, value: Any) -> Text | None:
+    if isinstance(value, Missing):
+        line = Text(f"{label}: ", "bold")
+        line.append(f"✗ {value.what}", "yellow")
+        if value.hint:
+            line.append(f" — {value.hint}", "dim")
+        return line
+    return None
+
+
+def facts(pairs: Sequence[tuple[str, str]], width: int = 0, style: str = "bold") -> Text:
+    r"""`label value  label value` with the values in bold, broken into lines
+    between facts (never inside one) to fit `width`.
+
+    >>> print(facts([("running", "3"), ("connected", "40"), ("queries", "1.2k/s")], 24).plain)
+    running 3  connected 40
+    queries 1.2k/s
+    """
+    line = Text()
+    used = 0
+    for label, value in pairs:
+        size = len(label) + 1 + len(value)
+        if used:
+            if width and used + 2 + size > width:
+                line.append("\n")
+                used = 0
+            else:
+                line.append("  ")
+                used += 2
+        line.append(f"{label} ", "dim")
+        line.append(value, style)
+        used += size
+    return line
+
+
+def first_of(panel: Mapping[str, Any], *keys: str) -> Any:
+    """The first of `keys` that has a value (an interval figure, else the cumulative one)."""
+    return next((panel[k] for k in keys if panel.get(k) is not None), None)
+
+
+def mapping_of(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def long_running(seconds_key: str, warn: float = 10.0) -> Callable[[Mapping[str, Any]], str | None]:
+    """A row style for statements running `warn` seconds or more."""
+
+    def style(row: Mapping[str, Any]) -> str | None:
+        v = row.get(seconds_key)
+        return "yellow" if isinstance(v, (int, float)) and v >= warn else None
+
+    return style
