@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from benchtop.engine import ConnSettings, Engine, EngineSettings
-from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 
 @dataclass(frozen=True, slots=True)
@@ -41,18 +40,9 @@ class SparseCounts:
     count: np.ndarray  # uint64 counts
 
     @classmethod
-    def of(cls, h: Histogram) -> SparseCounts:
-        return cls.of_dense(np.fromiter(h.counts, dtype=np.uint64, count=len(h.counts)))
-
-    @classmethod
     def of_dense(cls, dense: np.ndarray) -> SparseCounts:
         index = np.flatnonzero(dense)
         return cls(index.astype(np.uint16), dense[index].copy())
-
-    def dense(self, nbuckets: int) -> np.ndarray:
-        out = np.zeros(nbuckets, dtype=np.uint64)
-        out[self.index] = self.count
-        return out
 
 
 @dataclass(frozen=True, slots=True)
