@@ -12,6 +12,11 @@ class UsageError(Exception):
     """Bad command-line input: printed as one line, exit code 2."""
 
 
+class EngineNotBuilt(ImportError):
+    """The native engine is missing or from another version (a source tree
+    never built, a stale build): one line saying how to build it."""
+
+
 def one_line(exc: BaseException) -> str:
     """An error's first line, for the single line a command prints; a client
     library's (code, message) pair reads as the server wrote it.

@@ -359,8 +359,10 @@ int bt_engine_set_paused(bt_engine *e, int32_t paused)
     if (!e)
         return BT_EINVAL;
     int was = atomic_exchange(&e->paused, paused ? 1 : 0);
-    if (was && !paused)
-        bt_sched_restart(&e->sched, bt_now_ns());
+    if (!was && paused)
+        bt_sched_hold(&e->sched, bt_now_ns());
+    else if (was && !paused)
+        bt_sched_resume(&e->sched, bt_now_ns());
     return BT_OK;
 }
 

@@ -21,7 +21,7 @@ static void advance(bt_sched *s, uint64_t now)
 {
     if (now <= s->last_ns)
         return;
-    if (s->rate > 0) {
+    if (s->rate > 0 && !s->held) {
         double n = (double)s->next_ns;
         double a = (double)s->last_ns > n ? (double)s->last_ns : n;
         double b = (double)now;
@@ -43,6 +43,7 @@ void bt_sched_init(bt_sched *s, double rate, int32_t arrival, uint64_t seed)
     s->taken = 0;
     s->last_ns = 0;
     s->queue_ns = 0;
+    s->held = 0;
     bt_rng_seed(&s->rng, seed ^ 0x5eed5eedULL);
 }
 
@@ -56,6 +57,28 @@ void bt_sched_restart(bt_sched *s, uint64_t now)
     pthread_mutex_lock(&s->mu);
     advance(s, now);
     s->next_ns = now;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A user's pause stops the arrival schedule itself: no tickets arrive while
+ * it lasts, so the paused time never turns into queueing or latency. */
+void bt_sched_hold(bt_sched *s, uint64_t now)
+{
+    pthread_mutex_lock(&s->mu);
+    advance(s, now);
+    s->held = 1;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Arrivals start again one idle poll after the resume: paused workers look
+ * at the pause flag that often, and a ticket due before they are awake
+ * would count their wake-up as latency. */
+void bt_sched_resume(bt_sched *s, uint64_t now)
+{
+    pthread_mutex_lock(&s->mu);
+    advance(s, now);
+    s->held = 0;
+    s->next_ns = now + (uint64_t)BT_IDLE_POLL_MS * 1000000ULL;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -98,7 +121,7 @@ void bt_sched_read(bt_sched *s, uint64_t now, double *queue_ns, uint64_t *due, d
     advance(s, now);
     *queue_ns = s->queue_ns;
     uint64_t waiting = 0;
-    if (s->rate > 0 && now >= s->next_ns)
+    if (s->rate > 0 && !s->held && now >= s->next_ns)
         waiting = (uint64_t)((double)(now - s->next_ns) * s->rate / (double)BT_NS_PER_S) + 1;
     *due = s->taken + waiting;
     *rate = s->rate;

@@ -26,6 +26,26 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("benchtop.commands.check", "main"),
 }
 
+# what `benchtop --help` says of each subcommand (tests check it names them all)
+SUMMARIES: dict[str, str] = {
+    "run": "a benchmark run (the default: `benchtop ...` is `benchtop run ...`)",
+    "prepare": "create and load a workload's tables, or fileio's files",
+    "cleanup": "drop them again",
+    "check": "a workload's consistency conditions (TPC-C)",
+    "monitor": "watch ProxySQL, PgBouncer, MySQL, PostgreSQL read-only, no load",
+    "scenario": "run the steps of a scenario file (thread sweeps, rate steps)",
+    "report": "compare results folders: a table, HTML and PNG plots",
+    "replay": "play back a recorded monitor session",
+}
+
+
+def subcommands_epilog() -> str:
+    """The list of subcommands for the end of a help text."""
+    width = max(map(len, SUMMARIES))
+    lines = ["subcommands (benchtop SUBCOMMAND --help for each):"]
+    lines += [f"  {name:<{width}}  {text}" for name, text in SUMMARIES.items()]
+    return "\n".join(lines)
+
 
 def command(name: str) -> Callable[[list[str]], int]:
     module, function = SUBCOMMANDS[name]

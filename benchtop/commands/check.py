@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from benchtop.commands import subcommands_epilog
 from benchtop.engine import ConnSettings, EngineError, exec_sql
 from benchtop.errors import UsageError
 from benchtop.run.options import options_from_argv
@@ -50,7 +51,7 @@ def print_results(results: list[CheckResult], out: TextIO) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    opts = options_from_argv("check", argv)
+    opts = options_from_argv("check", argv, epilog=subcommands_epilog())
     if opts.engine == "sqlite" and not (opts.target.database and Path(opts.target.database).is_file()):
         raise UsageError("check --engine sqlite needs --db FILE, an existing database")
     program = load_program(opts.workload, opts.engine, opts.workload_options)

@@ -6,18 +6,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from benchtop.engine import EngineError
-from benchtop.errors import UsageError, one_line
-from benchtop.run.results import ResultsError
-from benchtop.target import TargetError
-from benchtop.workload import WorkloadError
-from benchtop.workload.prepare import PrepareError
+from benchtop.errors import EngineNotBuilt, UsageError, one_line
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
-    """Errors bad input causes (exit code 1, one line), as opposed to bugs."""
+    """Errors bad input causes (exit code 1, one line), as opposed to bugs.
+    Imported here, not above: they load the engine, and a source tree
+    without a built engine must still get its one line."""
+    from benchtop.engine import EngineError
+    from benchtop.run.results import ResultsError
+    from benchtop.target import TargetError
+    from benchtop.workload import WorkloadError
+    from benchtop.workload.prepare import PrepareError
+
     return (WorkloadError, TargetError, ResultsError, PrepareError, EngineError)
 
 
@@ -31,6 +34,9 @@ def reporting_errors(prog: str, work: Callable[[], int], usage: tuple[type[BaseE
     except bad_input as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except EngineNotBuilt as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     except user_errors() as exc:
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR

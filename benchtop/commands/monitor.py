@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, TextIO
 
+from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
 from benchtop.run.attach import TappedPoller
@@ -39,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="benchtop monitor",
         description="Watch ProxySQL, PgBouncer, MySQL/MariaDB and PostgreSQL with read-only polls.",
-        epilog="Passwords: prefer ~/.my.cnf, ~/.pgpass or MYSQL_PWD/PGPASSWORD over DSNs on the command line.",
+        epilog="Passwords: prefer ~/.my.cnf, ~/.pgpass or MYSQL_PWD/PGPASSWORD over DSNs on the command line."
+               "\n\n" + subcommands_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     for flags, example in (
         (("--proxysql",), "ProxySQL admin, e.g. proxysql://admin@127.0.0.1:6032"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_OK
 from benchtop.errors import UsageError
 from benchtop.run.options import RunOptions, options_from_argv
@@ -15,7 +16,7 @@ from benchtop.workload.prepare import cleanup, prepare
 
 
 def _options(cmd: str, argv: Sequence[str]) -> RunOptions:
-    opts = options_from_argv(cmd, argv)
+    opts = options_from_argv(cmd, argv, epilog=subcommands_epilog())
     if opts.engine == "sqlite" and not opts.target.database:
         raise UsageError(f"{cmd} --engine sqlite needs --db FILE")
     return opts

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
+from benchtop.commands import subcommands_epilog
 from benchtop.commands.monitor import format_text
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
@@ -22,7 +23,8 @@ from benchtop.run.recording import ReplayEvent, events, snapshot_from_dict
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="benchtop replay", description="Play back a results folder's monitor and load recording.")
+    p = _Parser(prog="benchtop replay", description="Play back a results folder's monitor and load recording.",
+                epilog=subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folder", metavar="DIR")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed factor (default 1 = as recorded)")
     p.add_argument("--no-wait", action="store_true", help="print everything at once")

@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
 from benchtop.report.data import ReportError, load_runs
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="benchtop report", description="Compare benchmark results folders in a table and plots.")
+    p = _Parser(prog="benchtop report", description="Compare benchmark results folders in a table and plots.",
+                epilog=subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folders", nargs="+", metavar="DIR", help="results folders (from --out)")
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
     p.add_argument("--png", metavar="DIR", help="write the plots as PNG files into DIR")
@@ -58,7 +60,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     except ReportError as exc:
         print(f"benchtop report: error: {exc}", file=sys.stderr)
         return 1
-    except ImportError as exc:  # matplotlib missing: plots.INSTALL_HINT
+    except ImportError as exc:  # matplotlib missing: plots.install_hint()
         print(f"benchtop report: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
 from benchtop.run.analysis import (
     Validity,
@@ -21,18 +23,22 @@ from benchtop.run.controller import RunController
 from benchtop.run.costs import costs_text
 from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_headless
 from benchtop.run.options import RunOptions, options_from_argv
+from benchtop.run.results import default_results_folder
 from benchtop.run.samples import RunSummary
 from benchtop.run.session import RunSession
 
 
 def main(argv: Sequence[str]) -> int:
-    opts = options_from_argv("run", argv)
+    tty = sys.stdout.isatty()
+    opts = options_from_argv("run", argv, interactive=tty, epilog=subcommands_epilog())
+    if not opts.out:  # every run is saved: a new folder when none is named
+        opts = replace(opts, out=str(default_results_folder(opts.workload)))
     with RunSession(opts, progress=sys.stderr) as session:
         ctl = session.controller()
         opts = session.options
         early = _validity_before(session)
         summary: RunSummary | None
-        if opts.headless or not sys.stdout.isatty():
+        if opts.headless or not tty:
             session.recorder.start()
             stop = StopFlag()
             stop.install()
@@ -49,7 +55,7 @@ def main(argv: Sequence[str]) -> int:
 
             ctl.start()
             summary = run_tui(ctl, sources=session.tapped_pollers() or None,
-                              save_dir=Path(opts.out) if opts.out else Path.cwd())
+                              save_dir=session.writer.folder if session.writer else Path.cwd())
             if summary is not None:
                 print(ctl.summary_text())
                 print(_finish_results(session, ctl, early, summary)[1])
@@ -57,6 +63,9 @@ def main(argv: Sequence[str]) -> int:
     writer = session.writer
     if writer and writer.failed:
         print(f"benchtop: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
+    elif writer:
+        # JSON Lines keep stdout to one object per line
+        print(f"results: {writer.folder}", file=sys.stderr if opts.json else sys.stdout, flush=True)
     if summary is not None and summary.stopped_by.startswith("error:"):
         print(f"benchtop: error: {summary.stopped_by[7:].strip()}", file=sys.stderr)
         return EXIT_FAILED_RUN
@@ -98,7 +107,7 @@ def _finish_results(session: RunSession, ctl: RunController, early: Validity | N
             enrich_results(writer.folder, validity)
         except OSError as exc:
             print(f"benchtop: warning: cannot update summary.json: {exc.strerror}", file=sys.stderr)
-    extra = analyse([iv.to_dict() for iv in ctl.history])
+    extra = analyse([iv.to_dict() for iv in ctl.history], events=[ev.to_dict() for ev in ctl.timeline])
     if validity is not None:
         extra["validity"] = validity.to_dict()
     text = "\n".join(line for line in [analysis_text(extra), *costs_text(summary.costs)] if line)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, reporting_errors
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
@@ -18,6 +19,7 @@ from benchtop.run.formats import summary_text
 from benchtop.run.guards import Guard, GuardError
 from benchtop.run.headless import LinePrinter, StopFlag, run_headless
 from benchtop.run.options import RunOptions
+from benchtop.run.results import default_results_folder
 from benchtop.run.session import RunSession
 from benchtop.scenario.controller import ScenarioController
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
@@ -33,10 +35,12 @@ from benchtop.target.instrumentation import InstrumentationError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="benchtop scenario", description="Run the steps of a scenario file (TOML).")
+    p = _Parser(prog="benchtop scenario", description="Run the steps of a scenario file (TOML).",
+                epilog=subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help="scenario .toml file")
     p.add_argument("--headless", action="store_true", help="no TUI: interval lines, step results and a summary")
-    p.add_argument("--out", help="results folder (default: the file's `out` setting, else none)")
+    p.add_argument("--out", help="results folder (default: the file's `out` setting, else a new folder "
+                   "under $BENCHTOP_RESULTS or ~/.local/share/benchtop/runs)")
     p.add_argument("--json", action="store_true", help="JSON Lines instead of text")
     p.add_argument("--dry-run", action="store_true", help="list the steps and the total time, run nothing")
     return p
@@ -71,7 +75,8 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     sc = load_scenario(Path(args.file))
-    folder = args.out or sc.options.get("out")
+    # every run is saved: a new folder when neither the command line nor the file names one
+    folder = args.out or sc.options.get("out") or str(default_results_folder(sc.name))
     configs = {w: build_options(sc, w, out=folder) for w in sc.workloads}
     base = configs[sc.workloads[0]]
     check_instrumentation(sc, base.engine)

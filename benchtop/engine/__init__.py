@@ -16,17 +16,18 @@ from typing import Any, Sequence
 from benchtop import __version__
 from benchtop.engine.histogram import Histogram, nbuckets
 from benchtop.engine.sample import ERROR_KINDS, STATES, EngineSample
+from benchtop.errors import EngineNotBuilt
+
+_BUILD = "`pip install .` (or `python setup.py build_ext --inplace` in a source tree) compiles native/"
 
 try:
     from benchtop.engine._native import ffi, lib
-except ImportError as exc:  # pragma: no cover - only without a build
-    raise ImportError(
-        "benchtop's native engine is not built: install with `pip install .` (it compiles native/)"
-    ) from exc
+except ImportError:  # pragma: no cover - only without a build
+    raise EngineNotBuilt(f"benchtop's native engine is not built: {_BUILD}") from None
 
 if ffi.string(lib.bt_version()).decode() != __version__:
-    raise ImportError(
-        f"native engine {ffi.string(lib.bt_version()).decode()} does not match benchtop {__version__}: reinstall"
+    raise EngineNotBuilt(
+        f"native engine {ffi.string(lib.bt_version()).decode()} does not match benchtop {__version__}: {_BUILD}"
     )
 
 DRIVERS = {"null": lib.BT_DRIVER_NULL, "sqlite": lib.BT_DRIVER_SQLITE, "mysql": lib.BT_DRIVER_MYSQL,

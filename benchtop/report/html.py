@@ -21,6 +21,7 @@ td.unsafe { background: #fdd; color: #900; font-weight: bold; }
 td.unknown { color: #888; }
 p.warning { color: #900; }
 img { max-width: 100%; }
+.pair { display: flex; flex-wrap: wrap; gap: 1em; } .pair > figure { flex: 1 1 420px; margin: 0; }
 .meta { color: #666; font-size: 0.9em; }
 """
 
@@ -42,6 +43,15 @@ def _analysis_table(table: Table) -> str:
     return f"<h2>{html.escape(table.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _img(plot: Plot) -> str:
+    data = base64.b64encode(render_png(plot)).decode("ascii")
+    return f'<img alt="{html.escape(plot.title)}" src="data:image/png;base64,{data}">'
+
+
+def _figure(plot: Plot) -> str:
+    return f"<figure>{_img(plot)}<figcaption>{html.escape(plot.title)}</figcaption></figure>"
+
+
 def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop report") -> str:
     parts = [
         "<!DOCTYPE html>",
@@ -58,9 +68,16 @@ def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop r
     if verdicts:
         parts.append("<h2>Validity</h2>")
         parts += [f'<p class="warning">{html.escape(line)}</p>' for line in verdicts]
+    # the histogram and its percentile view side by side: the same data, two readings
+    paired = {"latency_histogram", "latency_cdf"}
+    pair = [p for p in plots if p.name in paired]
     for plot in plots:
-        data = base64.b64encode(render_png(plot)).decode("ascii")
+        if plot.name in paired:
+            if plot is pair[0]:
+                parts.append("<h2>Latency</h2>")
+                parts.append('<div class="pair">' + "".join(_figure(p) for p in pair) + "</div>")
+            continue
         parts.append(f"<h2>{html.escape(plot.title)}</h2>")
-        parts.append(f'<img alt="{html.escape(plot.title)}" src="data:image/png;base64,{data}">')
+        parts.append(_img(plot))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

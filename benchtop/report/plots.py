@@ -7,20 +7,26 @@ from __future__ import annotations
 
 import io
 import random
+import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchtop.report.data import RunData
 from benchtop.report.series import (
     SERVER_PLOTS,
-    latency_cdf,
     latency_series,
     marks,
     server_series,
     type_latency_series,
 )
 
-INSTALL_HINT = "plots need matplotlib: pip install benchtop[report]"
+
+def install_hint() -> str:
+    """What to run when matplotlib is missing (it is a dependency, so only a
+    broken or hand-made environment lacks it): the pip of the Python
+    benchtop runs in, whichever that is."""
+    return f"plots need matplotlib: {shlex.quote(sys.executable)} -m pip install 'matplotlib>=3.7'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +76,32 @@ def latency_buckets(r: RunData) -> list[tuple[float, float]]:
     return [((low + high) / 2 / 1e6, 100.0 * c / total) for low, high, c in h.nonzero()]
 
 
+def latency_percentiles(r: RunData) -> list[tuple[float, float]]:
+    """The percentile view of the same histogram: (1 / (1 - share below),
+    latency in ms) at each bucket's upper bound, the x of HdrHistogram's
+    percentile plots (1 = the minimum, 10 = p90, 100 = p99, ...); the last
+    bucket is drawn at one in N, N the run's transactions."""
+    from benchtop.engine.histogram import Histogram
+
+    sparse = r.histogram.get("latency")
+    if not sparse:
+        return []
+    h = Histogram.from_sparse(sparse)
+    total = h.total
+    buckets = list(h.nonzero())
+    out = [(1.0, buckets[0][0] / 1e6)]
+    seen = 0
+    for _low, high, c in buckets:
+        seen += c
+        share = seen / total
+        out.append((1.0 / (1.0 - share) if share < 1 else float(total), high / 1e6))
+    return out
+
+
+PERCENTILE_TICKS = ((1.0, "0%"), (2.0, "50%"), (10.0, "90%"), (100.0, "99%"), (1e3, "99.9%"), (1e4, "99.99%"),
+                    (1e5, "99.999%"), (1e6, "99.9999%"))
+
+
 def build_plots(runs: list[RunData]) -> list[Plot]:
     on_time = marks(runs)
     plots = [
@@ -106,11 +138,10 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
         plots.append(Plot("latency_histogram", "Latency histogram", "histogram", "latency (ms)", "% of transactions",
                           tuple(Series(label, tuple(x for x, _ in b), tuple(float(c) for _, c in b)) for label, b in hist),
                           logx=True))
-    cdf = [(r.label, latency_cdf(r)) for r in runs]
-    cdf = [(label, xy) for label, xy in cdf if xy[0]]
-    if cdf:
-        plots.append(Plot("latency_cdf", "Latency percentiles (CDF)", "cdf", "latency (ms)", "% of transactions at or below",
-                          tuple(Series(label, x, y) for label, (x, y) in cdf), logx=True))
+        cdf = [(r.label, latency_percentiles(r)) for r in runs]
+        plots.append(Plot("latency_cdf", "Latency by percentile", "cdf", "percentile", "latency (ms)",
+                          tuple(Series(label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
+                                for label, pts in cdf if pts), logx=True, logy=True))
     sweeps = [r for r in runs if r.is_sweep]
     if sweeps:
         def by_threads(r: RunData, key: str) -> Series:
@@ -129,7 +160,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError(INSTALL_HINT) from None
+        raise ImportError(install_hint()) from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
@@ -177,11 +208,12 @@ def draw(plot: Plot) -> Any:
         ax.set_xscale("log")
     elif plot.kind == "cdf":
         for s in plot.series:
-            ax.step(s.x, s.y, where="post", label=s.label)
+            ax.step(s.x, s.y, where="pre", label=s.label)
         ax.set_xscale("log")
-        ax.set_ylim(0, 100)
-        for p in (50, 95, 99):
-            ax.axhline(p, color="grey", linestyle=":", linewidth=0.6)
+        top = max((max(s.x) for s in plot.series if s.x), default=1.0)
+        ticks = [(x, label) for x, label in PERCENTILE_TICKS if x <= top * 1.0001]
+        ax.set_xticks([x for x, _ in ticks], [label for _, label in ticks])
+        ax.minorticks_off()
     if plot.logy:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(_plain_numbers())

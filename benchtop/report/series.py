@@ -133,23 +133,3 @@ def server_series(r: RunData) -> dict[str, list[tuple[str, tuple[float, ...], tu
                 label = f"{r.label} {suffix}".rstrip()
                 out.setdefault(name, []).append((label, tuple(x for x, _ in pts), tuple(y for _, y in pts)))
     return out
-
-
-def latency_cdf(r: RunData) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """(latency ms at each bucket's top, % of transactions at or below it)
-    from the run's full histogram."""
-    from benchtop.engine.histogram import Histogram
-
-    sparse = r.histogram.get("latency")
-    if not sparse:
-        return (), ()
-    h = Histogram.from_sparse(sparse)
-    total = h.total
-    if not total:
-        return (), ()
-    xs, ys, seen = [], [], 0
-    for _low, high, c in h.nonzero():
-        seen += c
-        xs.append(high / 1e6)
-        ys.append(100.0 * seen / total)
-    return tuple(xs), tuple(ys)

@@ -459,15 +459,105 @@ def target_validity(engine: str, target: Any) -> Validity:
 
 # ------------------------------------------------------------------ a results folder
 
+# timeline events after which the load is another one: steady state is per
+# stretch between them (and per scenario step), never across them
+KNOB_KINDS = ("threads", "rate", "pause", "resume", "instrumentation")
+
+
+def paused_spans(events: Sequence[Mapping[str, Any]], end: float = float("inf")) -> list[tuple[float, float]]:
+    """(from, to) of every user pause on the timeline (to the end if never resumed).
+
+    >>> paused_spans([{"t": 5, "kind": "pause"}, {"t": 9, "kind": "resume"}, {"t": 20, "kind": "pause"}], 30)
+    [(5.0, 9.0), (20.0, 30)]
+    """
+    spans: list[tuple[float, float]] = []
+    since: float | None = None
+    for ev in sorted(events, key=lambda e: float(e.get("t", 0.0))):
+        kind, t = ev.get("kind"), float(ev.get("t", 0.0))
+        if kind == "pause" and since is None:
+            since = t
+        elif kind == "resume" and since is not None:
+            spans.append((since, t))
+            since = None
+    if since is not None:
+        spans.append((since, end))
+    return spans
+
+
+def split_segments(intervals: Sequence[Mapping[str, Any]],
+                   events: Sequence[Mapping[str, Any]] = ()) -> list[list[Mapping[str, Any]]]:
+    """The intervals in stretches of one setting: a new stretch at every knob
+    change on the timeline and every scenario step; the interval a change
+    happened in (half one setting, half the other) and intervals that
+    overlap a user pause belong to none.
+
+    >>> ivs = [{"t": t, "tps": 100, "dt": 1} for t in range(1, 11)]
+    >>> evs = [{"t": 3.5, "kind": "threads"}, {"t": 6.2, "kind": "pause"}, {"t": 7.5, "kind": "resume"}]
+    >>> [[iv["t"] for iv in seg] for seg in split_segments(ivs, evs)]
+    [[1, 2, 3], [5, 6], [9, 10]]
+    >>> [len(seg) for seg in split_segments(ivs, [{"t": 5.004, "kind": "rate"}])]  # at an edge: no interval lost
+    [5, 5]
+    """
+    changes = sorted(float(e["t"]) for e in events if e.get("kind") in KNOB_KINDS and "t" in e)
+    pauses = paused_spans(events)
+    out: list[list[Mapping[str, Any]]] = []
+    current: list[Mapping[str, Any]] = []
+    key: tuple[int, Any] | None = None
+    prev_t: float | None = None
+    for iv in intervals:
+        end = float(iv["t"])
+        start = end - _dt(iv, prev_t)
+        prev_t = end
+        # a change this close to an edge is at the edge (the timeline and the
+        # engine read two clocks; a scenario changes knobs at its boundaries)
+        tol = min(0.05 * (end - start), 0.05)
+        mixed = any(start + tol < c < end - tol for c in changes)
+        in_pause = bool(iv.get("paused")) or any(a < end - tol and b > start + tol for a, b in pauses)
+        if mixed or in_pause:
+            if current:
+                out.append(current)
+            current, key = [], None
+            continue
+        k = (sum(1 for c in changes if c <= start + tol), iv.get("step"))
+        if k != key and current:
+            out.append(current)
+            current = []
+        key = k
+        current.append(iv)
+    if current:
+        out.append(current)
+    return out
+
+
+def _clock(seconds: float) -> str:
+    s = int(max(seconds, 0.0))
+    return f"{s // 60}:{s % 60:02d}"
+
 
 def analyse(intervals: Sequence[Mapping[str, Any]], warmup_s: float = 0.0, start_s: float = 0.0,
             records: Sequence[Mapping[str, Any]] = (), started_at: float | None = None,
-            fraction: float = DEFAULT_STALL_FRACTION) -> dict[str, Any]:
-    """`steady_state` and `stalls` for summary.json, over intervals after the warm-up."""
-    kept = [iv for iv in after_warmup(intervals, warmup_s, start_s) if not iv.get("paused")]
-    ss = steady_state([float(iv["tps"]) for iv in kept])
-    stalls = annotate_stalls(find_stalls(kept, ss.median, fraction), records, started_at)
-    return {"steady_state": ss.to_dict(), "stall_fraction": fraction, "stalls": [s.to_dict() for s in stalls]}
+            fraction: float = DEFAULT_STALL_FRACTION, events: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """`steady_state`, `segments` and `stalls` for summary.json, over
+    intervals after the warm-up: steady state per stretch between knob
+    changes (`events`, the timeline) and per scenario step, with the
+    longest stretch as the run's `steady_state`; stalls against their own
+    stretch's median; paused time is neither."""
+    kept = after_warmup(intervals, warmup_s, start_s)
+    segments = []
+    stalls: list[Stall] = []
+    for seg in split_segments(kept, events):
+        ss = steady_state([float(iv["tps"]) for iv in seg])
+        first_dt = _dt(seg[0], None)
+        d = {"t_start": round(float(seg[0]["t"]) - first_dt, 3), "t_end": round(float(seg[-1]["t"]), 3),
+             "threads": seg[-1].get("threads"), "rate": seg[-1].get("rate", 0), **ss.to_dict()}
+        if seg[-1].get("step") is not None:
+            d["step"] = seg[-1]["step"]
+        segments.append(d)
+        stalls += find_stalls(seg, ss.median, fraction)
+    stalls = annotate_stalls(stalls, records, started_at)
+    longest = max(reversed(segments), key=lambda d: d["samples"], default=None)
+    return {"steady_state": longest or steady_state([]).to_dict(), "segments": segments,
+            "stall_fraction": fraction, "stalls": [s.to_dict() for s in stalls]}
 
 
 def enrich_results(folder: Path, validity: Validity | None = None, fraction: float = DEFAULT_STALL_FRACTION) -> dict[str, Any]:
@@ -478,7 +568,11 @@ def enrich_results(folder: Path, validity: Validity | None = None, fraction: flo
     summary = json.loads(path.read_text())
     intervals = read_jsonl(folder / "intervals.jsonl")
     records = read_jsonl(folder / "monitor.jsonl")
-    summary.update(analyse(intervals, records=records, started_at=summary.get("started_at"), fraction=fraction))
+    # the timeline is on the run's clock, the intervals after its warm-up
+    warmup = float((_read_config(folder).get("warmup_s") or 0.0))
+    events = [dict(ev, t=float(ev["t"]) - warmup) for ev in read_jsonl(folder / "timeline.jsonl") if "t" in ev]
+    summary.update(analyse(intervals, records=records, started_at=summary.get("started_at"), fraction=fraction,
+                           events=events))
     if validity is not None:
         summary["validity"] = validity.to_dict()
     tmp = folder / ".summary.json.tmp"
@@ -487,13 +581,49 @@ def enrich_results(folder: Path, validity: Validity | None = None, fraction: flo
     return summary
 
 
+def _read_config(folder: Path) -> dict[str, Any]:
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def _steady_line(ss: Mapping[str, Any]) -> str:
+    return (f"median {ss['median']:.2f} tps, mean {ss['mean']:.2f}, stddev {ss['stddev']:.2f} "
+            f"({100 * ss.get('cv', 0):.1f}%) over {ss['samples']} intervals")
+
+
+def _setting(seg: Mapping[str, Any]) -> str:
+    rate = seg.get("rate") or 0
+    return f"threads {seg.get('threads')}" + (f", rate {rate:g}/s" if rate else "")
+
+
 def analysis_text(summary: Mapping[str, Any]) -> str:
-    """Lines for the end of the text summary."""
+    """Lines for the end of the text summary: steady state per stretch
+    between knob changes (per step in a scenario), stalls, validity."""
     lines = []
-    ss = summary.get("steady_state")
-    if ss and ss.get("samples"):
-        lines.append(f"steady state: median {ss['median']:.2f} tps, mean {ss['mean']:.2f}, "
-                     f"stddev {ss['stddev']:.2f} ({100 * ss.get('cv', 0):.1f}%) over {ss['samples']} intervals")
+    steps = [s for s in summary.get("steps") or [] if isinstance(s, Mapping) and "index" in s]
+    if steps:
+        lines.append("steady state per step:")
+        for st in steps:
+            ss = st.get("steady_state") or {}
+            if ss.get("samples"):
+                lines.append(f"  step {st['index'] + 1} ({_setting(st)}): {_steady_line(ss)}")
+            segs = st.get("segments") or []
+            if len(segs) > 1:
+                for seg in segs:
+                    lines.append(f"    {_clock(seg['t_start'])}-{_clock(seg['t_end'])} ({_setting(seg)}): "
+                                 f"{_steady_line(seg)}")
+    else:
+        segs = [seg for seg in summary.get("segments") or [] if seg.get("samples")]
+        ss = summary.get("steady_state")
+        if len(segs) > 1:
+            lines.append("steady state per stretch between knob changes:")
+            for seg in segs:
+                lines.append(f"  {_clock(seg['t_start'])}-{_clock(seg['t_end'])} ({_setting(seg)}): {_steady_line(seg)}")
+        elif ss and ss.get("samples"):
+            lines.append(f"steady state: {_steady_line(ss)}")
     for st in summary.get("stalls") or []:
         seen = f"; {', '.join(st['seen'])}" if st.get("seen") else ""
         lines.append(f"stall at {st['start']:.0f}s for {st['duration']:.0f}s (min {st['min_tps']:.0f} tps){seen}")

@@ -300,17 +300,23 @@ class RunController:
     # -- knobs ------------------------------------------------------------------
     def set_threads(self, n: int) -> None:
         n = max(0, int(n))
+        if n == self._threads:  # no change: no timeline event (it would split a steady segment)
+            return
         self.engine.set_threads(n)
         self._threads = n
         self._event("threads", f"threads {n}")
 
     def set_rate(self, rate: float) -> None:
         rate = max(0.0, float(rate))
+        if rate == self._rate:  # the same rate typed again: no duplicate event
+            return
         self.engine.set_rate(rate)
         self._rate = rate
         self._event("rate", f"rate {rate:g}/s" if rate > 0 else "rate unlimited")
 
     def set_paused(self, paused: bool) -> None:
+        if paused == self._paused:
+            return
         self.engine.set_paused(paused)
         self._paused = paused
         self._event("pause" if paused else "resume", "paused" if paused else "resumed")

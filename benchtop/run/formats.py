@@ -3,11 +3,26 @@
 
 from __future__ import annotations
 
+import math
+
 from benchtop.run.samples import IntervalStats, RunSummary, _pct_key
 
 
 def _pct_label(p: float) -> str:
     return f"{p:g}"
+
+
+def lat_ms(v: float) -> str:
+    """A latency in ms as sysbench prints it (two decimals), with the digits
+    a sub-millisecond value needs to say something (three significant).
+
+    >>> [lat_ms(v) for v in (12.3456, 1.0, 0.0, 0.5, 0.0432, 0.000812)]
+    ['12.35', '1.00', '0.00', '0.500', '0.0432', '0.000812']
+    """
+    if v >= 1 or v <= 0:
+        return f"{v:.2f}"
+    decimals = min(2 - math.floor(math.log10(v)), 6)
+    return f"{v:.{decimals}f}"
 
 
 def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -> str:
@@ -20,7 +35,7 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
     line = (
         f"[ {iv.t - t_offset:.0f}s ] thds: {iv.threads} tps: {iv.tps:4.2f} qps: {iv.qps:4.2f} "
         f"(r/w/o: {iv.reads_per_s:4.2f}/{iv.writes_per_s:4.2f}/{iv.other_per_s:4.2f}) "
-        f"lat (ms,{_pct_label(percentile)}%): {lat:4.2f} err/s: {iv.errors_per_s:4.2f} "
+        f"lat (ms,{_pct_label(percentile)}%): {lat_ms(lat):>4} err/s: {iv.errors_per_s:4.2f} "
         f"reconn/s: {iv.reconnects_per_s:4.2f}"
     )
     if iv.paused:
@@ -29,7 +44,7 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
         svc = iv.service_latency_ms.get(_pct_key(percentile), 0.0)
         line += (
             f"\n[ {iv.t - t_offset:.0f}s ] queue length: {iv.queue:.1f}, concurrency: {iv.concurrency:.1f}, "
-            f"rate: {iv.rate_target:g}, service lat (ms,{_pct_label(percentile)}%): {svc:4.2f}"
+            f"rate: {iv.rate_target:g}, service lat (ms,{_pct_label(percentile)}%): {lat_ms(svc):>4}"
         )
     return line
 
@@ -58,20 +73,21 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         f"    total number of events:              {s.transactions}",
         "",
         "Latency (ms):",
-        f"         min: {lat.get('min', 0.0):39.2f}",
-        f"         avg: {lat.get('avg', 0.0):39.2f}",
-        f"         max: {lat.get('max', 0.0):39.2f}",
+        f"         min: {lat_ms(lat.get('min', 0.0)):>39}",
+        f"         avg: {lat_ms(lat.get('avg', 0.0)):>39}",
+        f"         max: {lat_ms(lat.get('max', 0.0)):>39}",
     ]
     if percentile > 0:
-        lines.append(f"        {percentile:3.0f}th percentile: {lat.get(_pct_key(percentile), 0.0):27.2f}")
+        lines.append(f"        {percentile:3.0f}th percentile: {lat_ms(lat.get(_pct_key(percentile), 0.0)):>27}")
     else:
         lines.append("         percentile stats:               disabled")
     lines.append(f"         sum: {lat.get('avg', 0.0) * s.transactions:39.2f}")
     extra = []
     if s.rate > 0:
         extra.append(
-            f"    service time (ms): avg {svc.get('avg', 0.0):.2f}, {percentile:g}th {svc.get(_pct_key(percentile), 0.0):.2f}, "
-            f"max {svc.get('max', 0.0):.2f} (latency above counts from each intended start)"
+            f"    service time (ms): avg {lat_ms(svc.get('avg', 0.0))}, {percentile:g}th "
+            f"{lat_ms(svc.get(_pct_key(percentile), 0.0))}, max {lat_ms(svc.get('max', 0.0))} "
+            "(latency above counts from each intended start)"
         )
     if s.connects:
         extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms")

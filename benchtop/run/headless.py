@@ -101,6 +101,10 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
     while True:
         now = time.monotonic()
         deadline = ctl.deadline()
+        if deadline is not None and next_tick < deadline <= next_tick + interval / 2:
+            # a boundary just after a tick: one longer interval, not a sliver
+            # printed as a second line of the same second
+            next_tick = deadline
         wake = min(next_tick, end_at, deadline if deadline is not None else float("inf"))
         if stop.event.wait(min(0.25, max(0.0, max(wake, last + MIN_WAIT_S) - now))):
             reason = stop.reason

@@ -24,9 +24,17 @@ from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
 ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
+ENGINE_HELP = ("sqlite (default: the embedded database), null (no database: the engine's own cost), "
+               "mysql (or mariadb), postgresql (or postgres, pgsql; PgBouncer too), fileio (sysbench's file IO test)")
 DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
-# the commands whose parser has the run options (time, rate, monitoring, ...)
-RUN_COMMANDS = ("run", "check")
+# a run without --time: this long headless (as sysbench); the TUI runs until q
+HEADLESS_TIME_S = 10.0
+DESCRIPTIONS = {
+    "run": "Run a benchmark: the live dashboard (until q), or --headless interval lines and a summary.",
+    "prepare": "Create and load a workload's tables (or fileio's test files) on the target.",
+    "cleanup": "Drop a workload's tables (or remove fileio's test files) from the target.",
+    "check": "Run a workload's consistency conditions (TPC-C's) on the target: PASS/FAIL per condition.",
+}
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class RunOptions:
     workload: str = "oltp_read_write"
     workload_options: dict[str, Any] = field(default_factory=dict)
     threads: int = 1
-    time_s: float = 10.0
+    time_s: float = HEADLESS_TIME_S  # 0 = until stopped (the TUI's default)
     events: int = 0
     rate: float = 0.0
     arrival: str = "uniform"
@@ -109,7 +117,7 @@ class RunOptions:
 
 def _add_target_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("target (passwords: prefer ~/.my.cnf, ~/.pgpass, MYSQL_PWD/PGPASSWORD or --ask-password)")
-    g.add_argument("--engine", default="sqlite", help="sqlite (default), null, mysql, postgres")
+    g.add_argument("--engine", default="sqlite", help=ENGINE_HELP)
     g.add_argument("--db", help="SQLite database file (default: a prepared one in a temporary folder)")
     g.add_argument("--dsn", help="mysql://user@host:port/db or postgresql://user@host:port/db")
     # as with the mysql client, a password flag is readable in the process
@@ -125,14 +133,15 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ask-password", action="store_true", help="prompt for the password")
 
 
-def _add_workload_options(p: argparse.ArgumentParser) -> None:
+def _add_workload_options(p: argparse.ArgumentParser, cmd: str) -> None:
     rand = RandomSettings()
     g = p.add_argument_group("workload")
     g.add_argument("--workload", default=RunOptions.workload,
                    help="built-in name (oltp_read_write, oltp_point_select, ...) or a .toml file")
-    g.add_argument("--tables", type=int)
-    g.add_argument("--table-size", dest="table_size", type=int)
-    g.add_argument("--threads", type=int, default=RunOptions.threads)
+    g.add_argument("--tables", type=int, help="number of tables (the workload's default)")
+    g.add_argument("--table-size", dest="table_size", type=int, help="rows per table (the workload's default)")
+    g.add_argument("--threads", type=int, default=RunOptions.threads,
+                   help="loader threads (default 1)" if cmd == "prepare" else "worker threads (default 1)")
     g.add_argument("--rand-type", dest="rand_type", default=rand.type, choices=DISTRIBUTIONS,
                    help=f"row access distribution (default {rand.type}, as sysbench 1.0.20)")
     g.add_argument("--rand-spec-iter", type=int, default=rand.spec_iter)
@@ -147,8 +156,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     monitor = MonitorOptions()
     g = p.add_argument_group("run")
     g.add_argument("--headless", action="store_true", help="no TUI: interval lines and a summary")
-    g.add_argument("--time", type=float, default=RunOptions.time_s,
-                   help=f"seconds to run (0 = no limit); default {RunOptions.time_s:g}")
+    g.add_argument("--time", type=float, default=None,
+                   help=f"seconds to run (0 = no limit); default: until q in the TUI, {HEADLESS_TIME_S:g} headless")
     g.add_argument("--events", type=int, default=0, help="stop after this many transactions")
     g.add_argument("--rate", type=float, default=0.0, help="open loop: transactions/s (0 = as fast as possible)")
     g.add_argument("--arrival", default="uniform", choices=["uniform", "poisson"])
@@ -157,7 +166,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--histogram", action="store_true")
     g.add_argument("--warmup", type=float, default=0.0, help="seconds excluded from the results")
     g.add_argument("--json", action="store_true", help="JSON Lines instead of text")
-    g.add_argument("--out", help="results folder (intervals written as they happen)")
+    g.add_argument("--out", help="results folder, written as the run goes "
+                   "(default: a new folder under $BENCHTOP_RESULTS or ~/.local/share/benchtop/runs)")
     g.add_argument("--no-prepare", dest="no_prepare", action="store_true", help="text protocol, no prepared statements")
     g.add_argument("--pipeline", action="store_true", help="PostgreSQL pipeline mode")
     g.add_argument("--reconnect", type=int, default=0, help="new connection every N transactions")
@@ -182,22 +192,48 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="do not poll the target's own statistics")
 
 
-def build_parser(cmd: str) -> argparse.ArgumentParser:
-    """The option table of a run-like command (run, prepare, cleanup, check)."""
+_TARGET = ("--help", "--version", "--engine", "--db", "--dsn", "--ask-password")
+_WORKLOAD = ("--workload", "--tables", "--table-size")
+# the options each subcommand other than the run uses (the rest are hidden)
+_USED: dict[str, tuple[str, ...]] = {
+    "prepare": (*_TARGET, *_WORKLOAD, "--threads"),
+    "cleanup": (*_TARGET, *_WORKLOAD),
+    "check": (*_TARGET, *_WORKLOAD),
+}
+_USED_PREFIXES: dict[str, tuple[str, ...]] = {
+    "prepare": ("--mysql-", "--pgsql-", "--dir", "--file-"),
+    "cleanup": ("--mysql-", "--pgsql-", "--dir", "--file-num"),
+    "check": ("--mysql-", "--pgsql-"),
+}
+
+
+def build_parser(cmd: str, epilog: str = "") -> argparse.ArgumentParser:
+    """The option table of a run-like command (run, prepare, cleanup,
+    check): each has its own description and only the options it uses;
+    `epilog` is added after the note on workload options."""
+    note = ("Workload options (e.g. --point-selects 5, --range-size 50, --skip-trx on, --scale 2) are passed "
+            "through to the workload. Passwords never belong on the command line: use ~/.my.cnf, ~/.pgpass, "
+            "MYSQL_PWD/PGPASSWORD or --ask-password.")
     p = OneLineParser(
         prog=f"benchtop {cmd}" if cmd != "run" else "benchtop",
-        description="benchtop: a live benchmark controller and monitor for database people.",
-        epilog=("Workload options (e.g. --point-selects 5, --range-size 50, --skip-trx on) are passed through to "
-                "the workload. Passwords never belong on the command line: use ~/.my.cnf, ~/.pgpass, "
-                "MYSQL_PWD/PGPASSWORD or --ask-password. "
-                "Subcommands: prepare, cleanup, monitor, scenario, report, replay."),
+        description=DESCRIPTIONS.get(cmd, DESCRIPTIONS["run"]),
+        epilog=f"{note}\n\n{epilog}" if epilog else note,
+        formatter_class=argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"benchtop {__version__}")
     _add_target_options(p)
-    _add_workload_options(p)
+    _add_workload_options(p, cmd)
     add_fileio_options(p)
-    if cmd in RUN_COMMANDS:
-        _add_run_options(p)
+    _add_run_options(p)
+    # one option string serves prepare, the run and cleanup (as sysbench's
+    # does): a subcommand accepts the others' options, but its help and
+    # usage show only those it uses
+    if cmd in _USED:
+        for action in p._actions:  # argparse has no public list of actions
+            longs = [o for o in action.option_strings if o.startswith("--")]
+            # by its first name: --ignore-errors is a run option whatever its alias
+            if longs and not (longs[0] in _USED[cmd] or longs[0].startswith(_USED_PREFIXES[cmd])):
+                action.help = argparse.SUPPRESS
     return p
 
 
@@ -215,9 +251,13 @@ def option_names(cmd: str = "run") -> dict[str, tuple[str, bool]]:
 # ----------------------------------------------------------------- building
 
 
-def options_from_argv(cmd: str, argv: Sequence[str]) -> RunOptions:
-    """A command line's RunOptions; UsageError (one line) when it is wrong."""
-    ns, extra = build_parser(cmd).parse_known_args(list(argv))
+def options_from_argv(cmd: str, argv: Sequence[str], interactive: bool = False, epilog: str = "") -> RunOptions:
+    """A command line's RunOptions; UsageError (one line) when it is wrong.
+    `interactive`: the run will open the TUI unless --headless is given,
+    where no --time means until the user quits."""
+    ns, extra = build_parser(cmd, epilog).parse_known_args(list(argv))
+    if getattr(ns, "time", 0) is None and interactive and not ns.headless:
+        ns.time = 0.0
     return _from_namespace(ns, _workload_overrides(extra, ns.workload))
 
 
@@ -323,13 +363,13 @@ def _unknown_option(name: str, workload: str, known: Mapping[str, Any]) -> Usage
 def engine_name(raw: str) -> str:
     name = ENGINE_ALIASES.get(raw.lower(), raw.lower())
     if name not in ENGINES:
-        raise UsageError(f"unknown --engine {raw!r}: use sqlite, null, mysql, postgres or fileio")
+        raise UsageError(f"unknown --engine {raw!r}: use sqlite, null, mysql (mariadb), postgresql (postgres) or fileio")
     return name
 
 
 def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
     if engine == "fileio":
-        return Target(kind="fileio", database=ns.dir)
+        return Target(kind="fileio", database=getattr(ns, "dir", "."))
     if engine in ("sqlite", "null"):
         if ns.dsn:
             raise UsageError(f"--dsn does not apply to --engine {engine}")
@@ -381,20 +421,24 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
         overrides["tables"] = ns.tables
     if ns.table_size is not None:
         overrides["table_size"] = ns.table_size
-    if not 1 <= ns.threads <= MAX_THREADS and getattr(ns, "time", None) is not None:
-        raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {ns.threads}")
+    threads = getattr(ns, "threads", RunOptions.threads)
+    if not 1 <= threads <= MAX_THREADS and hasattr(ns, "time"):
+        raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {threads}")
     kw: dict[str, Any] = dict(
         engine=engine,
         target=target,
         workload=ns.workload,
         workload_options=overrides,
-        threads=ns.threads,
-        rand=RandomSettings(type=ns.rand_type, spec_iter=ns.rand_spec_iter, spec_pct=ns.rand_spec_pct,
-                            spec_res=ns.rand_spec_res, pareto_h=ns.rand_pareto_h,
-                            zipfian_exp=ns.rand_zipfian_exp, seed=ns.rand_seed),
-        fileio=fileio_overrides(ns) if engine == "fileio" else None,
+        threads=threads,
+        fileio=fileio_overrides(ns) if engine == "fileio" and hasattr(ns, "file_num") else None,
     )
+    if hasattr(ns, "rand_type"):
+        kw["rand"] = RandomSettings(type=ns.rand_type, spec_iter=ns.rand_spec_iter, spec_pct=ns.rand_spec_pct,
+                                    spec_res=ns.rand_spec_res, pareto_h=ns.rand_pareto_h,
+                                    zipfian_exp=ns.rand_zipfian_exp, seed=ns.rand_seed)
     if hasattr(ns, "time"):
+        if ns.time is None:
+            ns.time = HEADLESS_TIME_S
         if ns.time < 0 or ns.events < 0 or ns.rate < 0 or ns.report_interval < 0 or ns.warmup < 0:
             raise UsageError("--time, --events, --rate, --report-interval and --warmup must not be negative")
         if not 0 <= ns.percentile <= 100:

@@ -11,7 +11,8 @@ if it is interrupted.
     latency.hlog      per-interval latency histograms in the HdrHistogram log format
     summary.json      the summary (per-op costs, sizes, totals, validity), with a `steps` list for scenarios
 
-The folder is created readable by the user only (0700).
+The folder is created readable by the user only (0700).  A run given no
+`--out` gets a new one under `default_results_root()`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,36 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
+import time
 from pathlib import Path
 from typing import Any, TextIO
+
+
+RESULTS_ENV = "BENCHTOP_RESULTS"
+
+
+def default_results_root() -> Path:
+    """Where runs without --out are saved: $BENCHTOP_RESULTS, else
+    $XDG_DATA_HOME/benchtop/runs (~/.local/share/benchtop/runs)."""
+    given = os.environ.get(RESULTS_ENV)
+    if given:
+        return Path(given).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "benchtop" / "runs"
+
+
+def default_results_folder(name: str, now: float | None = None) -> Path:
+    """A new folder for one run: its start time and what ran, e.g.
+    20261123-031502-oltp_read_write (a suffix when that one exists)."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(name).stem) or "run"
+    base = f"{time.strftime('%Y%m%d-%H%M%S', time.localtime(now))}-{stem}"
+    root = default_results_root()
+    folder, n = root / base, 1
+    while folder.exists():
+        n += 1
+        folder = root / f"{base}-{n}"
+    return folder
 
 
 class ResultsError(OSError):

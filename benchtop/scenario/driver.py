@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchtop.run.analysis import analyse, steady_state
+from benchtop.run.analysis import analyse
 from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
 from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
@@ -77,7 +77,6 @@ class ScenarioDriver:
         self._instrumentation: Any = None
         self._own_instrumentation = False
         self._summaries: list[Any] = []
-        self._measured: list[dict[str, Any]] = []  # every step's intervals after its warm-up
         self._work: Work | None = None  # every step's measured work
         self.summary: Any = None
 
@@ -212,7 +211,9 @@ class ScenarioDriver:
             d["t"] = round(self._scenario_t(iv.t), 3)
             d["dt"] = round(iv.dt, 3)
             d["step"] = cur.step.index
-            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - 1e-3:
+            # the boundary's reading comes a few ms before the step's first
+            # snapshot: an interval starting that close to it is the step's
+            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - max(1e-3, 0.05 * iv.dt):
                 d["warmup"] = True
             else:
                 cur.intervals.append(d)
@@ -269,12 +270,13 @@ class ScenarioDriver:
         self._summaries.append((cur.step, summary))
         result = step_result(cur.step, summary, cur.t_start, cur.t_measure or cur.t_start, cur.t_end,
                              self.scenario.workload_of(cur.step))
-        result.update(analyse(cur.intervals))
+        # the step's own knob changes (keys in the TUI) split its steady state too
+        events = [{"t": self._seg_offsets[cur.seg] + ev.t, "kind": ev.kind} for ev in ctl.timeline]
+        result.update(analyse(cur.intervals, events=events))
         if cur.work is not None:
             result["per_op"] = cur.work.per_op(summary.transactions)
             result["client_cpu"] = client_cpu(cur.work, summary.transactions, summary.threads)
             self._work = cur.work if self._work is None else self._work.plus(cur.work)
-        self._measured.extend(cur.intervals)
         if stopped_by:
             result["stopped_by"] = stopped_by
         self.results.append(result)
@@ -318,9 +320,7 @@ class ScenarioDriver:
         d["target"] = self.segments[0].target if self.segments else ""
         d["started_at"] = round(self.started_at, 3)
         d["steps"] = self.results
-        tps = [float(iv["tps"]) for iv in self._measured]
-        if tps:
-            d["steady_state"] = steady_state(tps).to_dict()
+        # steady state is each step's (in `steps`): never across steps
         d["stalls"] = [dict(stall, step=r["index"]) for r in self.results for stall in r.get("stalls", [])]
         if self._work is not None and s is not None:
             d["per_op"] = self._work.per_op(s.transactions)

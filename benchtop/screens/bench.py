@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -39,58 +40,116 @@ from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.screens.target_line import TargetTopLine
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
-from benchtop.screens.widgets.chart import Series, TimeChart
-from benchtop.screens.widgets.fmt import ms, nice_rate
+from benchtop.screens.widgets.chart import Series, TimeChart, legend_text, render_chart
+from benchtop.screens.widgets.fmt import middle, ms, ms_tick, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
-from benchtop.screens.widgets.histogram import LatencyHistogram, axis_for
+from benchtop.screens.widgets.histogram import axis_for, render_histogram
+from benchtop.screens.widgets.panel import Panel
 from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
-from benchtop.screens.widgets.timeline import TimelineList, markers
+from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
 
 MIN_RATE = 0.1
 WINDOW = 1000  # newest intervals the charts get outside the whole-run view (they show what fits)
 FINISHED_LINGER_S = 1.5  # "run finished" stays on screen this long before the app exits
 
 
-class Dashboard(Horizontal):
-    """Charts on the left; histograms and the timeline on the right."""
+TALL = 36  # rows of the dashboard from which qps gets its own chart and the service chart shows
 
+
+def layout(tall: bool, rate_mode: bool, sources: bool) -> tuple[list[str], list[str]]:
+    """Which chart bands show, and what the panels beside them show, in
+    order; a content with no band left goes to the strip under the charts.
+    Each band is one row of the screen: a chart and its panel always share
+    their top and bottom lines.
+
+    >>> layout(False, False, False)
+    (['tps', 'latency'], ['last', 'whole', 'timeline'])
+    >>> layout(True, True, False)
+    (['tps', 'qps', 'latency', 'queue'], ['last', 'whole', 'service', 'timeline'])
+    >>> layout(False, True, True)
+    (['tps', 'latency', 'server'], ['last', 'whole', 'timeline'])
+    """
+    bands = ["tps"]
+    if tall and not (sources and rate_mode):
+        bands.append("qps")
+    bands.append("latency")
+    if rate_mode and (tall or not sources):
+        bands.append("queue")
+    if sources:
+        bands.append("server")
+    contents = ["last", "whole"] + (["service"] if rate_mode and tall else []) + ["timeline"]
+    return bands, contents
+
+
+def _waiting(title: str) -> Callable[[int, int], Text]:
+    def draw(width: int, height: int) -> Text:
+        return Text(f"{title}: waiting for the first interval", style="dim")
+
+    return draw
+
+
+class Dashboard(Vertical):
+    """Bands of one chart and one panel each (histograms, the timeline, the
+    service chart), laid out by the terminal's height (`layout`).
+
+    `#lines` is the slot for one-line widgets over the charts (the target's
+    top line, the per-transaction line, group keys): mount them there and
+    the bands share the rows that are left."""
+
+    BANDS = ("tps", "qps", "latency", "queue", "server")
     DEFAULT_CSS = """
     Dashboard { height: 1fr; }
-    Dashboard #charts { width: 3fr; }
-    Dashboard #side { width: 2fr; min-width: 30; padding-left: 1; }
-    Dashboard .rate-only, Dashboard .tall-only { display: none; }
-    Dashboard.rate-mode .rate-only { display: block; }
-    Dashboard.tall .tall-only { display: block; }
-    Dashboard #chart-service { display: none; }
-    Dashboard.rate-mode.tall #chart-service { display: block; }
-    Dashboard ServerStrip { display: none; }
-    Dashboard.with-sources ServerStrip { display: block; }
-    Dashboard.tall ServerStrip { height: 12; }
+    Dashboard #lines { height: auto; }
+    Dashboard .band { height: 1fr; }
+    Dashboard .band > .chart { width: 3fr; height: 1fr; }
+    Dashboard .band > Panel { width: 2fr; min-width: 30; padding-left: 1; }
+    Dashboard #band-server { height: 4; }
+    Dashboard.tall #band-server { height: 1fr; }
+    Dashboard #strip { height: 1; }
     """
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="charts"):
-            yield TimeChart("tps", id="chart-tps")
-            yield TimeChart("qps", id="chart-qps", classes="tall-only")
-            yield TimeChart("latency", log=True, fmt=ms, id="chart-latency")
-            yield ServerStrip(id="server")
-            yield TimeChart("queue/concurrency", id="chart-queue", classes="rate-only")
-            yield TimeChart("service vs corrected", log=True, fmt=ms, id="chart-service")
-        with Vertical(id="side"):
-            yield LatencyHistogram("last interval", id="hist-interval")
-            yield LatencyHistogram("whole run", id="hist-run")
-            yield TimelineList(id="timeline")
+        yield Vertical(id="lines")
+        charts = {
+            "tps": TimeChart("tps", id="chart-tps", classes="chart"),
+            "qps": TimeChart("qps", id="chart-qps", classes="chart"),
+            "latency": TimeChart("latency", log=True, fmt=ms, tick_fmt=ms_tick, id="chart-latency", classes="chart"),
+            "queue": TimeChart("queue/concurrency", id="chart-queue", classes="chart"),
+            "server": ServerStrip(id="server", classes="chart"),
+        }
+        for name in self.BANDS:
+            with Horizontal(id=f"band-{name}", classes="band"):
+                yield charts[name]
+                yield Panel(id=f"panel-{name}")
+        yield Panel(id="strip")
 
     _last: tuple[Any, ...] = ()
+    _arranged: tuple[Any, ...] = ()
+    _placed: dict[str, Panel] = {}
 
     def on_resize(self) -> None:
-        tall = self.size.height >= 36
-        if tall != self.has_class("tall"):
-            self.set_class(tall, "tall")
-            if self._last:
-                self.show(*self._last)
+        self.set_class(self.size.height >= TALL, "tall")
+        if self._last:
+            self.show(*self._last)
+
+    def place(self, rate_mode: bool, sources: bool) -> dict[str, Panel]:
+        """Show the bands the size and mode call for; content -> its panel."""
+        key = (self.has_class("tall"), rate_mode, sources)
+        if key == self._arranged:
+            return self._placed
+        bands, contents = layout(*key)
+        panels = []
+        for name in self.BANDS:
+            self.query_one(f"#band-{name}").display = name in bands
+            if name in bands:
+                panels.append(self.query_one(f"#panel-{name}", Panel))
+        strip = self.query_one("#strip", Panel)
+        strip.display = len(contents) > len(panels)
+        self._placed = dict(zip(contents, panels + [strip]))
+        self._arranged = key
+        return self._placed
 
     def show(
         self,
@@ -104,22 +163,25 @@ class Dashboard(Horizontal):
         """Draw everything; `whole` folds the whole run into the charts
         instead of showing the newest intervals that fit."""
         self._last = (history, events, run_hist, rate_mode, whole, server)
-        self.set_class(rate_mode, "rate-mode")
-        self.set_class(server is not None, "with-sources")
+        placed = self.place(rate_mode, server is not None)
         if server is not None:
             self.query_one(ServerStrip).update_data(server, whole)
         ends = [iv.t for iv in history]
         marks = markers(events, ends)
         t_end = history[-1].t if history else None
-        step = history[-1].dt if history else 1.0
+        # the time axis spaces intervals evenly: their mean length, not the
+        # last one's (a late or early tick would rescale every label)
+        step = (t_end - history[0].t + history[0].dt) / len(history) if history and t_end is not None else 1.0
 
         def series(name: str, get: Callable[[IntervalStats], float], style: str) -> Series:
             return Series(name, tuple(get(iv) for iv in history), style)
 
-        def chart(cid: str, *ss: Series, peak: bool = False) -> None:
+        def folded(*ss: Series, peak: bool = False) -> tuple[Series, ...]:
             # latency folds by max so a spike survives the whole-run view
-            ss = tuple(replace(x, peak=peak) for x in ss)
-            self.query_one(cid, TimeChart).update_data(ss, marks, t_end, step, whole)
+            return tuple(replace(x, peak=peak) for x in ss)
+
+        def chart(cid: str, *ss: Series, peak: bool = False) -> None:
+            self.query_one(cid, TimeChart).update_data(folded(*ss, peak=peak), marks, t_end, step, whole)
 
         def lat(key: str, style: str) -> Series:
             return series(key, lambda iv: iv.latency_ms.get(key, 0.0), style)
@@ -130,7 +192,7 @@ class Dashboard(Horizontal):
         chart("#chart-tps", series("tps", lambda iv: iv.tps, "green"))
         chart("#chart-qps", series("qps", lambda iv: iv.qps, "green"))
         lat_series = [lat("p50", "green"), lat("p95", "yellow"), lat("p99", "red"), lat("max", "magenta")]
-        if rate_mode and not self.has_class("tall"):
+        if rate_mode and "service" not in placed:
             # no room for the service chart: put its key line here
             lat_series.append(svc("p99", "cyan"))
         chart("#chart-latency", *lat_series, peak=True)
@@ -140,15 +202,37 @@ class Dashboard(Horizontal):
                 series("queue", lambda iv: iv.queue, "yellow"),
                 series("conc", lambda iv: iv.concurrency, "cyan"),
             )
-            chart("#chart-service", svc("p50", "cyan"), svc("p99", "blue"), lat("p99", "red"), peak=True)
-        show_per_op(self.query_one("#charts"), history[-1] if history else None)
+        if "service" in placed:
+            service = folded(svc("p50", "cyan"), svc("p99", "blue"), lat("p99", "red"), peak=True)
+
+            def draw_service(w: int, h: int) -> Text:
+                title = legend_text("service vs corrected", service, ms, w, 2 if h >= 6 else 1, whole)
+                return render_chart(title, service, marks, w, h, log=True, fmt=ms, t_end=t_end, step=step,
+                                    whole=whole, tick_fmt=ms_tick)
+
+            placed["service"].show("service", draw_service)
+        show_per_op(self.query_one("#lines"), history[-1] if history else None)
         axis = axis_for(run_hist)
         if history:
-            self.query_one("#hist-interval", LatencyHistogram).update_data(
-                f"last {history[-1].dt:.0f}s", history[-1].latency, axis
-            )
-            self.query_one("#hist-run", LatencyHistogram).update_data("whole run", run_hist, axis)
-        self.query_one("#timeline", TimelineList).show(events)
+            last_iv = history[-1]
+            placed["last"].show("last", lambda w, h: render_histogram(f"last {last_iv.dt:.0f}s", last_iv.latency,
+                                                                     axis, w, h))
+            placed["whole"].show("whole", lambda w, h: render_histogram("whole run", run_hist, axis, w, h))
+        else:
+            for key, title in (("last", "last interval"), ("whole", "whole run")):
+                placed[key].show(key, _waiting(title))
+        self.show_timeline(events)
+
+    def show_timeline(self, events: Sequence[TimelineEvent]) -> None:
+        placed = self._placed
+        if "timeline" not in placed:
+            return
+        evs = tuple(events)
+        panel = placed["timeline"]
+        if panel.id == "strip":
+            panel.show("timeline", lambda w, h: timeline_line(evs, w))
+        else:
+            panel.show("timeline", lambda w, h: timeline_text(evs, h, w))
 
 
 class BenchScreen(Screen):
@@ -384,6 +468,9 @@ class BenchScreen(Screen):
         self._set_threads(max(1, round(self.wanted_threads * factor)))
 
     def _set_rate(self, rate: float) -> None:
+        if rate == self.wanted_rate:  # nothing changes: no timeline event either
+            self.notify("rate unchanged" if rate > 0 else "rate stays unlimited", timeout=2)
+            return
         self.wanted_rate = rate
         self.refresh_header()
         self._apply(
@@ -442,7 +529,7 @@ class BenchScreen(Screen):
     @on(SettingsApplied)
     def _settings_applied(self, event: SettingsApplied) -> None:
         self.refresh_header()
-        self.query_one(TimelineList).show(list(self.controller.timeline))
+        self.query_one(Dashboard).show_timeline(list(self.controller.timeline))
 
     @on(InstrumentationCycled)
     def _instrumentation_cycled(self, event: InstrumentationCycled) -> None:
@@ -450,7 +537,7 @@ class BenchScreen(Screen):
             self.notify("no instrumentation for this target", timeout=3)
         else:
             self.notify(f"instrumentation: {event.preset}", timeout=3)
-        self.query_one(TimelineList).show(list(self.controller.timeline))
+        self.query_one(Dashboard).show_timeline(list(self.controller.timeline))
 
     # -- save, help, quit ------------------------------------------------------
     def action_save(self) -> None:
@@ -473,7 +560,10 @@ class BenchScreen(Screen):
 
     @on(ResultsSaved)
     def _results_saved(self, event: ResultsSaved) -> None:
-        self.notify("saved " + ", ".join(Path(p).name for p in event.paths), timeout=4)
+        names = [Path(p).name for p in event.paths]
+        stem = names[0].split(".")[0] if names else ""
+        kinds = ", ".join(n[len(stem):] if n.startswith(stem) else n for n in names)
+        self.notify(f"saved {stem} ({kinds}) in {middle(str(self.save_dir), 60)}", timeout=6)
 
     def action_whole_run(self) -> None:
         self.whole_run = not self.whole_run

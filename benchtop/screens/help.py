@@ -16,8 +16,9 @@ BENCH_KEYS = (
     ("space", "pause / resume the load"),
     ("m", "mark this moment on the timeline (with a text)"),
     ("i", "cycle instrumentation presets (when the target has them)"),
-    ("s", "save a screenshot (SVG) and the results so far"),
-    ("q", "quit: stop the run, print and save the summary"),
+    ("s", "save a screenshot (SVG) and the results so far into the run's results folder"),
+    ("w", "charts: the whole run folded to fit / the newest intervals"),
+    ("q", "quit: stop the run, print the summary and where the results folder is"),
     ("?", "this help (escape closes it)"),
 )
 MONITOR_KEYS = (

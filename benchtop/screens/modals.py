@@ -18,8 +18,8 @@ MAX_RATE = 1e7
 def parse_rate(text: str) -> float:
     """A rate typed by the user, in transactions per second; 0 = unlimited.
 
-    >>> [parse_rate(t) for t in ("500", " 2.5k ", "1000/s", "0", "unlimited", "")]
-    [500.0, 2500.0, 1000.0, 0.0, 0.0, 0.0]
+    >>> [parse_rate(t) for t in ("500", " 2.5k ", "1000/s", "0", "unlimited")]
+    [500.0, 2500.0, 1000.0, 0.0, 0.0]
     >>> parse_rate("fast")
     Traceback (most recent call last):
     ...
@@ -30,8 +30,10 @@ def parse_rate(text: str) -> float:
     ValueError: a rate cannot be negative (0 = unlimited)
     """
     raw = text.strip().lower().removesuffix("/s").strip()
-    if raw in ("", "unlimited", "inf", "none"):
+    if raw in ("unlimited", "inf", "none"):
         return 0.0
+    if not raw:
+        raise ValueError("type a rate in transactions per second (0 = unlimited)")
     factor = 1.0
     if raw[-1] in _SUFFIXES:
         factor = _SUFFIXES[raw[-1]]
@@ -58,6 +60,7 @@ class _Prompt(ModalScreen):
         width: 60; max-width: 90%; height: auto; padding: 1 2;
         border: round $accent; background: $surface;
     }
+    _Prompt Label { width: 1fr; }
     _Prompt .error { color: $error; height: auto; }
     """
     BINDINGS = [("escape", "cancel", "cancel")]
@@ -80,17 +83,21 @@ class _Prompt(ModalScreen):
 
 
 class RateModal(_Prompt):
-    """Dismisses with the new rate (0 = unlimited) or None."""
+    """Dismisses with the new rate (0 = unlimited) or None: escape, or
+    enter on an empty field, cancels (unlimited is typed as 0)."""
 
     def __init__(self, current: float) -> None:
         super().__init__(
-            "Rate in transactions per second (0 = unlimited, 2.5k = 2500):",
+            "Rate in transactions per second (0 = unlimited, 2.5k = 2500; empty: no change):",
             value=f"{current:g}" if current > 0 else "",
             placeholder="0 = unlimited",
         )
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
+        if not event.value.strip():
+            self.dismiss(None)
+            return
         try:
             rate = parse_rate(event.value)
         except ValueError as exc:

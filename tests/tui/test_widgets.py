@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 from rich.text import Text
 
@@ -27,15 +28,39 @@ def test_chart_puts_markers_where_events_happened() -> None:
     ).plain
     axis = text.splitlines()[-1]
     plot = axis[7:]
-    # 20 points, 2 per cell, right-aligned in 20 cells: point i is in cell 10 + i // 2
-    assert plot.index("T") == 10 + 10 // 2 and plot.index("M") == 10 + 19 // 2 == len(plot) - 1
+    # 20 points, 2 per cell, from the left edge: point i is in cell i // 2
+    assert plot.index("T") == 10 // 2 and plot.index("M") == 19 // 2
     assert len(text.splitlines()) == 6
 
 
-def test_chart_newest_value_is_at_the_right_edge() -> None:
-    text = render_chart(Text("x"), [Series("x", (0.0,) * 30 + (100.0,))], [], 27, 6).plain
+def test_chart_starts_at_the_left_until_the_window_fills() -> None:
+    text = render_chart(Text("x"), [Series("x", (0.0,) * 9 + (100.0,))], [], 27, 6).plain
     top_row = text.splitlines()[1]
-    assert top_row.rstrip()[-1] != "┤" and top_row.rstrip()[-1] != " "
+    plot = top_row[7:]
+    assert plot.rstrip() and len(plot.rstrip()) == 5  # 10 values, 2 per cell: the first 5 cells
+    full = render_chart(Text("x"), [Series("x", (0.0,) * 60 + (100.0,))], [], 27, 6).plain
+    assert full.splitlines()[1].rstrip()[-1] not in " ┤"  # once full, the newest value is at the right edge
+
+
+def test_time_axis_has_round_elapsed_time_ticks() -> None:
+    values = tuple(100.0 for _ in range(150))
+    axis = render_chart(Text("tps"), [Series("tps", values)], [], 87, 6, t_end=150.0).plain.splitlines()[-1]
+    labels = re.findall(r"┴(\d+:\d\d)", axis)
+    assert labels == ["0:30", "1:00", "1:30", "2:00", "2:30"]
+    for label in labels:  # each tick sits under the interval that ends at that time
+        seconds = int(label[:-3]) * 60 + int(label[-2:])
+        assert axis.index("┴" + label) - 7 == seconds // 2
+    # 300 intervals in a window of 160: the newest, with the axis labelled by real elapsed time
+    late = render_chart(Text("tps"), [Series("tps", values * 2)], [], 87, 6, t_end=300.0).plain.splitlines()[-1]
+    assert re.findall(r"┴(\d+:\d\d)", late)[0] == "2:30"  # the window starts at 140 s
+
+
+def test_value_axis_ticks_are_round() -> None:
+    values = (4620.0, 2220.0, 3100.0)
+    rows = render_chart(Text("tps"), [Series("tps", values)], [], 60, 12).plain.splitlines()[1:-1]
+    labels = [r[:6].strip() for r in rows if r[6] == "┤"]
+    assert labels and all(re.fullmatch(r"\d+(\.5)?k?|0", label) for label in labels), labels
+    assert labels[0] == "5k" and labels[-1] == "0"
 
 
 def test_histogram_shows_both_humps() -> None:

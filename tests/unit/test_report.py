@@ -91,7 +91,8 @@ def test_terminal_rendition(folders, capsys):
 def test_plot_data_matches_the_results(folders):
     runs = load_runs(folders)
     plots = {p.name: p for p in build_plots(runs)}
-    assert set(plots) == {"throughput", "jitter", "boxplot", "latency_histogram", "latency_cdf", "sweep_tps", "sweep_p99"}
+    assert set(plots) == {"throughput", "jitter", "boxplot", "latency_histogram", "latency_cdf", "sweep_tps",
+                          "sweep_p99"}
     tp = plots["throughput"]
     assert tp.series[0].y == (1000.0, 1010.0, 990.0, 0.0, 1005.0, 995.0)
     assert tp.series[1].x == (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
@@ -105,6 +106,10 @@ def test_plot_data_matches_the_results(folders):
     hist = plots["latency_histogram"].series[0]
     assert sorted(hist.y) == [10.0, 90.0] and sum(hist.y) == pytest.approx(100.0)
     assert hist.x[0] == pytest.approx(1.0, rel=0.01) and hist.x[1] == pytest.approx(5.0, rel=0.01)
+    # the percentile view of the same histogram: 90% at ~1 ms (x = 1/(1-0.9) = 10), the rest up to ~5 ms
+    cdf = plots["latency_cdf"].series[0]
+    assert cdf.x[0] == 1.0 and cdf.x[1] == pytest.approx(10.0) and cdf.y[1] == pytest.approx(1.0, rel=0.02)
+    assert cdf.y[-1] == pytest.approx(5.0, rel=0.02) and list(cdf.y) == sorted(cdf.y)
     # and the figure draws exactly that data
     fig = draw(tp)
     try:
@@ -127,6 +132,9 @@ def test_png_and_self_contained_html(folders, tmp_path, capsys):
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", text, re.I)
     assert "<script" not in text and "<link" not in text and "@import" not in text
     assert text.count('src="data:image/png;base64,') == 7
+    # the histogram and its percentile view side by side
+    assert re.search(r'<div class="pair"><figure><img alt="Latency histogram"[^>]*><figcaption>[^<]*</figcaption>'
+                     r'</figure><figure><img alt="Latency by percentile"', text)
     assert 'class="unsafe">UNSAFE<' in text and "CRASH-UNSAFE" in text
 
 
@@ -139,4 +147,5 @@ def test_errors_are_one_line(tmp_path, capsys, monkeypatch, folders):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
     assert cli.main([str(folders[0]), "--png", str(tmp_path / "p")]) == 1
     err = capsys.readouterr().err
-    assert err.strip() == "benchtop report: error: plots need matplotlib: pip install benchtop[report]"
+    # the pip of the Python benchtop runs in, not whichever `pip` is first on PATH
+    assert err.strip() == f"benchtop report: error: plots need matplotlib: {sys.executable} -m pip install 'matplotlib>=3.7'"

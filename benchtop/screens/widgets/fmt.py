@@ -26,6 +26,34 @@ def num(v: float) -> str:
     return f"{v:.1f}"
 
 
+def tick(v: float) -> str:
+    """An axis tick: a round value with no padding zeros.
+
+    >>> [tick(x) for x in (0, 5, 250, 1000, 1500, 2000, 25000, 2.5e6, 0.5)]
+    ['0', '5', '250', '1k', '1.5k', '2k', '25k', '2.5M', '0.5']
+    """
+    a = abs(v)
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")):
+        if a >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:.3g}"
+
+
+def ms_tick(v: float) -> str:
+    """A round latency (in ms) on an axis, without padding zeros.
+
+    >>> [ms_tick(x) for x in (0.001, 0.1, 1, 10, 100, 1000, 10000, 2.5)]
+    ['1µs', '100µs', '1ms', '10ms', '100ms', '1s', '10s', '2.5ms']
+    """
+    if v <= 0:
+        return "0"
+    if v >= 1000:
+        return f"{v / 1000:.3g}s"
+    if v >= 1:
+        return f"{v:.3g}ms"
+    return f"{v * 1000:.3g}µs"
+
+
 def ms(v: float) -> str:
     """A latency given in milliseconds.
 
@@ -77,6 +105,41 @@ def nice_rate(v: float) -> float:
     return float(round(v, digits))
 
 
+def middle(text: str, width: int) -> str:
+    """`text` in at most `width` cells, shortened in the middle: both ends of
+    a path say the most (the server, the file name).
+
+    >>> middle("sqlite:///tmp/benchtop-abc123/benchtop.db", 24)
+    'sqlite:///tm…benchtop.db'
+    >>> middle("short", 24), middle("abcdef", 1)
+    ('short', '…')
+    """
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:max(width, 0)]
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail:]
+
+
+def fit(items: list[tuple[str, str]], width: int, sep: str = "  ") -> list[tuple[str, str]]:
+    """The first (text, style) items that fit whole in `width` cells, the
+    most important first: the rest is left out, never cut.
+
+    >>> [t for t, _ in fit([("tps 1.2k", ""), ("p99 43.9ms", ""), ("n=400", "")], 20)]
+    ['tps 1.2k', 'p99 43.9ms']
+    """
+    out: list[tuple[str, str]] = []
+    used = 0
+    for text, style in items:
+        need = len(text) + (len(sep) if out else 0)
+        if used + need > width:
+            break
+        out.append((text, style))
+        used += need
+    return out
+
+
 def crop(text: Text, width: int) -> Text:
     """Every line cut to `width` cells: charts must never wrap.
 
@@ -90,10 +153,10 @@ def crop(text: Text, width: int) -> Text:
 
 
 def size(v: float) -> str:
-    """Bytes, in binary units.
+    """Bytes, in binary units (each printed once: 21.7kB, never 21.7kkB).
 
-    >>> [size(x) for x in (0, 512, 2048, 1536000, 3.2e9)]
-    ['0B', '512B', '2.0kB', '1.5MB', '3.0GB']
+    >>> [size(x) for x in (0, 512, 2048, 1536000, 3.2e9, 22220.8)]
+    ['0B', '512B', '2.0kB', '1.5MB', '3.0GB', '21.7kB']
     """
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
         if abs(v) >= scale:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from benchtop.screens.widgets.fmt import clock, num
+from benchtop.screens.widgets.fmt import clock, fit, middle, num
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,34 +25,48 @@ class HeaderState:
     status: str = ""  # "", "run finished", "stopping…"
 
 
-def header_text(s: HeaderState) -> Text:
-    """
+def header_text(s: HeaderState, width: int = 200) -> Text:
+    """Two lines in `width` cells: nothing is cut but the target, which is
+    shortened in the middle; the knobs that do not fit are left out from
+    the end (reconnects, then errors).
+
     >>> print(header_text(HeaderState("sqlite:///tmp/x.db", "oltp_read_only", 65, 55, 8, 0, 1234.5, 0, 2, True)).plain)
     benchtop  1:05 elapsed, 0:55 left  oltp_read_only  sqlite:///tmp/x.db
     ‖ PAUSED  threads: 8  rate: unlimited (1.23k tps)  errors: 0  reconnects: 2
+    >>> h = HeaderState("postgresql://sbtest@db-primary.example.com:5432/sbtest", "oltp_read_write",
+    ...                 5, None, 16, 2000, 1999.5, 0, 0, True)
+    >>> print(header_text(h, 78).plain)
+    benchtop  0:05 elapsed, no time limit  oltp_read_write  postgresql:…432/sbtest
+    ‖ PAUSED  threads: 16  rate: 2.00k/s target, 2.00k/s achieved  errors: 0
     """
-    t = Text(no_wrap=True, overflow="ellipsis")
+    width = max(width, 20)
+    t = Text(no_wrap=True, overflow="crop")
     t.append("benchtop", "bold")
     left = "no time limit" if s.remaining is None else f"{clock(s.remaining)} left"
-    # the target goes last: it is the longest part and the one to cut
-    t.append(f"  {clock(s.elapsed)} elapsed, {left}  ")
+    times = f"  {clock(s.elapsed)} elapsed, {left}  "
+    t.append(times)
     t.append(s.workload, "bold")
-    t.append(f"  {s.target}")
+    room = width - len("benchtop") - len(times) - len(s.workload) - 2
+    if room >= 8:
+        t.append(f"  {middle(s.target, room)}")
     t.append("\n")
-    # flags first: a narrow terminal cuts the end of the line, never these
+    # flags first: a narrow terminal leaves out the end of the line, never these
+    items: list[tuple[str, str]] = []
     if s.status:
-        t.append(f"■ {s.status.upper()}", "bold reverse")
-        t.append("  ")
+        items.append((f"■ {s.status.upper()}", "bold reverse"))
     elif s.paused:
-        t.append("‖ PAUSED", "bold reverse yellow")
-        t.append("  ")
-    t.append(f"threads: {s.threads}", "bold")
+        items.append(("‖ PAUSED", "bold reverse yellow"))
+    items.append((f"threads: {s.threads}", "bold"))
     if s.rate > 0:
-        t.append(f"  rate: {num(s.rate)}/s target, {num(s.achieved_tps)}/s achieved")
+        items.append((f"rate: {num(s.rate)}/s target, {num(s.achieved_tps)}/s achieved", ""))
     else:
-        t.append(f"  rate: unlimited ({num(s.achieved_tps)} tps)")
-    t.append(f"  errors: {s.errors}", "bold red" if s.errors else "")
-    t.append(f"  reconnects: {s.reconnects}", "bold yellow" if s.reconnects else "")
+        items.append((f"rate: unlimited ({num(s.achieved_tps)} tps)", ""))
+    items.append((f"errors: {s.errors}", "bold red" if s.errors else ""))
+    items.append((f"reconnects: {s.reconnects}", "bold yellow" if s.reconnects else ""))
+    for k, (text, style) in enumerate(fit(items, width)):
+        if k:
+            t.append("  ")
+        t.append(text, style)
     return t
 
 
@@ -61,5 +75,14 @@ class RunHeader(Static):
     RunHeader { height: 2; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._state: HeaderState | None = None
+
     def show(self, state: HeaderState) -> None:
-        self.update(header_text(state))
+        self._state = state
+        self.update(header_text(state, self.content_size.width or 200))
+
+    def on_resize(self) -> None:
+        if self._state is not None:
+            self.show(self._state)

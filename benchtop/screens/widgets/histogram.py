@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from benchtop.engine.histogram import Histogram
-from benchtop.screens.widgets.fmt import crop, ms, ns_decade, num
+from benchtop.screens.widgets.fmt import crop, fit, ms, ns_decade, num
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -45,12 +45,19 @@ def columns(hist: Histogram, axis: Axis, width: int) -> list[int]:
 
 
 def render_histogram(title: str, hist: Histogram, axis: Axis, width: int, height: int) -> Text:
-    """Title line (with p50/p99 and the count), bars, and a decade axis."""
+    """Title line (with p50/p99 and the count, each shown whole or not at
+    all), bars, and a decade axis."""
     text = Text(no_wrap=True, overflow="crop")
     pct = hist.percentiles_ms([50.0, 99.0])
     text.append(title, "bold")
-    # the count goes last: a narrow panel cuts it first
-    text.append(f"  p50 {ms(pct[50.0])} p99 {ms(pct[99.0])} n={num(hist.total)}")
+    # the count goes last: a narrow panel leaves it out first
+    items = [(f"p50 {ms(pct[50.0])}", ""), (f"p99 {ms(pct[99.0])}", ""), (f"n={num(hist.total)}", "dim")]
+    sep = "  "
+    if len(fit(items[:2], width - len(title) - 2, sep)) < 2:
+        sep = " "  # tighter rather than without p99
+    for item, style in fit(items, width - len(title) - len(sep), sep):
+        text.append(sep)
+        text.append(item, style)
     bars_h = max(height - 2, 1)
     width = max(width, 8)
     cols = columns(hist, axis, width)

@@ -19,7 +19,7 @@ from textual.widget import Widget
 
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.screens.widgets.chart import LABEL_W
-from benchtop.screens.widgets.fmt import crop, num, size
+from benchtop.screens.widgets.fmt import crop, ms, num, size
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 NAN = float("nan")
@@ -29,8 +29,9 @@ NAN = float("nan")
 class Pick:
     label: str
     path: tuple[str, ...]  # panel, then keys; "*" sums over a mapping's values
-    unit: str = ""  # "B" for bytes, "%" or a suffix such as "/s"
+    unit: str = ""  # "B" bytes/s, "us" microseconds/s, "%", "ratio", or a suffix such as "/s"
     per_txn: bool = False  # a rate worth dividing by the client's tps
+    scale: float = 1.0  # what one unit of the source's value is in `unit` (kB -> B: 1024)
 
 
 PICKS: Mapping[str, tuple[Pick, ...]] = {
@@ -46,7 +47,7 @@ PICKS: Mapping[str, tuple[Pick, ...]] = {
         Pick("row lock waits", ("innodb", "row_lock_waits_per_s"), "/s", True),
     ),
     "pgbouncer": (
-        Pick("pool wait", ("stats", "*", "wait_time_us_per_s"), "µs/s", True),
+        Pick("pool wait", ("stats", "*", "wait_time_us_per_s"), "us", True),
         Pick("clients waiting", ("client_states", "waiting")),
     ),
     "proxysql": (
@@ -55,7 +56,7 @@ PICKS: Mapping[str, tuple[Pick, ...]] = {
     ),
     "os": (
         Pick("iowait", ("cpu", "iowait_pct"), "%"),
-        Pick("disk write", ("disk", "write_kb_per_s"), "kB/s", True),
+        Pick("disk write", ("disk", "write_kb_per_s"), "B", True, scale=1024.0),
         Pick("cpu user", ("cpu", "user_pct"), "%"),
     ),
 }
@@ -93,7 +94,7 @@ def picks_for(snap: SourceSnapshot) -> dict[str, float]:
     for pick in PICKS.get(snap.kind, ()):
         v = dig(snap.panels, pick.path)
         if v is not None:
-            out[f"{snap.name} {pick.label}"] = v
+            out[f"{snap.name} {pick.label}"] = v * pick.scale
     return out
 
 
@@ -104,14 +105,19 @@ def pick_named(key: str, kinds: Mapping[str, str]) -> Pick | None:
 
 
 def fmt_value(v: float, unit: str) -> str:
-    """
+    """Every unit printed once, with its own scale.
+
     >>> fmt_value(2_500_000, "B"), fmt_value(12.345, "%"), fmt_value(1500, "/s")
     ('2.4MB/s', '12.3%', '1.50k/s')
+    >>> fmt_value(21.7 * 1024, "B"), fmt_value(12_300, "us")
+    ('21.7kB/s', '12.3ms/s')
     """
     if math.isnan(v):
         return "-"
     if unit == "B":
         return size(v) + "/s"
+    if unit == "us":  # time spent waiting per second
+        return ms(v / 1000) + "/s"
     if unit == "%":
         return f"{v:.1f}%"
     if unit == "ratio":
@@ -189,22 +195,25 @@ class ServerSeries:
 
 def _per_txn_fmt(unit: str) -> Callable[[float], str]:
     """
-    >>> _per_txn_fmt("B")(1536.0), _per_txn_fmt("µs")(12.345), _per_txn_fmt("")(0.0719)
+    >>> _per_txn_fmt("B")(1536.0), _per_txn_fmt("us")(12.345), _per_txn_fmt("")(0.0719)
     ('1.5kB', '12.3µs', '0.0719')
     """
     if unit == "B":
         return size
+    if unit == "us":
+        return lambda v: ms(v / 1000)
     return lambda v: f"{v:.3g}{unit}"
 
 
 def spark(values: Sequence[float], width: int, whole: bool, per_cell: int = 2) -> str:
     """A one-row sparkline aligned with the charts: two intervals per cell
-    (their max), newest at the right; gaps (NaN) stay blank.
+    (their max), from the left edge until the width fills, then the newest;
+    gaps (NaN) stay blank.
 
     >>> spark([0, 1, 2, 3, float("nan"), float("nan")], 4, False)
-    ' ▃█ '
+    '▃█  '
     >>> spark([1, 2, 4, 8], 6, False, per_cell=1)
-    '  ▁▂▄█'
+    '▁▂▄█  '
     """
     n = len(values)
     factor = per_cell if not whole or n <= width * per_cell else per_cell * -(-n // (width * per_cell))
@@ -220,7 +229,7 @@ def spark(values: Sequence[float], width: int, whole: bool, per_cell: int = 2) -
             out.append(" ")
         else:
             out.append(_BLOCKS[min(int(c / top * 7.999), 7)] if top > 0 else _BLOCKS[0])
-    return " " * (width - len(out)) + "".join(out)
+    return "".join(out) + " " * (width - len(out))
 
 
 def render_strip(rows: Sequence[StripRow], width: int, height: int, whole: bool) -> Text:

@@ -45,7 +45,11 @@ def markers(events: Sequence[TimelineEvent], interval_ends: Sequence[float]) -> 
     return out
 
 
-def timeline_text(events: Sequence[TimelineEvent], rows: int) -> Text:
+HINT = "(no changes yet: + - * / r ] [ space m)"
+SHORT_HINT = "(no changes yet)"
+
+
+def timeline_text(events: Sequence[TimelineEvent], rows: int, width: int = 80) -> Text:
     """The newest `rows` events, oldest first.
 
     >>> from benchtop.run.samples import TimelineEvent as E
@@ -58,9 +62,41 @@ def timeline_text(events: Sequence[TimelineEvent], rows: int) -> Text:
     t.append("timeline", "bold")
     shown = list(events)[-max(rows - 1, 0) :] if rows > 1 else []
     if not events:
-        t.append("\n(no changes yet: + - * / r ] [ space m)", "dim")
+        t.append("\n" + (HINT if len(HINT) <= width else SHORT_HINT), "dim")
     for ev in shown:
         t.append("\n")
+        t.append(symbol(ev.kind), "bold reverse")
+        t.append(f" {clock(ev.t)} {ev.text}")
+    return t
+
+
+def timeline_line(events: Sequence[TimelineEvent], width: int) -> Text:
+    """The timeline on one line for a strip under the charts: the newest
+    events that fit whole, oldest first.
+
+    >>> from benchtop.run.samples import TimelineEvent as E
+    >>> evs = [E(t=5, kind="threads", text="threads 16"), E(t=70, kind="mark", text="mark 1")]
+    >>> print(timeline_line(evs, 80).plain)
+    timeline  T 0:05 threads 16  M 1:10 mark 1
+    >>> print(timeline_line(evs, 30).plain)
+    timeline  M 1:10 mark 1
+    """
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append("timeline", "bold")
+    if not events:
+        hint = HINT if len(HINT) + 10 <= width else SHORT_HINT
+        t.append("  " + hint, "dim")
+        return t
+    room = width - len("timeline")
+    kept: list[TimelineEvent] = []
+    for ev in reversed(list(events)):
+        need = 2 + 2 + len(clock(ev.t)) + 1 + len(ev.text)
+        if need > room:
+            break
+        kept.append(ev)
+        room -= need
+    for ev in reversed(kept):
+        t.append("  ")
         t.append(symbol(ev.kind), "bold reverse")
         t.append(f" {clock(ev.t)} {ev.text}")
     return t
@@ -80,4 +116,4 @@ class TimelineList(Widget):
         self.refresh()
 
     def render(self) -> Text:
-        return crop(timeline_text(self._events, self.size.height), self.size.width)
+        return crop(timeline_text(self._events, self.size.height, self.size.width), self.size.width)
