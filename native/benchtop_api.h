@@ -55,7 +55,8 @@ enum {
     BT_ERRK_IGNORED = 3,        /* any other code in --ignore-errors */
     BT_ERRK_LOST_CONNECTION = 4,
     BT_ERRK_FATAL = 5,
-    BT_ERRK_COUNT = 6
+    BT_ERRK_TIMEOUT = 6,        /* --query-timeout expired; the connection is replaced */
+    BT_ERRK_COUNT = 7
 };
 
 /* ---- workload program ---------------------------------------------------- *
@@ -70,7 +71,8 @@ enum {
     BT_SREG_CAP = 1024,
     BT_MAX_PARAMS = 32,
     BT_MAX_TXN_TYPES = 32,
-    BT_MAX_THREADS = 4096
+    BT_MAX_THREADS = 4096,   /* over all thread groups */
+    BT_MAX_GROUPS = 8
 };
 
 enum {
@@ -212,6 +214,36 @@ typedef struct {
     int32_t rows_per_commit;    /* 0: autocommit each INSERT */
 } bt_load;
 
+/* ---- thread groups --------------------------------------------------------- *
+ * A group is a pool of workers with its own thread count, its own arrival
+ * schedule (closed loop, or open loop at its own rate) and its own mix of
+ * transaction types: the insert benchmark's one rate-limited inserter beside
+ * ten closed-loop query threads.  Without groups (ngroups == 0) the engine
+ * has one group made of bt_config's threads and rate and the program's
+ * weights.
+ */
+typedef struct {
+    const char *name;
+    int32_t threads;
+    double rate;               /* 0: closed loop */
+    int32_t arrival;           /* BT_ARRIVAL_* */
+    int32_t weights[32];       /* per transaction type; 0: not run by this group */
+} bt_group;
+
+/* One group's cumulative counters (engine-wide ones are in bt_snapshot). */
+typedef struct {
+    int32_t threads_target;
+    int32_t threads_running;
+    double rate;
+    uint64_t transactions;
+    uint64_t errors;                  /* every kind but fatal */
+    uint64_t latency_ns_sum;
+    uint64_t service_ns_sum;
+    uint64_t busy_ns;
+    double queue_ns;
+    uint64_t tickets_due;
+} bt_group_snapshot;
+
 /* ---- configuration ------------------------------------------------------- */
 typedef struct {
     int32_t driver;            /* BT_DRIVER_* */
@@ -226,6 +258,7 @@ typedef struct {
     int32_t prepare;           /* 1: server-side prepared statements */
     int32_t pipeline;          /* PG pipeline mode */
     int32_t connect_timeout_s;
+    int32_t query_timeout_ms;  /* 0: none; else a statement's reply is awaited this long */
 } bt_conn_config;
 
 typedef struct {
@@ -247,6 +280,8 @@ typedef struct {
     const int32_t *ignore_codes;   /* extra codes (MySQL errno, or PG SQLSTATE as base-36) */
     int32_t nignore_codes;
     int32_t max_retries;       /* per transaction for retryable errors; 0 = unlimited */
+    const bt_group *groups;    /* NULL/0: one group from threads, rate and the program's weights */
+    int32_t ngroups;
 } bt_config;
 
 /* ---- snapshot ------------------------------------------------------------ *
@@ -267,7 +302,7 @@ typedef struct {
     uint64_t transactions;            /* committed (== sum of latency histogram) */
     uint64_t rollbacks;               /* transactions ended by a workload rollback */
     uint64_t queries[3];              /* BT_QK_READ/WRITE/OTHER */
-    uint64_t errors[6];               /* by BT_ERRK_* */
+    uint64_t errors[7];               /* by BT_ERRK_* */
     uint64_t retries;                 /* transactions retried after a retryable error */
     uint64_t reconnects;
     uint64_t connects;
@@ -308,6 +343,12 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
  * merged over every worker like the main one. */
 int bt_engine_type_hist(bt_engine *e, int32_t type, uint64_t *out);
 int32_t bt_engine_free(bt_engine *e);  /* workers abandoned (they free the engine when they exit) */
+
+/* Thread groups: bt_engine_set_threads/set_rate act on group 0. */
+int bt_engine_set_group_threads(bt_engine *e, int32_t group, int32_t n);
+int bt_engine_set_group_rate(bt_engine *e, int32_t group, double rate, int32_t arrival);
+int bt_engine_group_snapshot(bt_engine *e, int32_t group, bt_group_snapshot *out, uint64_t *lat_hist,
+                             uint64_t *svc_hist);
 
 /* Bulk load with the engine's connection settings on `threads` threads. */
 int bt_engine_load(bt_engine *e, const bt_load *load, int32_t threads);

@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mysql.h>
 
@@ -140,6 +141,7 @@ typedef struct {
     unsigned int read_timeout_s;
     unsigned int write_timeout_s;
     int blocking_reads;
+    int32_t query_timeout_ms;  /* --query-timeout: what a lost connection this late is */
 } bt_my_opts;
 
 typedef struct {
@@ -331,6 +333,11 @@ static int bt_my_apply_options(MYSQL *my, const bt_conn_config *cfg, bt_my_opts 
                 goto out;
         }
     }
+    if (cfg->query_timeout_ms > 0) {
+        /* the client library counts whole seconds; blocking reads use the ms */
+        o->query_timeout_ms = cfg->query_timeout_ms;
+        o->read_timeout_s = o->write_timeout_s = (unsigned int)(cfg->query_timeout_ms + 999) / 1000;
+    }
     if (o->read_timeout_s)
         mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &o->read_timeout_s);
     if (o->write_timeout_s)
@@ -433,6 +440,10 @@ static void bt_my_blocking_reads(bt_my_conn *c)
         return;
     int fd = (int)mysql_get_socket(c->my);
     struct timeval tv = {.tv_sec = (time_t)c->opts.read_timeout_s, .tv_usec = 0};
+    if (c->opts.query_timeout_ms > 0) {
+        tv.tv_sec = c->opts.query_timeout_ms / 1000;
+        tv.tv_usec = (c->opts.query_timeout_ms % 1000) * 1000;
+    }
     int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
     /* Any failure leaves the library's own (non-blocking) path in place. */
     if (fl < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
@@ -897,12 +908,45 @@ static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_valu
     }
 }
 
+/* A connection lost after --query-timeout is the timeout expiring (a read
+ * or write timed out): counted as its own error kind, the worker then
+ * reconnects as for any lost connection. */
+static int bt_my_timed(bt_my_conn *c, struct timespec t0, int rc, bt_err *err)
+{
+    if (rc == 0 || err->kind != BT_DERR_LOST || c->opts.query_timeout_ms <= 0)
+        return rc;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int64_t ms = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    if (ms + 50 >= c->opts.query_timeout_ms) {
+        err->errk = BT_ERRK_TIMEOUT;
+        snprintf(err->msg, sizeof err->msg, "no reply within --query-timeout %.3g s",
+                 c->opts.query_timeout_ms / 1000.0);
+    }
+    return rc;
+}
+
+static int bt_my_execute_timed(void *conn, int32_t key, const char *sql, const bt_value *params,
+                               int32_t nparams, bt_result *res, bt_err *err)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    return bt_my_timed(conn, t0, bt_my_execute(conn, key, sql, params, nparams, res, err), err);
+}
+
+static int bt_my_exec_text_timed(void *conn, const char *sql, bt_result *res, bt_err *err)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    return bt_my_timed(conn, t0, bt_my_exec_text(conn, sql, res, err), err);
+}
+
 const bt_driver bt_driver_mysql = {
     .name = "mysql",
     .connect = bt_my_connect,
     .disconnect = bt_my_disconnect,
-    .execute = bt_my_execute,
-    .exec_text = bt_my_exec_text,
+    .execute = bt_my_execute_timed,
+    .exec_text = bt_my_exec_text_timed,
     .quote = bt_my_quote,
     .thread_end = bt_my_thread_end,
     .socket = bt_my_socket,

@@ -35,11 +35,23 @@
  * Empty fields are left out, so libpq's environment (PGHOST...), service file
  * and ~/.pgpass still apply.  A Unix socket directory in cfg->socket is used
  * as host when no host is given.
+ *
+ * --query-timeout (cfg->query_timeout_ms): libpq has no read timeout, so a
+ * statement is sent with PQsend* and its reply awaited with poll() and a
+ * deadline; when it passes, the statement is cancelled (PQcancel, from a
+ * detached thread: it waits for the server to close the cancel connection,
+ * which a hung server never does) and the connection is given up as timed
+ * out, for the worker to replace.  Without a timeout the blocking calls run
+ * (the fewest system calls).  Pipeline mode keeps its own blocking reads.
  */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
@@ -77,6 +89,8 @@ typedef struct {
     int pipeline;            /* cfg->pipeline */
     int in_txn;              /* pipeline mode: an explicit transaction is open */
     int npending;
+    int32_t timeout_ms;      /* cfg->query_timeout_ms */
+    int timed_out;           /* a statement outlived it: the connection is given up */
     bt_pg_pending pending[BT_PG_MAX_PENDING];
     bt_pg_stmt **stmts;      /* by key */
     int32_t nstmts;
@@ -124,6 +138,12 @@ static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
     char msg[sizeof err->msg];
     bt_pg_msg(msg, sizeof msg, raw);
     int kind = BT_DERR_SQL, errk = BT_ERRK_FATAL;
+    if (c->timed_out) {
+        snprintf(msg, sizeof msg, "no reply within --query-timeout %.3g s (statement cancelled)",
+                 c->timeout_ms / 1000.0);
+        bt_err_set(err, BT_DERR_LOST, BT_ERRK_TIMEOUT, 0, "57014", msg);
+        return -1;
+    }
     if (bt_pg_is_lost(c, st)) {
         kind = BT_DERR_LOST;
         errk = BT_ERRK_LOST_CONNECTION;
@@ -144,6 +164,78 @@ static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
     }
     bt_err_set(err, kind, errk, st ? bt_sqlstate_code(st) : 0, st, msg);
     return -1;
+}
+
+/* ---- --query-timeout ---------------------------------------------------------- */
+
+static void *bt_pg_cancel_main(void *arg)
+{
+    char buf[256];
+    PQcancel(arg, buf, sizeof buf);
+    PQfreeCancel(arg);
+    return NULL;
+}
+
+static void bt_pg_cancel(bt_pg_conn *c)
+{
+    PGcancel *cn = PQgetCancel(c->pg);
+    pthread_attr_t attr;
+    pthread_t t;
+    if (!cn)
+        return;
+    if (pthread_attr_init(&attr) != 0) {
+        PQfreeCancel(cn);
+        return;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, bt_pg_cancel_main, cn) != 0)
+        PQfreeCancel(cn);
+    pthread_attr_destroy(&attr);
+}
+
+static int64_t bt_pg_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The reply to a statement sent with PQsend* (`sent`: what it returned), as
+ * PQexec would return it, or NULL when the deadline passed (c->timed_out)
+ * or the connection broke. */
+static PGresult *bt_pg_await(bt_pg_conn *c, int sent)
+{
+    if (!sent)
+        return NULL;
+    int64_t deadline = bt_pg_now_ms() + c->timeout_ms;
+    struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN};
+    PGresult *last = NULL;
+    for (;;) {
+        while (PQisBusy(c->pg)) {
+            int64_t left = deadline - bt_pg_now_ms();
+            int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n == 0) {
+                bt_pg_cancel(c);
+                c->timed_out = 1;
+                PQclear(last);
+                return NULL;
+            }
+            if (n < 0 || !PQconsumeInput(c->pg))
+                return last;
+        }
+        PGresult *r = PQgetResult(c->pg);
+        if (!r)
+            return last;
+        PQclear(last);
+        last = r;
+    }
+}
+
+static PGresult *bt_pg_exec(bt_pg_conn *c, const char *sql)
+{
+    return c->timeout_ms > 0 ? bt_pg_await(c, PQsendQuery(c->pg, sql)) : PQexec(c->pg, sql);
 }
 
 static int bt_pg_oom(bt_err *err)
@@ -239,6 +331,7 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
     }
     c->prepare = cfg->prepare;
     c->pipeline = cfg->pipeline;
+    c->timeout_ms = cfg->query_timeout_ms > 0 ? cfg->query_timeout_ms : 0;
     c->pg = PQconnectdbParams(keys, vals, expand);
     if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
         char msg[sizeof err->msg];
@@ -352,7 +445,7 @@ static int bt_pg_text_execute(bt_pg_conn *c, const char *sql, const bt_value *pa
 {
     if (bt_sql_interpolate(&bt_driver_pgsql, c, sql, params, nparams, &c->text, err) != 0)
         return -1;
-    return bt_pg_result(c, PQexec(c->pg, c->text.buf), res, err);
+    return bt_pg_result(c, bt_pg_exec(c, c->text.buf), res, err);
 }
 
 /* ---- prepared statements ------------------------------------------------- */
@@ -638,7 +731,7 @@ static int bt_pg_exec_text(void *conn, const char *sql, bt_result *res, bt_err *
         }
         c->in_txn = txn == BT_PG_TXN_BEGIN || (c->in_txn && txn == BT_PG_TXN_NONE);
     }
-    return bt_pg_result(c, PQexec(c->pg, sql), res, err);
+    return bt_pg_result(c, bt_pg_exec(c, sql), res, err);
 }
 
 static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_value *params,
@@ -672,7 +765,8 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
     if (!c->unnamed) {
         PGresult *r;
         if (!st->prepared) {
-            r = PQprepare(c->pg, st->name, st->sql, st->nparams, NULL);
+            r = c->timeout_ms > 0 ? bt_pg_await(c, PQsendPrepare(c->pg, st->name, st->sql, st->nparams, NULL))
+                                  : PQprepare(c->pg, st->name, st->sql, st->nparams, NULL);
             if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
                 st->prepared = 1;
                 PQclear(r);
@@ -687,7 +781,9 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
             }
         }
         if (!c->unnamed) {
-            r = PQexecPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0);
+            r = c->timeout_ms > 0
+                    ? bt_pg_await(c, PQsendQueryPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0))
+                    : PQexecPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0);
             if (!r || PQresultStatus(r) != PGRES_FATAL_ERROR || !bt_pg_broken_name(r))
                 return bt_pg_result(c, r, res, err);
             PQclear(r);
@@ -695,8 +791,11 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
                 return -1;
         }
     }
-    return bt_pg_result(c, PQexecParams(c->pg, st->sql, st->nparams, NULL, st->values, NULL,
-                                        NULL, 0), res, err);
+    PGresult *r = c->timeout_ms > 0
+                      ? bt_pg_await(c, PQsendQueryParams(c->pg, st->sql, st->nparams, NULL, st->values, NULL,
+                                                         NULL, 0))
+                      : PQexecParams(c->pg, st->sql, st->nparams, NULL, st->values, NULL, NULL, 0);
+    return bt_pg_result(c, r, res, err);
 }
 
 const bt_driver bt_driver_pgsql = {

@@ -193,7 +193,6 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
     e->seed = cfg->seed ? cfg->seed : bt_now_ns();
     bt_rand_params_init(&e->rp, cfg->rand_type, cfg->rand_spec_iter, cfg->rand_spec_pct,
                         cfg->rand_spec_res, cfg->rand_pareto_h, cfg->rand_zipfian_exp);
-    bt_sched_init(&e->sched, cfg->rate, cfg->arrival, e->seed);
     bt_rng seeder;
     bt_rng_seed(&seeder, e->seed);
     e->unique_offset = (uint32_t)bt_rng_next(&seeder);
@@ -203,8 +202,7 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
         const bt_program *p = e->prog;
         e->nkeys = p->nstmts * (p->max_table + 1);
         e->sql_by_key = calloc((size_t)e->nkeys + 1, sizeof(char *));
-        e->txn_cum_weight = calloc((size_t)p->ntxn_types, sizeof(int32_t));
-        if (!e->sql_by_key || !e->txn_cum_weight)
+        if (!e->sql_by_key)
             goto fail;
         for (int32_t s = 0; s < p->nstmts; s++) {
             int32_t tmax = p->stmts[s].table_reg >= 0 ? p->max_table : 0;
@@ -215,95 +213,16 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
                 e->sql_by_key[s * (p->max_table + 1) + t] = sql;
             }
         }
-        int32_t cum = 0;
-        for (int32_t i = 0; i < p->ntxn_types; i++) {
-            cum += p->txn_types[i].weight;
-            e->txn_cum_weight[i] = cum;
-        }
-        e->total_weight = cum;
-        if (cum <= 0) {
-            rc = BT_EINVAL;
-            goto fail;
-        }
     }
-    atomic_store(&e->threads_target, cfg->threads);
+    rc = bt_groups_init(e, cfg);
+    if (rc != BT_OK)
+        goto fail;
     atomic_store(&e->state, BT_STATE_IDLE);
     *out = e;
     return BT_OK;
 fail:
     bt_engine_free(e);
     return rc;
-}
-
-static bt_worker *worker_new(bt_engine *e, int32_t index)
-{
-    bt_worker *w = aligned_alloc(64, (sizeof(bt_worker) + 63) / 64 * 64);
-    if (!w)
-        return NULL;
-    memset(w, 0, sizeof *w);
-    w->lat = calloc(1, sizeof(bt_hist));
-    w->svc = calloc(1, sizeof(bt_hist));
-    if (!w->lat || !w->svc) {
-        free(w->lat);
-        free(w->svc);
-        free(w);
-        return NULL;
-    }
-    atomic_store(&w->lat_min, UINT64_MAX);
-    w->index = index;
-    w->e = e;
-    pthread_mutex_init(&w->io_mu, NULL);
-    w->io_fd = -1;
-    bt_rng_seed(&w->rng, e->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(index + 1));
-    return w;
-}
-
-static void make_idle(pthread_t t)
-{
-    struct sched_param sp = {0};
-    pthread_setschedparam(t, SCHED_IDLE, &sp);  /* best effort: the run goes on without it */
-}
-
-/* Starts workers [0, n) that are not running; reaps the ones that exited.
- * Called with ctl_mu held. */
-static int spawn_upto(bt_engine *e, int32_t n)
-{
-    if (e->drv->never_waits && n > e->ncpu && !e->idle_workers) {
-        /* one-way (an unprivileged thread cannot leave SCHED_IDLE), so the
-         * workers stay alike */
-        e->idle_workers = 1;
-        for (int32_t i = 0; i < e->nworkers; i++)
-            if (e->workers[i] && e->workers[i]->has_thread)
-                make_idle(e->workers[i]->thread);
-    }
-    for (int32_t i = 0; i < n && !atomic_load(&e->stop); i++) {
-        bt_worker *w = e->workers[i];
-        if (!w) {
-            w = worker_new(e, i);
-            if (!w)
-                return BT_ENOMEM;
-            e->workers[i] = w;
-            if (i >= e->nworkers)
-                e->nworkers = i + 1;
-        }
-        if (atomic_load(&w->state) == BT_W_EXITED && w->has_thread) {
-            pthread_join(w->thread, NULL);
-            w->has_thread = 0;
-            atomic_store(&w->state, BT_W_FREE);
-        }
-        if (atomic_load(&w->state) == BT_W_FREE) {
-            atomic_store(&w->state, BT_W_RUNNING);
-            if (pthread_create(&w->thread, NULL, bt_worker_main, w) != 0) {
-                atomic_store(&w->state, BT_W_FREE);
-                return BT_ETHREAD;
-            }
-            w->has_thread = 1;
-            e->live++;
-            if (e->idle_workers)
-                make_idle(w->thread);
-        }
-    }
-    return BT_OK;
 }
 
 int bt_engine_start(bt_engine *e)
@@ -318,11 +237,15 @@ int bt_engine_start(bt_engine *e)
      * not minutes of competing with running ones), and the measured time
      * starts when they all may begin. */
     pthread_mutex_lock(&e->ctl_mu);
-    int rc = spawn_upto(e, atomic_load(&e->threads_target));
+    int rc = BT_OK;
+    for (int32_t g = 0; g < e->ngroups && rc == BT_OK; g++)
+        rc = bt_group_spawn(e, g, atomic_load(&e->groups[g].threads_target));
     e->start_ns = bt_now_ns();
-    /* the schedule's first ticket is due at the start, not at time zero */
-    e->sched.last_ns = e->start_ns;
-    bt_sched_restart(&e->sched, e->start_ns);
+    /* the schedules' first tickets are due at the start, not at time zero */
+    for (int32_t g = 0; g < e->ngroups; g++) {
+        e->groups[g].sched.last_ns = e->start_ns;
+        bt_sched_restart(&e->groups[g].sched, e->start_ns);
+    }
     pthread_mutex_unlock(&e->ctl_mu);
     if (rc != BT_OK) {
         bt_engine_fail(e, "could not start worker threads: %s", bt_strerror(rc));
@@ -333,25 +256,12 @@ int bt_engine_start(bt_engine *e)
 
 int bt_engine_set_threads(bt_engine *e, int32_t n)
 {
-    if (!e || n < 0 || n > BT_MAX_THREADS)
-        return BT_EINVAL;
-    atomic_store(&e->threads_target, n);
-    if (atomic_load(&e->state) != BT_STATE_RUNNING)
-        return BT_OK;
-    /* Workers at index >= n see the new target after their current
-     * transaction and exit; their counts stay in the totals. */
-    pthread_mutex_lock(&e->ctl_mu);
-    int rc = spawn_upto(e, n);
-    pthread_mutex_unlock(&e->ctl_mu);
-    return rc;
+    return bt_engine_set_group_threads(e, 0, n);
 }
 
 int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival)
 {
-    if (!e || rate < 0 || (arrival != BT_ARRIVAL_UNIFORM && arrival != BT_ARRIVAL_POISSON))
-        return BT_EINVAL;
-    bt_sched_set_rate(&e->sched, rate, arrival, bt_now_ns());
-    return BT_OK;
+    return bt_engine_set_group_rate(e, 0, rate, arrival);
 }
 
 int bt_engine_set_paused(bt_engine *e, int32_t paused)
@@ -359,10 +269,13 @@ int bt_engine_set_paused(bt_engine *e, int32_t paused)
     if (!e)
         return BT_EINVAL;
     int was = atomic_exchange(&e->paused, paused ? 1 : 0);
-    if (!was && paused)
-        bt_sched_hold(&e->sched, bt_now_ns());
-    else if (was && !paused)
-        bt_sched_resume(&e->sched, bt_now_ns());
+    uint64_t now = bt_now_ns();
+    for (int32_t g = 0; g < e->ngroups; g++) {
+        if (!was && paused)
+            bt_sched_hold(&e->groups[g].sched, now);
+        else if (was && !paused)
+            bt_sched_resume(&e->groups[g].sched, now);
+    }
     return BT_OK;
 }
 
@@ -467,7 +380,8 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
         bt_worker *w = e->workers[i];
         if (!w)
             continue;
-        if (atomic_load(&w->state) == BT_W_RUNNING && i < atomic_load(&e->threads_target))
+        if (atomic_load(&w->state) == BT_W_RUNNING &&
+            w->gindex < atomic_load(&e->groups[w->group].threads_target))
             out->threads_running++;
         out->transactions += BT_GET(w->txns);
         out->unfinished += BT_GET(w->unfinished);
@@ -515,11 +429,25 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
     if (out->latency_ns_min == UINT64_MAX)
         out->latency_ns_min = 0;
     out->state = atomic_load(&e->state);
-    out->threads_target = atomic_load(&e->threads_target);
+    out->threads_target = bt_groups_threads_target(e);
     out->paused = atomic_load(&e->paused);
     out->rows_loaded = atomic_load(&e->rows_loaded);
     out->t = e->start_ns ? (double)(now - e->start_ns) / (double)BT_NS_PER_S : 0.0;
-    bt_sched_read(&e->sched, now, &out->queue_ns, &out->tickets_due, &out->rate);
+    /* The engine's rate is the groups' sum when every group runs open loop;
+     * one closed-loop group makes the whole run closed loop. */
+    int closed = 0;
+    for (int32_t g = 0; g < e->ngroups; g++) {
+        double q, r;
+        uint64_t due;
+        bt_sched_read(&e->groups[g].sched, now, &q, &due, &r);
+        out->queue_ns += q;
+        out->tickets_due += due;
+        out->rate += r;
+        if (r <= 0 && atomic_load(&e->groups[g].threads_target) > 0)
+            closed = 1;
+    }
+    if (closed)
+        out->rate = 0;
     return BT_OK;
 }
 
@@ -588,11 +516,10 @@ void bt_engine_destroy(bt_engine *e)
         for (int32_t k = 0; k < e->nkeys; k++)
             free(e->sql_by_key[k]);
     free(e->sql_by_key);
-    free(e->txn_cum_weight);
     free(e->ignore_codes);
     for (int i = 0; i < 8; i++)
         free(e->strs[i]);
-    bt_sched_destroy(&e->sched);
+    bt_groups_destroy(e);
     pthread_cond_destroy(&e->exit_cv);
     pthread_mutex_destroy(&e->ctl_mu);
     free(e);

@@ -59,6 +59,29 @@ void bt_sched_resume(bt_sched *s, uint64_t now);   /* after a pause: no backlog 
 int bt_sched_take(bt_sched *s, uint64_t now, uint64_t *intended);
 void bt_sched_read(bt_sched *s, uint64_t now, double *queue_ns, uint64_t *due, double *rate);
 
+/* ---- thread group -------------------------------------------------------- *
+ * Workers live in the engine's one flat slot array (so stopping, joining and
+ * snapshots see them all); a group maps its i-th thread to a slot, taken the
+ * first time the group grows that far and kept for reuse. */
+typedef struct {
+    _Atomic int32_t threads_target;
+    bt_sched sched;
+    int32_t cum_weight[BT_MAX_TXN_TYPES];
+    int32_t total_weight;
+    int32_t only_type;      /* >= 0: the group runs this one type (no draw) */
+    int32_t nslots;
+    int32_t slots[BT_MAX_THREADS];
+} bt_group_rt;
+
+/* group.c */
+int bt_groups_init(bt_engine *e, const bt_config *cfg);
+void bt_groups_destroy(bt_engine *e);
+/* Starts the group's threads [0, n) that are not running (ctl_mu held). */
+int bt_group_spawn(bt_engine *e, int32_t g, int32_t n);
+int32_t bt_groups_threads_target(bt_engine *e);
+#define BT_CLOSED_LOOP_NICE 19  /* the lowest priority: closed loop takes what CPU is left */
+#define BT_OPEN_LOOP_NICE (-10)  /* where allowed (root, CAP_SYS_NICE); else it stays at 0 */
+
 /* ---- worker ------------------------------------------------------------ */
 enum { BT_W_FREE = 0, BT_W_RUNNING = 1, BT_W_EXITED = 2 };
 
@@ -82,7 +105,11 @@ typedef struct bt_worker {
     _Atomic(bt_hist *) type_lat[BT_MAX_TXN_TYPES];
 
     /* control */
-    int32_t index;
+    int32_t index;          /* slot in the engine */
+    int32_t group;          /* its thread group, and its place there */
+    int32_t gindex;
+    int32_t tid;            /* kernel thread id, for its nice value (group.c) */
+    int nice;
     _Atomic int state;
     int has_thread;
     pthread_t thread;
@@ -111,16 +138,14 @@ struct bt_engine {
     const bt_program *prog;
     char **sql_by_key;      /* statement text per (statement, table): key = s * (max_table + 1) + t */
     int32_t nkeys;
-    int32_t *txn_cum_weight;
-    int32_t total_weight;
     bt_rand_params rp;
-    bt_sched sched;
+    bt_group_rt *groups;    /* ngroups of them, each with its own schedule */
+    int32_t ngroups;
 
     _Atomic int state;
     _Atomic int stop;
     _Atomic uint64_t stop_ns;  /* when stop was first asked: snapshots' t ends there */
     _Atomic int paused;
-    _Atomic int32_t threads_target;
     _Atomic int64_t events_started;
     _Atomic int ever_connected;
     _Atomic uint32_t unique_index;
@@ -139,6 +164,9 @@ struct bt_engine {
     pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
     char error[512];
 };
+
+/* group.c: called first thing by each worker thread */
+void bt_group_worker_started(bt_worker *w);
 
 /* worker.c */
 void *bt_worker_main(void *arg);

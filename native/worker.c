@@ -24,7 +24,7 @@ static void sleep_ms(uint64_t ms)
 static int should_exit(const bt_worker *w)
 {
     const bt_engine *e = w->e;
-    return atomic_load(&e->stop) || w->index >= atomic_load(&e->threads_target);
+    return atomic_load(&e->stop) || w->gindex >= atomic_load(&e->groups[w->group].threads_target);
 }
 
 int bt_worker_connect(bt_worker *w, bt_err *err)
@@ -145,7 +145,7 @@ static int run_one(bt_worker *w, int32_t type, int *rolled_back)
             return -1;
         }
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
-            BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
+            BT_ADD(w->errors[err.errk == BT_ERRK_TIMEOUT ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
             w->in_txn = 0;
             return reconnect(w) == 0 ? 1 : -1;
         }
@@ -176,6 +176,7 @@ void *bt_worker_main(void *arg)
     bt_worker *w = arg;
     bt_engine *e = w->e;
     const bt_program *p = e->prog;
+    bt_group_worker_started(w);
     for (int32_t i = 0; i < p->ninit_regs && i < BT_NREGS; i++)
         w->regs[i] = p->init_regs[i];
 
@@ -210,7 +211,7 @@ void *bt_worker_main(void *arg)
         }
         uint64_t now = bt_now_ns();
         uint64_t intended = now;
-        if (bt_sched_take(&e->sched, now, &intended) == BT_TAKE_TICKET && intended > now) {
+        if (bt_sched_take(&e->groups[w->group].sched, now, &intended) == BT_TAKE_TICKET && intended > now) {
             /* Sleep in short steps so stop, pause and thread changes are seen. */
             while (intended > bt_now_ns() + BT_IDLE_POLL_MS * 1000000ULL && !should_exit(w))
                 sleep_ms(BT_IDLE_POLL_MS);

@@ -74,11 +74,12 @@ void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t c
 int32_t bt_workload_pick_type(bt_worker *w)
 {
     const bt_engine *e = w->e;
-    if (e->prog->ntxn_types <= 1)
-        return 0;
-    int64_t r = bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 1, e->total_weight);
+    const bt_group_rt *g = &e->groups[w->group];
+    if (g->only_type >= 0)
+        return g->only_type;
+    int64_t r = bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 1, g->total_weight);
     for (int32_t i = 0; i < e->prog->ntxn_types; i++)
-        if (r <= e->txn_cum_weight[i])
+        if (r <= g->cum_weight[i])
             return i;
     return e->prog->ntxn_types - 1;
 }

@@ -75,7 +75,11 @@ def main(argv: Sequence[str]) -> int:
 def _banner(ctl: RunController) -> str:
     opts: RunOptions = ctl.options
     rate = f", rate {opts.rate:g}/s ({opts.arrival} arrivals)" if opts.rate > 0 else ""
-    lines = [f"benchtop {ctl.label}: {opts.threads} thread(s){rate}, --rand-type={opts.rand.type}"]
+    who = f"{opts.threads} thread(s){rate}"
+    if ctl.groups:
+        who = "; ".join(f"{name} {threads} thread(s) " + (f"at {r:g}/s" if r > 0 else "closed loop")
+                        for name, threads, r in ctl.groups)
+    lines = [f"benchtop {ctl.label}: {who}, --rand-type={opts.rand.type}"]
     if opts.warmup_s > 0:
         lines.append(f"Warming up for {opts.warmup_s:g} seconds...")
     return "\n".join(lines)

@@ -23,6 +23,9 @@ from benchtop.run.results import default_results_folder
 from benchtop.run.session import RunSession
 from benchtop.scenario.controller import ScenarioController
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
+from benchtop.scenario.hooks import HookRunner
+from benchtop.target import fill_defaults, parse_dsn
+from benchtop.target.settings import SettingsControl, change_statements
 from benchtop.scenario.file import (
     Scenario,
     ScenarioError,
@@ -54,12 +57,35 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def plan_text(sc: Scenario) -> str:
+def plan_text(sc: Scenario, engine: str = "") -> str:
     lines = [f"scenario {sc.name}: {len(sc.steps)} step(s), {_fmt_s(sc.total_s)} in all"]
+    current: dict[str, object] = {}
     for s in sc.steps:
         warm = f" + {s.warmup:g}s warm-up" if s.warmup else ""
         lines.append(f"  {s.label(len(sc.steps))}: {s.duration:g}s{warm}" + (f" [mark: {s.mark}]" if s.mark else ""))
+        for name, value in s.settings:
+            if current.get(name) != value:
+                current[name] = value
+                lines += [f"      change: {sql}" for sql in change_statements(engine, name, value)]
+        lines += [f"      before: {h.describe()}" for h in s.before]
+        lines += [f"      after: {h.describe()}" for h in s.after]
+    if current:
+        lines.append(f"  at the end: {', '.join(current)} restored to the values found at the start")
+        if sc.restart is not None:
+            lines.append(f"  settings that need a restart run: {sc.restart.describe()}")
     return "\n".join(lines)
+
+
+def changes_warning(sc: Scenario) -> str:
+    """What a scenario will change on the server, said before it starts."""
+    names = sorted({n for s in sc.steps for n, _ in s.settings})
+    hooks = sum(len(s.before) + len(s.after) for s in sc.steps)
+    parts = []
+    if names:
+        parts.append(f"changes server settings {', '.join(names)} (restored at the end)")
+    if hooks:
+        parts.append(f"runs {hooks} hook(s)")
+    return f"benchtop scenario: note: this scenario {' and '.join(parts)}; --dry-run lists every change" if parts else ""
 
 
 def main(argv: list[str], out: TextIO | None = None) -> int:
@@ -81,8 +107,10 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     base = configs[sc.workloads[0]]
     check_instrumentation(sc, base.engine)
     if args.dry_run:
-        print(plan_text(sc), file=out)
+        print(plan_text(sc, base.engine), file=out)
         return EXIT_OK
+    if sc.changes_settings:
+        print(changes_warning(sc), file=sys.stderr)
     try:
         with RunSession(base, instrumentation=any(s.instrumentation for s in sc.steps), stop_if=(),
                         progress=sys.stderr if not args.json else None) as session:
@@ -109,7 +137,28 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
         return session.controller(configs[workload].for_step(threads, rate), results=False)
 
     writer = session.writer
-    driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile)
+    # ALTER SYSTEM, SET GLOBAL, CHECKPOINT need rights the benchmark user rarely
+    # has: admin_dsn names them, for settings and SQL hooks alike
+    admin = fill_defaults(parse_dsn(base.monitor.admin_dsn)) if base.monitor.admin_dsn else base.target
+    admin = replace(admin, kind=base.target.kind, database=admin.database or base.target.database)
+    settings = None
+    if any(s.settings for s in sc.steps):
+        if base.engine not in ("mysql", "postgresql"):
+            raise ScenarioError(f"{sc.filename}: settings sweeps need engine = \"mysql\" or \"postgres\"")
+        bouncer = fill_defaults(parse_dsn(base.monitor.pgbouncer[0])) if base.monitor.pgbouncer else None
+        settings = SettingsControl(admin, bouncer)
+    hooks = (HookRunner(replace(base, target=admin).conn_settings(), wait_with=base.conn_settings())
+             if sc.changes_settings or sc.restart else None)
+    driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile, settings=settings, hooks=hooks,
+                            validity_of=lambda: target_validity(base.engine, base.target))
+    try:
+        return _drive(sc, driver, session, args, out)
+    finally:
+        driver.restore_settings()
+
+
+def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argparse.Namespace, out: TextIO) -> int:
+    base, writer = session.options, session.writer
     session.recorder.listeners.append(driver.observe)
     ctl = ScenarioController(driver, base.report_interval)
     stop = StopFlag()
@@ -143,6 +192,8 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
             print(f"\nresults: {writer.folder}", file=out, flush=True)
     if writer and writer.failed:
         print(f"benchtop scenario: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
+    if driver.restore_error:
+        print(f"benchtop scenario: warning: {driver.restore_error}", file=sys.stderr)
     if driver.stopped_by.startswith("error:"):
         print(f"benchtop scenario: error: {driver.stopped_by[6:].strip()}", file=sys.stderr)
         return EXIT_FAILED_RUN

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from benchtop import __version__
 from benchtop.engine.histogram import Histogram, nbuckets
-from benchtop.engine.sample import ERROR_KINDS, STATES, EngineSample
+from benchtop.engine.sample import ERROR_KINDS, STATES, EngineSample, GroupSample
 from benchtop.errors import EngineNotBuilt
 
 _BUILD = "`pip install .` (or `python setup.py build_ext --inplace` in a source tree) compiles native/"
@@ -37,6 +37,7 @@ DISTRIBUTIONS = {"uniform": lib.BT_DIST_UNIFORM, "gaussian": lib.BT_DIST_GAUSSIA
                  "zipfian": lib.BT_DIST_ZIPFIAN}
 ARRIVALS = {"uniform": lib.BT_ARRIVAL_UNIFORM, "poisson": lib.BT_ARRIVAL_POISSON}
 MAX_THREADS = lib.BT_MAX_THREADS
+MAX_GROUPS = lib.BT_MAX_GROUPS
 _ABANDONED: list[Any] = []  # cffi memory of engines whose blocked workers outlive close()
 
 
@@ -73,6 +74,7 @@ class ConnSettings:
     prepare: bool = True
     pipeline: bool = False
     connect_timeout_s: int = 10
+    query_timeout_s: float = 0.0  # 0: wait for replies as long as they take
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,21 @@ class RandomSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupSettings:
+    """One thread group: its threads, its own rate (0 = closed loop) and the
+    weight of each transaction type in its mix (0: the group does not run it)."""
+
+    name: str
+    threads: int
+    rate: float = 0.0
+    arrival: str = "uniform"
+    weights: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class EngineSettings:
+    """`groups`: thread groups; empty for one pool of `threads` at `rate`."""
+
     threads: int = 1
     rate: float = 0.0
     arrival: str = "uniform"
@@ -99,6 +115,7 @@ class EngineSettings:
     ignore_all_errors: bool = False
     ignore_codes: tuple[int, ...] = ()
     max_retries: int = 0
+    groups: tuple[GroupSettings, ...] = ()
 
 
 class _Keep:
@@ -138,6 +155,26 @@ def _fill_conn(c: Any, conn: ConnSettings, keep: _Keep) -> None:
     c.prepare = 1 if conn.prepare else 0
     c.pipeline = 1 if conn.pipeline else 0
     c.connect_timeout_s = conn.connect_timeout_s
+    c.query_timeout_ms = int(round(conn.query_timeout_s * 1000)) if conn.query_timeout_s > 0 else 0
+
+
+def _fill_groups(cfg: Any, groups: Sequence[GroupSettings], keep: _Keep) -> None:
+    if len(groups) > MAX_GROUPS:
+        raise EngineError(f"at most {MAX_GROUPS} thread groups, not {len(groups)}")
+    if sum(g.threads for g in groups) > MAX_THREADS:
+        raise EngineError(f"thread groups add up to more than {MAX_THREADS} threads")
+    arr = keep.new("bt_group[]", len(groups))
+    for i, g in enumerate(groups):
+        if g.threads < 0 or g.rate < 0 or g.arrival not in ARRIVALS:
+            raise EngineError(f"thread group {g.name}: threads and rate must be >= 0, arrival uniform or poisson")
+        arr[i].name = keep.cstr(g.name)
+        arr[i].threads = g.threads
+        arr[i].rate = g.rate
+        arr[i].arrival = ARRIVALS[g.arrival]
+        for k, w in enumerate(g.weights[:32]):
+            arr[i].weights[k] = w
+    cfg.groups = arr
+    cfg.ngroups = len(groups)
 
 
 def _program_struct(program: Any, keep: _Keep) -> Any:
@@ -227,6 +264,9 @@ class Engine:
         cfg.ignore_codes = codes
         cfg.nignore_codes = len(settings.ignore_codes)
         cfg.max_retries = settings.max_retries
+        self.group_names = tuple(g.name for g in settings.groups)
+        if settings.groups:
+            _fill_groups(cfg, settings.groups, self._keep)
         out = ffi.new("bt_engine **")
         rc = lib.bt_engine_new(cfg, out)
         if rc == lib.BT_EINVAL:
@@ -238,6 +278,7 @@ class Engine:
         self._lat = ffi.new("uint64_t[]", n)
         self._svc = ffi.new("uint64_t[]", n)
         self._snap = ffi.new("bt_snapshot *")
+        self._gsnap = ffi.new("bt_group_snapshot *")
         self._closed = False
 
     # -- lifecycle -------------------------------------------------------------
@@ -289,6 +330,20 @@ class Engine:
         self._arrival = arrival
         _check(lib.bt_engine_set_rate(self._h, float(rate), ARRIVALS[arrival]), "cannot change rate")
 
+    def set_group_threads(self, group: int, n: int) -> None:
+        if not 0 <= n <= MAX_THREADS:
+            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {n}")
+        _check(lib.bt_engine_set_group_threads(self._h, group, n), "cannot change the group's threads")
+
+    def set_group_rate(self, group: int, rate: float, arrival: str | None = None) -> None:
+        if rate < 0:
+            raise EngineError(f"rate must be >= 0, not {rate}")
+        arrival = arrival or self._arrival
+        if arrival not in ARRIVALS:
+            raise EngineError(f"unknown arrival process {arrival!r}: use uniform or poisson")
+        _check(lib.bt_engine_set_group_rate(self._h, group, float(rate), ARRIVALS[arrival]),
+               "cannot change the group's rate")
+
     def set_paused(self, paused: bool) -> None:
         _check(lib.bt_engine_set_paused(self._h, 1 if paused else 0), "cannot pause")
 
@@ -307,10 +362,13 @@ class Engine:
         with self._lock:
             _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")
             none = Histogram(())
-            return self._sample(none, none), ffi.buffer(self._lat)[:], ffi.buffer(self._svc)[:]
+            # copied before anything else reuses the buffers; groups stay out (a cluster runs none)
+            lat, svc = ffi.buffer(self._lat)[:], ffi.buffer(self._svc)[:]
+            return self._sample(none, none, with_groups=False), lat, svc
 
-    def _sample(self, lat: Histogram, svc: Histogram) -> EngineSample:
-        """The newest snapshot's figures (call with the lock held)."""
+    def _sample(self, lat: Histogram, svc: Histogram, with_groups: bool = True) -> EngineSample:
+        """The newest snapshot's figures (call with the lock held; reading the
+        groups reuses the histogram buffers)."""
         s = self._snap
         return EngineSample(
             t=s.t,
@@ -346,6 +404,19 @@ class Engine:
             error=ffi.string(s.error).decode(errors="replace"),
             latency=lat,
             service=svc,
+            groups=tuple(self._group_sample(i, name) for i, name in enumerate(self.group_names)) if with_groups else (),
+        )
+
+    def _group_sample(self, index: int, name: str) -> GroupSample:
+        """Called with self._lock held (it reuses the snapshot buffers)."""
+        g = self._gsnap
+        _check(lib.bt_engine_group_snapshot(self._h, index, g, self._lat, self._svc), "group snapshot failed")
+        n = nbuckets()
+        return GroupSample(
+            name=name, threads_target=g.threads_target, threads_running=g.threads_running, rate=g.rate,
+            transactions=g.transactions, errors=g.errors, latency_ns_sum=g.latency_ns_sum,
+            service_ns_sum=g.service_ns_sum, busy_ns=g.busy_ns, queue_ns=g.queue_ns, tickets_due=g.tickets_due,
+            latency=Histogram(tuple(ffi.unpack(self._lat, n))), service=Histogram(tuple(ffi.unpack(self._svc, n))),
         )
 
     def type_histogram(self, index: int) -> Histogram:

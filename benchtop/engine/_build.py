@@ -25,6 +25,7 @@ NATIVE = Path("native")
 
 CORE_SOURCES = [
     "engine.c",
+    "group.c",
     "worker.c",
     "scheduler.c",
     "histogram.c",

@@ -7,8 +7,27 @@ from dataclasses import dataclass
 
 from benchtop.engine.histogram import Histogram
 
-ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal")
+ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout")
 STATES = ("idle", "running", "stopping", "stopped", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSample:
+    """One thread group's cumulative counters (a workload's `[[group]]`)."""
+
+    name: str
+    threads_target: int
+    threads_running: int
+    rate: float  # target; 0 = closed loop
+    transactions: int
+    errors: int
+    latency_ns_sum: int
+    service_ns_sum: int
+    busy_ns: int
+    queue_ns: float
+    tickets_due: int
+    latency: Histogram
+    service: Histogram
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +67,7 @@ class EngineSample:
     error: str
     latency: Histogram
     service: Histogram
+    groups: tuple[GroupSample, ...] = ()  # when the workload declares thread groups
 
     @property
     def queries(self) -> int:

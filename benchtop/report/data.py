@@ -42,9 +42,27 @@ class RunData:
     def is_sweep(self) -> bool:
         return len({s.get("threads") for s in self.steps}) > 1
 
+    def step_label(self, s: dict[str, Any]) -> str:
+        """`run #3 [sync_binlog=1]`: a step named by its place and the server settings it ran with."""
+        return f"{self.label} #{s['index'] + 1}" + (f" [{settings_text(s)}]" if s.get("settings") else "")
+
+    def by_settings(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """The steps grouped by the settings they ran with (in first-seen order)."""
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for s in self.steps:
+            groups.setdefault(settings_text(s), []).append(s)
+        return list(groups.items())
+
     def measured(self, step: int | None = None) -> list[dict[str, Any]]:
         """Intervals after the warm-up (of one step, if given)."""
         return [iv for iv in self.intervals if not iv.get("warmup") and (step is None or iv.get("step") == step)]
+
+
+def settings_text(step: dict[str, Any]) -> str:
+    """>>> settings_text({"settings": {"sync_binlog": 0, "innodb_buffer_pool_size": "1G"}})
+    'sync_binlog=0, innodb_buffer_pool_size=1G'
+    """
+    return ", ".join(f"{k}={v}" for k, v in (step.get("settings") or {}).items())
 
 
 def _read_json(path: Path) -> Any:
@@ -128,8 +146,11 @@ class Row:
 def table_rows(runs: list[RunData]) -> list[Row]:
     rows = []
     for r in runs:
-        entries = [(f"{r.name} #{s['index'] + 1}", s) for s in r.steps] if r.steps else [(r.name, r.summary)]
+        # a settings sweep's steps side by side per setting, labelled with it
+        steps = [s for _, group in r.by_settings() for s in group]
+        entries = [(r.step_label(s), s) for s in steps] if r.steps else [(r.name, r.summary)]
         for name, s in entries:
+            validity = Validity.from_dict(s["validity"]) if s.get("validity") else r.validity
             lat = s.get("latency_ms") or {}
             ss = s.get("steady_state") or {}
             tps = _interval_tps(r, s)
@@ -141,8 +162,8 @@ def table_rows(runs: list[RunData]) -> list[Row]:
                 p95=lat.get("p95"),
                 p99=lat.get("p99"),
                 errors=int(s.get("errors", 0)),
-                validity=r.validity.label,
-                validity_ok=r.validity.status in ("durable", "no database"),
+                validity=validity.label,
+                validity_ok=validity.status in ("durable", "no database"),
                 stddev_pct=round(100 * ss["cv"], 1) if ss.get("samples", 0) > 1 and "cv" in ss else None,
                 tps_median=_quantile(tps, 0.5) if tps else None,
                 tps_p95=_quantile(tps, 0.95) if tps else None,

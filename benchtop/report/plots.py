@@ -56,8 +56,9 @@ def _groups(runs: list[RunData]) -> list[tuple[str, list[float]]]:
     out = []
     for r in runs:
         if r.steps:
-            for s in r.steps:
-                out.append((f"{r.label} #{s['index'] + 1}", [float(iv["tps"]) for iv in r.measured(s["index"])]))
+            for _, steps in r.by_settings():
+                for s in steps:
+                    out.append((r.step_label(s), [float(iv["tps"]) for iv in r.measured(s["index"])]))
         else:
             out.append((r.label, [float(iv["tps"]) for iv in r.measured()]))
     return out
@@ -144,15 +145,17 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
                                 for label, pts in cdf if pts), logx=True, logy=True))
     sweeps = [r for r in runs if r.is_sweep]
     if sweeps:
-        def by_threads(r: RunData, key: str) -> Series:
+        def by_threads(label: str, steps: list[dict[str, Any]], key: str) -> Series:
             pts = sorted((float(s["threads"]), float(s["tps"]) if key == "tps" else float(s["latency_ms"].get("p99", 0.0)))
-                         for s in r.steps)
-            return Series(r.label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
+                         for s in steps)
+            return Series(label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
 
+        # one line per run and server settings (a thread sweep under each setting of a settings sweep)
+        lines = [(r.label + (f" [{text}]" if text else ""), steps) for r in sweeps for text, steps in r.by_settings()]
         plots.append(Plot("sweep_tps", "Throughput against threads", "sweep", "threads", "transactions/s",
-                          tuple(by_threads(r, "tps") for r in sweeps), logx=True))
+                          tuple(by_threads(label, steps, "tps") for label, steps in lines), logx=True))
         plots.append(Plot("sweep_p99", "99th percentile latency against threads", "sweep", "threads", "p99 latency (ms)",
-                          tuple(by_threads(r, "p99") for r in sweeps), logx=True, logy=True))
+                          tuple(by_threads(label, steps, "p99") for label, steps in lines), logx=True, logy=True))
     return plots
 
 

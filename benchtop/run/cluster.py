@@ -424,6 +424,12 @@ class HostGroup:
         hosts = self.live()
         self._call(hosts, "set_paused", [(paused,)] * len(hosts))
 
+    def set_group_threads(self, index: int, n: int) -> None:
+        raise UsageError("thread groups do not run on --cluster")  # refused before any host starts
+
+    def set_group_rate(self, index: int, rate: float) -> None:
+        raise UsageError("thread groups do not run on --cluster")
+
     def type_histogram(self, index: int) -> Histogram:
         """One transaction type's cumulative histogram over every host, from
         the readings of the newest gather (they carry the types)."""
@@ -566,7 +572,11 @@ class ClusterController(RunController):
                  writer: ResultsWriter | None = None, instrumentation: InstrumentationCycler | None = None,
                  guard: Guard | None = None) -> None:
         assert options.cluster is not None
-        group = HostGroup(options.cluster, options.load_hosts, conn, engine_settings(options), program,
+        settings = engine_settings(options, program)
+        if settings.groups:
+            raise UsageError(f"thread groups ({', '.join(g.name for g in settings.groups)}) do not run on --cluster "
+                             "yet: run the workload without --preset/--group, or on one machine")
+        group = HostGroup(options.cluster, options.load_hosts, conn, settings, program,
                           options.report_interval or 1.0)
         self.group = group
         super().__init__(options, program, conn, writer, instrumentation, guard, engine=group)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.engine import ConnSettings, Engine, EngineSettings, GroupSettings
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import EngineSample
 from benchtop.run import hdrlog
@@ -22,8 +22,9 @@ from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions, parse_ignore_errors
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
 from benchtop.workload import Program
+from benchtop.workload.groups import resolve_groups
 
 # Intervals keep their histograms only while a reader may still want them
 # (the TUI adds each new interval into its whole-run histogram).
@@ -44,12 +45,15 @@ class LoadEngine(Protocol):
     def set_threads(self, n: int) -> None: ...
     def set_rate(self, rate: float) -> None: ...
     def set_paused(self, paused: bool) -> None: ...
+    def set_group_threads(self, index: int, n: int) -> None: ...
+    def set_group_rate(self, index: int, rate: float) -> None: ...
     def snapshot(self) -> EngineSample: ...
     def type_histogram(self, index: int) -> Histogram: ...
 
 
-def engine_settings(cfg: RunOptions) -> EngineSettings:
-    """The native engine's settings for a run's options."""
+def engine_settings(cfg: RunOptions, program: Program) -> EngineSettings:
+    """The native engine's settings for a run's options (and the workload's
+    thread groups)."""
     ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
     if not cfg.ignore_errors and cfg.engine in ("mysql", "postgresql"):
         # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
@@ -64,6 +68,9 @@ def engine_settings(cfg: RunOptions) -> EngineSettings:
         reconnect_every=cfg.reconnect,
         ignore_all_errors=ignore_all,
         ignore_codes=codes,
+        groups=tuple(GroupSettings(g.name, g.threads, g.rate, cfg.arrival if g.rate > 0 and g.arrival == "uniform"
+                                   else g.arrival, g.weights)
+                     for g in resolve_groups(program, cfg.preset, cfg.groups)),
     )
 
 
@@ -99,7 +106,10 @@ class RunController:
         self._last: EngineSample | None = None
         self._percentiles = (cfg.percentile,) if cfg.percentile > 0 else ()
         self.on_event: Callable[[TimelineEvent], None] | None = None
-        self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg), program)
+        groups = resolve_groups(program, cfg.preset, cfg.groups)
+        # live knobs per group: name -> [threads, rate]
+        self._groups: dict[str, list[float]] = {g.name: [g.threads, g.rate] for g in groups}
+        self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg, program), program)
         self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
         self._t0: float | None = None
         self._hurry = threading.Event()
@@ -237,6 +247,7 @@ class RunController:
             lines += hdrlog.header_lines(self.started_at or time.time())
         start = iv.t - iv.dt - self.t_offset
         lines.append(hdrlog.interval_line(max(0.0, start), iv.dt, iv.latency))
+        lines += [hdrlog.interval_line(max(0.0, start), iv.dt, g.latency, tag=g.name) for g in iv.groups]
         assert self.writer is not None
         self.writer.append_lines("latency.hlog", lines)
 
@@ -275,6 +286,19 @@ class RunController:
                          "p99": round(p[99.0], 3), "max": round(h.max_ns() / 1e6, 3)}
         return out
 
+    def _with_interval_rates(self, groups: tuple[GroupStats, ...]) -> tuple[GroupStats, ...]:
+        """Each group's tps over the counted intervals (average, 5th and 95th
+        percentile), as the insert benchmark reports inserts/s and queries/s."""
+        out = []
+        for g in groups:
+            rates = sorted(x.tps for iv in self.history for x in iv.groups if x.name == g.name)
+            if rates:
+                def pct(p: float) -> float:
+                    return rates[min(len(rates) - 1, int(p / 100 * len(rates)))]
+                g = replace(g, tps_intervals={"avg": sum(rates) / len(rates), "p5": pct(5), "p95": pct(95)})
+            out.append(g)
+        return tuple(out)
+
     def _track_outage(self, iv: IntervalStats) -> None:
         """Lost connections mark an outage on the timeline; the first interval
         that commits again without losing any marks the recovery."""
@@ -298,7 +322,12 @@ class RunController:
         return ev
 
     # -- knobs ------------------------------------------------------------------
+    def _no_groups(self, what: str) -> None:
+        if self._groups:
+            raise ValueError(f"this run has thread groups ({', '.join(self._groups)}): set each group's {what}")
+
     def set_threads(self, n: int) -> None:
+        self._no_groups("threads")
         n = max(0, int(n))
         if n == self._threads:  # no change: no timeline event (it would split a steady segment)
             return
@@ -307,12 +336,36 @@ class RunController:
         self._event("threads", f"threads {n}")
 
     def set_rate(self, rate: float) -> None:
+        self._no_groups("rate")
         rate = max(0.0, float(rate))
         if rate == self._rate:  # the same rate typed again: no duplicate event
             return
         self.engine.set_rate(rate)
         self._rate = rate
         self._event("rate", f"rate {rate:g}/s" if rate > 0 else "rate unlimited")
+
+    @property
+    def groups(self) -> list[tuple[str, int, float]]:
+        """(name, threads, rate) of each thread group; empty without groups."""
+        return [(name, int(v[0]), v[1]) for name, v in self._groups.items()]
+
+    def set_group_threads(self, name: str, n: int) -> None:
+        n = max(0, int(n))
+        self.engine.set_group_threads(self._group_index(name), n)
+        self._groups[name][0] = n
+        self._event("threads", f"{name} threads {n}")
+
+    def set_group_rate(self, name: str, rate: float) -> None:
+        rate = max(0.0, float(rate))
+        self.engine.set_group_rate(self._group_index(name), rate)
+        self._groups[name][1] = rate
+        self._event("rate", f"{name} rate {rate:g}/s" if rate > 0 else f"{name} rate unlimited")
+
+    def _group_index(self, name: str) -> int:
+        names = list(self._groups)
+        if name not in names:
+            raise ValueError(f"no thread group {name!r} (groups: {', '.join(names) or 'none'})")
+        return names.index(name)
 
     def set_paused(self, paused: bool) -> None:
         if paused == self._paused:
@@ -337,6 +390,8 @@ class RunController:
     # -- state ------------------------------------------------------------------
     @property
     def threads(self) -> int:
+        if self._groups:
+            return sum(int(v[0]) for v in self._groups.values())
         return self._threads
 
     @property
@@ -416,7 +471,8 @@ class RunController:
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
                                        server_ok=answering and not reason.startswith("error"))
                      if self.meter is not None else {})
-            self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs)
+            self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
+                                    groups=self._with_interval_rates(summary.groups))
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:
@@ -450,6 +506,7 @@ class RunController:
             "latency_ms": {k: round(v, 3) for k, v in s.latency_ms.items()},
             "errors": s.error_count,
             "time_s": round(s.time_s, 3),
+            **({"groups": {g.name: g.to_dict() for g in s.groups}} if s.groups else {}),
         }
 
     def save(self, prefix: Path) -> list[Path]:

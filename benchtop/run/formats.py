@@ -46,6 +46,13 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
             f"\n[ {iv.t - t_offset:.0f}s ] queue length: {iv.queue:.1f}, concurrency: {iv.concurrency:.1f}, "
             f"rate: {iv.rate_target:g}, service lat (ms,{_pct_label(percentile)}%): {lat_ms(svc):>4}"
         )
+    for g in iv.groups:
+        key = _pct_key(percentile)
+        line += (f"\n[ {iv.t - t_offset:.0f}s ]   {g.name}: thds: {g.threads} tps: {g.tps:4.2f} "
+                 f"lat (ms,{_pct_label(percentile)}%): {g.latency_ms.get(key, 0.0):4.2f}")
+        if g.rate > 0:
+            line += (f" rate: {g.rate:g} queue: {g.queue:.1f} "
+                     f"service lat (ms,{_pct_label(percentile)}%): {g.service_latency_ms.get(key, 0.0):4.2f}")
     return line
 
 
@@ -97,6 +104,16 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         extra.append("    per transaction type (ms):        count      p50      p95      p99      max")
         for name, v in s.txn_latency_ms.items():
             extra.append(f"      {name:<28} {v['count']:>9} {v['p50']:>8.2f} {v['p95']:>8.2f} {v['p99']:>8.2f} {v['max']:>8.2f}")
+    if s.groups:
+        key = _pct_key(percentile) if percentile > 0 else "p95"
+        extra.append(f"    thread groups (ms):      threads     rate        tps      avg {key:>8}      p99      max"
+                     f" {'svc ' + key:>9}")
+        for g in s.groups:
+            lat, svc = g.latency_ms, g.service_latency_ms
+            rate = f"{g.rate:g}" if g.rate > 0 else "-"
+            extra.append(f"      {g.name:<22} {g.threads:>7} {rate:>8} {g.tps:>10.2f} {lat.get('avg', 0.0):>8.2f} "
+                         f"{lat.get(key, 0.0):>8.2f} {lat.get('p99', 0.0):>8.2f} {lat.get('max', 0.0):>8.2f} "
+                         f"{svc.get(key, 0.0):>9.2f}")
     errs = {k: v for k, v in s.errors.items() if v}
     if errs:
         extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))

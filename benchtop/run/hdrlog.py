@@ -67,6 +67,8 @@ def header_lines(start_epoch: float) -> list[str]:
     ]
 
 
-def interval_line(start_s: float, length_s: float, h: Histogram) -> str:
-    """One log line: interval start (seconds since StartTime), length, max (ms), histogram."""
-    return f"{start_s:.3f},{length_s:.3f},{h.max_ns() / NS_PER_MS:.3f},{encode(h)}"
+def interval_line(start_s: float, length_s: float, h: Histogram, tag: str = "") -> str:
+    """One log line: interval start (seconds since StartTime), length, max (ms), histogram;
+    a tagged line (`Tag=inserters,...`, format 1.3) holds one thread group's."""
+    prefix = f"Tag={tag}," if tag else ""
+    return f"{prefix}{start_s:.3f},{length_s:.3f},{h.max_ns() / NS_PER_MS:.3f},{encode(h)}"

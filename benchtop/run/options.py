@@ -20,6 +20,7 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn, tls_of
 from benchtop.workload import option_defaults
+from benchtop.workload.groups import parse_group_setting
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
@@ -81,6 +82,9 @@ class RunOptions:
     temp_db: bool = False
     monitor: MonitorOptions = field(default_factory=MonitorOptions)
     fileio: FileioSpec | None = None
+    query_timeout_s: float = 0.0  # --query-timeout: a statement's reply is awaited this long
+    preset: str | None = None  # the workload's [presets] entry
+    groups: tuple[str, ...] = ()  # --group NAME.threads=N / NAME.rate=R, after the preset
     cluster: str | None = None  # a Ray cluster's address: the load runs on its nodes
     load_hosts: int = 0  # load hosts on the cluster (0: one per alive node)
 
@@ -88,6 +92,7 @@ class RunOptions:
         d = asdict(self)
         d["target"] = self.target.to_dict()
         d["stop_if"] = list(self.stop_if)
+        d["groups"] = list(self.groups)
         d.pop("monitor")
         d.pop("fileio")
         # the flat rand_* names are what results folders have always stored
@@ -108,7 +113,7 @@ class RunOptions:
             return ConnSettings(driver=self.engine, database=self.target.database if self.engine == "sqlite" else "")
         return ConnSettings(
             driver=self.engine, **native_conn(self.target, self.engine),
-            prepare=self.prepare_statements, pipeline=self.pipeline,
+            prepare=self.prepare_statements, pipeline=self.pipeline, query_timeout_s=self.query_timeout_s,
         )
 
 
@@ -171,11 +176,18 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-prepare", dest="no_prepare", action="store_true", help="text protocol, no prepared statements")
     g.add_argument("--pipeline", action="store_true", help="PostgreSQL pipeline mode")
     g.add_argument("--reconnect", type=int, default=0, help="new connection every N transactions")
+    g.add_argument("--query-timeout", dest="query_timeout", type=float, default=0.0, metavar="S",
+                   help="give up on a statement after S seconds (cancelled, counted as query_timeout, "
+                        "then a new connection); 0 = wait as long as it takes")
     g.add_argument("--ignore-errors", "--mysql-ignore-errors", dest="ignore_errors", default="",
                    help="all, or error codes / SQLSTATEs to skip (deadlocks and lock waits are always retried)")
     g.add_argument("--instrumentation", help="performance_schema / track_io_timing preset to apply")
     g.add_argument("--stop-if", dest="stop_if", action="append", default=[],
                    help="end the load when a condition holds, e.g. 'p99>50ms for 10s', 'errors>1%%'")
+    g.add_argument("--preset", help="the workload's preset of thread groups (insert_benchmark: i0.q10, i1.q10, "
+                                    "i10.q0, i10.q1)")
+    g.add_argument("--group", dest="group", action="append", default=[], metavar="NAME.threads=N",
+                   help="a thread group's threads or rate (NAME.rate=R, 0 = closed loop); repeatable")
     g.add_argument("--admin-dsn", dest="admin_dsn",
                    help="credentials allowed to change instrumentation (default: the target's)")
     c = p.add_argument_group("many load hosts (pip install 'benchtop[cluster]'; see docs/cluster.md)")
@@ -439,8 +451,14 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
     if hasattr(ns, "time"):
         if ns.time is None:
             ns.time = HEADLESS_TIME_S
+        for setting in ns.group:
+            parse_group_setting(setting)
         if ns.time < 0 or ns.events < 0 or ns.rate < 0 or ns.report_interval < 0 or ns.warmup < 0:
             raise UsageError("--time, --events, --rate, --report-interval and --warmup must not be negative")
+        if not 0 <= ns.query_timeout < 2_000_000:
+            raise UsageError("--query-timeout takes seconds: 0 (none) or more")
+        if 0 < ns.query_timeout < 0.001:
+            raise UsageError("--query-timeout below a millisecond would time out every statement")
         if not 0 <= ns.percentile <= 100:
             raise UsageError("--percentile must be between 0 and 100")
         if ns.time == 0 and ns.events == 0 and ns.headless:
@@ -457,6 +475,7 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=ns.headless,
             prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
             ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
+            preset=ns.preset, groups=tuple(ns.group), query_timeout_s=ns.query_timeout,
             cluster=ns.cluster or None, load_hosts=ns.load_hosts,
             monitor=MonitorOptions(proxysql=tuple(ns.proxysql), pgbouncer=tuple(ns.pgbouncer),
                                    interval_s=ns.monitor_interval, target=not ns.no_monitor,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from benchtop.engine.histogram import Histogram
-from benchtop.engine.sample import ERROR_KINDS, EngineSample
+from benchtop.engine.sample import ERROR_KINDS, EngineSample, GroupSample
 
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
 
@@ -20,6 +20,80 @@ def _pct_key(p: float) -> str:
     """50 -> 'p50', 99.9 -> 'p999', 99.99 -> 'p9999'."""
     text = f"{p:g}".replace(".", "")
     return f"p{text}"
+
+
+def _latency_figures(h: Histogram, ns_sum: int, ps: list[float]) -> dict[str, float]:
+    p = h.percentiles_ms(ps)
+    out = {_pct_key(x): p[x] for x in ps}
+    out["max"] = h.max_ns() / 1e6
+    out["avg"] = ns_sum / h.total / 1e6 if h.total else 0.0
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStats:
+    """One thread group over an interval, a step or a whole run."""
+
+    name: str
+    threads: int
+    rate: float  # target; 0 = closed loop
+    transactions: int
+    tps: float
+    errors: int
+    latency_ms: dict[str, float]
+    service_latency_ms: dict[str, float]
+    queue: float
+    latency: Histogram = field(repr=False)
+    service: Histogram = field(repr=False)
+    tps_intervals: dict[str, float] = field(default_factory=dict)  # avg, p5, p95 of interval tps (summaries)
+
+    @classmethod
+    def between(cls, prev: GroupSample, cur: GroupSample, dt: float, percentiles: tuple[float, ...],
+                threads: int | None = None) -> "GroupStats":
+        lat, svc = cur.latency - prev.latency, cur.service - prev.service
+        ps = sorted(set(DEFAULT_PERCENTILES) | set(percentiles))
+        dt = max(dt, 1e-9)
+        return cls(
+            name=cur.name,
+            threads=cur.threads_running if threads is None else threads,
+            rate=cur.rate,
+            transactions=lat.total,
+            tps=lat.total / dt,
+            errors=max(0, cur.errors - prev.errors),
+            latency_ms=_latency_figures(lat, cur.latency_ns_sum - prev.latency_ns_sum, ps),
+            service_latency_ms=_latency_figures(svc, cur.service_ns_sum - prev.service_ns_sum, ps),
+            queue=max(0.0, (cur.queue_ns - prev.queue_ns) / (dt * 1e9)),
+            latency=lat,
+            service=svc,
+        )
+
+    def without_histograms(self) -> "GroupStats":
+        empty = Histogram.empty()
+        return replace(self, latency=empty, service=empty)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "threads": self.threads,
+            "rate": self.rate,
+            "tps": round(self.tps, 2),
+            "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
+            "service_latency_ms": {k: round(v, 3) for k, v in self.service_latency_ms.items()},
+        }
+        if self.errors:
+            d["errors"] = self.errors
+        if self.rate > 0:
+            d["queue"] = round(self.queue, 3)
+        if self.tps_intervals:
+            d["tps_over_intervals"] = {k: round(v, 2) for k, v in self.tps_intervals.items()}
+        return d
+
+
+def groups_between(prev: EngineSample, cur: EngineSample, percentiles: tuple[float, ...],
+                   summary: bool = False) -> tuple[GroupStats, ...]:
+    dt = cur.t - prev.t
+    old = {g.name: g for g in prev.groups}
+    return tuple(GroupStats.between(old[g.name], g, dt, percentiles, g.threads_target if summary else None)
+                 for g in cur.groups if g.name in old)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +121,7 @@ class IntervalStats:
     latency: Histogram = field(repr=False)
     service: Histogram = field(repr=False)
     txn_by_type: tuple[int, ...] = ()
+    groups: tuple[GroupStats, ...] = ()
     # what the interval cost the host per transaction, and the client's CPU
     # (benchtop.run.costs): {"per_op": {...}, "client_cpu": {...}}; empty when not measured
     costs: Mapping[str, Any] = field(default_factory=dict)
@@ -61,7 +136,7 @@ class IntervalStats:
         """The same figures without the two per-interval histograms (38 KB
         each): what a long history keeps, so memory stays flat for hours."""
         empty = Histogram.empty()
-        return replace(self, latency=empty, service=empty)
+        return replace(self, latency=empty, service=empty, groups=tuple(g.without_histograms() for g in self.groups))
 
     @classmethod
     def between(
@@ -104,6 +179,7 @@ class IntervalStats:
             latency=lat,
             service=svc,
             txn_by_type=tuple(max(0, a - b) for a, b in zip(cur.txn_by_type, prev.txn_by_type)),
+            groups=groups_between(prev, cur, percentiles),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,6 +213,8 @@ class IntervalStats:
             out["service_latency_ms"] = {
                 k: round(v, 3) for k, v in self.service_latency_ms.items() if k != "avg"
             }
+        if self.groups:
+            out["groups"] = {g.name: g.to_dict() for g in self.groups}
         return out
 
 
@@ -164,6 +242,7 @@ class RunSummary:
     stopped_by: str = ""  # "", "time", "events", "signal", "error: ...", "stop-if: ..."
     # per transaction type (workloads with several): {"name": {"p50":..,"p95":..,"p99":..,"max":..,"avg":..}}
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    groups: tuple[GroupStats, ...] = ()
     unfinished: int = 0  # transactions the end cut short (not in the counts)
     # per_op, by_type, sizes, totals, client_cpu, host (benchtop.run.costs); empty when not measured
     costs: Mapping[str, Any] = field(default_factory=dict)
@@ -230,6 +309,7 @@ class RunSummary:
             service=svc,
             txn_types={name: by_type[i] for i, name in enumerate(txn_names) if i < len(by_type)},
             stopped_by=stopped_by,
+            groups=groups_between(first, last, tuple(ps), summary=True),
             # cut short at the end, or still stuck in a transaction when abandoned
             unfinished=(last.unfinished - first.unfinished
                         + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
@@ -259,6 +339,7 @@ class RunSummary:
             "service_latency_ms": {k: round(v, 3) for k, v in self.service_latency_ms.items()},
             "txn_types": self.txn_types,
             **({"txn_latency_ms": self.txn_latency_ms} if self.txn_latency_ms else {}),
+            **({"groups": {g.name: g.to_dict() for g in self.groups}} if self.groups else {}),
             "unfinished": self.unfinished,
             "stopped_by": self.stopped_by,
             **self.costs,

@@ -147,6 +147,16 @@ class ScenarioController:
     def set_paused(self, paused: bool) -> None:
         self._ctl.set_paused(paused)
 
+    @property
+    def groups(self) -> list[tuple[str, int, float]]:
+        return self._ctl.groups
+
+    def set_group_threads(self, name: str, n: int) -> None:
+        self._ctl.set_group_threads(name, n)
+
+    def set_group_rate(self, name: str, rate: float) -> None:
+        self._ctl.set_group_rate(name, rate)
+
     def mark(self, text: str) -> None:
         self._ctl.mark(text)
 

@@ -16,8 +16,12 @@ from benchtop.run.analysis import analyse
 from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
 from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
+from benchtop.workload.groups import parse_group_setting
 from benchtop.scenario.file import Scenario, ScenarioError, Step
+from benchtop.scenario.hooks import Hook, HookResult, HookRunner
 from benchtop.target.instrumentation import InstrumentationControl
+from benchtop.target.dsn import redact_dsn
+from benchtop.target.settings import SettingsControl, SettingsError
 
 
 @dataclass(slots=True)
@@ -32,6 +36,7 @@ class _StepState:
     t_measure: float | None = None
     t_end: float | None = None
     stopped_by: str = ""
+    validity: Any = None  # the target's durability verdict with the step's settings
     work: Work | None = None  # what the measured intervals cost the host (benchtop.run.costs)
 
 
@@ -51,7 +56,8 @@ class ScenarioDriver:
     def __init__(self, scenario: Scenario, make_controller: Callable[[str, int | None, float | None], Any],
                  writer: Any | None = None, validity: Any | None = None, percentile: float = 95.0,
                  on_controller: Callable[[Any], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, settings: SettingsControl | None = None,
+                 hooks: HookRunner | None = None, validity_of: Callable[[], Any] | None = None) -> None:
         self.scenario = scenario
         self.make_controller = make_controller
         self.writer = writer
@@ -79,6 +85,14 @@ class ScenarioDriver:
         self._summaries: list[Any] = []
         self._work: Work | None = None  # every step's measured work
         self.summary: Any = None
+        # server settings and hooks: what a step changes is applied before it
+        # starts (with no load running) and settings are restored by finish()
+        self.settings = settings
+        self.hooks = hooks
+        self.validity_of = validity_of
+        self.hook_results: list[HookResult] = []
+        self.restored: list[str] = []
+        self.restore_error = ""
 
     # -- time
     @property
@@ -112,7 +126,7 @@ class ScenarioDriver:
             "scenario": self.scenario.name,
             "file": self.scenario.filename,
             "description": self.scenario.description,
-            "options": {k: v for k, v in self.scenario.options.items() if "password" not in k},
+            "options": {k: _redacted(v) for k, v in self.scenario.options.items() if "password" not in k},
             "stop_if": list(self.scenario.stop_if),
             "steps": [s.to_dict() for s in self.scenario.steps],
             "run": cfg.to_dict() if cfg is not None else None,
@@ -146,20 +160,94 @@ class ScenarioDriver:
         if self.on_controller:
             self.on_controller(ctl)
 
+    def _record(self, kind: str, text: str) -> None:
+        """A timeline event, also before the first engine exists."""
+        if self.controller is not None:
+            self.controller.note(kind, text)
+        elif self.writer:
+            self.writer.append("timeline.jsonl", {"type": "event", "t": round(self.elapsed, 3), "kind": kind,
+                                                  "text": text})
+
+    def _run_hooks(self, hooks: Sequence[Hook], when: str, step: Step) -> None:
+        if not hooks:
+            return
+        if self.hooks is None:
+            raise ScenarioError("this scenario's hooks need a target to run on")
+        for hook in hooks:
+            result = self.hooks.run(hook, when, step.index)
+            self.hook_results.append(result)
+            self._record("hook", result.text())
+            if not result.ok:
+                raise ScenarioError(f"{step.label()}: {result.text()}")
+
+    def _prepare_step(self, step: Step) -> None:
+        """Settings and before hooks, with the load paused."""
+        changes = dict(step.settings)
+        changed = {k: v for k, v in changes.items() if self.settings is None or self.settings.current.get(k) != v}
+        if not changed and not step.before:
+            return
+        ctl = self.controller
+        if ctl is not None:
+            ctl.set_paused(True)
+        try:
+            if changed:
+                if self.settings is None:
+                    raise ScenarioError("server settings need --engine mysql or postgres")
+                try:
+                    done = self.settings.apply(changed)
+                    restart = self.settings.needs_restart(list(changed))
+                except SettingsError as exc:
+                    raise ScenarioError(f"{step.label()}: {exc}") from None
+                self._record("settings", "settings " + ", ".join(done))
+                if restart:
+                    if self.scenario.restart is None:
+                        raise ScenarioError(f"{step.label()}: {', '.join(restart)} take(s) effect only after a "
+                                            "restart: add restart = { shell = \"...\" } to the scenario")
+                    self._record("settings", f"{', '.join(restart)} need(s) a restart")
+                    self._run_hooks([self.scenario.restart], "restart", step)
+            self._run_hooks(step.before, "before", step)
+        finally:
+            if ctl is not None:
+                ctl.set_paused(False)
+
+    def _finish_step_hooks(self, step: Step) -> None:
+        if not step.after:
+            return
+        ctl = self.controller
+        if ctl is not None:
+            ctl.set_paused(True)
+        try:
+            self._run_hooks(step.after, "after", step)
+        finally:
+            if ctl is not None:
+                ctl.set_paused(False)
+
     def _begin(self, i: int) -> None:
         step = self.scenario.steps[i]
+        self._prepare_step(step)
         if self.controller is None or self.scenario.workload_of(step) != self._workload:
             self._new_controller(step)
         ctl = self.controller
+        if (step.threads is not None or step.rate is not None) and ctl.groups:
+            raise ScenarioError(f"{step.label()}: {ctl.workload} runs thread groups: set them with "
+                                "group = [\"NAME.threads=N\", \"NAME.rate=R\"] instead of threads and rate")
         if step.threads is not None and step.threads != ctl.threads:
             ctl.set_threads(step.threads)
         if step.rate is not None and step.rate != ctl.rate:
             ctl.set_rate(step.rate)
+        for setting in step.group:
+            name, key, value = parse_group_setting(setting)
+            if key == "threads":
+                ctl.set_group_threads(name, int(value))
+            else:
+                ctl.set_group_rate(name, value)
         if step.instrumentation:
             self._apply_instrumentation(step.instrumentation)
         ctl.mark(step.mark or step.label(len(self.scenario.steps)))
+        validity = self.validity_of() if step.settings and self.validity_of is not None else None
         start = ctl.engine.snapshot()
-        self._cur = _StepState(step, len(self.segments) - 1, start, t_start=self._scenario_t(start.t))
+        self._cur = _StepState(step, len(self.segments) - 1, start, t_start=self._scenario_t(start.t),
+                               validity=validity)
         guard = Guard([*self._global_guard.conditions, *Guard.parse(step.stop_if, sources=None).conditions])
         for snap in list(self._latest.values()):
             guard.observe(snap)
@@ -239,10 +327,16 @@ class ScenarioDriver:
         if cur.measured_from is not None and snap.t >= cur.measured_from.t + cur.step.duration - tol:
             self._close_step(snap, "")
             nxt = cur.step.index + 1
+            try:
+                self._finish_step_hooks(cur.step)
+                if nxt < len(self.scenario.steps):
+                    self._begin(nxt)
+            except ScenarioError as exc:
+                self.finish(f"error: {exc}")
+                return None
             if nxt >= len(self.scenario.steps):
                 self.finish("scenario done")
                 return None
-            self._begin(nxt)
         return self.status()
 
     def status(self) -> str:
@@ -273,6 +367,10 @@ class ScenarioDriver:
         # the step's own knob changes (keys in the TUI) split its steady state too
         events = [{"t": self._seg_offsets[cur.seg] + ev.t, "kind": ev.kind} for ev in ctl.timeline]
         result.update(analyse(cur.intervals, events=events))
+        if cur.validity is not None:
+            result["validity"] = cur.validity.to_dict()
+        if summary.groups:
+            result["groups"] = {g.name: g.to_dict() for g in summary.groups}
         if cur.work is not None:
             result["per_op"] = cur.work.per_op(summary.transactions)
             result["client_cpu"] = client_cpu(cur.work, summary.transactions, summary.threads)
@@ -300,16 +398,41 @@ class ScenarioDriver:
             stopped = ctl.stop(reason)
             if stopped.stopped_by.startswith("error:"):
                 self.stopped_by = stopped.stopped_by
-        if self._instrumentation is not None:
-            try:
-                self._instrumentation.restore()
-            finally:
-                if self._own_instrumentation:
-                    self._instrumentation.close()
+        try:
+            if self._instrumentation is not None:
+                try:
+                    self._instrumentation.restore()
+                finally:
+                    if self._own_instrumentation:
+                        self._instrumentation.close()
+        finally:
+            self.restore_settings()
         self.summary = merge_summaries([s for _, s in self._summaries], self.stopped_by, self.percentile)
         if self.writer:
             self._write_results()
         return self.summary
+
+    def restore_settings(self) -> None:
+        """Put the server settings back (idempotent; also for a scenario that
+        ended by a signal or an error)."""
+        if self.settings is None or not self.settings.saved:
+            return
+        try:
+            # settings that took a restart to apply take one to go back
+            restart = self.settings.needs_restart(list(self.settings.saved))
+            self.restored += self.settings.restore()
+            if restart and self.scenario.restart is not None and self.hooks is not None:
+                result = self.hooks.run(self.scenario.restart, "restart", None)
+                self.hook_results.append(result)
+                if not result.ok:
+                    self.restore_error = f"{', '.join(restart)} restored but the restart failed: {result.detail}"
+            elif restart:
+                self.restore_error = f"{', '.join(restart)} restored; they take effect at the next restart"
+        except SettingsError as exc:
+            self.restore_error = str(exc)
+        if self.restored and self.writer:
+            self.writer.append("timeline.jsonl", {"type": "event", "t": round(self.elapsed, 3), "kind": "settings",
+                                                  "text": "settings restored: " + ", ".join(self.restored)})
 
     def summary_dict(self) -> dict[str, Any]:
         s = self.summary
@@ -332,6 +455,12 @@ class ScenarioDriver:
             d.update({k: costs[k] for k in ("sizes", "totals", "host") if k in costs})
         if self.validity is not None:
             d["validity"] = self.validity.to_dict()
+        if self.hook_results:
+            d["hooks"] = [h.to_dict() for h in self.hook_results]
+        if self.restored or self.restore_error:
+            d["settings_restored"] = self.restored
+            if self.restore_error:
+                d["settings_restore_error"] = self.restore_error
         return d
 
     def _write_results(self) -> None:
@@ -350,6 +479,13 @@ class ScenarioDriver:
             ctl.close()
 
 
+def _redacted(value: Any) -> Any:
+    """An option as config.json keeps it: DSNs (one or a list) without their password."""
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return redact_dsn(value) if isinstance(value, str) and "://" in value else value
+
+
 def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: float, workload: str) -> dict[str, Any]:
     return {
         "index": step.index,
@@ -359,6 +495,7 @@ def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: flo
         "workload": workload,
         "instrumentation": step.instrumentation,
         "repeat": step.repeat,
+        **({"settings": dict(step.settings)} if step.settings else {}),
         "threads": s.threads,
         "rate": s.rate,
         "tps": round(s.tps, 2),
@@ -424,4 +561,5 @@ def iter_step_lines(results: Iterable[Mapping[str, Any]], percentile: float = 95
         lat = r["latency_ms"]
         yield (f"{r['index'] + 1:>4} {r['threads']:>7} {rate:>8} {r['tps']:>10.2f} {r['qps']:>11.2f} "
                f"{lat.get(key, 0.0):>8.3f} {lat.get('p99', 0.0):>8.3f} {r['errors']:>6}  {r['label']}"
-               + (f"  [{r['stopped_by']}]" if r.get("stopped_by") else ""))
+               + (f"  [{r['stopped_by']}]" if r.get("stopped_by") else "")
+               + (f"  validity: {r['validity'].get('status', '')}" if r.get("validity") else ""))

@@ -35,14 +35,18 @@ from benchtop.engine import MAX_THREADS
 from benchtop.errors import UsageError, one_line
 from benchtop.run.guards import parse_condition
 from benchtop.run.options import RunOptions, option_names, options_from_mapping
+from benchtop.scenario.hooks import Hook, parse_hooks
+from benchtop.target.settings import SettingsError, check_name
+from benchtop.workload.groups import parse_group_setting
 from benchtop.target.instrumentation import presets_for
 from benchtop.workload import WorkloadError
 
 MAX_STEPS = 10_000
-STEP_KEYS = ("name", "duration", "threads", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if")
+STEP_KEYS = ("name", "duration", "threads", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",
+             "settings", "before", "after", "group")
 SWEEP_KEYS = ("threads", "rate", "workload", "instrumentation")
 # top-level keys that belong to the scenario, not to the run options
-SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "rate", "workload", "instrumentation")
+SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "rate", "workload", "instrumentation", "restart")
 # run options a scenario decides itself
 NOT_AT_TOP = {"time": "step durations", "events": "step durations", "headless": "the command line (--headless)",
               "json": "the command line (--json)", "help": "the command line", "version": "the command line"}
@@ -71,6 +75,10 @@ class Step:
     repeat: int = 1  # 1-based index within repeats
     repeats: int = 1
     line: int | None = None  # of its [[step]] header
+    settings: tuple[tuple[str, Any], ...] = ()  # server settings this step runs with (name, value)
+    before: tuple[Hook, ...] = ()
+    after: tuple[Hook, ...] = ()
+    group: tuple[str, ...] = ()  # "NAME.threads=N" / "NAME.rate=R" for the workload's thread groups
 
     @property
     def length(self) -> float:
@@ -88,6 +96,8 @@ class Step:
             parts.append(f"rate {self.rate:g}/s" if self.rate > 0 else "rate unlimited")
         if self.instrumentation:
             parts.append(f"instrumentation {self.instrumentation}")
+        parts += [f"{name}={value}" for name, value in self.settings]
+        parts += list(self.group)
         if self.repeats > 1:
             parts.append(f"run {self.repeat}/{self.repeats}")
         return ", ".join(parts)
@@ -100,6 +110,14 @@ class Step:
                 d[key] = value
         if self.stop_if:
             d["stop_if"] = list(self.stop_if)
+        if self.settings:
+            d["settings"] = dict(self.settings)
+        if self.before:
+            d["before"] = [h.to_dict() for h in self.before]
+        if self.after:
+            d["after"] = [h.to_dict() for h in self.after]
+        if self.group:
+            d["group"] = list(self.group)
         if self.repeats > 1:
             d["repeat"] = [self.repeat, self.repeats]
         return d
@@ -113,6 +131,7 @@ class Scenario:
     options: Mapping[str, Any]  # run options (CLI names with underscores), as written
     steps: tuple[Step, ...]
     stop_if: tuple[str, ...] = ()  # for every step
+    restart: Hook | None = None  # run when a step's settings need a server restart
     lines: Mapping[tuple[int, str], int] = field(default_factory=dict, repr=False)
 
     @property
@@ -122,6 +141,10 @@ class Scenario:
     @property
     def total_s(self) -> float:
         return sum(s.length for s in self.steps)
+
+    @property
+    def changes_settings(self) -> bool:
+        return any(s.settings or s.before or s.after for s in self.steps)
 
     @property
     def workloads(self) -> list[str]:
@@ -310,7 +333,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             continue
         if key in NOT_AT_TOP:
             raise probe.error(f"{key} is not a scenario setting: it comes from {NOT_AT_TOP[key]}", -1, key)
-        if isinstance(value, dict):
+        if isinstance(value, dict) and key != "restart":
             raise probe.error(f"[{key}] is not a scenario table: only [[step]] tables are", -1, key)
         if key in SCENARIO_KEYS:
             continue
@@ -328,6 +351,9 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
         description = str(data.get("description", ""))
         default_warmup = parse_duration(data.get("warmup", 0))
         stop_if = _stop_if(data.get("stop_if", []))
+        restart_hooks = parse_hooks(data["restart"], parse_duration) if "restart" in data else ()
+        if len(restart_hooks) > 1 or any(h.kind != "shell" for h in restart_hooks):
+            raise ValueError("restart is one shell hook: { shell = \"...\", timeout = \"120s\" }")
         defaults = {k: _values(k, data[k]) for k in SWEEP_KEYS if k in data}
     except ValueError as exc:
         named = next((k for k in SCENARIO_KEYS if k in data and k in str(exc)), None)
@@ -351,7 +377,8 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             raise probe.error(f"more than {MAX_STEPS} steps after expanding sweeps", k)
     if not steps:
         raise probe.error("no [[step]] tables: add at least one with a duration")
-    return Scenario(path or probe.path, name, description, options, tuple(steps), stop_if, lines)
+    return Scenario(path or probe.path, name, description, options, tuple(steps), stop_if,
+                    restart_hooks[0] if restart_hooks else None, lines)
 
 
 def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[str, list[Any]],
@@ -380,17 +407,28 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
             raise ValueError(f"mark must be a string, not {mark!r}")
         key = "name"
         name = _name("name")(raw["name"]) if "name" in raw else None
+        key = "before"
+        before = parse_hooks(raw["before"], parse_duration) if "before" in raw else ()
+        key = "after"
+        after = parse_hooks(raw["after"], parse_duration) if "after" in raw else ()
+        key = "group"
+        group, group_sweeps = _group_settings(raw.get("group", []))
+        key = "settings"
+        setting_sweeps = _settings(raw.get("settings", {}))
         sweeps: list[tuple[str, list[Any]]] = []
         for key in SWEEP_KEYS:
             if key in raw:
                 sweeps.append((key, _values(key, raw[key])))
             elif key in defaults:
                 sweeps.append((key, defaults[key]))
-    except ValueError as exc:
+    except (ValueError, SettingsError) as exc:
         raise probe.error(str(exc), k, key) from None
     # sweeps in the order the file wrote them: the first written is the outer loop
     order = {key: i for i, key in enumerate(raw)}
     sweeps.sort(key=lambda kv: order.get(kv[0], -1))
+    # settings sweep inside the others, in the order the table wrote them
+    sweeps += [(f"setting:{n}", vals) for n, vals in setting_sweeps]
+    sweeps += [(f"group:{n}", vals) for n, vals in group_sweeps]
     combos = 1
     for _, vals in sweeps:
         combos *= len(vals)
@@ -399,10 +437,57 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
     out: list[Step] = []
     for values in itertools.product(*(vals for _, vals in sweeps)):
         chosen = dict(zip((key for key, _ in sweeps), values, strict=True))
+        settings = tuple((key[8:], chosen.pop(key)) for key in list(chosen) if key.startswith("setting:"))
+        swept = tuple(chosen.pop(key) for key in list(chosen) if key.startswith("group:"))
         for r in range(repeats):
             out.append(Step(index=first_index + len(out), duration=duration, warmup=warmup, mark=mark, name=name,
-                            stop_if=stop_if, repeat=r + 1, repeats=repeats, line=probe.lines.get((k, "")), **chosen))
+                            stop_if=stop_if, repeat=r + 1, repeats=repeats, line=probe.lines.get((k, "")),
+                            settings=settings, before=before, after=after, group=group + swept, **chosen))
     return out
+
+
+def _settings(value: Any) -> list[tuple[str, list[Any]]]:
+    """`settings = { sync_binlog = [0, 1], innodb_buffer_pool_size = "1G" }`:
+    (name, values) per setting; a list sweeps."""
+    if not isinstance(value, dict):
+        raise ValueError("settings is a table: settings = { sync_binlog = [0, 1] }")
+    out = []
+    for name, vals in value.items():
+        check_name(name)
+        items = vals if isinstance(vals, list) else [vals]
+        if not items:
+            raise ValueError(f"settings: {name} = [] sweeps nothing")
+        for v in items:
+            if isinstance(v, (dict, list)) or hasattr(v, "isoformat"):
+                raise ValueError(f"settings: {name} takes numbers, strings or true/false, not {v!r}")
+        out.append((name, items))
+    return out
+
+
+def _group_settings(value: Any) -> tuple[tuple[str, ...], list[tuple[str, list[str]]]]:
+    """`group = ["inserters.rate=1000", "queriers.threads=1..64*2"]`: the fixed
+    settings, and (NAME.key, one setting per value) for each range, which sweeps
+    as `threads` ranges do."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise ValueError("group is a list of \"NAME.threads=N\" / \"NAME.rate=R\" strings")
+    fixed: list[str] = []
+    sweeps: list[tuple[str, list[str]]] = []
+    for item in items:
+        target, _, spec = item.partition("=")
+        try:
+            if ".." in spec:
+                values = parse_range(spec, target.strip().endswith(".threads"))
+                settings = [f"{target.strip()}={v:g}" for v in values]
+                for setting in settings:
+                    parse_group_setting(setting)
+                sweeps.append((target.strip(), settings))
+            else:
+                parse_group_setting(item)
+                fixed.append(item)
+        except UsageError as exc:
+            raise ValueError(str(exc)) from None
+    return tuple(fixed), sweeps
 
 
 def load_scenario(path: Path) -> Scenario:

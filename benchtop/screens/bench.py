@@ -279,6 +279,8 @@ class BenchScreen(Screen):
             show=False,
             id="rate.half",
         ),
+        Binding("g", "next_group", "group", show=False, id="group.next",
+                tooltip="select the next thread group: the knobs then act on it (again: all)"),
         Binding("space", "pause", "pause", id="pause", tooltip="pause / resume the load"),
         Binding("m", "mark", "mark", id="mark", tooltip="mark this moment on the timeline"),
         Binding(
@@ -316,6 +318,10 @@ class BenchScreen(Screen):
         self.wanted_threads = int(controller.threads)
         self.wanted_rate = float(controller.rate)
         self.wanted_paused = bool(controller.paused)
+        # thread groups: the selected one (None: the knobs act on the whole
+        # run) and what the user asked of each
+        self.group: str | None = None
+        self.wanted_groups = {name: [threads, rate] for name, threads, rate in controller.groups}
         # The only read of the controller's history: a UI opened on a run
         # under way starts from it; from then on each counted sample adds one.
         opened = list(controller.history)
@@ -452,7 +458,48 @@ class BenchScreen(Screen):
 
         self.app.run_worker(work, thread=True, group="control", exit_on_error=False, description=what)
 
+    def action_next_group(self) -> None:
+        names = list(self.wanted_groups)
+        if not names:
+            self.notify("this workload has no thread groups", timeout=2)
+            return
+        i = names.index(self.group) + 1 if self.group in names else 0
+        self.group = names[i] if i < len(names) else None
+        if self.group is None:
+            self.notify("knobs act on the whole run", timeout=3)
+        else:
+            threads, rate = self.wanted_groups[self.group]
+            self.notify(f"group {self.group}: {threads:g} thread(s), "
+                        + (f"rate {rate:g}/s" if rate > 0 else "closed loop")
+                        + " (+ - * / r [ ] act on it; g: next)", timeout=4)
+
+    def _set_group(self, threads: int | None, rate: float | None) -> None:
+        name = self.group
+        assert name is not None
+        wanted = self.wanted_groups[name]
+        if threads is not None:
+            wanted[0] = max(0, min(MAX_THREADS, threads))
+            self.wanted_threads = int(sum(v[0] for v in self.wanted_groups.values()))
+            self.refresh_header()
+            self._apply(f"{name} threads {wanted[0]}", lambda c: c.set_group_threads(name, int(wanted[0])))
+        if rate is not None:
+            wanted[1] = rate
+            self._apply(f"{name} rate {rate:g}/s" if rate > 0 else f"{name} rate unlimited",
+                        lambda c: c.set_group_rate(name, float(wanted[1])))
+
+    def _whole_run_refused(self) -> bool:
+        """A run of thread groups has no whole-run threads or rate to change."""
+        if self.group is None and self.wanted_groups:
+            self.notify("this run has thread groups: press g to select one", timeout=3)
+            return True
+        return False
+
     def _set_threads(self, n: int) -> None:
+        if self.group is not None:
+            self._set_group(n, None)
+            return
+        if self._whole_run_refused():
+            return
         n = max(1, min(MAX_THREADS, n))
         if n == self.wanted_threads:
             self.notify(f"threads stay at {n} (1..{MAX_THREADS})", timeout=2)
@@ -461,13 +508,24 @@ class BenchScreen(Screen):
         self.refresh_header()
         self._apply(f"threads {n}", lambda c: c.set_threads(self.wanted_threads))
 
+    def _threads_now(self) -> int:
+        return int(self.wanted_groups[self.group][0]) if self.group is not None else self.wanted_threads
+
+    def _rate_now(self) -> float:
+        return float(self.wanted_groups[self.group][1]) if self.group is not None else self.wanted_rate
+
     def action_threads_by(self, delta: int) -> None:
-        self._set_threads(self.wanted_threads + delta)
+        self._set_threads(self._threads_now() + delta)
 
     def action_threads_times(self, factor: float) -> None:
-        self._set_threads(max(1, round(self.wanted_threads * factor)))
+        self._set_threads(max(1, round(self._threads_now() * factor)))
 
     def _set_rate(self, rate: float) -> None:
+        if self.group is not None:
+            self._set_group(None, rate)
+            return
+        if self._whole_run_refused():
+            return
         if rate == self.wanted_rate:  # nothing changes: no timeline event either
             self.notify("rate unchanged" if rate > 0 else "rate stays unlimited", timeout=2)
             return
@@ -479,19 +537,22 @@ class BenchScreen(Screen):
         )
 
     def action_rate_times(self, factor: float) -> None:
-        if self.wanted_rate <= 0:
-            # Closed loop: start rate limiting near what the server does now.
-            achieved = self.history[-1].tps if self.history else 0.0
+        if self._rate_now() <= 0:
+            # Closed loop: start rate limiting near what the server (or the group) does now.
+            last = self.history[-1] if self.history else None
+            achieved = last.tps if last else 0.0
+            if self.group is not None and last is not None:
+                achieved = next((g.tps for g in last.groups if g.name == self.group), 0.0)
             self._set_rate(nice_rate(achieved * min(factor, 1)))
         else:
-            self._set_rate(max(MIN_RATE, round(self.wanted_rate * factor, 3)))
+            self._set_rate(max(MIN_RATE, round(self._rate_now() * factor, 3)))
 
     def action_type_rate(self) -> None:
         def chosen(rate: float | None) -> None:
             if rate is not None:
                 self._set_rate(max(rate, MIN_RATE) if rate > 0 else 0.0)
 
-        self.app.push_screen(RateModal(self.wanted_rate), chosen)
+        self.app.push_screen(RateModal(self._rate_now()), chosen)
 
     def action_pause(self) -> None:
         self.wanted_paused = not self.wanted_paused

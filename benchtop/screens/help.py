@@ -13,6 +13,7 @@ BENCH_KEYS = (
     ("* / /", "threads x2 / half"),
     ("r", "type a rate in transactions/s (0 = unlimited)"),
     ("] / [", "rate x2 / half (from unlimited: start near the achieved tps)"),
+    ("g", "thread groups: select the next one, the keys above then act on it (again: all)"),
     ("space", "pause / resume the load"),
     ("m", "mark this moment on the timeline (with a text)"),
     ("i", "cycle instrumentation presets (when the target has them)"),

@@ -96,6 +96,8 @@ def workload_extra_lines(program: Program, summary: Any) -> list[str]:
     for txn, label in dict(report.get("per_minute", {})).items():
         n = counts.get(txn, 0)
         lines.append(f"    {label + ':':<37}{n / t * 60:.2f}  ({txn} transactions per minute)")
+    for name, label, rates in _group_rates(program, summary):
+        lines.append(f"    {label + '/s:':<37}avg {rates['avg']:.2f}, p95 {rates['p95']:.2f} over intervals ({name})")
     if report.get("per_operation") and counts:
         total = max(sum(counts.values()), 1)
         lines.append("    operations:")
@@ -123,5 +125,27 @@ def workload_extra_fields(program: Program, summary: Any) -> dict[str, float]:
     if not isinstance(report, dict):
         return {}
     counts: dict[str, int] = dict(summary.txn_types or {})
-    return {str(label): round(counts.get(txn, 0) / t * 60, 3)
-            for txn, label in dict(report.get("per_minute", {})).items()}
+    out = {str(label): round(counts.get(txn, 0) / t * 60, 3)
+           for txn, label in dict(report.get("per_minute", {})).items()}
+    for _, label, rates in _group_rates(program, summary):
+        out[f"{label}_per_s"] = round(rates["avg"], 2)
+        out[f"{label}_per_s_p95"] = round(rates["p95"], 2)
+    return out
+
+
+def _group_rates(program: Program, summary: Any) -> list[tuple[str, str, dict[str, float]]]:
+    """[report] per_group = {group = "label"}: (group, label, its rate per
+    second over the report intervals: avg, p95), in rows when
+    rows_per_transaction names an option (the insert benchmark's --batch)."""
+    report = program.extra.get("report")
+    if not isinstance(report, dict):
+        return []
+    per_group = dict(report.get("per_group", {}))
+    rows = dict(report.get("rows_per_transaction", {}))
+    out = []
+    for g in getattr(summary, "groups", ()) or ():
+        if g.name in per_group and g.tps_intervals:
+            per_txn = program.options.get(str(rows.get(g.name, "")), 1)
+            k = float(per_txn) if isinstance(per_txn, (int, float)) and per_txn > 0 else 1.0
+            out.append((g.name, str(per_group[g.name]), {key: v * k for key, v in g.tps_intervals.items()}))
+    return out

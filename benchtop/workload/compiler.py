@@ -635,7 +635,68 @@ def compile_definition(
         source=src.path,
         read_only=not ctx.writes,
         extra=_extra(data, engine, src, options),
+        groups=_groups(data, types, src, ctx),
+        presets=_presets(data, src),
     )
+
+
+def _groups(data: dict[str, Any], types: list[P.TxnType], src: _Source, ctx: _Ctx) -> tuple[P.Group, ...]:
+    """`[[group]]`s: name, transactions (a list of names, their file weights,
+    or a table of name = weight), threads, rate, arrival."""
+    out: list[P.Group] = []
+    index = {t.name: i for i, t in enumerate(types)}
+    for g in _as_list(data.get("group")):
+        line = src.line_of("[[group]]", 0 if not out else src.text.find(f'"{out[-1].name}"') + 1)
+        if not isinstance(g, dict) or not isinstance(g.get("name"), str) or "transactions" not in g:
+            raise WorkloadError(f"{src.path}:{line}: a [[group]] needs a name and transactions")
+        name = g["name"]
+        if not re.fullmatch(_IDENT, name) or name in (o.name for o in out):
+            raise WorkloadError(f"{src.path}:{line}: group name {name!r} must be a unique identifier")
+        raw = g["transactions"]
+        pairs = list(raw.items()) if isinstance(raw, dict) else [(t, None) for t in _as_names(raw)]
+        weights = [0] * len(types)
+        for txn, w in pairs:
+            if txn not in index:
+                raise WorkloadError(f"{src.path}:{line}: group {name}: no transaction named {txn!r} "
+                                    f"(have {', '.join(index)})")
+            weight = types[index[txn]].weight if w is None else _const(ctx, str(w), line)
+            if weight is None or weight < 0:
+                raise WorkloadError(f"{src.path}:{line}: group {name}: weight of {txn!r} must be a number >= 0")
+            weights[index[txn]] = weight
+        if not any(weights):
+            raise WorkloadError(f"{src.path}:{line}: group {name} runs no transaction (every weight is 0)")
+        threads, rate = g.get("threads", 1), g.get("rate", 0)
+        threads = _const(ctx, str(threads), line) if not isinstance(threads, int) else threads
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0:
+            raise WorkloadError(f"{src.path}:{line}: group {name}: rate must be a number >= 0 (0 = closed loop)")
+        if threads is None or threads < 0:
+            raise WorkloadError(f"{src.path}:{line}: group {name}: threads must be a number >= 0")
+        arrival = str(g.get("arrival", "uniform"))
+        if arrival not in ("uniform", "poisson"):
+            raise WorkloadError(f"{src.path}:{line}: group {name}: arrival is uniform or poisson")
+        out.append(P.Group(name=name, threads=threads, rate=float(rate), arrival=arrival, weights=tuple(weights)))
+    if len(out) > P.MAX_GROUPS:
+        raise WorkloadError(f"{src.path}: at most {P.MAX_GROUPS} groups")
+    return tuple(out)
+
+
+def _as_names(raw: Any) -> list[str]:
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list) or not all(isinstance(t, str) for t in items):
+        return []
+    return [n for item in items for n in item.split("+")]
+
+
+def _presets(data: dict[str, Any], src: _Source) -> dict[str, tuple[str, ...]]:
+    """`[presets]`: name = ["group.threads=N", "group.rate=R", ...]."""
+    raw = data.get("presets", {})
+    out: dict[str, tuple[str, ...]] = {}
+    for name, settings in (raw.items() if isinstance(raw, dict) else ()):
+        if not isinstance(settings, list) or not all(isinstance(v, str) for v in settings):
+            raise WorkloadError(f"{src.path}:{src.line_of(name)}: preset {name!r} is a list of "
+                                "\"group.threads=N\" / \"group.rate=R\" strings")
+        out[str(name)] = tuple(settings)
+    return out
 
 
 def _extra(data: dict[str, Any], engine: str, src: _Source, options: dict[str, Any]) -> dict[str, object]:

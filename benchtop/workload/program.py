@@ -17,7 +17,7 @@ DIST = {"uniform": 0, "gaussian": 1, "special": 2, "pareto": 3, "zipfian": 4, "r
 QK = {"read": 0, "write": 1, "other": 2}
 PARAM_REG, PARAM_SREG, PARAM_CONST, PARAM_NULL = range(4)
 GEN_SEQ, GEN_RAND, GEN_TEMPLATE, GEN_CONST, GEN_DIV, GEN_LITERAL, GEN_MOD, GEN_DECIMAL, GEN_WORDS = range(9)
-NREGS, NSREGS, MAX_PARAMS, MAX_TXN_TYPES = 64, 16, 32, 32
+NREGS, NSREGS, MAX_PARAMS, MAX_TXN_TYPES, MAX_GROUPS = 64, 16, 32, 32, 8
 ENGINES = ("mysql", "postgresql", "sqlite", "null")
 
 
@@ -36,6 +36,18 @@ class TxnType:
     weight: int
     first_op: int
     nops: int
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A workload's `[[group]]`: a pool of threads with its own rate running
+    some of the transaction types (`weights` by type index; 0: not run)."""
+
+    name: str
+    threads: int
+    rate: float
+    arrival: str
+    weights: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +104,8 @@ class Program:
     source: str = ""
     read_only: bool = False
     extra: dict[str, object] = field(default_factory=dict)
+    groups: tuple[Group, ...] = ()
+    presets: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name -> "group.key=value" settings
 
     @property
     def txn_names(self) -> tuple[str, ...]:

@@ -152,6 +152,62 @@ static void test_null_engine(void)
     bt_engine_free(e);
 }
 
+/* Two groups over one program: one paced at 500/s, one closed loop that
+ * grows and shrinks; per-group snapshots add up to the engine's. */
+static void test_groups(void)
+{
+    static const bt_op ops[] = {
+        {BT_OP_RAND, 0, -1, BT_DIST_UNIFORM, -1, 1, 1000},
+        {BT_OP_EXEC, -1, 0, 0, 1, BT_QK_READ, 0},
+        {BT_OP_EXEC, -1, 0, 0, 1, BT_QK_WRITE, 0},
+    };
+    static const bt_txn_type types[] = {{"r", 1, 0, 2}, {"w", 1, 2, 1}};
+    bt_program prog = point_program();
+    prog.ops = ops;
+    prog.nops = 3;
+    prog.txn_types = types;
+    prog.ntxn_types = 2;
+    bt_group groups[2];
+    memset(groups, 0, sizeof groups);
+    groups[0].name = "paced";
+    groups[0].threads = 1;
+    groups[0].rate = 500;
+    groups[0].weights[0] = 1;
+    groups[1].name = "free";
+    groups[1].threads = 2;
+    groups[1].weights[1] = 1;
+    bt_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.conn.driver = BT_DRIVER_NULL;
+    cfg.program = &prog;
+    cfg.groups = groups;
+    cfg.ngroups = 2;
+    bt_engine *e = NULL;
+    CHECK(bt_engine_new(&cfg, &e) == BT_OK, "engine_new with groups");
+    if (!e)
+        return;
+    CHECK(bt_engine_start(e) == BT_OK, "start");
+    CHECK(bt_engine_set_group_threads(e, 1, 5) == BT_OK, "grow group 1");
+    sleep_ms(300);
+    CHECK(bt_engine_set_group_threads(e, 1, 1) == BT_OK, "shrink group 1");
+    CHECK(bt_engine_set_group_threads(e, 2, 1) == BT_EINVAL, "no group 2");
+    sleep_ms(300);
+    bt_engine_stop(e);
+    bt_engine_join(e);
+    bt_snapshot snap;
+    bt_group_snapshot g0, g1;
+    bt_engine_snapshot(e, &snap, NULL, NULL);
+    bt_engine_group_snapshot(e, 0, &g0, NULL, NULL);
+    bt_engine_group_snapshot(e, 1, &g1, NULL, NULL);
+    CHECK(g0.transactions + g1.transactions == snap.transactions, "groups add up");
+    CHECK(snap.txn_by_type[0] == g0.transactions && snap.txn_by_type[1] == g1.transactions, "each group its type");
+    double rate = (double)g0.transactions / snap.t;
+    CHECK(fabs(rate - 500) < 60, "paced group at %.1f/s", rate);
+    CHECK(snap.queries[BT_QK_WRITE] == g1.transactions, "writes only from group 1");
+    CHECK(g1.threads_target == 1 && snap.threads_target == 2, "targets %d %d", g1.threads_target, snap.threads_target);
+    bt_engine_free(e);
+}
+
 static void test_sqlite_engine(const char *dir)
 {
     char path[512];
@@ -238,6 +294,7 @@ int main(int argc, char **argv)
     test_distributions();
     test_invalid_program();
     test_null_engine();
+    test_groups();
     test_sqlite_engine(dir);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -101,6 +101,7 @@ class FakeRunController:
         warmup: int = 0,
         presets: tuple[str, ...] | None = None,
         error: str | None = None,
+        groups: tuple[tuple[str, int, float], ...] = (),
         events: tuple[tuple[float, str, str], ...] = (
             (10.0, "threads", "threads 8"),
             (25.0, "mark", "mark 1"),
@@ -126,6 +127,7 @@ class FakeRunController:
         self._rate = rate
         self._paused = False
         self._preset = -1
+        self._groups = {name: [threads_, rate_] for name, threads_, rate_ in groups}
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -165,6 +167,20 @@ class FakeRunController:
         self.calls.append(("rate", rate))
         self._rate = rate
         self._event("rate", f"rate {rate:g}/s" if rate > 0 else "rate unlimited")
+
+    @property
+    def groups(self) -> list[tuple[str, int, float]]:
+        return [(name, int(v[0]), float(v[1])) for name, v in self._groups.items()]
+
+    def set_group_threads(self, name: str, n: int) -> None:
+        self.calls.append(("group_threads", (name, n)))
+        self._groups[name][0] = n
+        self._event("threads", f"{name} threads {n}")
+
+    def set_group_rate(self, name: str, rate: float) -> None:
+        self.calls.append(("group_rate", (name, rate)))
+        self._groups[name][1] = rate
+        self._event("rate", f"{name} rate {rate:g}/s")
 
     def set_paused(self, paused: bool) -> None:
         self.calls.append(("paused", paused))

@@ -288,6 +288,29 @@ async def test_ctrl_c_stops_the_run_even_in_a_dialog(fake: FakeRunController) ->
     assert app.return_value is not None
 
 
+async def test_group_keys_act_on_the_selected_thread_group() -> None:
+    fake = FakeRunController(threads=11, groups=(("inserters", 1, 1000.0), ("queriers", 10, 0.0)))
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "g", "plus")  # inserters selected
+        assert fake.groups[0] == ("inserters", 2, 1000.0)
+        await press(app, pilot, "right_square_bracket")
+        assert fake.groups[0] == ("inserters", 2, 2000.0)
+        await press(app, pilot, "g", "slash")  # queriers
+        assert fake.groups[1] == ("queriers", 5, 0.0)
+        await press(app, pilot, "g", "plus")  # back to the whole run: a run of groups has no whole-run threads
+        assert fake.groups == [("inserters", 2, 2000.0), ("queriers", 5, 0.0)]
+        assert not [c for c in fake.calls if c[0] == "threads"]
+        assert ("group_threads", ("queriers", 5)) in fake.calls
+
+
+async def test_group_key_without_groups_changes_nothing(fake: FakeRunController) -> None:
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await press(app, pilot, "g", "plus")
+        assert fake.threads == 9 and not [c for c in fake.calls if c[0].startswith("group")]
+
+
 def test_host_rows_show_totals_then_hosts_worst_first_when_many():
     from benchtop.run.samples import HostInterval
     from benchtop.screens.widgets.hosts import hosts_text

@@ -77,6 +77,12 @@ class FakeController:
         self.on_event = None
         self.finished, self.failed_error, self.instrumentation = False, None, None
         self.stopped: str | None = None
+        self.groups: list[tuple[str, int, float]] = []
+        self.paused = False
+
+    def set_paused(self, paused: bool) -> None:
+        self.paused = paused
+        self._event("pause" if paused else "resume", "paused" if paused else "resumed")
 
     def start(self) -> None:
         self.engine = FakeEngine(self.clock, self.threads)
@@ -119,7 +125,8 @@ class FakeController:
         pass
 
 
-def drive(text: str, tmp_path: Path | None = None, step_s: float = 0.5, limit: int = 200) -> tuple[ScenarioDriver, list]:
+def drive(text: str, tmp_path: Path | None = None, step_s: float = 0.5, limit: int = 200,
+          **driver_args: Any) -> tuple[ScenarioDriver, list]:
     clock = Clock()
     made: list[FakeController] = []
 
@@ -128,7 +135,7 @@ def drive(text: str, tmp_path: Path | None = None, step_s: float = 0.5, limit: i
         return made[-1]
 
     writer = ResultsWriter(tmp_path) if tmp_path else None
-    driver = ScenarioDriver(parse_scenario(text), make, writer, clock=clock)
+    driver = ScenarioDriver(parse_scenario(text), make, writer, clock=clock, **driver_args)
     driver.start()
     for _ in range(limit):
         if driver.done:
@@ -203,3 +210,87 @@ def test_status_and_deadline():
     driver.finish("quit")
     assert driver.done and driver.tick() is None
     assert driver.results == []  # stopped before any measured time
+
+
+class FakeSettings:
+    """SettingsControl's surface: values start at "orig"; restart_for names settings needing a restart."""
+
+    def __init__(self, restart_for: tuple[str, ...] = ()) -> None:
+        self.server: dict[str, Any] = {}
+        self.saved: dict[str, Any] = {}
+        self.current: dict[str, Any] = {}
+        self.restart_for = restart_for
+        self.applied: list[dict[str, Any]] = []
+
+    def apply(self, settings: dict[str, Any]) -> list[str]:
+        self.applied.append(dict(settings))
+        for k, v in settings.items():
+            self.saved.setdefault(k, self.server.get(k, "orig"))
+            self.server[k] = self.current[k] = v
+        return [f"{k} = {v}" for k, v in settings.items()]
+
+    def needs_restart(self, names: list[str]) -> list[str]:
+        return [n for n in names if n in self.restart_for]
+
+    def restore(self) -> list[str]:
+        done = [f"{k} = {v}" for k, v in self.saved.items()]
+        self.server.update(self.saved)
+        self.saved.clear()
+        self.current.clear()
+        return done
+
+
+class FakeHooks:
+    def __init__(self, fail: str = "") -> None:
+        self.ran: list[tuple[str, str]] = []
+        self.fail = fail
+
+    def run(self, hook: Any, when: str, step: int | None) -> Any:
+        from benchtop.scenario.hooks import HookResult
+
+        self.ran.append((when, hook.command))
+        ok = hook.command != self.fail
+        return HookResult(hook, when, step, 0.0, ok, "" if ok else "exit status 1")
+
+
+SETTINGS = ('engine = "mysql"\nworkload = "a"\nrestart = { shell = "restart-db" }\n'
+            '[[step]]\nduration = 1\nsettings = { sync_binlog = [0, 1], buffer = "1G" }\n'
+            'before = ["CHECKPOINT"]\nafter = [{ shell = "drop-caches", timeout = 5 }]\n')
+
+
+def test_settings_sweep_applies_each_step_and_restores(tmp_path: Path):
+    settings, hooks = FakeSettings(restart_for=("buffer",)), FakeHooks()
+    driver, made = drive(SETTINGS, tmp_path, settings=settings, hooks=hooks)
+    assert [r["settings"] for r in driver.results] == [{"sync_binlog": 0, "buffer": "1G"},
+                                                       {"sync_binlog": 1, "buffer": "1G"}]
+    # only what changes is applied again; the restart hook runs when a restart-only setting changes
+    assert settings.applied == [{"sync_binlog": 0, "buffer": "1G"}, {"sync_binlog": 1}]
+    # ... and once more after the restore, so the restart-only setting goes back too
+    assert hooks.ran == [("restart", "restart-db"), ("before", "CHECKPOINT"), ("after", "drop-caches"),
+                         ("before", "CHECKPOINT"), ("after", "drop-caches"), ("restart", "restart-db")]
+    assert settings.server == {"sync_binlog": "orig", "buffer": "orig"} and not settings.saved
+    d = driver.summary_dict()
+    assert sorted(d["settings_restored"]) == ["buffer = orig", "sync_binlog = orig"]
+    assert [h["when"] for h in d["hooks"]][:3] == ["restart", "before", "after"]
+    timeline = (tmp_path / "timeline.jsonl").read_text()
+    assert "settings sync_binlog = 1" in timeline and "settings restored" in timeline and "hook before" in timeline
+    # the load is paused while the second step's settings and hooks run
+    assert [e.kind for e in made[0].timeline if e.kind in ("pause", "resume")][:2] == ["pause", "resume"]
+
+
+def test_failed_hook_ends_the_scenario_and_restores(tmp_path: Path):
+    settings, hooks = FakeSettings(), FakeHooks(fail="drop-caches")
+    driver, _ = drive(SETTINGS.replace('restart = { shell = "restart-db" }\n', ""), tmp_path,
+                      settings=settings, hooks=hooks)
+    assert driver.done and driver.stopped_by.startswith("error:") and "drop-caches" in driver.stopped_by
+    assert len(driver.results) == 1 and settings.server["sync_binlog"] == "orig"
+
+
+def test_restart_only_setting_without_a_restart_hook_is_an_error(tmp_path: Path):
+    import pytest
+
+    from benchtop.scenario.file import ScenarioError
+
+    with pytest.raises(ScenarioError, match="restart"):
+        drive(SETTINGS.replace('restart = { shell = "restart-db" }\n', ""), tmp_path,
+              settings=FakeSettings(restart_for=("buffer",)), hooks=FakeHooks())

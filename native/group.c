@@ -1,0 +1,288 @@
+/* group.c: thread groups, each a pool of workers with its own thread count,
+ * arrival schedule and transaction mix (see bt_group in benchtop_api.h).
+ * A group's knobs are the same atomics and scheduler the single pool had, so
+ * closed loop stays lock-free and an open-loop backlog stays O(1) per group.
+ */
+#define _GNU_SOURCE /* SCHED_IDLE */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine_internal.h"
+
+static int group_weights(bt_group_rt *g, const bt_program *p, const int32_t *weights)
+{
+    int32_t cum = 0, last = -1, nonzero = 0;
+    for (int32_t i = 0; i < p->ntxn_types; i++) {
+        int32_t w = weights ? weights[i] : p->txn_types[i].weight;
+        if (w < 0)
+            return BT_EINVAL;
+        cum += w;
+        g->cum_weight[i] = cum;
+        if (w > 0) {
+            last = i;
+            nonzero++;
+        }
+    }
+    g->total_weight = cum;
+    g->only_type = nonzero == 1 ? last : -1;
+    return cum > 0 ? BT_OK : BT_EINVAL;
+}
+
+int bt_groups_init(bt_engine *e, const bt_config *cfg)
+{
+    int32_t n = cfg->ngroups > 0 ? cfg->ngroups : 1;
+    if (n > BT_MAX_GROUPS || (cfg->ngroups > 0 && !cfg->groups))
+        return BT_EINVAL;
+    int64_t total = 0;
+    for (int32_t i = 0; i < cfg->ngroups; i++) {
+        const bt_group *gc = &cfg->groups[i];
+        if (gc->threads < 0 || gc->rate < 0 ||
+            (gc->arrival != BT_ARRIVAL_UNIFORM && gc->arrival != BT_ARRIVAL_POISSON))
+            return BT_EINVAL;
+        total += gc->threads;
+    }
+    if (total > BT_MAX_THREADS)
+        return BT_EINVAL;
+    e->groups = calloc((size_t)n, sizeof *e->groups);
+    if (!e->groups)
+        return BT_ENOMEM;
+    e->ngroups = n;
+    for (int32_t i = 0; i < n; i++) {
+        bt_group_rt *g = &e->groups[i];
+        const bt_group *gc = cfg->ngroups > 0 ? &cfg->groups[i] : NULL;
+        bt_sched_init(&g->sched, gc ? gc->rate : cfg->rate, gc ? gc->arrival : cfg->arrival,
+                      e->seed + 0x51ed27ULL * (uint64_t)i);
+        atomic_store(&g->threads_target, gc ? gc->threads : cfg->threads);
+        g->only_type = 0;
+        if (e->prog) {
+            int rc = group_weights(g, e->prog, gc ? gc->weights : NULL);
+            if (rc != BT_OK)
+                return rc;
+        }
+    }
+    return BT_OK;
+}
+
+void bt_groups_destroy(bt_engine *e)
+{
+    for (int32_t i = 0; i < e->ngroups; i++)
+        bt_sched_destroy(&e->groups[i].sched);
+    free(e->groups);
+    e->groups = NULL;
+    e->ngroups = 0;
+}
+
+int32_t bt_groups_threads_target(bt_engine *e)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < e->ngroups; i++)
+        n += atomic_load(&e->groups[i].threads_target);
+    return n;
+}
+
+static bt_worker *worker_new(bt_engine *e, int32_t index, int32_t group, int32_t gindex)
+{
+    bt_worker *w = aligned_alloc(64, (sizeof(bt_worker) + 63) / 64 * 64);
+    if (!w)
+        return NULL;
+    memset(w, 0, sizeof *w);
+    w->lat = calloc(1, sizeof(bt_hist));
+    w->svc = calloc(1, sizeof(bt_hist));
+    if (!w->lat || !w->svc) {
+        free(w->lat);
+        free(w->svc);
+        free(w);
+        return NULL;
+    }
+    atomic_store(&w->lat_min, UINT64_MAX);
+    w->index = index;
+    w->group = group;
+    w->gindex = gindex;
+    w->e = e;
+    pthread_mutex_init(&w->io_mu, NULL);
+    w->io_fd = -1;
+    bt_rng_seed(&w->rng, e->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(index + 1));
+    return w;
+}
+
+static void make_idle(pthread_t t)
+{
+    struct sched_param sp = {0};
+    pthread_setschedparam(t, SCHED_IDLE, &sp);  /* best effort: the run goes on without it */
+}
+
+/* Workers of a driver that never waits run under SCHED_IDLE once they
+ * outnumber the CPUs (so the controller is never starved); an open-loop
+ * group's keep their class: they sleep between tickets, and their schedule
+ * must not wait behind closed-loop spinners. */
+static int idle_class(const bt_engine *e, int32_t gi)
+{
+    return e->idle_workers && !(e->ngroups > 1 && atomic_load(&e->groups[gi].sched.open_loop));
+}
+
+int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
+{
+    bt_group_rt *g = &e->groups[gi];
+    if (e->drv->never_waits && bt_groups_threads_target(e) > e->ncpu && !e->idle_workers) {
+        /* one-way (an unprivileged thread cannot leave SCHED_IDLE), so the
+         * workers stay alike */
+        e->idle_workers = 1;
+        for (int32_t i = 0; i < e->nworkers; i++)
+            if (e->workers[i] && e->workers[i]->has_thread && idle_class(e, e->workers[i]->group))
+                make_idle(e->workers[i]->thread);
+    }
+    for (int32_t i = 0; i < n && !atomic_load(&e->stop); i++) {
+        if (i >= g->nslots) {
+            /* slots are handed out in order, so i == nslots here */
+            if (e->nworkers >= BT_MAX_THREADS)
+                return BT_EINVAL;
+            bt_worker *nw = worker_new(e, e->nworkers, gi, i);
+            if (!nw)
+                return BT_ENOMEM;
+            g->slots[g->nslots++] = e->nworkers;
+            e->workers[e->nworkers++] = nw;
+        }
+        bt_worker *w = e->workers[g->slots[i]];
+        if (atomic_load(&w->state) == BT_W_EXITED && w->has_thread) {
+            pthread_join(w->thread, NULL);
+            w->has_thread = 0;
+            atomic_store(&w->state, BT_W_FREE);
+        }
+        if (atomic_load(&w->state) == BT_W_FREE) {
+            atomic_store(&w->state, BT_W_RUNNING);
+            if (pthread_create(&w->thread, NULL, bt_worker_main, w) != 0) {
+                atomic_store(&w->state, BT_W_FREE);
+                return BT_ETHREAD;
+            }
+            w->has_thread = 1;
+            e->live++;
+            if (idle_class(e, gi))
+                make_idle(w->thread);
+        }
+    }
+    return BT_OK;
+}
+
+/* A rate-limited group's schedule is what an experiment holds fixed (the
+ * insert benchmark's 1,000 inserts/s): on a machine with fewer cores than
+ * workers, closed-loop threads would otherwise take their fair share of the
+ * CPU from it and it would fall behind.  So while some group runs open loop,
+ * the closed-loop groups' threads run at the highest nice value and the
+ * open-loop ones, where the process may (root, CAP_SYS_NICE), at a lower one
+ * (they sleep between tickets, so they only take the CPU their schedule
+ * needs).  Best effort: without the privilege they stay at 0, and a niced
+ * thread stays so for the rest of the run. */
+static int nice_for(const bt_engine *e, int32_t group)
+{
+    if (e->ngroups < 2)
+        return 0;
+    if (atomic_load(&e->groups[group].sched.open_loop))
+        return BT_OPEN_LOOP_NICE;
+    for (int32_t i = 0; i < e->ngroups; i++)
+        if (atomic_load(&e->groups[i].sched.open_loop) && atomic_load(&e->groups[i].threads_target) > 0)
+            return BT_CLOSED_LOOP_NICE;
+    return 0;
+}
+
+static void set_nice(bt_worker *w, int nice)
+{
+    if (w->tid > 0 && nice != w->nice && setpriority(PRIO_PROCESS, (id_t)w->tid, nice) == 0)
+        w->nice = nice;
+}
+
+void bt_group_worker_started(bt_worker *w)
+{
+    w->tid = (int32_t)syscall(SYS_gettid);
+    w->nice = 0; /* a new thread starts at its creator's nice value */
+    set_nice(w, nice_for(w->e, w->group));
+}
+
+static void renice_all(bt_engine *e)
+{
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < e->nworkers; i++) {
+        bt_worker *w = e->workers[i];
+        if (w && atomic_load(&w->state) == BT_W_RUNNING)
+            set_nice(w, nice_for(e, w->group));
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+}
+
+int bt_engine_set_group_threads(bt_engine *e, int32_t gi, int32_t n)
+{
+    if (!e || gi < 0 || gi >= e->ngroups || n < 0 || n > BT_MAX_THREADS)
+        return BT_EINVAL;
+    bt_group_rt *g = &e->groups[gi];
+    pthread_mutex_lock(&e->ctl_mu);
+    /* the slots of every group together stay within BT_MAX_THREADS */
+    if (n > g->nslots && e->nworkers + (n - g->nslots) > BT_MAX_THREADS) {
+        pthread_mutex_unlock(&e->ctl_mu);
+        return BT_EINVAL;
+    }
+    atomic_store(&g->threads_target, n);
+    int rc = BT_OK;
+    /* Workers at index >= n see the new target after their current
+     * transaction and exit; their counts stay in the totals. */
+    if (atomic_load(&e->state) == BT_STATE_RUNNING)
+        rc = bt_group_spawn(e, gi, n);
+    pthread_mutex_unlock(&e->ctl_mu);
+    return rc;
+}
+
+int bt_engine_set_group_rate(bt_engine *e, int32_t gi, double rate, int32_t arrival)
+{
+    if (!e || gi < 0 || gi >= e->ngroups || rate < 0 ||
+        (arrival != BT_ARRIVAL_UNIFORM && arrival != BT_ARRIVAL_POISSON))
+        return BT_EINVAL;
+    bt_sched_set_rate(&e->groups[gi].sched, rate, arrival, bt_now_ns());
+    if (e->ngroups > 1)
+        renice_all(e);
+    return BT_OK;
+}
+
+int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, uint64_t *lat_hist,
+                             uint64_t *svc_hist)
+{
+    if (!e || !out || gi < 0 || gi >= e->ngroups)
+        return BT_EINVAL;
+    bt_group_rt *g = &e->groups[gi];
+    memset(out, 0, sizeof *out);
+    if (lat_hist)
+        memset(lat_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    if (svc_hist)
+        memset(svc_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
+    uint64_t now = bt_now_ns();
+    int32_t target = atomic_load(&g->threads_target);
+    pthread_mutex_lock(&e->ctl_mu);
+    for (int32_t i = 0; i < g->nslots; i++) {
+        bt_worker *w = e->workers[g->slots[i]];
+        if (!w)
+            continue;
+        if (atomic_load(&w->state) == BT_W_RUNNING && i < target)
+            out->threads_running++;
+        out->transactions += BT_GET(w->txns);
+        for (int k = 0; k < BT_ERRK_COUNT; k++)
+            if (k != BT_ERRK_FATAL)
+                out->errors += BT_GET(w->errors[k]);
+        out->latency_ns_sum += BT_GET(w->lat_sum);
+        out->service_ns_sum += BT_GET(w->svc_sum);
+        uint64_t busy = BT_GET(w->busy_ns);
+        uint64_t since = BT_GET(w->busy_since);
+        if (since && since < now)
+            busy += now - since;
+        out->busy_ns += busy;
+        if (lat_hist)
+            bt_hist_merge_into(w->lat, lat_hist);
+        if (svc_hist)
+            bt_hist_merge_into(w->svc, svc_hist);
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+    out->threads_target = target;
+    bt_sched_read(&g->sched, now, &out->queue_ns, &out->tickets_due, &out->rate);
+    return BT_OK;
+}
