@@ -112,3 +112,16 @@ def test_a_lost_hosts_counts_stay_but_not_its_threads():
     merged = merge_samples([a, b], 1.0, a.latency + b.latency, a.service + b.service, live=[True, False])
     assert merged.transactions == 15 and merged.latency.total == 15
     assert merged.threads_running == 3 and merged.threads_target == 3
+
+
+def test_thread_groups_are_refused_on_a_cluster_before_any_host_starts():
+    from benchtop.errors import UsageError
+    from benchtop.run.cluster import ClusterController
+    from benchtop.run.options import options_from_argv
+    from benchtop.workload import load_program
+
+    opts = options_from_argv("run", ["--cluster", "auto", "--engine", "null", "--workload", "insert_benchmark",
+                                     "--preset", "i1.q10"])
+    program = load_program(opts.workload, opts.engine, opts.workload_options)
+    with pytest.raises(UsageError, match="thread groups .* do not run on --cluster"):
+        ClusterController(opts, program, opts.conn_settings())
