@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -352,47 +353,62 @@ class Engine:
     def snapshot(self) -> EngineSample:
         with self._lock:
             _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")
-            s = self._snap
             n = nbuckets()
-            lat = Histogram(tuple(ffi.unpack(self._lat, n)))
-            svc = Histogram(tuple(ffi.unpack(self._svc, n)))
-            return EngineSample(
-                t=s.t,
-                state=STATES[s.state] if 0 <= s.state < len(STATES) else "failed",
-                threads_target=s.threads_target,
-                threads_running=s.threads_running,
-                in_flight=s.in_flight,
-                unfinished=s.unfinished,
-                paused=bool(s.paused),
-                rate=s.rate,
-                transactions=s.transactions,
-                rollbacks=s.rollbacks,
-                reads=s.queries[0],
-                writes=s.queries[1],
-                other=s.queries[2],
-                errors={k: s.errors[i] for i, k in enumerate(ERROR_KINDS)},
-                retries=s.retries,
-                reconnects=s.reconnects,
-                connects=s.connects,
-                connect_ns_sum=s.connect_ns_sum,
-                connect_ns_max=s.connect_ns_max,
-                latency_ns_sum=s.latency_ns_sum,
-                latency_ns_min=s.latency_ns_min,
-                latency_ns_max=s.latency_ns_max,
-                service_ns_sum=s.service_ns_sum,
-                service_ns_max=s.service_ns_max,
-                busy_ns=s.busy_ns,
-                queue_ns=s.queue_ns,
-                tickets_due=s.tickets_due,
-                txn_by_type=tuple(s.txn_by_type),
-                txn_ns_by_type=tuple(s.txn_ns_by_type),
-                rows_loaded=s.rows_loaded,
-                error=ffi.string(s.error).decode(errors="replace"),
-                latency=lat,
-                service=svc,
-                groups=tuple(self._group_sample(i, name) for i, name in enumerate(self.group_names)),
-                query_latency=self._query_hists(),
-            )
+            return self._sample(Histogram(tuple(ffi.unpack(self._lat, n))), Histogram(tuple(ffi.unpack(self._svc, n))))
+
+    def snapshot_packed(self) -> tuple[EngineSample, bytes, bytes]:
+        """A snapshot whose histograms stay out of the sample (it holds empty
+        ones): the latency and service bucket counts as raw native uint64
+        arrays, for a reader that ships them elsewhere (a cluster's load
+        host) without building 4,736-entry tuples first."""
+        with self._lock:
+            _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")
+            none = Histogram(())
+            # copied before anything else reuses the buffers; groups stay out (a cluster runs none)
+            lat, svc = ffi.buffer(self._lat)[:], ffi.buffer(self._svc)[:]
+            return self._sample(none, none, with_groups=False), lat, svc
+
+    def _sample(self, lat: Histogram, svc: Histogram, with_groups: bool = True) -> EngineSample:
+        """The newest snapshot's figures (call with the lock held; reading the
+        groups reuses the histogram buffers)."""
+        s = self._snap
+        return EngineSample(
+            t=s.t,
+            state=STATES[s.state] if 0 <= s.state < len(STATES) else "failed",
+            threads_target=s.threads_target,
+            threads_running=s.threads_running,
+            in_flight=s.in_flight,
+            unfinished=s.unfinished,
+            paused=bool(s.paused),
+            rate=s.rate,
+            transactions=s.transactions,
+            rollbacks=s.rollbacks,
+            reads=s.queries[0],
+            writes=s.queries[1],
+            other=s.queries[2],
+            errors={k: s.errors[i] for i, k in enumerate(ERROR_KINDS)},
+            retries=s.retries,
+            reconnects=s.reconnects,
+            connects=s.connects,
+            connect_ns_sum=s.connect_ns_sum,
+            connect_ns_max=s.connect_ns_max,
+            latency_ns_sum=s.latency_ns_sum,
+            latency_ns_min=s.latency_ns_min,
+            latency_ns_max=s.latency_ns_max,
+            service_ns_sum=s.service_ns_sum,
+            service_ns_max=s.service_ns_max,
+            busy_ns=s.busy_ns,
+            queue_ns=s.queue_ns,
+            tickets_due=s.tickets_due,
+            txn_by_type=tuple(s.txn_by_type),
+            txn_ns_by_type=tuple(s.txn_ns_by_type),
+            rows_loaded=s.rows_loaded,
+            error=ffi.string(s.error).decode(errors="replace"),
+            latency=lat,
+            service=svc,
+            groups=tuple(self._group_sample(i, name) for i, name in enumerate(self.group_names)) if with_groups else (),
+            query_latency=self._query_hists() if with_groups else {},
+        )
 
     def _group_sample(self, index: int, name: str) -> GroupSample:
         """Called with self._lock held (it reuses the snapshot buffers)."""
@@ -417,9 +433,13 @@ class Engine:
 
     def type_histogram(self, index: int) -> Histogram:
         """Cumulative latency of one transaction type (empty for one-type workloads)."""
+        return Histogram(tuple(array("Q", self.type_histogram_packed(index))))
+
+    def type_histogram_packed(self, index: int) -> bytes:
+        """type_histogram's counts as a raw native uint64 array (see snapshot_packed)."""
         buf = ffi.new("uint64_t[]", nbuckets())
         _check(lib.bt_engine_type_hist(self._h, index, buf), "type histogram")
-        return Histogram(tuple(ffi.unpack(buf, nbuckets())))
+        return ffi.buffer(buf)[:]
 
     # -- bulk load ---------------------------------------------------------------
     def load(self, spec: Any, threads: int) -> None:

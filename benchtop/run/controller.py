@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from benchtop.engine import ConnSettings, Engine, EngineSettings, GroupSettings
 from benchtop.engine.histogram import Histogram
@@ -33,6 +33,47 @@ STOP_GRACE_S = 1.0   # workers finish the transaction in hand
 ABORT_WAIT_S = 2.0   # after their sockets are shut down
 
 
+class LoadEngine(Protocol):
+    """What a run drives: the native Engine, or the load hosts of a cluster
+    run acting as one (benchtop.run.cluster.HostGroup)."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def join(self, timeout: float | None = None, cancel: threading.Event | None = None) -> bool: ...
+    def abort_io(self) -> int: ...
+    def close(self) -> None: ...
+    def set_threads(self, n: int) -> None: ...
+    def set_rate(self, rate: float) -> None: ...
+    def set_paused(self, paused: bool) -> None: ...
+    def set_group_threads(self, index: int, n: int) -> None: ...
+    def set_group_rate(self, index: int, rate: float) -> None: ...
+    def snapshot(self) -> EngineSample: ...
+    def type_histogram(self, index: int) -> Histogram: ...
+
+
+def engine_settings(cfg: RunOptions, program: Program) -> EngineSettings:
+    """The native engine's settings for a run's options (and the workload's
+    thread groups)."""
+    ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
+    if not cfg.ignore_errors and cfg.engine in ("mysql", "postgresql"):
+        # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
+        # are already retried as deadlocks/lock waits; 1020 is "record changed".
+        codes = (1020,)
+    return EngineSettings(
+        threads=cfg.threads,
+        rate=cfg.rate,
+        arrival=cfg.arrival,
+        max_events=cfg.events,
+        rand=cfg.rand,
+        reconnect_every=cfg.reconnect,
+        ignore_all_errors=ignore_all,
+        ignore_codes=codes,
+        groups=tuple(GroupSettings(g.name, g.threads, g.rate, cfg.arrival if g.rate > 0 and g.arrival == "uniform"
+                                   else g.arrival, g.weights)
+                     for g in resolve_groups(program, cfg.preset, cfg.groups)),
+    )
+
+
 class RunController:
     def __init__(
         self,
@@ -43,7 +84,10 @@ class RunController:
         instrumentation: InstrumentationCycler | None = None,
         guard: Guard | None = None,
         meter: CostMeter | None = None,
+        engine: LoadEngine | None = None,
     ) -> None:
+        """`engine`: what runs the load (default: a native Engine made here
+        from the options)."""
         cfg = self.options = options
         self.program = program
         self.writer = writer
@@ -62,30 +106,11 @@ class RunController:
         self._last: EngineSample | None = None
         self._percentiles = (cfg.percentile,) if cfg.percentile > 0 else ()
         self.on_event: Callable[[TimelineEvent], None] | None = None
-        ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
-        if not cfg.ignore_errors and cfg.engine in ("mysql", "postgresql"):
-            # sysbench's default --mysql-ignore-errors is 1213,1020,1205: those
-            # are already retried as deadlocks/lock waits; 1020 is "record changed".
-            codes = (1020,)
         groups = resolve_groups(program, cfg.preset, cfg.groups)
         # live knobs per group: name -> [threads, rate]
         self._groups: dict[str, list[float]] = {g.name: [g.threads, g.rate] for g in groups}
-        self.engine = Engine(
-            conn,
-            EngineSettings(
-                threads=cfg.threads,
-                rate=cfg.rate,
-                arrival=cfg.arrival,
-                max_events=cfg.events,
-                rand=cfg.rand,
-                reconnect_every=cfg.reconnect,
-                ignore_all_errors=ignore_all,
-                ignore_codes=codes,
-                groups=tuple(GroupSettings(g.name, g.threads, g.rate, cfg.arrival if g.rate > 0 and g.arrival == "uniform"
-                                           else g.arrival, g.weights) for g in groups),
-            ),
-            program,
-        )
+        self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg, program), program)
+        self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
         self._t0: float | None = None
         self._hurry = threading.Event()
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
@@ -132,7 +157,7 @@ class RunController:
         counted = bool(self.history) and self.history[-1] is iv
         finished = self.finished
         return Sample(iv, counted, t=iv.t - self.t_offset, finished=finished,
-                      reason=self._end_reason() if finished else "")
+                      reason=self._end_reason() if finished else "", fields=self._fields)
 
     def _end_reason(self) -> str:
         if self.stop_reason:
@@ -184,7 +209,9 @@ class RunController:
                 if why:
                     self.stop_reason = f"stop-if: {why}"
                     self._event("note", self.stop_reason)
-            if self._base is not None and self._base is not cur:
+            counted = self._base is not None and self._base is not cur
+            self._fields = self._interval_fields(iv, counted)
+            if counted:
                 if self.meter is not None and "work" in iv.costs:
                     self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy)
                 self.history.append(iv)
@@ -194,9 +221,14 @@ class RunController:
                 if self.writer:
                     d = iv.to_dict()
                     d["t"] = round(iv.t - self.t_offset, 3)
+                    d.update(self._fields)
                     self.writer.append("intervals.jsonl", d)
                     self._hlog(iv)
             return iv
+
+    def _interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+        """What the newest interval's JSON object adds (a cluster run: its hosts)."""
+        return {}
 
     def _save_settings(self) -> None:
         """settings.json: the server's settings that differ from its defaults

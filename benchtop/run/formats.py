@@ -127,6 +127,14 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         extra.append("    errors by kind: " + ", ".join(f"{k} {v}" for k, v in errs.items()))
     if s.unfinished:
         extra.append(f"    unfinished at the end: {s.unfinished} (cut short when the run ended, not counted)")
+    if s.hosts:
+        live = sum(1 for h in s.hosts if h.lost_at is None)
+        extra.append(f"    load hosts: {len(s.hosts)}, {live} to the end")
+        extra.append(f"      {'host':<5}{'node':<22}{'threads':>8}{'transactions':>14}{'tps':>12}{'p99 ms':>9}")
+        for h in s.hosts:
+            lost = f"  lost at {h.lost_at:.0f}s: {h.lost_reason}" if h.lost_at is not None else ""
+            extra.append(f"      {h.host:<5}{h.node[:21]:<22}{h.threads:>8}{h.transactions:>14}{h.tps:>12.2f}"
+                         f"{h.latency_ms.get('p99', 0.0):>9.2f}{lost}")
     if s.stopped_by:
         extra.append(f"    stopped by: {s.stopped_by}")
     if extra:

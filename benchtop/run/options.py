@@ -87,6 +87,8 @@ class RunOptions:
     groups: tuple[str, ...] = ()  # --group NAME.threads=N / NAME.rate=R, after the preset
     pgbench_scripts: tuple[str, ...] = ()  # FILE[@WEIGHT] each, instead of --workload
     defines: tuple[str, ...] = ()  # NAME=VALUE constants of the pgbench scripts
+    cluster: str | None = None  # a Ray cluster's address: the load runs on its nodes
+    load_hosts: int = 0  # load hosts on the cluster (0: one per alive node)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -194,6 +196,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                    help="a thread group's threads or rate (NAME.rate=R, 0 = closed loop); repeatable")
     g.add_argument("--admin-dsn", dest="admin_dsn",
                    help="credentials allowed to change instrumentation (default: the target's)")
+    c = p.add_argument_group("many load hosts (pip install 'benchtop[cluster]'; see docs/cluster.md)")
+    c.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the load on a Ray cluster: auto, HOST:PORT or ray://HOST:10001")
+    c.add_argument("--load-hosts", dest="load_hosts", type=int, default=0, metavar="N",
+                   help="load hosts (Ray actors, spread over the nodes) sharing --threads and --rate "
+                        "(default: one per node)")
     m = p.add_argument_group("monitoring during the run")
     m.add_argument("--proxysql", action="append", default=[], metavar="DSN", help="also watch this ProxySQL admin")
     m.add_argument("--pgbouncer", action="append", default=[], metavar="DSN", help="also watch this PgBouncer")
@@ -469,6 +477,10 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             raise UsageError("--time 0 needs --events N (or run the TUI and quit with q)")
         if ns.pipeline and engine != "postgresql":
             raise UsageError("--pipeline is for --engine postgres")
+        if ns.load_hosts < 0 or (ns.load_hosts and not ns.cluster):
+            raise UsageError("--load-hosts N needs --cluster ADDRESS and N >= 1")
+        if ns.cluster and engine == "fileio":
+            raise UsageError("--cluster does not run --engine fileio (its files are on one machine)")
         kw.update(
             time_s=ns.time, events=ns.events, rate=ns.rate, arrival=ns.arrival,
             report_interval=ns.report_interval, percentile=ns.percentile, histogram=ns.histogram,
@@ -476,6 +488,7 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
             ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
             preset=ns.preset, groups=tuple(ns.group), query_timeout_s=ns.query_timeout,
+            cluster=ns.cluster or None, load_hosts=ns.load_hosts,
             monitor=MonitorOptions(proxysql=tuple(ns.proxysql), pgbouncer=tuple(ns.pgbouncer),
                                    interval_s=ns.monitor_interval, target=not ns.no_monitor,
                                    admin_dsn=ns.admin_dsn),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.samples import HostInterval, IntervalStats, RunSummary, TimelineEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,7 @@ class Sample:
     finished: bool = False  # the run is over (time, events, stop-if, failure, last step)
     reason: str = ""  # why it finished: "time", "events", "stop-if: ...", "error: ...", ...
     fields: Mapping[str, Any] = field(default_factory=dict)  # added to the interval's JSON line
+    hosts: tuple[HostInterval, ...] = ()  # a cluster run: each load host's part of the interval
 
     @property
     def failed(self) -> str | None:

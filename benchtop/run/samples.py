@@ -266,6 +266,7 @@ class RunSummary:
     # per_op, by_type, sizes, totals, client_cpu, host (benchtop.run.costs); empty when not measured
     costs: Mapping[str, Any] = field(default_factory=dict)
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
+    hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
 
     @property
     def queries(self) -> int:
@@ -367,7 +368,59 @@ class RunSummary:
             "stopped_by": self.stopped_by,
             **self.costs,
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
+            **({"hosts": [h.to_dict() for h in self.hosts],
+                "hosts_reporting": sum(1 for h in self.hosts if h.lost_at is None)} if self.hosts else {}),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class HostSummary:
+    """One load host's part of a cluster run (its transactions add up to the
+    run's; its percentiles are its own)."""
+
+    host: str  # h1, h2, ... in the order the hosts were placed
+    node: str  # the node's address as Ray knows it
+    threads: int
+    transactions: int
+    tps: float
+    latency_ms: dict[str, float]
+    errors: int
+    lost_at: float | None = None  # run seconds when the host was lost
+    lost_reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "host": self.host, "node": self.node, "threads": self.threads,
+            "transactions": self.transactions, "tps": round(self.tps, 2),
+            "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()}, "errors": self.errors,
+        }
+        if self.lost_at is not None:
+            out["lost_at"] = round(self.lost_at, 3)
+            out["lost_reason"] = self.lost_reason
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class HostInterval:
+    """One load host's interval in a cluster run: a row beside the totals."""
+
+    host: str
+    node: str
+    state: str  # "ok", "late" (no reading this interval) or "lost"
+    threads: int
+    transactions: int
+    tps: float
+    errors_per_s: float
+    latency_ms: dict[str, float]  # p50, p95, p99, max
+    connections: int
+    cpu_pct: float  # the node's CPU busy, all cores (100 = every core busy)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"host": self.host, "node": self.node, "state": self.state, "threads": self.threads,
+                "transactions": self.transactions, "tps": round(self.tps, 2),
+                "errors_per_s": round(self.errors_per_s, 2),
+                "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
+                "connections": self.connections, "cpu_pct": round(self.cpu_pct, 1)}
 
 
 @dataclass(frozen=True, slots=True)

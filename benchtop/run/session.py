@@ -154,17 +154,29 @@ class RunSession:
     # -- controllers -----------------------------------------------------------
     def controller(self, opts: RunOptions | None = None, results: bool = True) -> RunController:
         """A new controller (not started) for `opts` (default: the session's),
-        closed with the session.  `results=False`: it writes no results
+        closed with the session: a ClusterController when the options name
+        a cluster.  `results=False`: it writes no results
         folder (a scenario writes one for all its steps).  The options'
         --instrumentation preset is applied before it returns."""
         opts = opts or self.options
         program, conn = self.program(opts), opts.conn_settings()
-        meter = None
-        if opts.engine != "fileio":  # a scenario's steps measure their costs too
-            kind = opts.target.kind
-            meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind))
-        ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
-                            self.guard if results else None, meter)
+        ctl: RunController
+        if opts.cluster:
+            try:  # Ray and numpy only for cluster runs
+                from benchtop.run.cluster import ClusterController
+            except ImportError as exc:
+                raise UsageError(f"--cluster needs the cluster extra: pip install 'benchtop[cluster]' ({exc})") from None
+
+            # no cost meter: the client's CPU is on the load hosts, not in this process
+            ctl = ClusterController(opts, program, conn, self.writer if results else None, self.instrumentation,
+                                    self.guard if results else None)
+        else:
+            meter = None
+            if opts.engine != "fileio":  # a scenario's steps measure their costs too
+                kind = opts.target.kind
+                meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind))
+            ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
+                                self.guard if results else None, meter)
         self._stack.callback(ctl.close)
         if results and opts.instrumentation and self.instrumentation is not None:
             try:

@@ -45,6 +45,7 @@ from benchtop.screens.widgets.fmt import middle, ms, ms_tick, nice_rate
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
 from benchtop.screens.widgets.panel import Panel
+from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
@@ -342,6 +343,7 @@ class BenchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield HostRows(id="hosts")  # shown by a cluster run's samples only
         if self.pollers:
             yield TargetTopLine(id="target-top")
             with TabbedContent(id="tabs"):
@@ -436,6 +438,8 @@ class BenchScreen(Screen):
             self.history.append(iv)
             self.run_hist = self.run_hist + iv.latency
             self.server.hold(1)
+        if sample.hosts:
+            self.query_one(HostRows).show(sample.hosts, sample.interval)
         self.refresh_all()
         if sample.finished:
             error = sample.failed

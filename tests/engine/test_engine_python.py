@@ -276,3 +276,27 @@ def test_one_kind_of_max_everywhere() -> None:
     assert top == interval.latency_ms["max"] == last.latency.max_ns() / 1e6
     assert max(h.max_ns() for h in types) / 1e6 == top
     assert last.latency_ns_max / 1e6 <= top <= last.latency_ns_max / 1e6 * 1.008
+
+
+def test_packed_snapshot_carries_the_same_counts():
+    """A load host ships the raw bucket counts; they are the histogram snapshot() builds."""
+    import array
+    import time
+
+    from benchtop.engine import ConnSettings, Engine, EngineSettings
+    from benchtop.workload import builtin_program
+
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, rate=2000), builtin_program("oltp_point_select", "null"))
+    eng.start()
+    time.sleep(0.2)
+    eng.set_paused(True)
+    time.sleep(0.05)
+    full = eng.snapshot()
+    packed, lat, svc = eng.snapshot_packed()
+    eng.stop()
+    assert eng.join(5)
+    eng.close()
+    assert packed.transactions == full.transactions > 0
+    assert packed.latency.counts == () and packed.service.counts == ()
+    assert tuple(array.array("Q", lat)) == full.latency.counts
+    assert tuple(array.array("Q", svc)) == full.service.counts

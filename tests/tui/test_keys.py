@@ -309,3 +309,21 @@ async def test_group_key_without_groups_changes_nothing(fake: FakeRunController)
     async with app.run_test(size=SIZE) as pilot:
         await press(app, pilot, "g", "plus")
         assert fake.threads == 9 and not [c for c in fake.calls if c[0].startswith("group")]
+
+
+def test_host_rows_show_totals_then_hosts_worst_first_when_many():
+    from benchtop.run.samples import HostInterval
+    from benchtop.screens.widgets.hosts import hosts_text
+
+    def row(i: int, p99: float, state: str = "ok") -> HostInterval:
+        return HostInterval(host=f"h{i}", node=f"10.0.0.{i}", state=state, threads=4, transactions=1000, tps=1000.0,
+                            errors_per_s=0.0, latency_ms={"p50": 1.0, "p95": 2.0, "p99": p99, "max": 9.0},
+                            connections=4, cpu_pct=50.0)
+
+    few = hosts_text([row(1, 3.0), row(2, 4.0)], None).plain.splitlines()
+    assert [x.split()[0] for x in few[1:]] == ["h1", "h2"]
+    many = [row(i, float(i)) for i in range(1, 11)] + [row(11, 1.0, "lost")]
+    text = hosts_text(many, None, max_rows=4).plain.splitlines()
+    assert [x.split()[0] for x in text[1:4]] == ["h11", "h10", "h9"]  # the lost host, then the highest p99
+    assert text[-1].startswith("… 8 more host(s)")
+    assert "lost" in text[1]

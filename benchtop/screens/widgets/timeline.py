@@ -21,6 +21,7 @@ SYMBOLS = {
     "instrumentation": "I",
     "outage": "!",
     "note": "N",
+    "host": "H",
 }
 
 

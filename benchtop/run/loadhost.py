@@ -1,0 +1,194 @@
+"""One load host of a cluster run: the native engine running in a Ray actor's
+process on some node, with its share of the threads and the rate; and the
+node's agent, which reads and steers that node's load hosts for the
+controller.
+
+The controller (benchtop.run.cluster) creates one `LoadHost` actor per load
+host and one `NodeAgent` per node that has load hosts, and reads every host
+once per interval through the agents: one call per node crosses the
+network, the agents call their hosts locally, in parallel with each other.  A reading is cumulative (counters
+since the engine started, histograms as their non-empty buckets), so a
+reading that arrives late or not at all loses nothing: the controller takes
+differences itself and needs no agreement between the hosts' clocks.
+
+The password never travels as an argument: the actor receives a Ray object
+reference nested in a list (Ray records the reference's id, not its value)
+and fetches the value from the controller's process itself.  This module
+imports Ray only inside the actor, and numpy only to pack histograms.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.engine.sample import EngineSample
+
+@dataclass(frozen=True, slots=True)
+class SparseCounts:
+    """A histogram's non-empty buckets: what crosses the network (a few
+    hundred buckets at most, where the layout has 4,736)."""
+
+    index: np.ndarray  # uint16 bucket numbers
+    count: np.ndarray  # uint64 counts
+
+    @classmethod
+    def of_dense(cls, dense: np.ndarray) -> SparseCounts:
+        index = np.flatnonzero(dense)
+        return cls(index.astype(np.uint16), dense[index].copy())
+
+
+@dataclass(frozen=True, slots=True)
+class HostReading:
+    """One cumulative reading of a load host (the histograms in `sample` are
+    empty: they travel as `latency` and `service`)."""
+
+    sample: EngineSample
+    latency: SparseCounts
+    service: SparseCounts
+    cpu_busy: int  # the node's busy and total CPU time (/proc/stat jiffies, cumulative)
+    cpu_total: int
+    types: tuple[SparseCounts, ...] = ()  # per transaction type (workloads with several)
+
+
+def node_cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of every core of this node since boot; (0, 0)
+    where /proc/stat is missing."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])
+    return total - idle, total
+
+
+class LoadHost:
+    """The actor: an Engine in this process.  `secret` is [] or [an object
+    reference to the password]."""
+
+    def __init__(self, name: str, conn: ConnSettings, settings: EngineSettings, program: Any,
+                 secret: list[Any]) -> None:
+        self.name = name
+        if secret:
+            import ray  # only ever imported inside a Ray worker or a driver
+
+            conn = replace(conn, password=ray.get(secret[0]))
+        self.engine = Engine(conn, settings, program)
+        self._types = len(program.txn_types) if program is not None and len(program.txn_types) > 1 else 0
+        self._closed = False
+
+    def __repr__(self) -> str:
+        # what Ray's actor listings and log prefixes show
+        return f"LoadHost({self.name})"
+
+    def where(self) -> dict[str, Any]:
+        return {"hostname": socket.gethostname(), "pid": os.getpid(), "cpus": os.cpu_count() or 1}
+
+    def start(self) -> None:
+        self.engine.start()
+
+    def stop(self) -> None:
+        self.engine.stop()
+
+    def join(self, timeout: float) -> bool:
+        return self.engine.join(timeout)
+
+    def abort_io(self) -> int:
+        return self.engine.abort_io()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.engine.close()
+
+    def set_threads(self, n: int) -> float:
+        self.engine.set_threads(n)
+        return time.time()
+
+    def set_rate(self, rate: float) -> float:
+        self.engine.set_rate(rate)
+        return time.time()
+
+    def set_paused(self, paused: bool) -> float:
+        self.engine.set_paused(paused)
+        return time.time()
+
+    def reading(self) -> HostReading:
+        s, lat, svc = self.engine.snapshot_packed()
+        busy, total = node_cpu()
+        types = tuple(_packed(self.engine.type_histogram_packed(i)) for i in range(self._types))
+        return HostReading(s, _packed(lat), _packed(svc), busy, total, types)
+
+
+def _packed(raw: bytes) -> SparseCounts:
+    return SparseCounts.of_dense(np.frombuffer(raw, dtype=np.uint64))
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """What a call to a load host whose actor died returns instead of a value."""
+
+    reason: str
+
+
+def fetch(ray: Any, refs: list[Any]) -> list[Any]:
+    """The values of finished calls, in one batch when none failed; a call
+    whose actor died gives `Lost`."""
+    try:
+        return list(ray.get(refs))
+    except ray.exceptions.RayActorError:
+        pass
+    out: list[Any] = []
+    for ref in refs:  # one of them failed: find which, keep the others
+        try:
+            out.append(ray.get(ref))
+        except ray.exceptions.RayActorError as exc:
+            lines = str(exc).strip().splitlines()
+            out.append(Lost(" ".join(lines[0].split()) if lines else type(exc).__name__))
+    return out
+
+
+class NodeAgent:
+    """The actor on each node that calls the node's load hosts for the
+    controller.  `hosts`: the load hosts' numbers and actor handles."""
+
+    def __init__(self, node: str, hosts: dict[int, Any]) -> None:
+        import ray  # only ever imported inside a Ray worker
+
+        self._ray = ray
+        self.node = node
+        self.hosts = hosts
+        self._pending: dict[int, Any] = {}  # a reading asked for and not yet back, by host
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"NodeAgent({self.node})"
+
+    def readings(self, hosts: list[int], timeout: float) -> dict[int, Any]:
+        """A reading of each of `hosts` that answers within `timeout` (or
+        `Lost`); a host that does not is asked again next time, not twice."""
+        with self._lock:
+            for i in hosts:
+                if i not in self._pending:
+                    self._pending[i] = self.hosts[i].reading.remote()
+            owner = {self._pending[i]: i for i in hosts}
+            ready, _ = self._ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
+            for ref in ready:
+                del self._pending[owner[ref]]
+            return {owner[ref]: value for ref, value in zip(ready, fetch(self._ray, ready))}
+
+    def call(self, method: str, calls: dict[int, tuple[Any, ...]], timeout: float) -> dict[int, Any]:
+        """`method` on several hosts at once: the values of those that
+        answered within `timeout` (or `Lost`)."""
+        owner = {getattr(self.hosts[i], method).remote(*args): i for i, args in calls.items()}
+        ready, _ = self._ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
+        return {owner[ref]: value for ref, value in zip(ready, fetch(self._ray, ready))}
