@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.run.results import read_jsonl
-from benchtop.sources.base import Missing, SourceSnapshot
+from benchtop.sources.base import Missing, SourceSnapshot, panel_from_json
 
 _META = {"kind", "ok", "poll_ms", "error", "interval_s"}
 
@@ -54,12 +54,13 @@ def events(folder: Path) -> list[ReplayEvent]:
 def snapshot_from_dict(name: str, t: float, d: dict[str, Any]) -> SourceSnapshot:
     """The inverse of SourceSnapshot.to_dict (a panel that was Missing stays one)."""
     panels = {}
+    kind = str(d.get("kind", "?"))
     for key, value in d.items():
         if key in _META:
             continue
         if isinstance(value, dict) and set(value) == {"missing", "hint"}:
             value = Missing(value["missing"], value["hint"])
-        panels[key] = value
+        panels[panel_from_json(kind, key)] = value
     return SourceSnapshot(name=name, kind=str(d.get("kind", "?")), t=t, ok=bool(d.get("ok", True)),
                           poll_ms=float(d.get("poll_ms", 0.0)), error=d.get("error"),
                           interval_s=d.get("interval_s"), panels=panels)

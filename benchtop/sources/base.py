@@ -29,6 +29,34 @@ class Missing:
         return {"missing": self.what, "hint": self.hint}
 
 
+# In JSON (monitor --json, recordings) a panel holding one of ProxySQL's
+# admin tables goes by that table's name, as ProxySQL's users know them.
+JSON_NAMES: Mapping[str, Mapping[str, str]] = {
+    "proxysql": {
+        "connection_pool": "stats_mysql_connection_pool",
+        "servers": "runtime_mysql_servers",
+        "global": "stats_mysql_global",
+        "commands": "stats_mysql_commands_counters",
+        "processlist": "stats_mysql_processlist",
+        "query_rules": "stats_mysql_query_rules",
+        "query_rule_config": "runtime_mysql_query_rules",
+        "digest_top": "stats_mysql_query_digest",
+    },
+}
+
+
+def panel_from_json(kind: str, key: str) -> str:
+    """The panel name of a JSON key (the inverse of JSON_NAMES).
+
+    >>> panel_from_json("proxysql", "stats_mysql_query_digest"), panel_from_json("mysql", "waits")
+    ('digest_top', 'waits')
+    """
+    for panel, name in JSON_NAMES.get(kind, {}).items():
+        if name == key:
+            return panel
+    return key
+
+
 @dataclass(frozen=True, slots=True)
 class SourceSnapshot:
     """One poll of one source.
@@ -58,8 +86,9 @@ class SourceSnapshot:
             out["error"] = self.error
         if self.interval_s is not None:
             out["interval_s"] = round(self.interval_s, 3)
+        names = JSON_NAMES.get(self.kind, {})
         for key, value in self.panels.items():
-            out[key] = value.to_dict() if isinstance(value, Missing) else value
+            out[names.get(key, key)] = value.to_dict() if isinstance(value, Missing) else value
         return out
 
 

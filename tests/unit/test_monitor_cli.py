@@ -102,7 +102,7 @@ def test_proxysql_through_the_monitor_reads_only(capsys):
     last = json.loads(capsys.readouterr().out.splitlines()[-1])
     proxy = last["sources"]["proxysql"]
     assert proxy["kind"] == "proxysql" and proxy["ok"] is True
-    assert "hostgroup" in proxy["connection_pool"][0]
+    assert "hostgroup" in proxy["stats_mysql_connection_pool"][0]
     for sql in standin.queries_seen:
         assert sql.lstrip().split()[0].upper() in ("SELECT", "SHOW", "SET"), sql
         assert "_reset" not in sql.lower()

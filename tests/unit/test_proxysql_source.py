@@ -97,7 +97,9 @@ def test_snapshot_json_has_pool_rows_keyed_by_proxysql_columns(standin):
     standin.simulate_traffic(1.0)
     out = json.loads(json.dumps(make_source(standin).poll().to_dict()))
     assert out["kind"] == "proxysql" and out["ok"] is True
-    rows = out["connection_pool"]
+    rows = out["stats_mysql_connection_pool"]  # ProxySQL's tables under their own names
+    assert {"stats_mysql_global", "stats_mysql_commands_counters", "stats_mysql_processlist",
+            "stats_mysql_query_rules", "stats_mysql_query_digest", "runtime_mysql_servers"} <= set(out)
     assert len(rows) == 3
     assert list(rows[0])[: len(POOL_COLUMNS)] == POOL_COLUMNS
     assert isinstance(rows[0]["Queries"], int) and rows[0]["status"] == "ONLINE"
@@ -136,7 +138,7 @@ def test_stats_user_degrades_runtime_joins_with_a_hint(standin):
     assert len(pool) == 3 and "weight" not in pool[0]
     assert {r["rule_id"] for r in snap.panels["query_rules"]} == {1, 2}
     assert "match_digest" not in snap.panels["query_rules"][0]
-    assert snap.to_dict()["servers"]["missing"] == "runtime_mysql_servers not readable by this user"
+    assert snap.to_dict()["runtime_mysql_servers"]["missing"] == "runtime_mysql_servers not readable by this user"
 
 
 def test_only_reads_and_never_a_reset_table(standin):
