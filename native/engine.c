@@ -367,19 +367,23 @@ int32_t bt_engine_abort_io(bt_engine *e)
     return n;
 }
 
-int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist)
+uint64_t bt_snapshot_begin(bt_engine *e, void *out, size_t out_size, uint64_t *lat_hist, uint64_t *svc_hist)
 {
-    if (!e || !out)
-        return BT_EINVAL;
-    memset(out, 0, sizeof *out);
+    memset(out, 0, out_size);
     if (lat_hist)
         memset(lat_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
     if (svc_hist)
         memset(svc_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
     uint64_t now = bt_now_ns();
     uint64_t stop_ns = atomic_load(&e->stop_ns);
-    if (stop_ns && stop_ns < now)
-        now = stop_ns;  /* the measured time ends at the stop request */
+    return stop_ns && stop_ns < now ? stop_ns : now;
+}
+
+int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist)
+{
+    if (!e || !out)
+        return BT_EINVAL;
+    uint64_t now = bt_snapshot_begin(e, out, sizeof *out, lat_hist, svc_hist);
     out->latency_ns_min = UINT64_MAX;
     pthread_mutex_lock(&e->ctl_mu);
     for (int32_t i = 0; i < e->nworkers; i++) {

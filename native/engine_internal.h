@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -188,6 +189,10 @@ int32_t bt_workload_pick_type(bt_worker *w);
 void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t cap, uint32_t *len);
 
 /* engine.c */
+/* Starts a snapshot: zeroes `out` and the caller's histogram buffers (either
+ * may be NULL) and returns the snapshot's clock, which stops at the stop
+ * request (the measured time ends there). */
+uint64_t bt_snapshot_begin(bt_engine *e, void *out, size_t out_size, uint64_t *lat_hist, uint64_t *svc_hist);
 void bt_engine_fail(bt_engine *e, const char *fmt, ...);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);

@@ -251,12 +251,7 @@ int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, u
     if (!e || !out || gi < 0 || gi >= e->ngroups)
         return BT_EINVAL;
     bt_group_rt *g = &e->groups[gi];
-    memset(out, 0, sizeof *out);
-    if (lat_hist)
-        memset(lat_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
-    if (svc_hist)
-        memset(svc_hist, 0, sizeof(uint64_t) * BT_HIST_NBUCKETS);
-    uint64_t now = bt_now_ns();
+    uint64_t now = bt_snapshot_begin(e, out, sizeof *out, lat_hist, svc_hist);
     int32_t target = atomic_load(&g->threads_target);
     pthread_mutex_lock(&e->ctl_mu);
     for (int32_t i = 0; i < g->nslots; i++) {
