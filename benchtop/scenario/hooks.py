@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from benchtop.engine import ConnSettings, EngineError, exec_sql
 from benchtop.errors import one_line
+from benchtop.workload.statements import split_at_semicolons
 
 DEFAULT_SHELL_TIMEOUT_S = 300.0
 DEFAULT_WAIT_S = 300.0  # for the target to accept connections after a shell hook
@@ -96,21 +97,8 @@ def split_sql(text: str) -> list[str]:
     >>> split_sql("ALTER SYSTEM SET x = 'a;b'; SELECT pg_reload_conf();")
     ["ALTER SYSTEM SET x = 'a;b'", 'SELECT pg_reload_conf()']
     """
-    out: list[str] = []
-    cur: list[str] = []
-    quote = ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == ";":
-            out.append("".join(cur).strip())
-            cur = []
-            continue
-        cur.append(ch)
-    out.append("".join(cur).strip())
-    return [s for s in out if s]
+    pieces = (s.strip() for s in split_at_semicolons(text, quotes="'\"`"))  # MySQL quotes names with backticks
+    return [s for s in pieces if s]
 
 
 class HookRunner:

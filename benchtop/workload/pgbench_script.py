@@ -28,6 +28,7 @@ from typing import Any
 
 from benchtop.workload.compiler import WorkloadError, _Source, compile_definition
 from benchtop.workload.program import Program
+from benchtop.workload.statements import split_at_semicolons
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _SUPPORTED = ("set", "sleep")
@@ -81,25 +82,6 @@ def _strip_comment(line: str) -> str:
         elif line.startswith("--", i):
             return line[:i]
     return line
-
-
-def _split_sql(text: str) -> list[str]:
-    """Statements ended by `;` outside quotes (the last one may be unended)."""
-    out: list[str] = []
-    cur: list[str] = []
-    quote = ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ";":
-            out.append("".join(cur))
-            cur = []
-            continue
-        cur.append(ch)
-    out.append("".join(cur))
-    return out
 
 
 def _column_name(sql: str, path: str, line: int) -> str:
@@ -181,7 +163,7 @@ def translate(text: str, path: str) -> str:
                                 "--pgbench-script (only \\gset)")
         if body.strip() and not pending:
             pending_line = lineno
-        parts = _split_sql(body)
+        parts = split_at_semicolons(body)  # the last piece may go on on the next line
         for done in parts[:-1]:
             pending.append(done)
             sql = " ".join(pending).strip()
