@@ -288,6 +288,8 @@ typedef struct {
     int32_t max_retries;       /* per transaction for retryable errors; 0 = unlimited */
     const bt_group *groups;    /* NULL/0: one group from threads, rate and the program's weights */
     int32_t ngroups;
+    int32_t idle_workers;      /* 1: workers run under SCHED_IDLE from the start, so a server
+                                  sharing this host takes its CPU first (target/locality.py) */
 } bt_config;
 
 /* ---- snapshot ------------------------------------------------------------ *

@@ -177,6 +177,7 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
     pthread_mutex_init(&e->ctl_mu, NULL);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     e->ncpu = ncpu > 0 ? (int32_t)ncpu : 1;
+    e->idle_workers = cfg->idle_workers ? 1 : 0;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -166,7 +166,8 @@ struct bt_engine {
     int32_t nworkers;
     int32_t live;            /* worker threads not yet exited (ctl_mu) */
     int released;            /* bt_engine_free gave up: the last worker frees (ctl_mu) */
-    int idle_workers;        /* workers run under SCHED_IDLE, for the rest of the run (ctl_mu) */
+    int idle_workers;        /* workers run under SCHED_IDLE, for the rest of the run (ctl_mu):
+                                asked for (bt_config), or a driver that never waits */
     int32_t ncpu;
     pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
     char error[512];

@@ -116,9 +116,9 @@ static void make_idle(pthread_t t)
     pthread_setschedparam(t, SCHED_IDLE, &sp);  /* best effort: the run goes on without it */
 }
 
-/* Workers of a driver that never waits run under SCHED_IDLE once they
- * outnumber the CPUs (so the controller is never starved); an open-loop
- * group's keep their class: they sleep between tickets, and their schedule
+/* Workers run under SCHED_IDLE when asked (the server shares this host), and
+ * those of a driver that never waits once they outnumber the CPUs (so the
+ * controller is never starved); an open-loop group's keep their class: they sleep between tickets, and their schedule
  * must not wait behind closed-loop spinners. */
 static int idle_class(const bt_engine *e, int32_t gi)
 {

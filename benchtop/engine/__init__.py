@@ -116,6 +116,7 @@ class EngineSettings:
     ignore_codes: tuple[int, ...] = ()
     max_retries: int = 0
     groups: tuple[GroupSettings, ...] = ()
+    idle_workers: bool = False  # workers under SCHED_IDLE: the server on this host takes the CPU first
 
 
 class _Keep:
@@ -265,6 +266,7 @@ class Engine:
         cfg.ignore_codes = codes
         cfg.nignore_codes = len(settings.ignore_codes)
         cfg.max_retries = settings.max_retries
+        cfg.idle_workers = 1 if settings.idle_workers else 0
         self.group_names = tuple(g.name for g in settings.groups)
         if settings.groups:
             _fill_groups(cfg, settings.groups, self._keep)

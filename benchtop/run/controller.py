@@ -23,6 +23,7 @@ from benchtop.run.options import RunOptions, parse_ignore_errors
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
 from benchtop.run.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
+from benchtop.target.locality import server_on_this_host
 from benchtop.workload import Program
 from benchtop.workload.groups import resolve_groups
 
@@ -71,7 +72,17 @@ def engine_settings(cfg: RunOptions, program: Program) -> EngineSettings:
         groups=tuple(GroupSettings(g.name, g.threads, g.rate, cfg.arrival if g.rate > 0 and g.arrival == "uniform"
                                    else g.arrival, g.weights)
                      for g in resolve_groups(program, cfg.preset, cfg.groups)),
+        idle_workers=idle_workers(cfg),
     )
+
+
+def idle_workers(cfg: RunOptions) -> bool:
+    """--worker-priority: `auto` yields the CPU to a server that shares
+    this host (benchtop.target.locality); SQLite's workers are the server,
+    and a cluster's load hosts are other machines."""
+    if cfg.worker_priority != "auto":
+        return cfg.worker_priority == "idle"
+    return cfg.engine in ("mysql", "postgresql") and not cfg.cluster and server_on_this_host(cfg.target)
 
 
 class RunController:

@@ -27,6 +27,7 @@ ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "m
 ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")
 ENGINE_HELP = ("sqlite (default: the embedded database), null (no database: the engine's own cost), "
                "mysql (or mariadb), postgresql (or postgres, pgsql; PgBouncer too), fileio (sysbench's file IO test)")
+WORKER_PRIORITIES = ("auto", "idle", "normal")
 DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
 # a run without --time: this long headless (as sysbench); the TUI runs until q
 HEADLESS_TIME_S = 10.0
@@ -89,6 +90,7 @@ class RunOptions:
     defines: tuple[str, ...] = ()  # NAME=VALUE constants of the pgbench scripts
     cluster: str | None = None  # a Ray cluster's address: the load runs on its nodes
     load_hosts: int = 0  # load hosts on the cluster (0: one per alive node)
+    worker_priority: str = "auto"  # idle / normal; auto: idle when the server is on this host
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -182,6 +184,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-prepare", dest="no_prepare", action="store_true", help="text protocol, no prepared statements")
     g.add_argument("--pipeline", action="store_true", help="PostgreSQL pipeline mode")
     g.add_argument("--reconnect", type=int, default=0, help="new connection every N transactions")
+    g.add_argument("--worker-priority", dest="worker_priority", default="auto", choices=WORKER_PRIORITIES,
+                   help="idle: the workers run under SCHED_IDLE and take only CPU the server leaves; "
+                        "auto (default): idle when the server is on this host (loopback, a local address or "
+                        "a socket), normal otherwise")
     g.add_argument("--query-timeout", dest="query_timeout", type=float, default=0.0, metavar="S",
                    help="give up on a statement after S seconds (cancelled, counted as query_timeout, "
                         "then a new connection); 0 = wait as long as it takes")
@@ -488,7 +494,7 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
             ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
             preset=ns.preset, groups=tuple(ns.group), query_timeout_s=ns.query_timeout,
-            cluster=ns.cluster or None, load_hosts=ns.load_hosts,
+            cluster=ns.cluster or None, load_hosts=ns.load_hosts, worker_priority=ns.worker_priority,
             monitor=MonitorOptions(proxysql=tuple(ns.proxysql), pgbouncer=tuple(ns.pgbouncer),
                                    interval_s=ns.monitor_interval, target=not ns.no_monitor,
                                    admin_dsn=ns.admin_dsn),

@@ -3,6 +3,7 @@ coordinated-omission correction, stop and failure."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -167,6 +168,35 @@ def test_pause_holds_the_arrival_schedule() -> None:
     finally:
         eng.stop()
         eng.join()
+        eng.close()
+
+
+def test_stop_does_not_wait_for_tickets_due_later() -> None:
+    # at 1 tx/s four workers hold tickets up to 4 s ahead; a stop ends them now
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=4, rate=1.0),
+                 builtin_program("oltp_point_select", "null"))
+    eng.start()
+    time.sleep(0.3)
+    eng.stop()
+    t0 = time.monotonic()
+    assert eng.join(2.0)
+    assert time.monotonic() - t0 < 0.5
+    assert eng.snapshot().transactions <= 1
+    eng.close()
+
+
+def test_idle_workers_run_under_sched_idle() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, rate=100.0, idle_workers=True),
+                 builtin_program("oltp_point_select", "null"))
+    eng.start()
+    try:
+        assert wait_for(lambda: eng.snapshot().threads_running == 2)
+        classes = [(Path("/proc/self/task") / t / "stat").read_text().rsplit(")", 1)[1].split()[38]
+                   for t in os.listdir("/proc/self/task")]
+        assert classes.count("5") == 2  # SCHED_IDLE: the workers, not this thread
+    finally:
+        eng.stop()
+        eng.join(5)
         eng.close()
 
 
