@@ -45,7 +45,7 @@ def main(argv: Sequence[str]) -> int:
             if not opts.json:
                 print(_banner(ctl), file=sys.stdout)
                 print("", file=sys.stdout, flush=True)
-            summary = run_headless(ctl, LinePrinter(sys.stdout, opts.json, opts.percentile), stop)
+            summary = run_headless(ctl, LinePrinter(sys.stdout, opts.json, opts.percentile, opts.report_interval > 0), stop)
             if summary is not None:
                 extra, text = _finish_results(session, ctl, early, summary)
                 print_summary(summary, ctl.program, opts, sys.stdout, extra, text)

@@ -172,7 +172,7 @@ def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argp
         run_tui(ctl, sources=session.tapped_pollers() or None, save_dir=Path(writer.folder) if writer else Path.cwd())
     else:
         session.recorder.start()
-        run_headless(ctl, LinePrinter(out, args.json, base.percentile), stop)
+        run_headless(ctl, LinePrinter(out, args.json, base.percentile, base.report_interval > 0), stop)
     summary_d = driver.summary_dict()
     if args.json:
         print(json.dumps(summary_d), file=out, flush=True)

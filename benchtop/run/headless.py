@@ -55,15 +55,17 @@ class StopFlag:
 
 class LinePrinter:
     """Interval lines and notices as text (sysbench's format) or JSON Lines;
-    `out=None` prints nothing."""
+    `out=None` prints nothing, `intervals=False` (sysbench's
+    --report-interval 0) only the notices."""
 
-    def __init__(self, out: TextIO | None, json_lines: bool, percentile: float) -> None:
+    def __init__(self, out: TextIO | None, json_lines: bool, percentile: float, intervals: bool = True) -> None:
         self.out = out
         self.json_lines = json_lines
         self.percentile = percentile
+        self.intervals = intervals
 
     def interval(self, sample: Sample) -> None:
-        if self.out is None:
+        if self.out is None or not self.intervals:
             return
         iv = sample.interval
         if self.json_lines:

@@ -275,14 +275,19 @@ def statement_deltas(
     current: dict[tuple[Any, ...], dict[str, float]] = {}
     about: dict[tuple[Any, ...], Mapping[str, Any]] = {}
     texts = dict(texts or {})
+    # every statement the server has seen, every poll: kept to plain loops
     for row in rows:
         key = statement_key(row)
-        if row.get("query") is not None:
-            texts[key] = str(row["query"])
-        totals = current.setdefault(key, dict.fromkeys(_STATEMENT_COUNTERS, 0.0))
-        for k in _STATEMENT_COUNTERS:
-            totals[k] += float(_num(row.get(k)) or 0)
-        about.setdefault(key, row)
+        text = row.get("query")
+        if text is not None:
+            texts[key] = str(text)
+        totals = current.get(key)
+        if totals is None:
+            current[key] = {k: float(row.get(k) or 0) for k in _STATEMENT_COUNTERS}
+            about[key] = row
+        else:
+            for k in _STATEMENT_COUNTERS:
+                totals[k] += float(row.get(k) or 0)
     previous = dict(baseline)
     baseline.clear()
     baseline.update(current)
@@ -291,6 +296,8 @@ def statement_deltas(
     out = []
     for key, cur in current.items():
         before = previous.get(key)
+        if before is not None and before["calls"] == cur["calls"] and before["total_ms"] <= cur["total_ms"]:
+            continue  # not run in the interval
         d = {k: cur[k] - (before or {}).get(k, 0.0) for k in cur}
         if d["calls"] < 0 or d["total_ms"] < 0:  # pg_stat_statements_reset() in between
             d = cur

@@ -58,6 +58,16 @@ def test_rate_mode_reports_queue_concurrency_and_service_latency() -> None:
     assert "service_latency_ms" in objs[-1]
 
 
+def test_report_interval_0_prints_only_the_summary_and_still_records_intervals(tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    res = run_benchtop("--headless", "--json", "--time", "2", "--report-interval", "0", "--out", str(out),
+                       "--workload", "oltp_point_select")
+    assert res.returncode == 0, res.stderr
+    printed = [json.loads(ln)["type"] for ln in res.stdout.splitlines() if ln.startswith("{")]
+    assert "interval" not in printed and printed[-1] == "summary"  # sysbench: 0 disables interval reports
+    assert len((out / "intervals.jsonl").read_text().splitlines()) >= 1
+
+
 def test_out_folder_written_as_it_happens(tmp_path: Path) -> None:
     out = tmp_path / "res"
     res = run_benchtop("--headless", "--time", "2", "--out", str(out), "--workload", "oltp_read_only")
