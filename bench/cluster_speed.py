@@ -3,7 +3,7 @@
 cluster on loopback, not asserted by tests:
 
     python bench/cluster_speed.py                 # 64 load hosts over 4 local nodes, then 1 vs 2 nodes
-    python bench/cluster_speed.py --hosts 16 --intervals 30 --presses 100 --scaling-time 5   # quicker
+    python bench/cluster_speed.py --hosts 16 --intervals 10 --presses 100 --scaling-time 5   # quicker
 
 Prints
   1. gather + merge per interval with N load-host actors (several per node):
@@ -62,8 +62,11 @@ def gather_and_knobs(address: str, hosts: int, intervals: int, presses: int) -> 
         time.sleep(1.0)
         ctl.sample()
         whole, gather, cpu = [], [], []
+        tick = time.monotonic()
         for _ in range(intervals):
-            time.sleep(0.25)
+            # on the report interval's beat, as the headless loop and the TUI sample
+            tick += ctl.report_interval
+            time.sleep(max(0.0, tick - time.monotonic()))
             t, c = time.perf_counter(), time.process_time()
             smp = ctl.sample()
             whole.append(time.perf_counter() - t)
@@ -114,7 +117,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hosts", type=int, default=64)
     ap.add_argument("--nodes", type=int, default=4)
-    ap.add_argument("--intervals", type=int, default=60)
+    ap.add_argument("--intervals", type=int, default=30)
     ap.add_argument("--presses", type=int, default=200)
     ap.add_argument("--scaling-time", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=2)

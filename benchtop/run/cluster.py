@@ -54,6 +54,10 @@ GATHER_TIMEOUT_S = 2.0  # longest a reading waits for a host (at most half the r
 KNOB_TIMEOUT_S = 5.0  # a knob that no host acknowledges in this long is reported, not waited for
 AGENT_MARGIN_S = 1.0  # how much longer the controller waits for an agent than the agent for its hosts
 LOST_AFTER_S = 15.0  # a host silent this long is given up (a dead actor is given up at once)
+# the next interval's readings are asked for at each gather and taken this long before the next tick
+# (a round trip to a node and back, with room), so that gather finds them in
+AHEAD_S = 0.3
+EARLY_S = 0.05  # a gather this much earlier than an asked-ahead reading asks again, now
 START_TIMEOUT_S = 120.0  # placing and starting every actor (a node may have to start a worker)
 ROW_PERCENTILES = (50.0, 95.0, 99.0)
 
@@ -202,6 +206,7 @@ class _Agent:
     actor: Any
     hosts: list[_Host]
     pending: Any = None  # a gather asked for and not yet back
+    due: float = 0.0  # when that reading is taken (controller's monotonic clock)
 
 
 class HostGroup:
@@ -238,6 +243,7 @@ class HostGroup:
         self.events: list[str] = []  # host losses since the last drain (the controller puts them on its timeline)
         self.gather_s = 0.0  # how long the newest gather took
         self._gather_timeout = min(GATHER_TIMEOUT_S, max(0.2, report_interval / 2))
+        self._interval = report_interval
         self.hosts: list[_Host] = []
         self.agents: list[_Agent] = []
         try:
@@ -374,6 +380,8 @@ class HostGroup:
         hosts = self.live()
         self._call(hosts, "stop", [()] * len(hosts))
         self._stopped = True
+        for agent in self.agents:
+            agent.pending = None  # readings asked for before the stop: the summary counts later ones
 
     def abort_io(self) -> int:
         hosts = self.live()
@@ -454,15 +462,21 @@ class HostGroup:
             return merged
 
     def _gather(self, timeout: float) -> None:
-        """One reading from every live host that answers within `timeout`."""
+        """One reading from every live host that answers within `timeout`:
+        those asked for at the previous gather when it is on time, else
+        fresh ones; then the next interval's are asked for."""
         ray = self._ray
+        start = time.monotonic()
         for agent in self.agents:
             live = [h.index for h in agent.hosts if h.live]
             for h in agent.hosts:
                 h.reported = False
+            if agent.pending is not None and agent.due > start + EARLY_S:
+                agent.pending = None  # a reading off the interval's beat (a test, a stop): not one from later
             if live and agent.pending is None:
                 # the agent answers a little before the controller stops waiting
                 agent.pending = agent.actor.readings.remote(live, timeout * 0.75)
+                agent.due = start
         owner = {a.pending: a for a in self.agents if a.pending is not None}
         ready, _ = ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
         now = time.monotonic()
@@ -481,6 +495,25 @@ class HostGroup:
         for h in self.live():
             if not h.reported and now - h.heard_at > LOST_AFTER_S:
                 self._lose(h, f"no reading for {now - h.heard_at:.0f} s")
+        if not self._stopped and self._t0 is not None:
+            self._ask_ahead(timeout)
+
+    def _ask_ahead(self, timeout: float) -> None:
+        """The next interval's readings, asked for now and taken by each node's
+        agent AHEAD_S before the next tick: a gather on the beat waits for
+        none of the round trips (on a 2-core machine running 64 hosts' 68
+        processes those took 170 ms).  Each agent waits by its own clock, so
+        no clock agreement is needed; intervals are still measured by the
+        hosts' own clocks."""
+        delay = self._interval - AHEAD_S
+        if delay <= 0:
+            return
+        now = time.monotonic()
+        for agent in self.agents:
+            live = [h.index for h in agent.hosts if h.live]
+            if live and agent.pending is None:
+                agent.pending = agent.actor.readings.remote(live, timeout * 0.75, delay)
+                agent.due = now + delay
 
     def _take(self, h: _Host, r: HostReading, now: float) -> None:
         h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)

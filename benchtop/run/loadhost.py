@@ -44,6 +44,11 @@ class SparseCounts:
         index = np.flatnonzero(dense)
         return cls(index.astype(np.uint16), dense[index].copy())
 
+    # pickled as constructor arguments: dataclasses' own unpickling looks up
+    # the fields of each object, and a 64-host gather unpickles 320 of them
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SparseCounts, (self.index, self.count))
+
 
 @dataclass(frozen=True, slots=True)
 class HostReading:
@@ -56,6 +61,9 @@ class HostReading:
     cpu_busy: int  # the node's busy and total CPU time (/proc/stat jiffies, cumulative)
     cpu_total: int
     types: tuple[SparseCounts, ...] = ()  # per transaction type (workloads with several)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (HostReading, (self.sample, self.latency, self.service, self.cpu_busy, self.cpu_total, self.types))
 
 
 def node_cpu() -> tuple[int, int]:
@@ -168,14 +176,26 @@ class NodeAgent:
         self.node = node
         self.hosts = hosts
         self._pending: dict[int, Any] = {}  # a reading asked for and not yet back, by host
+        self._asked = 0  # calls of readings() so far: a waiting one ends when a newer one comes
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"NodeAgent({self.node})"
 
-    def readings(self, hosts: list[int], timeout: float) -> dict[int, Any]:
+    def readings(self, hosts: list[int], timeout: float, delay: float = 0.0) -> dict[int, Any]:
         """A reading of each of `hosts` that answers within `timeout` (or
-        `Lost`); a host that does not is asked again next time, not twice."""
+        `Lost`), taken `delay` seconds from now; a host that does not answer
+        is asked again next time, not twice.  A newer call ends a waiting
+        one at once (the controller no longer waits for it), so waiting
+        calls never fill the actor's threads."""
+        with self._lock:
+            self._asked += 1
+            mine = self._asked
+        until = time.monotonic() + delay
+        while delay > 0 and time.monotonic() < until:
+            time.sleep(min(0.02, max(0.0, until - time.monotonic())))
+            if self._asked != mine:
+                return {}
         with self._lock:
             for i in hosts:
                 if i not in self._pending:
