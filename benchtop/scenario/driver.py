@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from benchtop.run.analysis import analyse
+from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
 from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
@@ -81,7 +82,6 @@ class ScenarioDriver:
         self._cur: _StepState | None = None
         self._seen = 0  # intervals of the current controller already taken
         self._instrumentation: Any = None
-        self._own_instrumentation = False
         self._summaries: list[Any] = []
         self._work: Work | None = None  # every step's measured work
         self.summary: Any = None
@@ -263,8 +263,8 @@ class ScenarioDriver:
             if self._instrumentation is None:
                 if ctl.options.engine not in ("mysql", "postgresql"):
                     raise ScenarioError("instrumentation needs --engine mysql/postgres")
-                self._instrumentation = InstrumentationControl(ctl.options.target)
-                self._own_instrumentation = True
+                # through the run's cycler, so its restore is bounded as the run's is
+                self._instrumentation = InstrumentationCycler(InstrumentationControl(ctl.options.target))
             control = self._instrumentation
         control.apply(preset)
         self._instrumentation = control
@@ -400,11 +400,7 @@ class ScenarioDriver:
                 self.stopped_by = stopped.stopped_by
         try:
             if self._instrumentation is not None:
-                try:
-                    self._instrumentation.restore()
-                finally:
-                    if self._own_instrumentation:
-                        self._instrumentation.close()
+                self._instrumentation.restore()  # waits RESTORE_WAIT_S at most, then closes
         finally:
             self.restore_settings()
         self.summary = merge_summaries([s for _, s in self._summaries], self.stopped_by, self.percentile)
