@@ -86,13 +86,13 @@ class LinePrinter:
 
 def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = None) -> RunSummary | None:
     """Starts the controller and samples it until its time is up, it says it
-    is finished, or `stop` is set; prints each counted interval (when the
-    report interval is not 0) and every notice; returns the controller's
-    summary."""
+    is finished, or `stop` is set; gives the printer each counted interval
+    (it leaves them out for --report-interval 0) and every notice; returns
+    the controller's summary."""
     stop = stop or StopFlag()
     stop.on_hurry(ctl.hurry)
-    report = ctl.report_interval
-    interval = report if report > 0 else 1.0
+    # controllers sample every second when the report interval is 0
+    interval = ctl.report_interval
     ctl.start()
     for notice in ctl.notices():
         printer.notice(notice)
@@ -121,7 +121,7 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
             continue
         last = now
         sample = ctl.sample()
-        if sample.counted and report > 0:
+        if sample.counted:
             printer.interval(sample)
         for notice in ctl.notices():
             printer.notice(notice)
