@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
 
+from benchtop.engine.pickling import pickled_by_fields
+
 
 @lru_cache(maxsize=1)
 def bucket_bounds() -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -53,6 +55,7 @@ def _rank(p: float, total: int) -> int:
     return max(1, min(total, math.ceil(round(p * total / 100.0, 6))))
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Histogram:
     counts: tuple[int, ...]
@@ -60,9 +63,6 @@ class Histogram:
     @classmethod
     def empty(cls) -> "Histogram":
         return _empty()
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (Histogram, (self.counts,))
 
     @classmethod
     def from_values_ns(cls, values: list[int]) -> "Histogram":

@@ -3,10 +3,10 @@ merged over every worker.  The run turns two readings into an interval."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
 from benchtop.engine.histogram import Histogram
+from benchtop.engine.pickling import pickled_by_fields
 
 ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout")
 STATES = ("idle", "running", "stopping", "stopped", "failed")
@@ -31,6 +31,7 @@ class GroupSample:
     service: Histogram
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class EngineSample:
     """Cumulative counters since the run started, merged over every worker."""
@@ -72,11 +73,6 @@ class EngineSample:
     # latency per query kind, for programs that time their statements (fileio)
     query_latency: dict[str, Histogram] = field(default_factory=dict)
 
-    # pickled as constructor arguments (a cluster's gathers unpickle one per
-    # host per interval; dataclasses' own way looks up the fields each time)
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (EngineSample, tuple(getattr(self, name) for name in _SAMPLE_FIELDS))
-
     @property
     def queries(self) -> int:
         return self.reads + self.writes + self.other
@@ -85,6 +81,3 @@ class EngineSample:
     def error_count(self) -> int:
         """Errors a user sees counted: everything but fatal (which stops the run)."""
         return sum(v for k, v in self.errors.items() if k != "fatal")
-
-
-_SAMPLE_FIELDS = tuple(f.name for f in fields(EngineSample))

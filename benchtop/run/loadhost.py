@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 
 from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.engine.pickling import pickled_by_fields
 from benchtop.engine.sample import EngineSample
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class SparseCounts:
     """A histogram's non-empty buckets: what crosses the network (a few
@@ -44,12 +46,8 @@ class SparseCounts:
         index = np.flatnonzero(dense)
         return cls(index.astype(np.uint16), dense[index].copy())
 
-    # pickled as constructor arguments: dataclasses' own unpickling looks up
-    # the fields of each object, and a 64-host gather unpickles 320 of them
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (SparseCounts, (self.index, self.count))
 
-
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class HostReading:
     """One cumulative reading of a load host (the histograms in `sample` are
@@ -61,9 +59,6 @@ class HostReading:
     cpu_busy: int  # the node's busy and total CPU time (/proc/stat jiffies, cumulative)
     cpu_total: int
     types: tuple[SparseCounts, ...] = ()  # per transaction type (workloads with several)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (HostReading, (self.sample, self.latency, self.service, self.cpu_busy, self.cpu_total, self.types))
 
 
 def node_cpu() -> tuple[int, int]:
