@@ -656,13 +656,10 @@ static int bt_pg_wire_message(bt_pg_conn *c, const bt_pg_stmt *st)
 {
     bt_textbuf *b = &c->out;
     b->len = 0;
-    size_t name = strlen(st->name), body = 4 + 1 + name + 1 + 2 + 2 + 2;
-    for (int i = 0; i < st->nparams; i++)
-        body += 4 + (st->values[i] ? strlen(st->values[i]) : 0);
-    if (body > BT_PG_MSG_MAX)
-        return -1;
-    if (bt_textbuf_append(b, "B", 1) || bt_pg_put32(b, (uint32_t)body) || bt_textbuf_append(b, "", 1) ||
-        bt_textbuf_append(b, st->name, name + 1) || bt_pg_put16(b, 0) || bt_pg_put16(b, (uint16_t)st->nparams))
+    /* Bind's length is written once its body is (one pass over the values) */
+    if (bt_textbuf_append(b, "B", 1) || bt_pg_put32(b, 0) || bt_textbuf_append(b, "", 1) ||
+        bt_textbuf_append(b, st->name, strlen(st->name) + 1) || bt_pg_put16(b, 0) ||
+        bt_pg_put16(b, (uint16_t)st->nparams))
         return -1;
     for (int i = 0; i < st->nparams; i++) {
         const char *v = st->values[i];
@@ -670,9 +667,17 @@ static int bt_pg_wire_message(bt_pg_conn *c, const bt_pg_stmt *st)
         if (bt_pg_put32(b, v ? (uint32_t)n : 0xffffffffu) || (n && bt_textbuf_append(b, v, n)))
             return -1;
     }
+    if (bt_pg_put16(b, 0))  /* result formats: all text */
+        return -1;
+    size_t body = b->len - 1;
+    if (body > BT_PG_MSG_MAX)
+        return -1;
+    b->buf[1] = (char)(body >> 24);
+    b->buf[2] = (char)(body >> 16);
+    b->buf[3] = (char)(body >> 8);
+    b->buf[4] = (char)body;
     /* bt_textbuf_append copies the NULs inside: the messages are binary */
-    static const char tail[] = {0, 0,                /* Bind: result formats: all text */
-                                'E', 0, 0, 0, 9, 0, 0, 0, 0, 0,
+    static const char tail[] = {'E', 0, 0, 0, 9, 0, 0, 0, 0, 0,
                                 'S', 0, 0, 0, 4};
     return bt_textbuf_append(b, tail, sizeof tail);
 }
