@@ -28,6 +28,8 @@ import pickle
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +110,7 @@ def aggregate(address: str, seconds: float, rounds: int) -> None:
                 assert first is not None and last is not None
                 tps[hosts].append((last.transactions - first.transactions) / (last.t - first.t))
                 ctl.stop("bench")
+    print("   rounds:", [f"{a / 1e6:.2f}M/{b / 1e6:.2f}M" for a, b in zip(tps[1], tps[2])])
     one, two = statistics.median(tps[1]), statistics.median(tps[2])
     print(f"3. null engine, one worker per node: 1 node {one:,.0f} tx/s, 2 nodes {two:,.0f} tx/s "
           f"= {two / one:.2f}x ({os.cpu_count()} cores on this machine)")
@@ -120,25 +123,34 @@ def main() -> None:
     ap.add_argument("--intervals", type=int, default=30)
     ap.add_argument("--presses", type=int, default=200)
     ap.add_argument("--scaling-time", type=float, default=10.0)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
+    if args.hosts:
+        with local_cluster(args.nodes) as address:
+            gather_and_knobs(address, args.hosts, args.intervals, args.presses)
+    if args.scaling_time > 0:
+        # two nodes, as the target reads: idle extra nodes' Ray services would take CPU from the workers
+        with local_cluster(2) as address:
+            aggregate(address, args.scaling_time, args.rounds)
+
+
+@contextmanager
+def local_cluster(nodes: int) -> Iterator[str]:
+    """A local Ray cluster of `nodes` nodes on loopback (the head first),
+    without the dashboard (a web UI that would share the cores)."""
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
-        for _ in range(args.nodes - 1):
+        for _ in range(nodes - 1):
             cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False, logging_level="ERROR")
-        if args.hosts:
-            gather_and_knobs(cluster.address, args.hosts, args.intervals, args.presses)
-        if args.scaling_time > 0:
-            aggregate(cluster.address, args.scaling_time, args.rounds)
+        yield cluster.address
     finally:
         ray.shutdown()
         cluster.shutdown()
-
 
 if __name__ == "__main__":
     main()

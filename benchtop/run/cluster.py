@@ -31,6 +31,8 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import zip_longest
+from operator import attrgetter
 from typing import Any, Sequence
 
 import numpy as np
@@ -43,7 +45,8 @@ from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import RunController, engine_settings
 from benchtop.run.guards import Guard
-from benchtop.run.loadhost import HostReading, LoadHost, Lost, NodeAgent, fetch
+from benchtop.run.hostlink import Lost
+from benchtop.run.loadhost import HostReading, LoadHost, NodeAgent, SparseCounts, fetch
 from benchtop.run.options import RunOptions
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
@@ -109,31 +112,31 @@ def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
     now = list(parts) if live is None else [p for p, alive in zip(parts, live) if alive]
 
     def total(name: str) -> Any:
-        return sum(getattr(p, name) for p in parts)
+        return sum(map(attrgetter(name), parts))
 
     def gauge(name: str) -> Any:
-        return sum(getattr(p, name) for p in now)
-
-    width = max((len(p.txn_by_type) for p in parts), default=0)
+        return sum(map(attrgetter(name), now))
 
     def by_type(name: str) -> tuple[int, ...]:
-        out = [0] * width
-        for p in parts:
-            for i, v in enumerate(getattr(p, name)):
-                out[i] += v
-        return tuple(out)
+        return tuple(map(sum, zip_longest(*map(attrgetter(name), parts), fillvalue=0)))
+
+    errors = dict.fromkeys(ERROR_KINDS, 0)
+    for p in parts:
+        for k, v in p.errors.items():
+            if k in errors:
+                errors[k] += v
 
     return EngineSample(
         t=t, state="running", threads_target=gauge("threads_target"), threads_running=gauge("threads_running"),
         in_flight=gauge("in_flight"), unfinished=total("unfinished"), paused=bool(now) and all(p.paused for p in now), rate=gauge("rate"),
         transactions=total("transactions"), rollbacks=total("rollbacks"), reads=total("reads"),
         writes=total("writes"), other=total("other"),
-        errors={k: sum(p.errors.get(k, 0) for p in parts) for k in ERROR_KINDS},
+        errors=errors,
         retries=total("retries"), reconnects=total("reconnects"), connects=total("connects"),
-        connect_ns_sum=total("connect_ns_sum"), connect_ns_max=max((p.connect_ns_max for p in parts), default=0),
-        latency_ns_sum=total("latency_ns_sum"), latency_ns_min=min((p.latency_ns_min for p in ran), default=0),
-        latency_ns_max=max((p.latency_ns_max for p in parts), default=0), service_ns_sum=total("service_ns_sum"),
-        service_ns_max=max((p.service_ns_max for p in parts), default=0), busy_ns=total("busy_ns"),
+        connect_ns_sum=total("connect_ns_sum"), connect_ns_max=max(map(attrgetter("connect_ns_max"), parts), default=0),
+        latency_ns_sum=total("latency_ns_sum"), latency_ns_min=min(map(attrgetter("latency_ns_min"), ran), default=0),
+        latency_ns_max=max(map(attrgetter("latency_ns_max"), parts), default=0), service_ns_sum=total("service_ns_sum"),
+        service_ns_max=max(map(attrgetter("service_ns_max"), parts), default=0), busy_ns=total("busy_ns"),
         queue_ns=total("queue_ns"), tickets_due=total("tickets_due"), txn_by_type=by_type("txn_by_type"),
         txn_ns_by_type=by_type("txn_ns_by_type"), rows_loaded=total("rows_loaded"), error="",
         latency=latency, service=service,
@@ -148,26 +151,77 @@ def _bucket_ms() -> tuple[np.ndarray, np.ndarray]:
     return (low + high - 1) / 2.0 / 1e6, (high - 1) / 1e6
 
 
-def row_latency_ms(counts: np.ndarray) -> dict[str, np.ndarray]:
-    """p50, p95, p99 and max of every row of a (hosts x buckets) count
-    matrix, in ms, as Histogram.percentiles_ms and max_ns give them (0 for
-    an empty row): one pass over the matrix for all the hosts."""
-    mid, top = _bucket_ms()
-    n = counts.sum(axis=1)
-    cum = np.cumsum(counts, axis=1)
-    empty = n == 0
-    out = {}
-    for p in ROW_PERCENTILES:
-        ranks = np.array([_rank(p, int(t)) if t else 1 for t in n], dtype=np.uint64)
-        out[f"p{p:g}"] = np.where(empty, 0.0, mid[np.argmax(cum >= ranks[:, None], axis=1)])
-    last = counts.shape[1] - 1 - np.argmax(counts[:, ::-1] > 0, axis=1)
-    out["max"] = np.where(empty, 0.0, top[last])
-    return out
+@dataclass(frozen=True)
+class Stacked:
+    """Several hosts' non-empty buckets in one sorted array: key = host's
+    position x buckets + bucket.  Every host's interval is a few array
+    operations over all of them, not a few per host."""
+
+    key: np.ndarray  # int64, ascending
+    count: np.ndarray  # int64
+    hosts: int
+    nb: int
+
+    @classmethod
+    def of(cls, parts: Sequence[SparseCounts], nb: int) -> Stacked:
+        lengths = [len(p.index) for p in parts]
+        if not sum(lengths):
+            return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), len(parts), nb)
+        key = np.concatenate([p.index for p in parts]).astype(np.int64)
+        key += np.repeat(np.arange(len(parts), dtype=np.int64) * nb, lengths)
+        return cls(key, np.concatenate([p.count for p in parts]).astype(np.int64), len(parts), nb)
+
+    def minus(self, prev: Stacked) -> Stacked:
+        """self - prev per bucket, both cumulative, never negative (a torn
+        read can lag one bucket); empty buckets left out."""
+        count = self.count.copy()
+        if len(prev.key) and len(self.key):
+            at = np.minimum(np.searchsorted(self.key, prev.key), len(self.key) - 1)
+            hit = self.key[at] == prev.key
+            count[at[hit]] -= prev.count[hit]
+        keep = count > 0
+        return Stacked(self.key[keep], count[keep], self.hosts, self.nb)
+
+    def _bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        host = self.key // self.nb
+        every = np.arange(self.hosts)
+        return np.searchsorted(host, every), np.searchsorted(host, every, side="right")
+
+    def latency_ms(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Each host's count, and its p50, p95, p99 and max in ms as
+        Histogram.percentiles_ms and max_ns give them (0 for a host with none)."""
+        zeros = np.zeros(self.hosts)
+        if not len(self.key):
+            return np.zeros(self.hosts, dtype=np.int64), {**{f"p{p:g}": zeros for p in ROW_PERCENTILES}, "max": zeros}
+        mid, top = _bucket_ms()
+        bucket = self.key % self.nb
+        starts, ends = self._bounds()
+        cum = np.cumsum(self.count)
+        before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0)
+        n = np.where(ends > starts, cum[np.maximum(ends - 1, 0)] - before, 0)
+        has = n > 0
+        out = {}
+        for p in ROW_PERCENTILES:
+            # the first bucket of each host whose running count covers its rank
+            ranks = np.array([_rank(p, int(t)) if t else 1 for t in n], dtype=np.int64)
+            at = np.minimum(np.searchsorted(cum, before + ranks), len(cum) - 1)
+            out[f"p{p:g}"] = np.where(has, mid[bucket[at]], 0.0)
+        out["max"] = np.where(has, top[bucket[np.maximum(ends - 1, 0)]], 0.0)
+        return n, out
+
+    def histogram(self, position: int) -> Histogram:
+        """One host's buckets as a Histogram."""
+        host = self.key // self.nb
+        lo, hi = np.searchsorted(host, [position, position + 1])
+        row = np.zeros(self.nb, dtype=np.uint64)
+        row[self.key[lo:hi] % self.nb] = self.count[lo:hi]
+        return Histogram(tuple(row.tolist()))
 
 
-def _less(cur: np.ndarray, prev: np.ndarray) -> np.ndarray:
-    """cur - prev per bucket, never negative (a torn read can lag one bucket)."""
-    return np.where(cur > prev, cur - prev, np.uint64(0))
+def dense(counts: SparseCounts, nb: int) -> Histogram:
+    row = np.zeros(nb, dtype=np.uint64)
+    row[counts.index] = counts.count
+    return Histogram(tuple(row.tolist()))
 
 
 @dataclass
@@ -234,7 +288,7 @@ class HostGroup:
                 raise UsageError(f"--cluster {address}: cannot connect to the Ray cluster: {one_line(exc)}") from None
             self._owns_ray = True
         self._lock = threading.RLock()
-        self._nb = nbuckets()
+        self.nb = nbuckets()
         self._t0: float | None = None
         self._last_merged: EngineSample | None = None
         self._stopped = False
@@ -242,6 +296,7 @@ class HostGroup:
         self.final: dict[int, EngineSample | None] = {}
         self.events: list[str] = []  # host losses since the last drain (the controller puts them on its timeline)
         self.gather_s = 0.0  # how long the newest gather took
+        self._asking: threading.Thread | None = None
         self._gather_timeout = min(GATHER_TIMEOUT_S, max(0.2, report_interval / 2))
         self._interval = report_interval
         self.hosts: list[_Host] = []
@@ -281,6 +336,7 @@ class HostGroup:
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False),
                 ).remote(name, public, mine, program, secret)
                 self.hosts.append(_Host(name, node["NodeManagerAddress"], node["NodeID"], actor, threads[i], rate, i))
+            where = ray.get([h.actor.where.remote() for h in self.hosts], timeout=START_TIMEOUT_S)
             by_node: dict[str, list[_Host]] = {}
             for h in self.hosts:
                 by_node.setdefault(h.node_id, []).append(h)
@@ -290,19 +346,17 @@ class HostGroup:
                 actor = agent_class.options(
                     num_cpus=0, max_concurrency=4, max_restarts=0,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-                ).remote(mine_here[0].node, {h.index: h.actor for h in mine_here})
+                ).remote(mine_here[0].node, {h.index: where[h.index]["link"] for h in mine_here})
                 self.agents.append(_Agent(mine_here[0].node, actor, mine_here))
-            where = ray.get([h.actor.where.remote() for h in self.hosts], timeout=START_TIMEOUT_S)
         except Exception as exc:  # Ray's errors are many: each becomes one line
             raise UsageError(f"--cluster: the load hosts did not start: {one_line(exc)}") from None
         now = time.monotonic()
         for h, w in zip(self.hosts, where):
             h.extra, h.heard_at = w, now
-        # every host's cumulative counts, one row each: merges and per-host
-        # intervals are a few array operations, whatever the number of hosts
-        self._lat = np.zeros((hosts, self._nb), dtype=np.uint64)
-        self._svc = np.zeros((hosts, self._nb), dtype=np.uint64)
-        self._prev_lat = np.zeros((hosts, self._nb), dtype=np.uint64)
+        # every host's cumulative counts added up, kept up to date as readings
+        # come: a merge touches only the buckets the readings carry
+        self._lat = np.zeros(self.nb, dtype=np.uint64)
+        self._svc = np.zeros(self.nb, dtype=np.uint64)
         # every host's first reading (all zeros) before the run starts: the base of its counts
         self._gather(START_TIMEOUT_S)
         missing = [h.name for h in self.hosts if h.reading is None]
@@ -380,6 +434,7 @@ class HostGroup:
         hosts = self.live()
         self._call(hosts, "stop", [()] * len(hosts))
         self._stopped = True
+        self._asked()
         for agent in self.agents:
             agent.pending = None  # readings asked for before the stop: the summary counts later ones
 
@@ -441,7 +496,7 @@ class HostGroup:
     def type_histogram(self, index: int) -> Histogram:
         """One transaction type's cumulative histogram over every host, from
         the readings of the newest gather (they carry the types)."""
-        total = np.zeros(self._nb, dtype=np.uint64)
+        total = np.zeros(self.nb, dtype=np.uint64)
         for h in self.hosts:
             if h.reading is not None and index < len(h.reading.types):
                 sc = h.reading.types[index]
@@ -466,6 +521,7 @@ class HostGroup:
         those asked for at the previous gather when it is on time, else
         fresh ones; then the next interval's are asked for."""
         ray = self._ray
+        self._asked()
         start = time.monotonic()
         for agent in self.agents:
             live = [h.index for h in agent.hosts if h.live]
@@ -480,6 +536,7 @@ class HostGroup:
         owner = {a.pending: a for a in self.agents if a.pending is not None}
         ready, _ = ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
         now = time.monotonic()
+        taken: list[tuple[HostReading | None, HostReading]] = []
         for ref, got in zip(ready, fetch(ray, ready)):
             agent = owner[ref]
             agent.pending = None
@@ -491,12 +548,22 @@ class HostGroup:
                 if isinstance(r, Lost):
                     self._lose(h, r.reason)
                 elif h.live:
+                    taken.append((h.reading, r))
                     self._take(h, r, now)
+        self._add(taken)
         for h in self.live():
             if not h.reported and now - h.heard_at > LOST_AFTER_S:
                 self._lose(h, f"no reading for {now - h.heard_at:.0f} s")
         if not self._stopped and self._t0 is not None:
-            self._ask_ahead(timeout)
+            # off the interval's beat: each call Ray submits costs the controller ~0.5 ms
+            self._asking = threading.Thread(target=self._ask_ahead, args=(timeout,), name="ask-ahead", daemon=True)
+            self._asking.start()
+
+    def _asked(self) -> None:
+        """Waits for the asking of the next readings (a few ms) to be over."""
+        if self._asking is not None:
+            self._asking.join()
+            self._asking = None
 
     def _ask_ahead(self, timeout: float) -> None:
         """The next interval's readings, asked for now and taken by each node's
@@ -518,18 +585,25 @@ class HostGroup:
     def _take(self, h: _Host, r: HostReading, now: float) -> None:
         h.advance = r.sample.t - (h.reading.sample.t if h.reading is not None else 0.0)
         h.reading, h.heard_at, h.reported = r, now, True
-        for matrix, counts in ((self._lat, r.latency), (self._svc, r.service)):
-            row = matrix[h.index]
-            row.fill(0)
-            row[counts.index] = counts.count
+
+    def _add(self, taken: list[tuple[HostReading | None, HostReading]]) -> None:
+        """The totals with each (old, new) pair of readings: old out, new in,
+        all hosts in one pass."""
+        if not taken:
+            return
+        olds = [old for old, _ in taken if old is not None]
+        for total, part in ((self._lat, attrgetter("latency")), (self._svc, attrgetter("service"))):
+            if olds:
+                np.subtract.at(total, np.concatenate([part(o).index for o in olds]),
+                               np.concatenate([part(o).count for o in olds]))
+            np.add.at(total, np.concatenate([part(r).index for _, r in taken]),
+                      np.concatenate([part(r).count for _, r in taken]))
 
     def _merge(self) -> EngineSample:
         # lost hosts too: their last reading stays in the totals
         have = [h for h in self.hosts if h.reading is not None]
-        lat = self._lat.sum(axis=0, dtype=np.uint64)
-        svc = self._svc.sum(axis=0, dtype=np.uint64)
         merged = merge_samples([h.reading.sample for h in have if h.reading is not None], self._clock(),
-                               Histogram(tuple(lat.tolist())), Histogram(tuple(svc.tolist())),
+                               Histogram(tuple(self._lat.tolist())), Histogram(tuple(self._svc.tolist())),
                                [h.live for h in have])
         state, error = self._state()
         merged = replace(merged, state=state, error=error)
@@ -564,34 +638,35 @@ class HostGroup:
         """`h`'s newest reading with its histograms."""
         if h.reading is None:
             return None
-        return replace(h.reading.sample, latency=Histogram(tuple(self._lat[h.index].tolist())),
-                       service=Histogram(tuple(self._svc[h.index].tolist())))
+        return replace(h.reading.sample, latency=dense(h.reading.latency, self.nb),
+                       service=dense(h.reading.service, self.nb))
 
-    def host_intervals(self) -> tuple[list[HostInterval], np.ndarray]:
+    def host_intervals(self) -> tuple[list[HostInterval], Stacked]:
         """Every host since the previous call (hosts read for the first time
-        are left out), and the latency histograms of those intervals, one row
-        per host."""
-        delta = _less(self._lat, self._prev_lat)
-        self._prev_lat = self._lat.copy()
-        n = delta.sum(axis=1)
-        pcts = row_latency_ms(delta)
-        rows = []
+        are left out), and the latency histograms of those intervals, the
+        k-th row's at position k."""
+        pairs = []
         for h in self.hosts:
             prev, cur = h.prev, h.reading
             h.prev = cur
-            if prev is None or cur is None:
-                continue
+            if prev is not None and cur is not None:
+                pairs.append((h, prev, cur))
+        # a host with no new reading has nothing this interval
+        delta = Stacked.of([c.latency for _, _, c in pairs], self.nb).minus(
+            Stacked.of([(p if c.sample.t > p.sample.t else c).latency for _, p, c in pairs], self.nb))
+        counts, pcts = delta.latency_ms()
+        rows = []
+        for k, (h, prev, cur) in enumerate(pairs):
             now, before = cur.sample, prev.sample
-            dt = now.t - before.t
-            count = int(n[h.index]) if dt > 0 else 0  # no new reading: nothing this interval
-            dt = dt if dt > 0 else 1.0
-            errors = sum(max(0, now.errors.get(k, 0) - before.errors.get(k, 0)) for k in ERROR_KINDS if k != "fatal")
+            dt = now.t - before.t if now.t > before.t else 1.0
+            count = int(counts[k])
+            errors = sum(max(0, now.errors.get(e, 0) - before.errors.get(e, 0)) for e in ERROR_KINDS if e != "fatal")
             cpu_total = cur.cpu_total - prev.cpu_total
-            lat = {k: float(v[h.index]) if count else 0.0 for k, v in pcts.items()}
             rows.append(HostInterval(
                 host=h.name, node=h.node, state="lost" if not h.live else ("ok" if h.reported else "late"),
                 threads=now.threads_running if h.live else 0, transactions=count, tps=count / dt,
-                errors_per_s=errors / dt, latency_ms=lat, connections=now.threads_running if h.live else 0,
+                errors_per_s=errors / dt, latency_ms={name: float(v[k]) for name, v in pcts.items()},
+                connections=now.threads_running if h.live else 0,
                 cpu_pct=100.0 * (cur.cpu_busy - prev.cpu_busy) / cpu_total if cpu_total > 0 else 0.0,
             ))
         return rows, delta
@@ -653,13 +728,11 @@ class ClusterController(RunController):
         hlog: list[str] = []
         if counted and self.writer is not None:
             start = max(0.0, iv.t - iv.dt - self.t_offset)
-            index = {h.name: h.index for h in group.hosts}
-            for row in rows:
+            for k, row in enumerate(rows):
                 self.writer.append("hosts.jsonl", {"type": "host_interval", "t": round(iv.t - self.t_offset, 3),
                                                    **row.to_dict()})
                 if row.transactions:
-                    hist = Histogram(tuple(delta[index[row.host]].tolist()))
-                    hlog.append(f"Tag={row.host},{hdrlog.interval_line(start, iv.dt, hist)}")
+                    hlog.append(f"Tag={row.host},{hdrlog.interval_line(start, iv.dt, delta.histogram(k))}")
         if hlog and self.writer is not None:
             if not self._host_hlog_started:
                 self._host_hlog_started = True

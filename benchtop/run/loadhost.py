@@ -4,9 +4,10 @@ node's agent, which reads and steers that node's load hosts for the
 controller.
 
 The controller (benchtop.run.cluster) creates one `LoadHost` actor per load
-host and one `NodeAgent` per node that has load hosts, and reads every host
-once per interval through the agents: one call per node crosses the
-network, the agents call their hosts locally, in parallel with each other.  A reading is cumulative (counters
+host and one `NodeAgent` per node that has load hosts, and reads and steers
+every host through the agents: one Ray call per node crosses the network,
+and each agent calls its node's hosts over local sockets
+(benchtop.run.hostlink), all at once.  A reading is cumulative (counters
 since the engine started, histograms as their non-empty buckets), so a
 reading that arrives late or not at all loses nothing: the controller takes
 differences itself and needs no agreement between the hosts' clocks.
@@ -31,8 +32,9 @@ import numpy as np
 from benchtop.engine import ConnSettings, Engine, EngineSettings
 from benchtop.engine.pickling import pickled_by_fields
 from benchtop.engine.sample import EngineSample
+from benchtop.run.hostlink import Call, Failed, HostLinks, HostServer, Lost
 
-@pickled_by_fields
+
 @dataclass(frozen=True, slots=True)
 class SparseCounts:
     """A histogram's non-empty buckets: what crosses the network (a few
@@ -45,6 +47,15 @@ class SparseCounts:
     def of_dense(cls, dense: np.ndarray) -> SparseCounts:
         index = np.flatnonzero(dense)
         return cls(index.astype(np.uint16), dense[index].copy())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # as plain bytes: Ray ships each numpy array as a buffer of its own,
+        # which cost the controller ~4 ms a gather to unpack for 64 hosts
+        return (_sparse_of_bytes, (self.index.tobytes(), self.count.tobytes()))
+
+
+def _sparse_of_bytes(index: bytes, count: bytes) -> SparseCounts:
+    return SparseCounts(np.frombuffer(index, dtype=np.uint16), np.frombuffer(count, dtype=np.uint64))
 
 
 @pickled_by_fields
@@ -88,13 +99,15 @@ class LoadHost:
         self.engine = Engine(conn, settings, program)
         self._types = len(program.txn_types) if program is not None and len(program.txn_types) > 1 else 0
         self._closed = False
+        self._link = HostServer(self)
 
     def __repr__(self) -> str:
         # what Ray's actor listings and log prefixes show
         return f"LoadHost({self.name})"
 
     def where(self) -> dict[str, Any]:
-        return {"hostname": socket.gethostname(), "pid": os.getpid(), "cpus": os.cpu_count() or 1}
+        return {"hostname": socket.gethostname(), "pid": os.getpid(), "cpus": os.cpu_count() or 1,
+                "link": self._link.path}
 
     def start(self) -> None:
         self.engine.start()
@@ -112,6 +125,7 @@ class LoadHost:
         if not self._closed:
             self._closed = True
             self.engine.close()
+            self._link.close()
 
     def set_threads(self, n: int) -> float:
         self.engine.set_threads(n)
@@ -136,13 +150,6 @@ def _packed(raw: bytes) -> SparseCounts:
     return SparseCounts.of_dense(np.frombuffer(raw, dtype=np.uint64))
 
 
-@dataclass(frozen=True, slots=True)
-class Lost:
-    """What a call to a load host whose actor died returns instead of a value."""
-
-    reason: str
-
-
 def fetch(ray: Any, refs: list[Any]) -> list[Any]:
     """The values of finished calls, in one batch when none failed; a call
     whose actor died gives `Lost`."""
@@ -162,15 +169,12 @@ def fetch(ray: Any, refs: list[Any]) -> list[Any]:
 
 class NodeAgent:
     """The actor on each node that calls the node's load hosts for the
-    controller.  `hosts`: the load hosts' numbers and actor handles."""
+    controller.  `links`: the load hosts' numbers and socket paths."""
 
-    def __init__(self, node: str, hosts: dict[int, Any]) -> None:
-        import ray  # only ever imported inside a Ray worker
-
-        self._ray = ray
+    def __init__(self, node: str, links: dict[int, str]) -> None:
         self.node = node
-        self.hosts = hosts
-        self._pending: dict[int, Any] = {}  # a reading asked for and not yet back, by host
+        self._links = HostLinks(links)
+        self._pending: dict[int, Call] = {}  # a reading asked for and not yet back, by host
         self._asked = 0  # calls of readings() so far: a waiting one ends when a newer one comes
         self._lock = threading.Lock()
 
@@ -192,18 +196,23 @@ class NodeAgent:
             if self._asked != mine:
                 return {}
         with self._lock:
-            for i in hosts:
-                if i not in self._pending:
-                    self._pending[i] = self.hosts[i].reading.remote()
-            owner = {self._pending[i]: i for i in hosts}
-            ready, _ = self._ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
-            for ref in ready:
-                del self._pending[owner[ref]]
-            return {owner[ref]: value for ref, value in zip(ready, fetch(self._ray, ready))}
+            calls = [self._pending.pop(i) if i in self._pending else self._links.ask(i, "reading", ()) for i in hosts]
+            for c in self._links.collect(calls, timeout):
+                self._pending[c.host] = c
+            return _answers(calls)
 
     def call(self, method: str, calls: dict[int, tuple[Any, ...]], timeout: float) -> dict[int, Any]:
         """`method` on several hosts at once: the values of those that
         answered within `timeout` (or `Lost`)."""
-        owner = {getattr(self.hosts[i], method).remote(*args): i for i, args in calls.items()}
-        ready, _ = self._ray.wait(list(owner), num_returns=len(owner), timeout=timeout)
-        return {owner[ref]: value for ref, value in zip(ready, fetch(self._ray, ready))}
+        under_way = [self._links.ask(i, method, args) for i, args in calls.items()]
+        self._links.drop(self._links.collect(under_way, timeout))
+        return _answers(under_way)
+
+
+def _answers(calls: list[Call]) -> dict[int, Any]:
+    """The ended calls' values by host; a call that raised in its host
+    raises here, as a Ray call to the host would have."""
+    for c in calls:
+        if c.done and isinstance(c.result, Failed):
+            raise RuntimeError(f"load host {c.host}: {c.result.reason}")
+    return {c.host: c.result for c in calls if c.done}

@@ -12,7 +12,7 @@ np = pytest.importorskip("numpy")
 
 from benchtop.engine.histogram import Histogram  # noqa: E402
 from benchtop.engine.sample import ERROR_KINDS, EngineSample  # noqa: E402
-from benchtop.run.cluster import merge_samples, row_latency_ms, split_total  # noqa: E402
+from benchtop.run.cluster import Stacked, merge_samples, split_total  # noqa: E402
 from benchtop.run.loadhost import SparseCounts  # noqa: E402
 from benchtop.run.samples import IntervalStats  # noqa: E402
 
@@ -58,16 +58,37 @@ def test_merged_counts_are_the_sum_and_percentiles_those_of_one_histogram():
     assert [iv.latency_ms[f"p{p:g}"] for p in ps] == [one.percentiles_ms(ps)[p] for p in ps]
 
 
+def _sparse(h: Histogram) -> SparseCounts:
+    return SparseCounts.of_dense(np.array(h.counts, dtype=np.uint64))
+
+
 def test_host_rows_compute_percentiles_as_histogram_does():
     rng = random.Random(3)
     hists = [Histogram.from_values_ns([int(rng.expovariate(1 / (2e6 * (i + 1)))) for _ in range(5000 * (i + 1))])
              for i in range(3)] + [Histogram.empty()]
-    matrix = np.array([h.counts for h in hists], dtype=np.uint64)
-    got = row_latency_ms(matrix)
+    hists.insert(1, Histogram.empty())
+    stacked = Stacked.of([_sparse(h) for h in hists], len(hists[0].counts))
+    n, got = stacked.latency_ms()
     for i, h in enumerate(hists):
         want = h.percentiles_ms([50.0, 95.0, 99.0])
         assert [got["p50"][i], got["p95"][i], got["p99"][i]] == [want[50.0], want[95.0], want[99.0]]
-        assert got["max"][i] == h.max_ns() / 1e6
+        assert got["max"][i] == h.max_ns() / 1e6 and n[i] == h.total
+        assert stacked.histogram(i) == h
+
+
+def test_a_hosts_interval_is_the_difference_of_its_cumulative_readings():
+    rng = random.Random(5)
+    firsts = [[int(rng.expovariate(1 / 2e6)) for _ in range(3000)], []]
+    thens = [[int(rng.expovariate(1 / 9e6)) for _ in range(2000)], [5000]]
+    nb = len(Histogram.empty().counts)
+    before = Stacked.of([_sparse(Histogram.from_values_ns(f)) for f in firsts], nb)
+    after = Stacked.of([_sparse(Histogram.from_values_ns(f + t)) for f, t in zip(firsts, thens)], nb)
+    delta = after.minus(before)
+    assert [delta.histogram(i) for i in range(2)] == [Histogram.from_values_ns(t) for t in thens]
+    assert len(after.minus(after).key) == 0
+    lagging = Stacked(before.key, before.count + 1, 2, nb)  # a torn read
+    assert int(before.minus(lagging).count.sum()) == 0  # never negative
+    assert Stacked.of([], nb).latency_ms()[0].tolist() == []
 
 
 def test_a_reading_crosses_the_network_as_its_non_empty_buckets():
