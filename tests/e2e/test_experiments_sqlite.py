@@ -10,10 +10,16 @@ from pathlib import Path
 from tests.e2e.conftest import run_benchtop
 
 
-def test_insert_benchmark_i1_q10_on_sqlite(tmp_path: Path) -> None:
-    db = str(tmp_path / "ib.db")
-    prep = run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--workload", "insert_benchmark", "--rows", "2000")
+def _prepared(tmp_path: Path, workload: str, *size: str) -> str:
+    """An embedded database prepared for `workload`, as `benchtop prepare` leaves it."""
+    db = str(tmp_path / f"{workload}.db")
+    prep = run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--workload", workload, *size)
     assert prep.returncode == 0, prep.stderr
+    return db
+
+
+def test_insert_benchmark_i1_q10_on_sqlite(tmp_path: Path) -> None:
+    db = _prepared(tmp_path, "insert_benchmark", "--rows", "2000")
     res = run_benchtop("--headless", "--json", "--engine", "sqlite", "--db", db, "--workload", "insert_benchmark",
                        "--preset", "i1.q10", "--group", "queriers.threads=2", "--time", "2", "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
@@ -37,9 +43,7 @@ def test_insert_benchmark_i1_q10_on_sqlite(tmp_path: Path) -> None:
 
 
 def test_scenario_hooks_on_sqlite_run_and_are_recorded(tmp_path: Path) -> None:
-    db = str(tmp_path / "s.db")
-    assert run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--workload", "oltp_point_select",
-                        "--table-size", "100").returncode == 0
+    db = _prepared(tmp_path, "oltp_point_select", "--table-size", "100")
     sc = tmp_path / "hooks.toml"
     sc.write_text(f'engine = "sqlite"\ndb = "{db}"\nworkload = "oltp_point_select"\ntable_size = 100\n'
                   '[[step]]\nduration = 1\nbefore = ["CREATE TABLE IF NOT EXISTS marks (a int)", '
@@ -65,9 +69,7 @@ def test_settings_sweep_needs_a_server(tmp_path: Path) -> None:
 
 
 def test_scenario_sweeps_a_group_beside_a_paced_one(tmp_path: Path) -> None:
-    db = str(tmp_path / "ib.db")
-    assert run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--workload", "insert_benchmark",
-                        "--rows", "500").returncode == 0
+    db = _prepared(tmp_path, "insert_benchmark", "--rows", "500")
     sc = tmp_path / "qc.toml"
     sc.write_text(f'engine = "sqlite"\ndb = "{db}"\nworkload = "insert_benchmark"\npreset = "i1.q10"\n'
                   '[[step]]\nduration = 1\ngroup = ["inserters.rate=200", "queriers.threads=1..2"]\n')
