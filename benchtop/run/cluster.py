@@ -211,16 +211,14 @@ class Stacked:
 
     def histogram(self, position: int) -> Histogram:
         """One host's buckets as a Histogram."""
-        host = self.key // self.nb
-        lo, hi = np.searchsorted(host, [position, position + 1])
-        row = np.zeros(self.nb, dtype=np.uint64)
-        row[self.key[lo:hi] % self.nb] = self.count[lo:hi]
-        return Histogram(tuple(row.tolist()))
+        lo, hi = np.searchsorted(self.key // self.nb, [position, position + 1])
+        return dense(self.key[lo:hi] % self.nb, self.count[lo:hi], self.nb)
 
 
-def dense(counts: SparseCounts, nb: int) -> Histogram:
+def dense(index: np.ndarray, count: np.ndarray, nb: int) -> Histogram:
+    """Non-empty buckets (numbers and counts) as a Histogram of `nb` buckets."""
     row = np.zeros(nb, dtype=np.uint64)
-    row[counts.index] = counts.count
+    row[index] = count
     return Histogram(tuple(row.tolist()))
 
 
@@ -638,8 +636,9 @@ class HostGroup:
         """`h`'s newest reading with its histograms."""
         if h.reading is None:
             return None
-        return replace(h.reading.sample, latency=dense(h.reading.latency, self.nb),
-                       service=dense(h.reading.service, self.nb))
+        r = h.reading
+        return replace(r.sample, latency=dense(r.latency.index, r.latency.count, self.nb),
+                       service=dense(r.service.index, r.service.count, self.nb))
 
     def host_intervals(self) -> tuple[list[HostInterval], Stacked]:
         """Every host since the previous call (hosts read for the first time
