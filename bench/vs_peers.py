@@ -318,6 +318,10 @@ def main() -> int:
         if not shutil.which(tool):
             raise SystemExit(f"{tool} is not installed (apt-get install sysbench postgresql-contrib strace "
                              "linux-perf)")
+    # benchtop's modules as an install has them, compiled (pip install . does;
+    # an editable checkout under PYTHONDONTWRITEBYTECODE would compile them on every run)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "benchtop")], check=True,
+                   stdout=subprocess.DEVNULL)
     root = Path(tempfile.mkdtemp(prefix="benchtop-vs-peers-"))
     os.chmod(root, 0o755)
     own: list[LocalMariaDB | LocalPostgres] = []

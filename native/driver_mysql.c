@@ -7,7 +7,9 @@
  * Prepared mode (cfg->prepare != 0): every statement key gets a server-side
  * prepared statement (binary protocol) on first use, with parameter and
  * result bind buffers allocated once per statement, so an execute is one
- * COM_STMT_EXECUTE round trip and no allocation.  Statements the server
+ * COM_STMT_EXECUTE round trip and no allocation (on plain sockets, one
+ * whose result is not captured runs on the wire path: see
+ * bt_my_wire_execute).  Statements the server
  * refuses to prepare (ER_UNSUPPORTED_PS) or cannot hold any more of
  * (ER_MAX_PREPARED_STMT_COUNT_REACHED) run through the text protocol instead,
  * for the rest of the connection.  Text mode (--no-prepare): values are
@@ -34,7 +36,8 @@
  *                    over unencrypted connections (libmysqlclient; libmariadb
  *                    fetches it by itself)
  *   blocking-reads=0 keep libmariadb's own non-blocking reads (see
- *                    bt_my_blocking_reads; for comparisons and diagnosis)
+ *                    bt_my_blocking_reads; for comparisons and diagnosis),
+ *                    and with them its own execute (no wire path)
  * cfg->ssl: 0 leaves TLS off, 1 requires TLS without verifying the server
  * certificate, 2 requires TLS and verifies the certificate and host name
  * (give ssl-ca for a private CA).  A connection that was asked for TLS and
@@ -154,6 +157,7 @@ typedef struct {
     bt_my_stmt **stmts;      /* by key; pointers so a grow never moves bound buffers */
     int32_t nstmts;
     bt_textbuf text;         /* interpolation buffer for the text protocol */
+    bt_textbuf wire;         /* wire path: the COM_STMT_EXECUTE being sent */
 } bt_my_conn;
 
 static pthread_once_t bt_my_lib_once = PTHREAD_ONCE_INIT;
@@ -409,6 +413,7 @@ static void bt_my_disconnect(void *conn)
         bt_my_stmt_free(c->stmts[k]);
     free(c->stmts);
     bt_textbuf_free(&c->text);
+    bt_textbuf_free(&c->wire);
     free(c);
 }
 
@@ -536,6 +541,278 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
         }
     }
     return rows;
+}
+
+/* ---- wire path -------------------------------------------------------------
+ * A prepared statement whose result nobody reads (no capture) is executed
+ * here: COM_STMT_EXECUTE built and sent in one send(), its reply walked
+ * packet by packet in the library's read-ahead cache (as bt_my_skip_rows
+ * does), rows counted and skipped.  mysql_stmt_execute spends more time
+ * than the whole statement's user-space work here: a request buffer
+ * allocated and freed per call, the reply read through three layers of
+ * packet reading and a state machine per packet.  The library made the
+ * connection and prepared the statement, and stays idle in between (every
+ * exchange of ours is a whole command and its whole reply), so its own
+ * calls (BEGIN, COMMIT, prepares, captures) go on working.  Same conditions
+ * as bt_my_skip_rows: plain sockets with our blocking reads. */
+enum { BT_MY_COM_STMT_EXECUTE = 0x17, BT_MY_TYPE_NULL = 6, BT_MY_TYPE_LONGLONG = 8,
+       BT_MY_TYPE_STRING = 0xfe, BT_MY_MAX_PACKET = 0xffffff };
+#define BT_MY_DEPRECATE_EOF (1UL << 24)
+
+static int bt_my_wire_ok(const bt_my_conn *c)
+{
+    const NET *net = &c->my->net;
+    const MARIADB_PVIO *pvio = net->pvio;
+    return pvio && pvio->methods == &c->pvio_methods.m && pvio->cache && !net->compress;
+}
+
+static uchar *bt_my_put_lenenc(uchar *p, uint64_t v)
+{
+    int n = 0;
+    if (v < 251) {
+        *p++ = (uchar)v;
+        return p;
+    }
+    if (v < 65536) {
+        *p++ = 0xfc;
+        n = 2;
+    } else if (v < 16777216) {
+        *p++ = 0xfd;
+        n = 3;
+    } else {
+        *p++ = 0xfe;
+        n = 8;
+    }
+    for (int i = 0; i < n; i++)
+        *p++ = (uchar)(v >> (8 * i));
+    return p;
+}
+
+/* A length-encoded integer at *p (not past end); -1 when malformed. */
+static int bt_my_get_lenenc(const uchar **p, const uchar *end, uint64_t *v)
+{
+    if (*p >= end)
+        return -1;
+    uchar b = *(*p)++;
+    int n = b < 251 ? 0 : b == 0xfc ? 2 : b == 0xfd ? 3 : b == 0xfe ? 8 : -1;
+    if (n < 0 || end - *p < n)
+        return -1;
+    *v = n ? 0 : b;
+    for (int i = 0; i < n; i++)
+        *v |= (uint64_t)(*p)[i] << (8 * i);
+    *p += n;
+    return 0;
+}
+
+/* COM_STMT_EXECUTE with every parameter's type (so the server never holds
+ * the library's older ones) in c->wire; 1 when too big for one packet. */
+static int bt_my_wire_request(bt_my_conn *c, const bt_my_stmt *st, const bt_value *params, int32_t n,
+                              bt_err *err)
+{
+    size_t need = 4 + 1 + 4 + 1 + 4 + (size_t)(n + 7) / 8 + 1 + 2 * (size_t)n;
+    for (int32_t i = 0; i < n; i++)
+        need += params[i].type == BT_VAL_INT ? 8 : params[i].type == BT_VAL_STR ? 9 + params[i].len : 0;
+    if (need - 4 >= BT_MY_MAX_PACKET)
+        return 1;
+    if (bt_textbuf_reserve(&c->wire, need) != 0) {
+        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
+        return -1;
+    }
+    uchar *b = (uchar *)c->wire.buf, *p = b + 4;
+    unsigned long id = st->stmt->stmt_id;
+    *p++ = BT_MY_COM_STMT_EXECUTE;
+    for (int i = 0; i < 4; i++)
+        *p++ = (uchar)(id >> (8 * i));
+    *p++ = 0;                                   /* no cursor */
+    *p++ = 1, *p++ = 0, *p++ = 0, *p++ = 0;     /* iteration count */
+    uchar *nulls = p;
+    memset(nulls, 0, (size_t)(n + 7) / 8);
+    p += (n + 7) / 8;
+    *p++ = 1;                                   /* types follow */
+    for (int32_t i = 0; i < n; i++) {
+        int t = params[i].type;
+        if (t == BT_VAL_NULL)
+            nulls[i / 8] |= (uchar)(1 << (i % 8));
+        *p++ = t == BT_VAL_INT ? BT_MY_TYPE_LONGLONG : t == BT_VAL_STR ? BT_MY_TYPE_STRING : BT_MY_TYPE_NULL;
+        *p++ = 0;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const bt_value *v = &params[i];
+        if (v->type == BT_VAL_INT) {
+            for (int k = 0; k < 8; k++)
+                *p++ = (uchar)((uint64_t)v->i >> (8 * k));
+        } else if (v->type == BT_VAL_STR) {
+            p = bt_my_put_lenenc(p, v->len);
+            memcpy(p, v->s, v->len);
+            p += v->len;
+        }
+    }
+    size_t len = (size_t)(p - b) - 4;
+    b[0] = (uchar)len, b[1] = (uchar)(len >> 8), b[2] = (uchar)(len >> 16), b[3] = 0;
+    c->wire.len = len + 4;
+    return 0;
+}
+
+static int bt_my_wire_lost(bt_err *err, const char *why)
+{
+    return bt_my_fail(err, BT_MY_CR_SERVER_LOST, "HY000", why);
+}
+
+/* The next packet of the reply: its payload's length and, when it fits the
+ * read-ahead cache, the payload itself (consumed); a longer one (a big row)
+ * is skipped, with only its first byte kept (*first; -1 when empty). */
+static int bt_my_wire_next(bt_my_conn *c, uchar *seq, const uchar **payload, size_t *len, int *first)
+{
+    MARIADB_PVIO *pvio = c->my->net.pvio;
+    if (bt_my_cached(pvio) < 4 && bt_my_cache_fill(pvio, 4) != 0)
+        return -1;
+    const uchar *h = pvio->cache_pos;
+    size_t l = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
+    if (h[3] != *seq)
+        return -1;
+    (*seq)++;
+    *len = l;
+    *first = -1;
+    if (4 + l <= PVIO_READ_AHEAD_CACHE_SIZE) {
+        if (bt_my_cached(pvio) < 4 + l && bt_my_cache_fill(pvio, 4 + l) != 0)
+            return -1;
+        *payload = pvio->cache_pos + 4;
+        if (l > 0)
+            *first = (*payload)[0];
+        pvio->cache_pos += 4 + l;
+        return 0;
+    }
+    if (bt_my_cached(pvio) < 5 && bt_my_cache_fill(pvio, 5) != 0)
+        return -1;
+    *first = pvio->cache_pos[4];
+    *payload = NULL;
+    size_t skip = 4 + l, have = bt_my_cached(pvio);
+    if (skip <= have) {
+        pvio->cache_pos += skip;
+        return 0;
+    }
+    skip -= have;
+    for (;;) {
+        ssize_t r = bt_my_pvio_read(pvio, pvio->cache, PVIO_READ_AHEAD_CACHE_SIZE);
+        if (r <= 0)
+            return -1;
+        pvio->cache_size = (size_t)r;
+        if ((size_t)r >= skip) {
+            pvio->cache_pos = pvio->cache + skip;
+            return 0;
+        }
+        skip -= (size_t)r;
+    }
+}
+
+/* An ERR packet's code, SQLSTATE and message as the library reports them. */
+static int bt_my_wire_error(const uchar *p, size_t len, bt_err *err)
+{
+    if (!p || len < 3)
+        return bt_my_wire_lost(err, "malformed error packet from the server");
+    unsigned int code = (unsigned int)p[1] | (unsigned int)p[2] << 8;
+    char state[6] = "HY000", msg[sizeof err->msg];
+    size_t at = 3;
+    if (len >= 9 && p[3] == '#') {
+        memcpy(state, p + 4, 5);
+        at = 9;
+    }
+    size_t n = len - at < sizeof msg - 1 ? len - at : sizeof msg - 1;
+    memcpy(msg, p + at, n);
+    msg[n] = '\0';
+    return bt_my_fail(err, code, state, msg);
+}
+
+/* Server status of an OK packet (0x00, or 0xfe ending rows with
+ * CLIENT_DEPRECATE_EOF) or of an EOF packet; -1 when malformed.  OK packets
+ * add their affected rows to *rows. */
+static int bt_my_wire_status(const uchar *p, size_t len, int64_t *rows)
+{
+    if (!p)
+        return -1;
+    if (p[0] == 0xfe && len < 9)   /* EOF: warnings, status */
+        return len >= 5 ? (int)(p[3] | p[4] << 8) : -1;
+    const uchar *q = p + 1, *end = p + len;
+    uint64_t affected, id;
+    if (bt_my_get_lenenc(&q, end, &affected) != 0 || bt_my_get_lenenc(&q, end, &id) != 0 || end - q < 2)
+        return -1;
+    if (p[0] == 0x00)
+        *rows += (int64_t)affected;
+    return (int)(q[0] | q[1] << 8);
+}
+
+/* Executes `st` on the wire: 0, -1 with err filled, or 1 when it cannot
+ * (nothing was sent: the library's path runs it). */
+static int bt_my_wire_execute(bt_my_conn *c, bt_my_stmt *st, const bt_value *params, int32_t n,
+                              bt_result *res, bt_err *err)
+{
+    int rc = bt_my_wire_request(c, st, params, n, err);
+    if (rc != 0)
+        return rc;
+    /* the library sends its own types again on its next execute of this statement */
+    st->stmt->send_types_to_server = 1;
+    for (size_t off = 0; off < c->wire.len;) {
+        ssize_t w = send(c->pvio_methods.fd, c->wire.buf + off, c->wire.len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return bt_my_fail(err, BT_MY_CR_SERVER_GONE, "HY000", "lost connection to the server while sending");
+        off += (size_t)w;
+    }
+    int deprecate_eof = (c->my->client_flag & c->my->server_capabilities & BT_MY_DEPRECATE_EOF) != 0;
+    uchar seq = 1;
+    int64_t rows = 0;
+    const uchar *p;
+    size_t len;
+    int first, status;
+    for (;;) {
+        if (bt_my_wire_next(c, &seq, &p, &len, &first) != 0)
+            return bt_my_wire_lost(err, "lost connection to the server during a statement");
+        if (first == 0xff)
+            return bt_my_wire_error(p, len, err);
+        if (first == 0x00) {
+            status = bt_my_wire_status(p, len, &rows);
+        } else {
+            /* a result set: its column count (and MariaDB's "metadata
+             * follows" flag: with cached metadata no definitions come, the
+             * EOF after them does) */
+            const uchar *q = p, *end = p ? p + len : NULL;
+            uint64_t ncols;
+            if (!p || bt_my_get_lenenc(&q, end, &ncols) != 0)
+                return bt_my_wire_lost(err, "malformed result from the server");
+            uint64_t defs = (q < end && q[0] == 0 ? 0 : ncols) + !deprecate_eof;
+            for (uint64_t i = 0; i < defs; i++)
+                if (bt_my_wire_next(c, &seq, &p, &len, &first) != 0)
+                    return bt_my_wire_lost(err, "lost connection to the server during a statement");
+            int continued = 0;
+            for (;;) {
+                if (bt_my_wire_next(c, &seq, &p, &len, &first) != 0)
+                    return bt_my_wire_lost(err, "lost connection to the server while skipping rows");
+                if (continued) {
+                    continued = len == BT_MY_MAX_PACKET;
+                    continue;
+                }
+                continued = len == BT_MY_MAX_PACKET;
+                if (first == 0x00) {
+                    rows++;
+                    continue;
+                }
+                if (first == 0xff)
+                    return bt_my_wire_error(p, len, err);
+                break;
+            }
+            status = first == 0xfe ? bt_my_wire_status(p, len, &rows) : -1;
+        }
+        if (status < 0)
+            return bt_my_wire_lost(err, "malformed reply from the server");
+        c->my->server_status = (unsigned int)status;
+        if (!(status & SERVER_MORE_RESULTS_EXIST))
+            break;
+    }
+    c->my->net.pkt_nr = c->my->net.compress_pkt_nr = seq;
+    if (res)
+        res->rows = rows;
+    return 0;
 }
 #endif
 
@@ -996,6 +1273,19 @@ static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_valu
             bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", msg);
             return -1;
         }
+#ifdef BT_MY_BLOCKING_READS
+        if (!(res && res->want) && bt_my_wire_ok(c)) {
+            int w = bt_my_wire_execute(c, st, params, nparams, res, err);
+            if (w == 0)
+                return 0;
+            if (w < 0 && attempt == 0 && (err->code == BT_MY_UNKNOWN_STMT || err->code == BT_MY_NEED_REPREPARE)) {
+                bt_my_stmt_reset(st);
+                continue;
+            }
+            if (w < 0)
+                return -1;
+        }
+#endif
         if (st->nparams && bt_my_bind_params(st, params, err) != 0)
             return -1;
         if (mysql_stmt_execute(st->stmt) == 0)

@@ -274,6 +274,26 @@ static void test_statements(int prepare)
               BT_VAL_INT, 3000, NULL, 0}, 1, 2, &res, buf, &err) == 0, "repeat: %s", err.msg);
     CHECK(res.slen == BT_SREG_CAP - 1 && strlen(buf) == BT_SREG_CAP - 1, "truncated to %u", res.slen);
 
+    if (!is_pg && prepare) {
+        /* results the MySQL wire path walks (driver_mysql.c): a row longer
+         * than the read-ahead cache, definitions that come again after DDL,
+         * and a CALL's result set followed by its status */
+        CHECK(ex(c, 12, "SELECT REPEAT('b', ?)", &(bt_value){BT_VAL_INT, 100000, NULL, 0}, 1, 0, &res, buf,
+                 &err) == 0 && res.rows == 1, "long row: rows %lld %s", (long long)res.rows, err.msg);
+        const char *all = "SELECT * FROM bt_drvtest WHERE id BETWEEN ? AND ?";
+        CHECK(ex(c, 13, all, pr, 2, 0, &res, buf, &err) == 0 && res.rows == 10, "select *: %s", err.msg);
+        must(c, "ALTER TABLE bt_drvtest ADD COLUMN extra INT NOT NULL DEFAULT 7");
+        CHECK(ex(c, 13, all, pr, 2, 0, &res, buf, &err) == 0 && res.rows == 10,
+              "select * after ALTER: rows %lld %s", (long long)res.rows, err.msg);
+        must(c, "ALTER TABLE bt_drvtest DROP COLUMN extra");
+        must(c, "DROP PROCEDURE IF EXISTS bt_drvproc");
+        must(c, "CREATE PROCEDURE bt_drvproc(n INT) SELECT id FROM bt_drvtest WHERE id <= n");
+        CHECK(ex(c, 14, "CALL bt_drvproc(?)", &(bt_value){BT_VAL_INT, 3, NULL, 0}, 1, 0, &res, buf, &err) == 0 &&
+                  res.rows == 3, "CALL: rows %lld %s", (long long)res.rows, err.msg);
+        CHECK(ex(c, 2, selk, &p5, 1, 1, &res, buf, &err) == 0 && res.i == 50, "usable after CALL: %s", err.msg);
+        must(c, "DROP PROCEDURE bt_drvproc");
+    }
+
     /* exec_text: capture and row counts */
     memset(&res, 0, sizeof res);
     res.want = 2;
