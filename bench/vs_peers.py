@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """benchtop against sysbench, sysbench-tpcc and pgbench on the same private servers.
 
-    python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 2] [--many-threads 256]
+    python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 3] [--many-threads 256]
                              [--sysbench-tpcc DIR] [--only NAME] [--no-strace] [--perf]
 
 Starts a private MariaDB and PostgreSQL (the test harness's code, free
@@ -296,7 +296,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time", type=int, default=20, help="seconds per timed run")
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (the peers' own figures move by up to 30%% between rounds here)")
     ap.add_argument("--many-threads", type=int, default=256, help="threads of the many-connections row (0: skip it)")
     ap.add_argument("--table-size", type=int, default=100000, help="rows per sysbench table (4 tables)")
     ap.add_argument("--scale", type=int, default=10, help="pgbench scale")

@@ -547,14 +547,15 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
  * A prepared statement whose result nobody reads (no capture) is executed
  * here: COM_STMT_EXECUTE built and sent in one send(), its reply walked
  * packet by packet in the library's read-ahead cache (as bt_my_skip_rows
- * does), rows counted and skipped.  mysql_stmt_execute spends more time
- * than the whole statement's user-space work here: a request buffer
- * allocated and freed per call, the reply read through three layers of
- * packet reading and a state machine per packet.  The library made the
- * connection and prepared the statement, and stays idle in between (every
- * exchange of ours is a whole command and its whole reply), so its own
- * calls (BEGIN, COMMIT, prepares, captures) go on working.  Same conditions
- * as bt_my_skip_rows: plain sockets with our blocking reads. */
+ * does), rows counted and skipped.  mysql_stmt_execute allocates and frees
+ * a request buffer per call and reads the reply through its packet layers
+ * and statement state machine: without them a point select took 6% less
+ * client CPU, a read-only transaction 8% less (alternating 10 s runs).  The
+ * library made the connection and prepared the statement, and stays idle in
+ * between (every exchange of ours is a whole command and its whole reply),
+ * so its own calls (prepares, captured results, text statements) go on
+ * working.  Same conditions as bt_my_skip_rows: plain sockets with our
+ * blocking reads. */
 enum { BT_MY_COM_STMT_EXECUTE = 0x17, BT_MY_TYPE_NULL = 6, BT_MY_TYPE_LONGLONG = 8,
        BT_MY_TYPE_STRING = 0xfe, BT_MY_MAX_PACKET = 0xffffff };
 #define BT_MY_DEPRECATE_EOF (1UL << 24)
