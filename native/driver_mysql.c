@@ -483,6 +483,29 @@ static int bt_my_cache_fill(MARIADB_PVIO *pvio, size_t need)
     return 0;
 }
 
+/* Passes over `skip` bytes from cache_pos on, reading past the cache when
+ * they go beyond it (a row longer than the cache). */
+static int bt_my_cache_skip(MARIADB_PVIO *pvio, size_t skip)
+{
+    size_t have = bt_my_cached(pvio);
+    if (skip <= have) {
+        pvio->cache_pos += skip;
+        return 0;
+    }
+    skip -= have;
+    for (;;) {
+        ssize_t r = bt_my_pvio_read(pvio, pvio->cache, PVIO_READ_AHEAD_CACHE_SIZE);
+        if (r <= 0)
+            return -1;
+        pvio->cache_size = (size_t)r;
+        if ((size_t)r >= skip) {
+            pvio->cache_pos = pvio->cache + skip;
+            return 0;
+        }
+        skip -= (size_t)r;
+    }
+}
+
 /* Skips the rows of the pending binary-protocol result set, reading packet
  * headers straight from the library's read-ahead cache and the socket: the
  * library spends ~200 instructions per row packet (two cached reads, a copy
@@ -520,25 +543,8 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
         continued = len == 0xffffff;
         net->pkt_nr++;
         net->compress_pkt_nr = net->pkt_nr;
-        size_t skip = 4 + len;
-        size_t have = bt_my_cached(pvio);
-        if (skip <= have) {
-            pvio->cache_pos += skip;
-            continue;
-        }
-        /* a row longer than what is cached: read past the rest of it */
-        skip -= have;
-        for (;;) {
-            ssize_t r = bt_my_pvio_read(pvio, pvio->cache, PVIO_READ_AHEAD_CACHE_SIZE);
-            if (r <= 0)
-                return -1;
-            pvio->cache_size = (size_t)r;
-            if ((size_t)r >= skip) {
-                pvio->cache_pos = pvio->cache + skip;
-                break;
-            }
-            skip -= (size_t)r;
-        }
+        if (bt_my_cache_skip(pvio, 4 + len) != 0)
+            return -1;
     }
     return rows;
 }
@@ -687,23 +693,7 @@ static int bt_my_wire_next(bt_my_conn *c, uchar *seq, const uchar **payload, siz
         return -1;
     *first = pvio->cache_pos[4];
     *payload = NULL;
-    size_t skip = 4 + l, have = bt_my_cached(pvio);
-    if (skip <= have) {
-        pvio->cache_pos += skip;
-        return 0;
-    }
-    skip -= have;
-    for (;;) {
-        ssize_t r = bt_my_pvio_read(pvio, pvio->cache, PVIO_READ_AHEAD_CACHE_SIZE);
-        if (r <= 0)
-            return -1;
-        pvio->cache_size = (size_t)r;
-        if ((size_t)r >= skip) {
-            pvio->cache_pos = pvio->cache + skip;
-            return 0;
-        }
-        skip -= (size_t)r;
-    }
+    return bt_my_cache_skip(pvio, 4 + l);
 }
 
 /* An ERR packet's code, SQLSTATE and message as the library reports them. */

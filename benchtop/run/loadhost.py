@@ -199,7 +199,9 @@ class NodeAgent:
             calls = [self._pending.pop(i) if i in self._pending else self._links.ask(i, "reading", ()) for i in hosts]
             for c in self._links.collect(calls, timeout):
                 self._pending[c.host] = c
-            return _answers(calls)
+            # a reading that raised in its host is missing this time, as a
+            # late one is: the other hosts' readings still go back
+            return _answers([c for c in calls if not isinstance(c.result, Failed)])
 
     def call(self, method: str, calls: dict[int, tuple[Any, ...]], timeout: float) -> dict[int, Any]:
         """`method` on several hosts at once: the values of those that

@@ -10,6 +10,7 @@ import stat
 import threading
 
 from benchtop.run.hostlink import Failed, HostLinks, HostServer, Lost
+from benchtop.run.loadhost import NodeAgent
 
 
 class Target:
@@ -70,3 +71,24 @@ def test_a_slow_host_is_left_waiting_and_a_gone_one_is_lost() -> None:
     finally:
         links.close()
         servers[0].close()
+
+
+class Reader:
+    def __init__(self, fails: bool) -> None:
+        self.fails = fails
+
+    def reading(self) -> str:
+        if self.fails:
+            raise RuntimeError("snapshot failed")
+        return "a reading"
+
+
+def test_a_reading_that_raises_in_one_host_leaves_the_other_hosts_readings() -> None:
+    servers = [HostServer(Reader(fails=True)), HostServer(Reader(fails=False))]
+    agent = NodeAgent("node", {0: servers[0].path, 1: servers[1].path})
+    try:
+        assert agent.readings([0, 1], 5.0) == {1: "a reading"}
+        assert agent.readings([0, 1], 5.0) == {1: "a reading"}  # asked again, not left pending
+    finally:
+        for s in servers:
+            s.close()
