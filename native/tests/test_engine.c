@@ -41,19 +41,25 @@ static const bt_param point_params[] = {{BT_PARAM_REG, 0, 0}};
 static const bt_stmt point_stmts[] = {{"SELECT ?", -1, 1, BT_QK_READ, 0}};
 static const bt_txn_type point_types[] = {{"point", 1, 0, 2}};
 
-static bt_program point_program(void)
+static bt_program program_of(const bt_op *ops, int32_t nops, const bt_param *params, int32_t nparams,
+                             const bt_stmt *stmts, int32_t nstmts, const bt_txn_type *types, int32_t ntypes)
 {
     bt_program p;
     memset(&p, 0, sizeof p);
-    p.ops = point_ops;
-    p.nops = 2;
-    p.params = point_params;
-    p.nparams = 1;
-    p.stmts = point_stmts;
-    p.nstmts = 1;
-    p.txn_types = point_types;
-    p.ntxn_types = 1;
+    p.ops = ops;
+    p.nops = nops;
+    p.params = params;
+    p.nparams = nparams;
+    p.stmts = stmts;
+    p.nstmts = nstmts;
+    p.txn_types = types;
+    p.ntxn_types = ntypes;
     return p;
+}
+
+static bt_program point_program(void)
+{
+    return program_of(point_ops, 2, point_params, 1, point_stmts, 1, point_types, 1);
 }
 
 static void test_histogram_layout(void)
@@ -243,14 +249,7 @@ static void test_sqlite_engine(const char *dir)
     static const bt_op ops[] = {{BT_OP_EXEC, -1, 0, 0, 0, BT_QK_READ, 0}};
     static const bt_stmt bad[] = {{"SELECT * FROM missing_table", -1, 0, BT_QK_READ, 0}};
     static const bt_txn_type types[] = {{"bad", 1, 0, 1}};
-    bt_program p;
-    memset(&p, 0, sizeof p);
-    p.ops = ops;
-    p.nops = 1;
-    p.stmts = bad;
-    p.nstmts = 1;
-    p.txn_types = types;
-    p.ntxn_types = 1;
+    bt_program p = program_of(ops, 1, NULL, 0, bad, 1, types, 1);
     cfg.program = &p;
     cfg.threads = 2;
     CHECK(bt_engine_new(&cfg, &e) == BT_OK, "engine");
@@ -272,12 +271,7 @@ static void test_invalid_program(void)
 {
     bt_op ops[] = {{BT_OP_SET, 99, -1, 0, 0, 1, 0}};
     bt_txn_type types[] = {{"x", 1, 0, 1}};
-    bt_program p;
-    memset(&p, 0, sizeof p);
-    p.ops = ops;
-    p.nops = 1;
-    p.txn_types = types;
-    p.ntxn_types = 1;
+    bt_program p = program_of(ops, 1, NULL, 0, NULL, 0, types, 1);
     bt_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.program = &p;
@@ -316,16 +310,7 @@ static void test_fileio_modes(const char *dir)
     for (int m = 0; m < 3; m++) {
         char opts[128];
         snprintf(opts, sizeof opts, "file_num=2;file_size=65536;block_size=4096%s", modes[m]);
-        bt_program p;
-        memset(&p, 0, sizeof p);
-        p.ops = ops;
-        p.nops = 5;
-        p.params = params;
-        p.nparams = 2;
-        p.stmts = stmts;
-        p.nstmts = 3;
-        p.txn_types = types;
-        p.ntxn_types = 1;
+        bt_program p = program_of(ops, 5, params, 2, stmts, 3, types, 1);
         p.time_queries = 1;
         bt_config cfg;
         memset(&cfg, 0, sizeof cfg);
@@ -392,14 +377,7 @@ static void test_pgbench_distributions_and_deck(void)
     static const bt_op ops[] = {{BT_OP_EXEC, -1, 0, 0, 0, BT_QK_READ, 0}};
     static const bt_stmt stmts[] = {{"SELECT 1", -1, 0, BT_QK_READ, 0}};
     static const bt_txn_type types[] = {{"a", 10, 0, 1}, {"b", 3, 0, 1}};
-    bt_program p;
-    memset(&p, 0, sizeof p);
-    p.ops = ops;
-    p.nops = 1;
-    p.stmts = stmts;
-    p.nstmts = 1;
-    p.txn_types = types;
-    p.ntxn_types = 2;
+    bt_program p = program_of(ops, 1, NULL, 0, stmts, 1, types, 2);
     bt_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.program = &p;
