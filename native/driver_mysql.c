@@ -506,6 +506,21 @@ static int bt_my_cache_skip(MARIADB_PVIO *pvio, size_t skip)
     }
 }
 
+/* The reply can be read here, past the library: a plain socket with our
+ * blocking reads and its read-ahead cache, no compression (TLS keeps the
+ * library's reads). */
+static int bt_my_own_reads(const bt_my_conn *c)
+{
+    const NET *net = &c->my->net;
+    const MARIADB_PVIO *pvio = net->pvio;
+    return pvio && pvio->methods == &c->pvio_methods.m && pvio->cache && !net->compress;
+}
+
+static int bt_my_lost(bt_err *err, const char *why)
+{
+    return bt_my_fail(err, BT_MY_CR_SERVER_LOST, "HY000", why);
+}
+
 /* Skips the rows of the pending binary-protocol result set, reading packet
  * headers straight from the library's read-ahead cache and the socket: the
  * library spends ~200 instructions per row packet (two cached reads, a copy
@@ -518,10 +533,10 @@ static int bt_my_cache_skip(MARIADB_PVIO *pvio, size_t skip)
  * the connection failed. */
 static int64_t bt_my_skip_rows(bt_my_conn *c)
 {
+    if (!bt_my_own_reads(c))
+        return 0;
     NET *net = &c->my->net;
     MARIADB_PVIO *pvio = net->pvio;
-    if (!pvio || pvio->methods != &c->pvio_methods.m || !pvio->cache || net->compress)
-        return 0;
     int64_t rows = 0;
     int continued = 0;   /* the previous packet was a full one (16 MB - 1): this one continues it */
     for (;;) {
@@ -560,18 +575,10 @@ static int64_t bt_my_skip_rows(bt_my_conn *c)
  * library made the connection and prepared the statement, and stays idle in
  * between (every exchange of ours is a whole command and its whole reply),
  * so its own calls (prepares, captured results, text statements) go on
- * working.  Same conditions as bt_my_skip_rows: plain sockets with our
- * blocking reads. */
+ * working.  Only where bt_my_own_reads holds, as for bt_my_skip_rows. */
 enum { BT_MY_COM_STMT_EXECUTE = 0x17, BT_MY_TYPE_NULL = 6, BT_MY_TYPE_LONGLONG = 8,
        BT_MY_TYPE_STRING = 0xfe, BT_MY_MAX_PACKET = 0xffffff };
 #define BT_MY_DEPRECATE_EOF (1UL << 24)
-
-static int bt_my_wire_ok(const bt_my_conn *c)
-{
-    const NET *net = &c->my->net;
-    const MARIADB_PVIO *pvio = net->pvio;
-    return pvio && pvio->methods == &c->pvio_methods.m && pvio->cache && !net->compress;
-}
 
 static uchar *bt_my_put_lenenc(uchar *p, uint64_t v)
 {
@@ -660,11 +667,6 @@ static int bt_my_wire_request(bt_my_conn *c, const bt_my_stmt *st, const bt_valu
     return 0;
 }
 
-static int bt_my_wire_lost(bt_err *err, const char *why)
-{
-    return bt_my_fail(err, BT_MY_CR_SERVER_LOST, "HY000", why);
-}
-
 /* The next packet of the reply: its payload's length and, when it fits the
  * read-ahead cache, the payload itself (consumed); a longer one (a big row)
  * is skipped, with only its first byte kept (*first; -1 when empty). */
@@ -700,7 +702,7 @@ static int bt_my_wire_next(bt_my_conn *c, uchar *seq, const uchar **payload, siz
 static int bt_my_wire_error(const uchar *p, size_t len, bt_err *err)
 {
     if (!p || len < 3)
-        return bt_my_wire_lost(err, "malformed error packet from the server");
+        return bt_my_lost(err, "malformed error packet from the server");
     unsigned int code = (unsigned int)p[1] | (unsigned int)p[2] << 8;
     char state[6] = "HY000", msg[sizeof err->msg];
     size_t at = 3;
@@ -758,7 +760,7 @@ static int bt_my_wire_execute(bt_my_conn *c, bt_my_stmt *st, const bt_value *par
     int first, status;
     for (;;) {
         if (bt_my_wire_next(c, &seq, &p, &len, &first) != 0)
-            return bt_my_wire_lost(err, "lost connection to the server during a statement");
+            return bt_my_lost(err, "lost connection to the server during a statement");
         if (first == 0xff)
             return bt_my_wire_error(p, len, err);
         if (first == 0x00) {
@@ -770,15 +772,15 @@ static int bt_my_wire_execute(bt_my_conn *c, bt_my_stmt *st, const bt_value *par
             const uchar *q = p, *end = p ? p + len : NULL;
             uint64_t ncols;
             if (!p || bt_my_get_lenenc(&q, end, &ncols) != 0)
-                return bt_my_wire_lost(err, "malformed result from the server");
+                return bt_my_lost(err, "malformed result from the server");
             uint64_t defs = (q < end && q[0] == 0 ? 0 : ncols) + !deprecate_eof;
             for (uint64_t i = 0; i < defs; i++)
                 if (bt_my_wire_next(c, &seq, &p, &len, &first) != 0)
-                    return bt_my_wire_lost(err, "lost connection to the server during a statement");
+                    return bt_my_lost(err, "lost connection to the server during a statement");
             int continued = 0;
             for (;;) {
                 if (bt_my_wire_next(c, &seq, &p, &len, &first) != 0)
-                    return bt_my_wire_lost(err, "lost connection to the server while skipping rows");
+                    return bt_my_lost(err, "lost connection to the server while skipping rows");
                 if (continued) {
                     continued = len == BT_MY_MAX_PACKET;
                     continue;
@@ -795,7 +797,7 @@ static int bt_my_wire_execute(bt_my_conn *c, bt_my_stmt *st, const bt_value *par
             status = first == 0xfe ? bt_my_wire_status(p, len, &rows) : -1;
         }
         if (status < 0)
-            return bt_my_wire_lost(err, "malformed reply from the server");
+            return bt_my_lost(err, "malformed reply from the server");
         c->my->server_status = (unsigned int)status;
         if (!(status & SERVER_MORE_RESULTS_EXIST))
             break;
@@ -1212,8 +1214,7 @@ static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *er
             if (fetched) {
                 int64_t n = bt_my_skip_rows(c);
                 if (n < 0)
-                    return bt_my_fail(err, BT_MY_CR_SERVER_LOST, "HY000",
-                                      "lost connection to the server while skipping rows");
+                    return bt_my_lost(err, "lost connection to the server while skipping rows");
                 rows += n;
             }
 #else
@@ -1235,6 +1236,12 @@ static int bt_my_drain(bt_my_conn *c, bt_my_stmt *st, bt_result *res, bt_err *er
     if (res)
         res->rows = rows;
     return 0;
+}
+
+/* Whether a failed execute is prepared and run again (see bt_my_execute). */
+static int bt_my_reprepare(int attempt, unsigned int code)
+{
+    return attempt == 0 && (code == BT_MY_UNKNOWN_STMT || code == BT_MY_NEED_REPREPARE);
 }
 
 static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_value *params,
@@ -1265,11 +1272,11 @@ static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_valu
             return -1;
         }
 #ifdef BT_MY_BLOCKING_READS
-        if (!(res && res->want) && bt_my_wire_ok(c)) {
+        if (!(res && res->want) && bt_my_own_reads(c)) {
             int w = bt_my_wire_execute(c, st, params, nparams, res, err);
             if (w == 0)
                 return 0;
-            if (w < 0 && attempt == 0 && (err->code == BT_MY_UNKNOWN_STMT || err->code == BT_MY_NEED_REPREPARE)) {
+            if (w < 0 && bt_my_reprepare(attempt, (unsigned int)err->code)) {
                 bt_my_stmt_reset(st);
                 continue;
             }
@@ -1282,7 +1289,7 @@ static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_valu
         if (mysql_stmt_execute(st->stmt) == 0)
             return bt_my_drain(c, st, res, err);
         unsigned int code = mysql_stmt_errno(st->stmt);
-        if (attempt == 0 && (code == BT_MY_UNKNOWN_STMT || code == BT_MY_NEED_REPREPARE)) {
+        if (bt_my_reprepare(attempt, code)) {
             bt_my_stmt_reset(st);
             continue;
         }
