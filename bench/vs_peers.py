@@ -2,7 +2,7 @@
 """benchtop against sysbench, sysbench-tpcc and pgbench on the same private servers.
 
     python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 3] [--many-threads 256]
-                             [--sysbench-tpcc DIR] [--only NAME] [--no-strace] [--perf]
+                             [--sysbench-tpcc DIR] [--only NAME] [--no-strace] [--perf] [--floor]
 
 Starts a private MariaDB and PostgreSQL (the test harness's code, free
 loopback ports, a temporary folder; or uses running ones with --mysql-port /
@@ -26,8 +26,12 @@ children) per transaction, context switches per transaction, and (unless
 `strace -c -f` in a separate shorter pass so that strace never slows the
 timed runs.  With --perf, both clients of the row with the worst CPU ratio
 are profiled (perf record) and the share of their CPU by library printed
-under the table.  The verdict per row is the issue's target: TPS >= 1.00x the
-peer and client CPU per transaction <= 0.85x sysbench (0.95x pgbench).
+under the table.  With --floor, each round also runs bench/roundtrip_floor.c
+(a minimal C client: the least CPU a point select can cost here) next to the
+PostgreSQL point select row, with one connection per thread and with two (in
+lockstep), and prints its figures under the table.  The verdict per row is
+the issue's target: TPS >= 1.00x the peer and client CPU per transaction <=
+0.85x sysbench (0.95x pgbench).
 """
 
 from __future__ import annotations
@@ -202,6 +206,29 @@ def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, str
     return run
 
 
+def roundtrip_floor(srv: Servers, exe: Path, threads: int, per_thread: int,
+                    table_size: int) -> Callable[[int, str], Result]:
+    conninfo = f"host=127.0.0.1 port={srv.pg_port} user={USER} dbname={srv.database}"
+
+    def run(seconds: int, probe: str) -> Result:
+        out, cpu, cs, _ = timed([str(exe), conninfo, str(threads), str(per_thread), str(seconds), str(table_size)],
+                                env={"PGPASSWORD": PASSWORD})
+        tx = int(figure(r"transactions: (\d+)", out))
+        return Result(tx / seconds, float("nan"), cpu, tx, cs)
+    return run
+
+
+def build_floor(into: Path) -> Path:
+    """bench/roundtrip_floor.c, compiled against libpq."""
+    flags = (subprocess.run(["pkg-config", "--cflags", "--libs", "libpq"], capture_output=True, text=True)
+             if shutil.which("pkg-config") else None)
+    libpq = flags.stdout.split() if flags and flags.returncode == 0 else ["-I/usr/include/postgresql", "-lpq"]
+    exe = into / "roundtrip_floor"
+    subprocess.run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(exe),
+                    str(ROOT / "bench" / "roundtrip_floor.c"), *libpq, "-lpthread"], check=True)
+    return exe
+
+
 def prepare(srv: Servers, args: argparse.Namespace, tables: list[str], need_pg: bool, need_tpcc: bool) -> None:
     """The peers' own prepare for the sysbench and pgbench tables (benchtop
     reads them as they are); benchtop's for TPC-C, whose tables are
@@ -306,6 +333,8 @@ def main() -> int:
     ap.add_argument("--strace-time", type=int, default=10, help="seconds per run of the system-call pass")
     ap.add_argument("--perf", action="store_true",
                     help="profile both clients on the row with the worst CPU ratio (perf record, by library)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run bench/roundtrip_floor.c (a minimal C client) beside the PostgreSQL point select row")
     ap.add_argument("--mysql-port", type=int, help="use this running MariaDB instead of a private one")
     ap.add_argument("--pgsql-port", type=int, help="use this running PostgreSQL instead of a private one")
     ap.add_argument("--database", default=DATABASE, help=f"database on running servers (user {USER})")
@@ -340,6 +369,15 @@ def main() -> int:
         rows = build_rows(srv, args)
         if not rows:
             raise SystemExit("--only matched no row")
+        floors: list[tuple[str, Callable[[int, str], Result], list[Result]]] = []
+        floor_row = "oltp_point_select (PostgreSQL)"
+        if args.floor and any(r.name == floor_row for r in rows):
+            exe = build_floor(root)
+            t = args.threads
+            floors = [(f"{t} threads x 1 connection", roundtrip_floor(srv, exe, t, 1, args.table_size), [])]
+            if t % 2 == 0:
+                floors.append((f"{t // 2} threads x 2 connections, lockstep",
+                               roundtrip_floor(srv, exe, t // 2, 2, args.table_size), []))
         t0 = time.monotonic()
         prepare(srv, args, ["--tables=4", f"--table-size={args.table_size}"],
                 need_pg=any("PostgreSQL" in r.name for r in rows), need_tpcc=any(r.peer == "sysbench-tpcc" for r in rows))
@@ -351,6 +389,9 @@ def main() -> int:
                     into.append(run(args.time, ""))
                 print(f"round {rnd + 1}: {r.name}: peer {r.peer_runs[-1].tps:.1f} tps, "
                       f"benchtop {r.bt_runs[-1].tps:.1f} tps", file=sys.stderr)
+                if r.name == floor_row:
+                    for _, run_floor, floor_runs in floors:
+                        floor_runs.append(run_floor(args.time, ""))
         if args.strace:
             for r in rows:
                 p = r.run_peer(args.strace_time, "strace")
@@ -370,6 +411,12 @@ def main() -> int:
                 print(f"warning: stopping {s.name}: {exc}", file=sys.stderr)
         shutil.rmtree(root, ignore_errors=True)
     rc = report(rows, args)
+    if floors:
+        print(f"\nthe floor beside {floor_row} (bench/roundtrip_floor.c, a minimal C client, the same rounds; "
+              f"CPU of the whole process):")
+        for label, _, runs in floors:
+            print(f"  {label:<40} {statistics.fmean(x.tps for x in runs):>10.1f} tps {cpu_per_txn(runs):>6.1f} us/tx "
+                  f"{per_txn(runs, 'switches'):>5.2f} cs/tx")
     if args.perf:
         print(f"\nwhere the client's CPU goes on the slowest row, {worst.name} (perf record, share of samples):")
         for tool, profile in profiles:
