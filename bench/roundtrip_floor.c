@@ -98,6 +98,8 @@ static int read_reply(int fd)
     }
 }
 
+/* A connection with the four statements prepared; its socket, made
+ * blocking, or -1 (the reason on stderr).  *out is for PQfinish either way. */
 static int open_conn(const char *conninfo, PGconn **out)
 {
     PGconn *c = PQconnectdb(conninfo);
@@ -124,7 +126,7 @@ static int open_conn(const char *conninfo, PGconn **out)
         perror("roundtrip_floor: fcntl");
         return -1;
     }
-    return 0;
+    return fd;
 }
 
 static void *run(void *arg)
@@ -136,8 +138,8 @@ static void *run(void *arg)
     int fds[MAX_CONNS];
     char msg[MSG_CAP];
     for (int i = 0; i < t->nconns && !t->failed; i++) {
-        t->failed = open_conn(t->conninfo, &conns[i]) != 0;
-        fds[i] = PQsocket(conns[i]);
+        fds[i] = open_conn(t->conninfo, &conns[i]);
+        t->failed = fds[i] < 0;
     }
     while (!t->failed && !atomic_load(t->stop)) {
         for (int i = 0; i < t->nconns && !t->failed; i++) {
