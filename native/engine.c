@@ -430,10 +430,14 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
             out->txn_by_type[k] += BT_GET(w->txn_by_type[k]);
             out->txn_ns_by_type[k] += BT_GET(w->txn_ns_by_type[k]);
         }
-        if (lat_hist)
+        if (lat_hist) {
             bt_hist_merge_into(w->lat, lat_hist);
-        if (svc_hist)
+            bt_hist_merge_into(w->same, lat_hist);
+        }
+        if (svc_hist) {
             bt_hist_merge_into(w->svc, svc_hist);
+            bt_hist_merge_into(w->same, svc_hist);
+        }
     }
     memcpy(out->error, e->error, sizeof out->error);
     pthread_mutex_unlock(&e->ctl_mu);
@@ -535,6 +539,7 @@ void bt_engine_destroy(bt_engine *e)
         pthread_mutex_destroy(&w->io_mu);
         free(w->lat);
         free(w->svc);
+        free(w->same);
         for (int k = 0; k < BT_MAX_TXN_TYPES; k++)
             free(atomic_load(&w->type_lat[k]));
         for (int k = 0; k <= BT_QK_OTHER; k++)

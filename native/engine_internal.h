@@ -100,8 +100,13 @@ typedef struct bt_worker {
     _Atomic uint64_t busy_ns, busy_since;
     _Atomic uint64_t txn_by_type[BT_MAX_TXN_TYPES];
     _Atomic uint64_t txn_ns_by_type[BT_MAX_TXN_TYPES];
+    /* latency from the intended start (lat) and from the actual one (svc);
+     * a transaction that started when intended (closed loop, or a ticket
+     * taken on time) has one value for both and is recorded once, in `same`,
+     * which every snapshot adds to both: one histogram write, not two */
     bt_hist *lat;
     bt_hist *svc;
+    bt_hist *same;
     /* latency per transaction type, allocated on first use (only when a
      * workload has several types): written by this worker, read by snapshots */
     _Atomic(bt_hist *) type_lat[BT_MAX_TXN_TYPES];

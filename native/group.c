@@ -93,9 +93,11 @@ static bt_worker *worker_new(bt_engine *e, int32_t index, int32_t group, int32_t
     memset(w, 0, sizeof *w);
     w->lat = calloc(1, sizeof(bt_hist));
     w->svc = calloc(1, sizeof(bt_hist));
-    if (!w->lat || !w->svc) {
+    w->same = calloc(1, sizeof(bt_hist));
+    if (!w->lat || !w->svc || !w->same) {
         free(w->lat);
         free(w->svc);
+        free(w->same);
         free(w);
         return NULL;
     }
@@ -271,10 +273,14 @@ int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, u
         if (since && since < now)
             busy += now - since;
         out->busy_ns += busy;
-        if (lat_hist)
+        if (lat_hist) {
             bt_hist_merge_into(w->lat, lat_hist);
-        if (svc_hist)
+            bt_hist_merge_into(w->same, lat_hist);
+        }
+        if (svc_hist) {
             bt_hist_merge_into(w->svc, svc_hist);
+            bt_hist_merge_into(w->same, svc_hist);
+        }
     }
     pthread_mutex_unlock(&e->ctl_mu);
     out->threads_target = target;

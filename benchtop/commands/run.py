@@ -4,7 +4,7 @@ summary) or in the TUI, assembled by a RunSession."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from benchtop.run.analysis import (
     analysis_text,
     enrich_results,
     target_validity,
+    validity_from_settings,
     validity_from_snapshot,
 )
 from benchtop.run.controller import RunController
@@ -36,7 +37,7 @@ def main(argv: Sequence[str]) -> int:
     with RunSession(opts, progress=sys.stderr) as session:
         ctl = session.controller()
         opts = session.options
-        early = _validity_before(session)
+        early = _validity_before(session, ctl)
         summary: RunSummary | None
         if opts.headless or not tty:
             session.recorder.start()
@@ -85,15 +86,25 @@ def _banner(ctl: RunController) -> str:
     return "\n".join(lines)
 
 
-def _validity_before(session: RunSession) -> Validity | None:
-    """The target's settings verdict read before the load when no monitor
-    source will read them: at the end the server may not answer."""
+def _validity_before(session: RunSession, ctl: RunController) -> Validity | None:
+    """The target's settings verdict read before the load when nothing else
+    will read them: at the end the server may not answer."""
     opts = session.options
     if opts.engine == "fileio":  # durability of files is the file system's
         return None
     if any(p.source.kind == opts.target.kind for p in session.recorder.pollers):
         return None  # its snapshots carry the settings
+    if ctl.meter is not None and opts.target.kind in ("mysql", "postgresql"):
+        return None  # the meter's first reading carries them, one connection fewer
     return target_validity(opts.engine, opts.target)
+
+
+def _meter_validity(ctl: RunController) -> Validity | None:
+    """The verdict from the settings the cost meter read as the run began."""
+    settings = ctl.meter.monitor_settings if ctl.meter is not None else None
+    if not isinstance(settings, Mapping):
+        return None
+    return validity_from_settings(ctl.options.target.kind, settings)
 
 
 def _finish_results(session: RunSession, ctl: RunController, early: Validity | None,
@@ -105,7 +116,7 @@ def _finish_results(session: RunSession, ctl: RunController, early: Validity | N
     validity = None
     for snap in session.recorder.latest.values():
         validity = validity or validity_from_snapshot(snap)
-    validity = validity or early
+    validity = validity or _meter_validity(ctl) or early
     if writer is not None and not writer.failed and (writer.folder / "summary.json").exists():
         try:
             enrich_results(writer.folder, validity)
