@@ -1,5 +1,6 @@
-"""cffi API-mode build of the native engine (used by setup.py only; never
-imported at run time).
+"""cffi API-mode build of the native engine, and of the libpq binding the
+PostgreSQL monitor source uses (used by setup.py only; never imported at run
+time).
 
 The MySQL and PostgreSQL drivers are compiled in when their client libraries
 are found (mariadb_config / mysql_config, pg_config or pkg-config); the engine
@@ -151,6 +152,59 @@ def build_options() -> dict[str, list[str]]:
         "include_dirs": [str(ROOT / "native")],
     }
 
+
+# libpq's functions for a plain SQL session (benchtop/target/pq.py): the
+# monitor's PostgreSQL source reads the server through them, so a run needs
+# no second client library of its own.  Without libpq the module is built
+# empty and that source reports it.
+LIBPQ_CDEF = """
+typedef unsigned int Oid;
+typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
+typedef enum { CONNECTION_OK, CONNECTION_BAD, ... } ConnStatusType;
+typedef enum { PGRES_EMPTY_QUERY, PGRES_COMMAND_OK, PGRES_TUPLES_OK, ... } ExecStatusType;
+typedef enum { PQTRANS_IDLE, PQTRANS_ACTIVE, PQTRANS_INTRANS, PQTRANS_INERROR, PQTRANS_UNKNOWN } PGTransactionStatusType;
+#define PG_DIAG_SQLSTATE ...
+#define PG_DIAG_MESSAGE_PRIMARY ...
+PGconn *PQconnectdb(const char *conninfo);
+ConnStatusType PQstatus(const PGconn *conn);
+char *PQerrorMessage(const PGconn *conn);
+int PQserverVersion(const PGconn *conn);
+int PQbackendPID(const PGconn *conn);
+int PQsocket(const PGconn *conn);
+PGTransactionStatusType PQtransactionStatus(const PGconn *conn);
+void PQfinish(PGconn *conn);
+PGresult *PQexec(PGconn *conn, const char *query);
+PGresult *PQexecParams(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                       const char *const *paramValues, const int *paramLengths, const int *paramFormats,
+                       int resultFormat);
+ExecStatusType PQresultStatus(const PGresult *res);
+char *PQresultErrorField(const PGresult *res, int fieldcode);
+int PQntuples(const PGresult *res);
+int PQnfields(const PGresult *res);
+char *PQfname(const PGresult *res, int field_num);
+Oid PQftype(const PGresult *res, int field_num);
+char *PQgetvalue(const PGresult *res, int tup_num, int field_num);
+int PQgetisnull(const PGresult *res, int tup_num, int field_num);
+void PQclear(PGresult *res);
+"""
+
+
+def libpq_builder() -> FFI:
+    builder = FFI()
+    pg = _pg_flags() if os.environ.get("BENCHTOP_WITHOUT_PGSQL") is None else None
+    if pg is None:
+        builder.cdef("")
+        builder.set_source("benchtop.target._libpq", "")
+        return builder
+    libs, dirs, other = _split_libs(pg[1])
+    builder.cdef(LIBPQ_CDEF)
+    builder.set_source("benchtop.target._libpq", "#include <libpq-fe.h>\n", libraries=libs, library_dirs=dirs,
+                       extra_compile_args=pg[0], extra_link_args=other)
+    return builder
+
+
+pq_ffibuilder = libpq_builder()
 
 ffibuilder = FFI()
 ffibuilder.cdef(_cdef_text())

@@ -1,4 +1,4 @@
-"""PostgreSQL server source over psycopg 3.
+"""PostgreSQL server source over libpq (benchtop/target/pq.py).
 
 One autocommit connection named "benchtop-monitor", read-only by default and
 under a statement_timeout; queries are files chosen by server_version_num.
@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import time
 from typing import Any, Iterable, Mapping, Sequence
-
-import psycopg
-from psycopg.rows import dict_row
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
@@ -28,7 +25,8 @@ from benchtop.sources.base import (
 )
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
-from benchtop.target.connection import libpq_params
+from benchtop.target.connection import libpq_conninfo, libpq_params
+from benchtop.target.pq import Connection, PqError
 
 BACKEND = "postgresql"
 _MEMORY_UNITS = {"B": 1, "kB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
@@ -448,7 +446,7 @@ class PostgresSource(Source):
     def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
         super().__init__(name, target, timeout_s)
         self.version_num = 0
-        self._conn: psycopg.Connection[dict[str, Any]] | None = None
+        self._conn: Connection | None = None
         self._trackers: dict[str, CounterTracker] = {}
         self._baselines: dict[str, dict[Any, dict[str, float]]] = {}
         self._read_at: dict[str, float] = {}
@@ -461,11 +459,11 @@ class PostgresSource(Source):
             # No session-level SET: behind a transaction pooler (PgBouncer) it
             # would stick to a server connection the benchmark then uses.
             # Each query runs in its own read-only transaction instead.
-            self._conn = psycopg.connect(**params, autocommit=True, row_factory=dict_row)
-        except psycopg.Error as exc:
+            self._conn = Connection(libpq_conninfo(params))
+        except PqError as exc:
             self.close()
             raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
-        self.version_num = self._conn.info.server_version
+        self.version_num = self._conn.server_version
         self._trackers = {}
         self._baselines = {}
         self._read_at = {}
@@ -489,20 +487,13 @@ class PostgresSource(Source):
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
-                conn.close()
-            except psycopg.Error:
-                pass
+            conn.close()
 
     def interrupt(self) -> None:
         conn = self._conn
-        if conn is None:
-            return
-        try:
-            fd = conn.pgconn.socket
-        except psycopg.Error:  # already closed
-            return
-        shut_down_descriptor(fd)
+        fd = conn.socket if conn is not None else -1
+        if fd >= 0:
+            shut_down_descriptor(fd)
 
     def _tracker(self, name: str) -> CounterTracker:
         return self._trackers.setdefault(name, CounterTracker())
@@ -516,20 +507,32 @@ class PostgresSource(Source):
             raise PanelFailed(
                 Missing("not available on this server version", f"PostgreSQL {self.version_num}")
             ) from None
+        conn = self._conn
         try:
-            with self._conn.transaction():
-                self._conn.execute(sql.tagged(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}"))
-                self._conn.execute(sql.tagged("SET TRANSACTION READ ONLY"))
-                return self._conn.execute(text, params).fetchall()
-        except psycopg.errors.QueryCanceled:
-            raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
-        except psycopg.errors.InsufficientPrivilege as exc:
-            user = self.target.user or "USER"
-            raise PanelFailed(Missing("not permitted", f"GRANT pg_monitor TO {user}; ({one_line(exc)})")) from None
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise SourceError(f"connection lost: {one_line(exc)}") from None
-        except psycopg.Error as exc:
+            # one round trip opens the transaction and bounds it
+            conn.query(f"{sql.tagged('BEGIN READ ONLY')}; "
+                       f"{sql.tagged(f'SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}')}")
+            rows = conn.query(text, params)
+            conn.query("COMMIT")
+            return rows
+        except PqError as exc:
+            if exc.lost:
+                raise SourceError(f"connection lost: {one_line(exc)}") from None
+            self._end_failed_transaction(conn)
+            if exc.sqlstate == "57014":  # query_canceled: our statement_timeout
+                raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
+            if exc.sqlstate == "42501":  # insufficient_privilege
+                user = self.target.user or "USER"
+                raise PanelFailed(Missing("not permitted", f"GRANT pg_monitor TO {user}; ({one_line(exc)})")) from None
             raise PanelFailed(Missing("query failed", one_line(exc))) from None
+
+    @staticmethod
+    def _end_failed_transaction(conn: Connection) -> None:
+        if conn.in_transaction:
+            try:
+                conn.query("ROLLBACK")
+            except PqError:  # a lost connection shows on the next query
+                pass
 
     def settings_snapshot(self) -> dict[str, str]:
         """Every setting not at its built-in default (for the results folder)."""

@@ -1,7 +1,7 @@
 """How a `Target` becomes connection arguments, for every client benchtop
-uses: PyMySQL (MySQL monitor, ProxySQL admin, instrumentation), psycopg /
-libpq (PostgreSQL and PgBouncer monitors, instrumentation) and the C
-engine's drivers (the load).
+uses: PyMySQL (MySQL monitor, ProxySQL admin, instrumentation), libpq
+(the PostgreSQL monitor through benchtop/target/pq.py), psycopg (the
+PgBouncer monitor, instrumentation) and the C engine's drivers (the load).
 
 TLS is read here once, so the load and the connections that watch it accept
 the same parameters and mean the same by them: the mode comes from

@@ -103,9 +103,9 @@ def test_queries_are_read_only_and_time_limited_without_session_state(
                  " current_setting('application_name') AS app")
         monkeypatch.setattr(sql_files, "get", lambda *a, **k: probe)
         assert src._query("anything") == [{"ro": "on", "st": "2s", "app": "benchtop-monitor"}]
-        session = src._conn.execute(
+        session = src._conn.query(
             "SELECT current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS st"
-        ).fetchone()
+        )[0]
         assert session == {"ro": "off", "st": "0"}
         monkeypatch.setattr(sql_files, "get", lambda *a, **k: "CREATE TABLE must_not_exist (a int)")
         snap_missing = None
@@ -153,7 +153,7 @@ def test_hung_backend_costs_one_deadline_then_recovers(pg_server: Server) -> Non
     try:
         assert poller.poll().ok
         assert src._conn is not None
-        backend = src._conn.info.backend_pid
+        backend = src._conn.backend_pid
         os.kill(backend, signal.SIGSTOP)
         try:
             t0 = time.monotonic()
@@ -162,6 +162,6 @@ def test_hung_backend_costs_one_deadline_then_recovers(pg_server: Server) -> Non
         finally:
             os.kill(backend, signal.SIGCONT)
         assert retry(lambda: poller.poll().ok, timeout=20, interval=0.3)
-        assert src._conn is not None and src._conn.info.backend_pid != backend
+        assert src._conn is not None and src._conn.backend_pid != backend
     finally:
         poller.close()
