@@ -491,9 +491,8 @@ class PostgresSource(Source):
 
     def interrupt(self) -> None:
         conn = self._conn
-        fd = conn.socket if conn is not None else -1
-        if fd >= 0:
-            shut_down_descriptor(fd)
+        if conn is not None:
+            conn.interrupt(shut_down_descriptor)
 
     def _tracker(self, name: str) -> CounterTracker:
         return self._trackers.setdefault(name, CounterTracker())

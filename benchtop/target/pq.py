@@ -4,12 +4,14 @@ the SQLSTATE.  The monitor's PostgreSQL source reads through it; importing
 it costs a few milliseconds where a full driver cost a run ~150 ms of CPU.
 
 Calls block in libpq with the GIL released (cffi releases it around every
-C call); another thread frees a blocked call by shutting the socket down.
+C call); another thread frees a blocked call with interrupt(), which shuts
+the socket down.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from decimal import Decimal
 from typing import Any, Callable, Mapping
 
@@ -111,18 +113,19 @@ class Connection:
             lib.PQfinish(conn)
             raise PqError(message or "cannot connect", lost=True)
         self._conn = conn
+        # interrupt() and close() come from different threads: the socket is
+        # never shut after libpq closed it (its number may be another's by then)
+        self._lock = threading.Lock()
         self.server_version: int = lib.PQserverVersion(conn)
         self.backend_pid: int = lib.PQbackendPID(conn)
 
-    @property
-    def closed(self) -> bool:
-        return self._conn is None
-
-    @property
-    def socket(self) -> int:
-        """The connection's socket, -1 once closed."""
-        conn = self._conn
-        return lib.PQsocket(conn) if conn is not None else -1
+    def interrupt(self, shut_down: Callable[[int], None]) -> None:
+        """Frees a call blocked in another thread: `shut_down` gets the socket
+        (it must leave the descriptor open for libpq to close)."""
+        with self._lock:
+            fd = lib.PQsocket(self._conn) if self._conn is not None else -1
+            if fd >= 0:
+                shut_down(fd)
 
     @property
     def in_transaction(self) -> bool:
@@ -161,9 +164,10 @@ class Connection:
         return self._conn is None or lib.PQstatus(self._conn) != lib.CONNECTION_OK
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            lib.PQfinish(conn)
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                lib.PQfinish(conn)
 
     def __enter__(self) -> "Connection":
         return self
