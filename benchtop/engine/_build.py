@@ -187,6 +187,23 @@ Oid PQftype(const PGresult *res, int field_num);
 char *PQgetvalue(const PGresult *res, int tup_num, int field_num);
 int PQgetisnull(const PGresult *res, int tup_num, int field_num);
 void PQclear(PGresult *res);
+void bt_pq_quiet(PGconn *conn);
+"""
+# libpq prints a server's notices on stderr, under the TUI; the monitor
+# reads nothing from them
+LIBPQ_SOURCE = """
+#include <libpq-fe.h>
+
+static void bt_pq_no_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+static void bt_pq_quiet(PGconn *conn)
+{
+    PQsetNoticeProcessor(conn, bt_pq_no_notice, NULL);
+}
 """
 
 
@@ -199,8 +216,8 @@ def libpq_builder() -> FFI:
         return builder
     libs, dirs, other = _split_libs(pg[1])
     builder.cdef(LIBPQ_CDEF)
-    builder.set_source("benchtop.target._libpq", "#include <libpq-fe.h>\n", libraries=libs, library_dirs=dirs,
-                       extra_compile_args=pg[0], extra_link_args=other)
+    builder.set_source("benchtop.target._libpq", LIBPQ_SOURCE, libraries=libs, library_dirs=dirs,
+                       extra_compile_args=["-std=c11", "-Wall", "-Wextra", *pg[0]], extra_link_args=other)
     return builder
 
 

@@ -112,6 +112,7 @@ class Connection:
             message = _text(lib.PQerrorMessage(conn))
             lib.PQfinish(conn)
             raise PqError(message or "cannot connect", lost=True)
+        lib.bt_pq_quiet(conn)
         self._conn = conn
         # interrupt() and close() come from different threads: the socket is
         # never shut after libpq closed it (its number may be another's by then)

@@ -82,3 +82,11 @@ def test_a_refused_connection_says_why(pg_server: Server) -> None:
     with pytest.raises(PqError) as err:
         Connection(libpq_conninfo(params))
     assert err.value.lost and "no_such_database_here" in str(err.value)
+
+
+def test_server_notices_stay_off_stderr(pg_server: Server, capfd: pytest.CaptureFixture[str]) -> None:
+    # libpq's default prints them, which would land under the TUI
+    with _pq(pg_server) as conn:
+        conn.query("DO $$BEGIN RAISE NOTICE 'benchtop notice probe'; END$$")
+        conn.query("SET LOCAL statement_timeout = 1000")  # outside a transaction: a WARNING
+    assert "benchtop notice probe" not in capfd.readouterr().err
