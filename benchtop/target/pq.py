@@ -39,7 +39,8 @@ def available() -> bool:
 
 
 def _int_array(text: str) -> list[int | None]:
-    """
+    """An integer array's text form as a list (NULL elements as None).
+
     >>> _int_array("{1,NULL,3}"), _int_array("{}")
     ([1, None, 3], [])
     """
