@@ -430,14 +430,7 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
             out->txn_by_type[k] += BT_GET(w->txn_by_type[k]);
             out->txn_ns_by_type[k] += BT_GET(w->txn_ns_by_type[k]);
         }
-        if (lat_hist) {
-            bt_hist_merge_into(w->lat, lat_hist);
-            bt_hist_merge_into(w->same, lat_hist);
-        }
-        if (svc_hist) {
-            bt_hist_merge_into(w->svc, svc_hist);
-            bt_hist_merge_into(w->same, svc_hist);
-        }
+        bt_worker_merge_latency(w, lat_hist, svc_hist);
     }
     memcpy(out->error, e->error, sizeof out->error);
     pthread_mutex_unlock(&e->ctl_mu);

@@ -185,6 +185,9 @@ void bt_group_worker_started(bt_worker *w);
 void *bt_worker_main(void *arg);
 int bt_worker_connect(bt_worker *w, bt_err *err);
 void bt_worker_disconnect(bt_worker *w);
+/* Adds the worker's latency and service-time counts into the arrays given
+ * (either may be NULL). */
+void bt_worker_merge_latency(const bt_worker *w, uint64_t *lat_hist, uint64_t *svc_hist);
 
 /* workload.c: run one transaction of type `tt`.  Returns BT_DERR_NONE on
  * commit; otherwise the error kind, with err filled. *rolled_back is set when

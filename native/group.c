@@ -273,14 +273,7 @@ int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, u
         if (since && since < now)
             busy += now - since;
         out->busy_ns += busy;
-        if (lat_hist) {
-            bt_hist_merge_into(w->lat, lat_hist);
-            bt_hist_merge_into(w->same, lat_hist);
-        }
-        if (svc_hist) {
-            bt_hist_merge_into(w->svc, svc_hist);
-            bt_hist_merge_into(w->same, svc_hist);
-        }
+        bt_worker_merge_latency(w, lat_hist, svc_hist);
     }
     pthread_mutex_unlock(&e->ctl_mu);
     out->threads_target = target;

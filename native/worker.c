@@ -85,6 +85,19 @@ static int reconnect(bt_worker *w)
     return -1;
 }
 
+void bt_worker_merge_latency(const bt_worker *w, uint64_t *lat_hist, uint64_t *svc_hist)
+{
+    /* record() wrote a transaction that started when intended to `same` only */
+    if (lat_hist) {
+        bt_hist_merge_into(w->lat, lat_hist);
+        bt_hist_merge_into(w->same, lat_hist);
+    }
+    if (svc_hist) {
+        bt_hist_merge_into(w->svc, svc_hist);
+        bt_hist_merge_into(w->same, svc_hist);
+    }
+}
+
 /* Every transaction counts in the totals and the histograms; the per-type
  * figures count committed ones only, so a type's rate (tpmC) leaves out the
  * workload's deliberate rollbacks. */
