@@ -4,7 +4,7 @@ summary) or in the TUI, assembled by a RunSession."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,6 @@ from benchtop.run.analysis import (
     analysis_text,
     enrich_results,
     target_validity,
-    validity_from_settings,
     validity_from_snapshot,
 )
 from benchtop.run.controller import RunController
@@ -99,14 +98,6 @@ def _validity_before(session: RunSession, ctl: RunController) -> Validity | None
     return target_validity(opts.engine, opts.target)
 
 
-def _meter_validity(ctl: RunController) -> Validity | None:
-    """The verdict from the settings the cost meter read as the run began."""
-    settings = ctl.meter.monitor_settings if ctl.meter is not None else None
-    if not isinstance(settings, Mapping):
-        return None
-    return validity_from_settings(ctl.options.target.kind, settings)
-
-
 def _finish_results(session: RunSession, ctl: RunController, early: Validity | None,
                     summary: RunSummary) -> tuple[dict[str, Any], str]:
     """Validity of the target's settings and steady state of the run, added to
@@ -114,9 +105,11 @@ def _finish_results(session: RunSession, ctl: RunController, early: Validity | N
     sizes and totals, which the summary already holds)."""
     opts, writer = session.options, session.writer
     validity = None
-    for snap in session.recorder.latest.values():
+    # the monitor's latest snapshots, else the cost meter's first (None: no verdict from it)
+    first = ctl.meter.first_snapshot if ctl.meter is not None else None
+    for snap in [*session.recorder.latest.values(), first]:
         validity = validity or validity_from_snapshot(snap)
-    validity = validity or _meter_validity(ctl) or early
+    validity = validity or early
     if writer is not None and not writer.failed and (writer.folder / "summary.json").exists():
         try:
             enrich_results(writer.folder, validity)

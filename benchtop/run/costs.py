@@ -184,7 +184,8 @@ class CostMeter:
             self._disks = None
         self._pid: int | None = None
         self._first: HostReading | None = None
-        self._first_snap: SourceSnapshot | None = None
+        # the target's own snapshot as the run began (its settings give the run's validity)
+        self.first_snapshot: SourceSnapshot | None = None
         self._type_work: list[Work] = []
         self._ops_by_type: list[int] = []
         self.server_settings: dict[str, str] | None = None
@@ -208,7 +209,7 @@ class CostMeter:
         """The start of the measured run: the target's counters and settings,
         the host's settings, and the first host reading."""
         snap, settings = self._reader.read(with_settings=True) if self._reader else (None, None)
-        self._first_snap = snap
+        self.first_snapshot = snap
         self.server_settings = settings
         self.monitor_settings = snap.panel("settings") if snap is not None else None
         mon = self.monitor_settings if isinstance(self.monitor_settings, Mapping) else None
@@ -261,7 +262,7 @@ class CostMeter:
             return {}
         last_reading = self.read()
         last_snap, _ = self._reader.read() if self._reader and server_ok else (None, None)
-        totals = totals_between(self._first_snap, last_snap)
+        totals = totals_between(self.first_snapshot, last_snap)
         work = work_between(self._first, last_reading, totals["wal_bytes"])
         by_type = {}
         for i, name in enumerate(type_names if len(type_names) > 1 else ()):
@@ -276,7 +277,7 @@ class CostMeter:
         if self.engine == "sqlite":
             db_start, db_end = self._sqlite_start, sqlite_bytes(self.target.database)
         else:
-            db_start, db_end = database_bytes(self._first_snap), database_bytes(last_snap)
+            db_start, db_end = database_bytes(self.first_snapshot), database_bytes(last_snap)
         rss_start = self._first.server.rss_bytes if self._first.server else None
         rss_end = last_reading.server.rss_bytes if last_reading.server else None
         hours = time_s / 3600 if time_s > 0 else 0
