@@ -14,20 +14,10 @@ that cost is spread over the transactions of a 20 s run.
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import statistics
-import subprocess
 import sys
 
-
-def cpu_of(cmd: list[str], env: dict[str, str]) -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[0]} failed: {(done.stderr or done.stdout).strip()[-500:]}")
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+from vs_peers import timed  # the same CPU count as the table's (user+sys, children included)
 
 
 def main() -> int:
@@ -35,7 +25,7 @@ def main() -> int:
     ap.add_argument("--pgsql-port", type=int, required=True)
     ap.add_argument("--runs", type=int, default=6)
     args = ap.parse_args()
-    env = {**os.environ, "PGPASSWORD": "sbtest"}
+    env = {"PGPASSWORD": "sbtest"}
     common = ["--tables=4", "--threads=4", "--time=1", "--rate=1"]
     benchtop = [sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", "postgres", "--dsn",
                 f"postgresql://sbtest@127.0.0.1:{args.pgsql_port}/sbtest", "--workload", "oltp_point_select",
@@ -47,7 +37,7 @@ def main() -> int:
     for i in range(args.runs):
         order = [("benchtop", benchtop), ("sysbench", sysbench)]
         for name, cmd in order if i % 2 == 0 else order[::-1]:
-            runs[name].append(cpu_of(cmd, env))
+            runs[name].append(timed(cmd, env=env)[1])
     for name, cpus in runs.items():
         print(f"{name:9} CPU of a run with no load: mean {1000 * statistics.mean(cpus):.0f} ms, "
               f"{1000 * min(cpus):.0f}-{1000 * max(cpus):.0f} ms over {len(cpus)} runs")

@@ -73,6 +73,8 @@ def _mysql_flags() -> tuple[list[str], list[str]] | None:
 
 
 def _pg_flags() -> tuple[list[str], list[str]] | None:
+    if os.environ.get("BENCHTOP_WITHOUT_PGSQL") is not None:
+        return None
     inc = _run(["pg_config", "--includedir"])
     libdir = _run(["pg_config", "--libdir"])
     if inc is not None and libdir is not None:
@@ -119,8 +121,7 @@ def build_options() -> dict[str, list[str]]:
         link_args += other
         macros.append("BT_HAVE_MYSQL")
 
-    want_pg = os.environ.get("BENCHTOP_WITHOUT_PGSQL") is None
-    pg = _pg_flags() if want_pg and (NATIVE / "driver_pg.c").exists() else None
+    pg = _pg_flags() if (NATIVE / "driver_pg.c").exists() else None
     if pg:
         sources.append(str(NATIVE / "driver_pg.c"))
         cflags += pg[0]
@@ -209,7 +210,7 @@ static void bt_pq_quiet(PGconn *conn)
 
 def libpq_builder() -> FFI:
     builder = FFI()
-    pg = _pg_flags() if os.environ.get("BENCHTOP_WITHOUT_PGSQL") is None else None
+    pg = _pg_flags()
     if pg is None:
         builder.cdef("")
         builder.set_source("benchtop.target._libpq", "")
