@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, Iterable, Sequence, TextIO
 
 from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
@@ -24,7 +24,7 @@ from benchtop.run.attach import TappedPoller
 from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceError, SourceSnapshot
 from benchtop.sources.os import OSSource
-from benchtop.sources.poller import Poller, poll_all
+from benchtop.sources.poller import Poller, SourcePoller, poll_all
 from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
 
@@ -118,7 +118,7 @@ def main(
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
 
-    pollers = [Poller(s, interval=args.interval) for s in sources]
+    pollers = [SourcePoller(s, interval=args.interval) for s in sources]
     try:
         for p in pollers:
             try:
@@ -148,7 +148,7 @@ def main(
             p.close()
 
 
-def _monitor_tui(pollers: list[Any], args: argparse.Namespace) -> int:
+def _monitor_tui(pollers: Sequence[Poller], args: argparse.Namespace) -> int:
     # the TUI is imported only here: the headless monitor never loads textual
     from benchtop.screens.launch import monitor_tui
 
@@ -164,7 +164,7 @@ def _recorder(folder: str | None) -> Any:
     return ResultsWriter(Path(folder))
 
 
-def _headless(pollers: list[Poller], args: argparse.Namespace, out: TextIO, stop: threading.Event,
+def _headless(pollers: list[SourcePoller], args: argparse.Namespace, out: TextIO, stop: threading.Event,
               writer: Any = None) -> int:
     restore = _sigterm_as_interrupt()
     try:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSSource
-from benchtop.sources.poller import Poller
+from benchtop.sources.poller import Poller, SourcePoller
 from benchtop.sources.registry import build_sources, is_local, source_class
 from benchtop.target import Target, fill_defaults, parse_dsn
 from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
@@ -77,7 +77,7 @@ class MonitorRecorder:
     snapshot is recorded (monitor.jsonl) and handed to the listeners; the
     latest per source is kept for guards and the summary."""
 
-    def __init__(self, pollers: list[Any], writer: ResultsWriter | None = None) -> None:
+    def __init__(self, pollers: list[SourcePoller], writer: ResultsWriter | None = None) -> None:
         self.pollers = pollers
         self.writer = writer
         self.latest: dict[str, SourceSnapshot] = {}
@@ -94,7 +94,7 @@ class MonitorRecorder:
         for fn in list(self.listeners):
             fn(snap)
 
-    def tapped(self) -> list["TappedPoller"]:
+    def tapped(self) -> list[Poller]:
         """The pollers for a UI that polls them itself: each snapshot it gets
         is also recorded and handed to the listeners (so no second polling)."""
         return [TappedPoller(p, self._on) for p in self.pollers]
@@ -124,12 +124,27 @@ class MonitorRecorder:
 class TappedPoller:
     """A poller whose snapshots also go to `tap`."""
 
-    def __init__(self, poller: Any, tap: Callable[[SourceSnapshot], None]) -> None:
+    def __init__(self, poller: SourcePoller, tap: Callable[[SourceSnapshot], None]) -> None:
         self._poller = poller
         self._tap = tap
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._poller, name)
+    @property
+    def name(self) -> str:
+        return self._poller.name
+
+    @property
+    def interval(self) -> float:
+        return self._poller.interval
+
+    @interval.setter
+    def interval(self, seconds: float) -> None:
+        self._poller.interval = seconds
+
+    def interrupt(self) -> None:
+        self._poller.interrupt()
+
+    def close(self) -> None:
+        self._poller.close()
 
     def poll(self) -> SourceSnapshot:
         snap = self._poller.poll()
@@ -145,7 +160,7 @@ class TappedPoller:
         self._poller.run(both, should_stop, sleep)
 
 
-def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool) -> list[Any]:
+def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool) -> list[SourcePoller]:
     """Sources for a run: the target itself (unless --no-monitor) and any
     --proxysql/--pgbouncer given.  A source that cannot connect now is kept:
     its poller reconnects with backoff and shows the outage."""
@@ -157,4 +172,4 @@ def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float,
         server_port = (target.effective_port if target.kind in ("mysql", "postgresql") and is_local(target)
                        and not target.socket else None)
         sources.append(OSSource(timeout_s=1.0, server_port=server_port))
-    return [Poller(s, interval=interval) for s in sources]
+    return [SourcePoller(s, interval=interval) for s in sources]

@@ -22,7 +22,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Sequence, TextIO
+from typing import Sequence, TextIO
 
 from benchtop.errors import UsageError
 from benchtop.run.attach import (
@@ -36,6 +36,7 @@ from benchtop.run.costs import CostMeter
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
 from benchtop.run.results import ResultsWriter, expected_bytes
+from benchtop.sources.poller import Poller
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program
 from benchtop.workload.fileio import check_files, fileio_program
@@ -186,6 +187,6 @@ class RunSession:
             ctl.note("instrumentation", f"instrumentation {opts.instrumentation}")
         return ctl
 
-    def tapped_pollers(self) -> list[Any]:
+    def tapped_pollers(self) -> list[Poller]:
         """The sources for a UI that polls them itself (recorded all the same)."""
         return self.recorder.tapped()

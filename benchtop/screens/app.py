@@ -7,7 +7,6 @@ import asyncio
 import signal
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from textual import on
 from textual.app import App
@@ -18,7 +17,9 @@ from textual.worker import Worker, WorkerState
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import RunSummary
 from benchtop.screens.bench import BenchScreen
-from benchtop.screens.monitor import MonitorScreen, as_poller
+from benchtop.screens.monitor import MonitorScreen
+from benchtop.sources.base import Source
+from benchtop.sources.poller import Poller, as_poller
 
 
 class BenchtopApp(App[RunSummary | None]):
@@ -36,7 +37,7 @@ class BenchtopApp(App[RunSummary | None]):
     def __init__(
         self,
         controller: Controller | None = None,
-        sources: Sequence[Any] | None = None,
+        sources: Sequence[Source | Poller] | None = None,
         save_dir: Path | None = None,
         source_interval: float = 2.0,
     ) -> None:

@@ -36,18 +36,20 @@ from benchtop.screens.messages import (
 )
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
-from benchtop.screens.monitor import SourcePane, pane_id
 from benchtop.screens.target_line import TargetTopLine
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
+from benchtop.sources.poller import Poller
 from benchtop.screens.widgets.chart import Series, TimeChart, legend_text, render_chart
-from benchtop.screens.widgets.fmt import middle, ms, ms_tick, nice_rate
+from benchtop.screens.widgets.fmt import middle, ms_tick, nice_rate, pane_id
+from benchtop.panels.units import ms
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
 from benchtop.screens.widgets.panel import Panel
 from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
+from benchtop.screens.widgets.source_pane import SourcePane
 from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
 
 MIN_RATE = 0.1
@@ -308,7 +310,7 @@ class BenchScreen(Screen):
         ),
     ]
 
-    def __init__(self, controller: Controller, pollers: Sequence[Any] = (), save_dir: Path | None = None) -> None:
+    def __init__(self, controller: Controller, pollers: Sequence[Poller] = (), save_dir: Path | None = None) -> None:
         super().__init__()
         self.controller = controller
         self.pollers = list(pollers)

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from benchtop.screens.views.spec import Col, humanize
-from benchtop.screens.views.units import bar, count, text
+from benchtop.panels.units import bar, count, text
 
 _LONG = ("query", "digest_text", "info", "blocking_query", "waiting_query")
 

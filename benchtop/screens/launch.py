@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import RunSummary
 from benchtop.screens.app import BenchtopApp
-from benchtop.screens.monitor import as_poller
+from benchtop.sources.base import Source
+from benchtop.sources.poller import Poller, as_poller
 
 
 def run_tui(
     controller: Controller,
-    sources: Sequence[Any] | None = None,
+    sources: Sequence[Source | Poller] | None = None,
     save_dir: Path | None = None,
     source_interval: float = 2.0,
 ) -> RunSummary | None:
@@ -23,7 +23,7 @@ def run_tui(
     user quits; returns the RunSummary (None when nothing was measured).
 
     `sources` are Source objects (polled every `source_interval` s through a
-    Poller made here and closed at the end) or ready Pollers (left open for
+    SourcePoller made here and closed at the end) or ready Pollers (left open for
     their owner).  The caller prints the summary afterwards, once the
     terminal is back to normal.
     """
@@ -42,7 +42,7 @@ def run_tui(
     return summary
 
 
-def monitor_tui(pollers: list[Any], args: argparse.Namespace) -> int:
+def monitor_tui(pollers: Sequence[Poller], args: argparse.Namespace) -> int:
     """`benchtop monitor` without --headless (benchtop.commands.monitor's RunTui)."""
     out = getattr(args, "out", None)
     BenchtopApp(None, pollers, save_dir=Path(out) if out else None,

@@ -10,7 +10,7 @@ from typing import Any
 from rich.text import Text
 from textual.widget import Widget
 
-from benchtop.screens.views.units import mib_s, ms_per_s, msec, pct, per_s
+from benchtop.panels.units import mib_s, ms_per_s, msec, pct, per_s
 from benchtop.screens.widgets.fmt import crop
 from benchtop.sources.base import SourceSnapshot
 

@@ -13,7 +13,7 @@ import datetime
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, cast
 
 import pymysql
 
@@ -541,7 +541,7 @@ class MySQLSource(Source):
 
     # -- statements
 
-    def _rows(self, stmt: str, args: Any = None, cursor: Any = None) -> list[Any]:
+    def _rows(self, stmt: str, args: Any = None, cursor: Any = None) -> list[tuple[Any, ...]]:
         if self._conn is None:
             raise SourceError("not connected")
         try:
@@ -569,7 +569,9 @@ class MySQLSource(Source):
 
     def _dicts(self, query: str, args: Any = None) -> list[dict[str, Any]]:
         assert self.version is not None
-        return self._rows(sql.get(self.version.backend, query, self.version.number), args, pymysql.cursors.DictCursor)
+        # a DictCursor makes each row a dict
+        return cast("list[dict[str, Any]]",
+                    self._rows(sql.get(self.version.backend, query, self.version.number), args, pymysql.cursors.DictCursor))
 
     # -- poll
 

@@ -2,7 +2,7 @@
 deadline, never an exception out; a lost connection becomes a failed
 snapshot and reconnect attempts with exponential backoff.
 
-Each `Poller` owns one worker thread that runs the source's blocking calls,
+Each `SourcePoller` owns one worker thread that runs the source's blocking calls,
 so the caller (a Textual thread worker or the headless loop) waits at most
 the deadline even when the server is SIGSTOPped.  On a missed deadline the
 poller asks the source to `interrupt()` its socket (if it can), which turns
@@ -14,9 +14,24 @@ from __future__ import annotations
 import concurrent.futures as cf
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 from benchtop.sources.base import Source, SourceError, SourceSnapshot
+
+
+class Poller(Protocol):
+    """What a monitor UI needs of a poller: the seam between the sources and
+    whoever shows their snapshots (SourcePoller, a recorder's TappedPoller,
+    replay's ReplayPoller)."""
+
+    interval: float
+
+    @property
+    def name(self) -> str: ...
+
+    def poll(self) -> SourceSnapshot: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(slots=True)
@@ -27,7 +42,7 @@ class PollerStats:
     last_poll_ms: float = 0.0
 
 
-class Poller:
+class SourcePoller:
     """`poll()` returns a snapshot within `deadline_s` (+ a short grace)."""
 
     def __init__(
@@ -188,7 +203,7 @@ class Poller:
         self._pool.shutdown(wait=False, cancel_futures=False)
 
 
-def poll_all(pollers: list[Poller], deadline_s: float | None = None) -> list[SourceSnapshot]:
+def poll_all(pollers: list[SourcePoller], deadline_s: float | None = None) -> list[SourceSnapshot]:
     """Poll every source at once and collect them by a shared deadline, so a
     hung server delays the others by at most that deadline."""
     for p in pollers:
@@ -199,3 +214,9 @@ def poll_all(pollers: list[Poller], deadline_s: float | None = None) -> list[Sou
         limit = start + (deadline_s if deadline_s is not None else p.deadline_s)
         out.append(p.result(limit))
     return out
+
+
+def as_poller(source: Source | Poller, interval: float) -> Poller:
+    """Sources are polled through a SourcePoller (bounded, never raising, with
+    reconnect backoff); pollers pass through unchanged."""
+    return SourcePoller(source, interval=interval) if isinstance(source, Source) else source

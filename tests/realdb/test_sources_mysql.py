@@ -14,7 +14,7 @@ import pytest
 
 from benchtop.sources.base import Missing
 from benchtop.sources.mysql import MySQLSource
-from benchtop.sources.poller import Poller
+from benchtop.sources.poller import SourcePoller
 from benchtop.target import Target
 from tests.fixtures.servers import Server, mysql_admin_exec, mysql_connect, retry
 
@@ -137,7 +137,7 @@ def test_session_is_read_only_with_statement_timeout(mysql_server: Server) -> No
 
 
 def test_hung_server_costs_one_deadline_then_recovers(mysql_server: Server) -> None:
-    poller = Poller(_source_unconnected(mysql_server), interval=0.5, deadline_s=1.0, backoff_initial_s=0.2)
+    poller = SourcePoller(_source_unconnected(mysql_server), interval=0.5, deadline_s=1.0, backoff_initial_s=0.2)
     poller.connect()
     try:
         assert poller.poll().ok

@@ -12,7 +12,7 @@ from typing import Iterator
 import pytest
 
 from benchtop.sources.pgbouncer import PgBouncerSource
-from benchtop.sources.poller import Poller
+from benchtop.sources.poller import SourcePoller
 from tests.fixtures.servers import Server, pg_admin_exec, pg_connect, retry
 
 pytestmark = pytest.mark.realdb
@@ -77,7 +77,7 @@ def test_pools_stats_and_lists_under_load(pgbouncer_server: Server) -> None:
 
 
 def test_hung_pgbouncer_costs_one_deadline_then_recovers(pgbouncer_server: Server) -> None:
-    poller = Poller(
+    poller = SourcePoller(
         PgBouncerSource("pgbouncer", pgbouncer_server.target(), timeout_s=1.0), deadline_s=1.0, backoff_initial_s=0.2
     )
     poller.connect()

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from benchtop.sources.base import Missing
-from benchtop.sources.poller import Poller
+from benchtop.sources.poller import SourcePoller
 from benchtop.sources.postgres import PostgresSource
 from tests.fixtures.servers import Server, pg_admin_exec, pg_connect, retry
 
@@ -148,7 +148,7 @@ def test_hung_backend_costs_one_deadline_then_recovers(pg_server: Server) -> Non
     # Stopping our own backend process hangs this connection only: libpq has
     # no read timeout, so only the poller's interrupt() can free the poll.
     src = PostgresSource("postgresql", pg_server.target(), timeout_s=1.0)
-    poller = Poller(src, interval=0.5, deadline_s=1.0, backoff_initial_s=0.2)
+    poller = SourcePoller(src, interval=0.5, deadline_s=1.0, backoff_initial_s=0.2)
     poller.connect()
     try:
         assert poller.poll().ok

@@ -10,9 +10,10 @@ import time
 from textual.widgets import Static, TabbedContent
 
 from benchtop.screens.app import BenchtopApp
-from benchtop.screens.monitor import PanelTable, SourcePane
+from benchtop.screens.widgets.panel_table import PanelTable
+from benchtop.screens.widgets.source_pane import SourcePane
 from benchtop.sources.base import Missing
-from benchtop.sources.poller import Poller
+from benchtop.sources.poller import SourcePoller
 from benchtop.screens.widgets.server import ServerStrip
 from tests.tui.fakes import PG_PANELS, POOLS_PANELS, FakeRunController, FakeSource, lost
 
@@ -52,7 +53,7 @@ async def test_panels_render_generically(fake) -> None:
 
 async def test_outage_shows_banner_then_recovers(fake) -> None:
     source = FakeSource("pgbouncer", [POOLS_PANELS, lost(), lost(), lost(), lost(), POOLS_PANELS], kind="custom")
-    poller = Poller(source, interval=0.1, backoff_initial_s=0.1)
+    poller = SourcePoller(source, interval=0.1, backoff_initial_s=0.1)
     app = BenchtopApp(fake, [poller])
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.screen.query_one(SourcePane)
@@ -77,7 +78,7 @@ async def test_hung_source_does_not_freeze_keys(fake) -> None:
             time.sleep(3)
             return super().poll()
 
-    app = BenchtopApp(fake, [Poller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)])
+    app = BenchtopApp(fake, [SourcePoller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)])
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.2)
         t0 = time.monotonic()
@@ -89,7 +90,7 @@ async def test_hung_source_does_not_freeze_keys(fake) -> None:
 async def test_missing_panel_replaced_by_data(fake) -> None:
     first = {"waits": Missing("performance_schema is off", "set performance_schema=ON")}
     then = {"waits": [{"event": "wait/io/file", "ms_per_s": 12.5, "count_per_s": 3}]}
-    app = BenchtopApp(fake, [Poller(FakeSource("mysql", [first, then], kind="custom"), interval=0.1)])
+    app = BenchtopApp(fake, [SourcePoller(FakeSource("mysql", [first, then], kind="custom"), interval=0.1)])
     async with app.run_test(size=(100, 30)) as pilot:
         pane = app.screen.query_one(SourcePane)
         await _wait(pilot, lambda: bool(pane.query("#panel-waits PanelTable")))
@@ -137,7 +138,7 @@ async def test_monitor_only_mode() -> None:
 async def test_server_series_share_the_time_axis() -> None:
     fake = FakeRunController(report_interval=0.1)
     source = FakeSource("pg", [PG_PANELS], kind="postgresql")
-    app = BenchtopApp(fake, [Poller(source, interval=0.1)])
+    app = BenchtopApp(fake, [SourcePoller(source, interval=0.1)])
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await _wait(pilot, lambda: any(not math.isnan(v) for vals in screen.server.values.values() for v in vals))
@@ -155,7 +156,7 @@ async def test_server_series_share_the_time_axis() -> None:
 async def test_outage_goes_on_the_timeline() -> None:
     fake = FakeRunController(report_interval=0.1)
     source = FakeSource("pgb", [POOLS_PANELS, lost(), lost(), lost(), POOLS_PANELS])
-    app = BenchtopApp(fake, [Poller(source, interval=0.1, backoff_initial_s=0.1)])
+    app = BenchtopApp(fake, [SourcePoller(source, interval=0.1, backoff_initial_s=0.1)])
     async with app.run_test(size=(100, 30)) as pilot:
         await _wait(pilot, lambda: [e.text for e in fake.timeline if e.kind == "outage"][-1:] == ["pgb back"])
         outages = [e.text for e in fake.timeline if e.kind == "outage"]

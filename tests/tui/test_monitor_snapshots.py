@@ -12,7 +12,8 @@ import time
 import pytest
 
 from benchtop.screens.app import BenchtopApp
-from benchtop.screens.monitor import SourcePane, TopTable
+from benchtop.screens.widgets.source_pane import SourcePane
+from benchtop.screens.widgets.top_table import TopTable
 from tests.tui.fakes import MYSQL_PANELS, PG_TOP_PANELS, PGB_PANELS, PROXYSQL_PANELS, FakeSource
 
 SOURCES = {

@@ -15,7 +15,8 @@ from benchtop.screens.app import BenchtopApp
 from benchtop.screens.details import RowDetails, details_table
 from benchtop.screens.help import MONITOR_KEYS, HelpScreen, keys_table
 from benchtop.screens.modals import FilterModal
-from benchtop.screens.monitor import SourcePane, TopTable
+from benchtop.screens.widgets.source_pane import SourcePane
+from benchtop.screens.widgets.top_table import TopTable
 from benchtop.screens.target_line import TargetTopLine
 from benchtop.sources.base import Missing
 from tests.tui.fakes import MYSQL_PANELS, PG_TOP_PANELS, PGB_PANELS, PROXYSQL_PANELS, FakeRunController, FakeSource

@@ -7,7 +7,7 @@ import threading
 import time
 
 from benchtop.sources.base import Source, SourceError, SourceSnapshot
-from benchtop.sources.poller import Poller, poll_all
+from benchtop.sources.poller import SourcePoller, poll_all
 from benchtop.target import Target
 
 
@@ -51,7 +51,7 @@ class FakeSource(Source):
 
 def test_ok_poll_passes_the_snapshot_through():
     src = FakeSource()
-    p = Poller(src, interval=0.1)
+    p = SourcePoller(src, interval=0.1)
     p.connect()
     snap = p.poll()
     assert snap.ok and snap.panels == {"x": 1}
@@ -60,7 +60,7 @@ def test_ok_poll_passes_the_snapshot_through():
 
 def test_hung_poll_is_cut_at_the_deadline_and_interrupted():
     src = FakeSource(timeout_s=0.2)
-    p = Poller(src, interval=0.1, deadline_s=0.3)
+    p = SourcePoller(src, interval=0.1, deadline_s=0.3)
     p.connect()
     src.hang.set()
     t0 = time.monotonic()
@@ -75,7 +75,7 @@ def test_hung_poll_is_cut_at_the_deadline_and_interrupted():
 def test_lost_connection_backs_off_then_reconnects():
     src = FakeSource()
     now = [100.0]
-    p = Poller(src, interval=0.1, backoff_initial_s=1.0, backoff_max_s=4.0, clock=lambda: now[0])
+    p = SourcePoller(src, interval=0.1, backoff_initial_s=1.0, backoff_max_s=4.0, clock=lambda: now[0])
     p.connect()
     src.down = True
     assert p.poll().error == "connection lost"
@@ -96,7 +96,7 @@ def test_lost_connection_backs_off_then_reconnects():
 
 def test_polls_never_overlap_even_when_one_is_stuck():
     src = FakeSource()
-    p = Poller(src, interval=0.1, deadline_s=0.1, grace_s=0.05)
+    p = SourcePoller(src, interval=0.1, deadline_s=0.1, grace_s=0.05)
     p.connect()
     src.hang.set()
     src.interrupt = lambda: None  # an uninterruptible hang
@@ -110,7 +110,7 @@ def test_polls_never_overlap_even_when_one_is_stuck():
 def test_source_bug_becomes_a_failed_snapshot():
     src = FakeSource()
     src.poll = lambda: 1 / 0  # type: ignore[method-assign]
-    p = Poller(src, interval=0.1)
+    p = SourcePoller(src, interval=0.1)
     p.connect()
     snap = p.poll()
     assert not snap.ok and snap.error.startswith("ZeroDivisionError")
@@ -121,7 +121,7 @@ def test_poll_all_shares_one_deadline():
     fast, slow = FakeSource(), FakeSource()
     slow.hang.set()
     slow.interrupt = lambda: None
-    pollers = [Poller(slow, deadline_s=0.3, grace_s=0.05), Poller(fast, deadline_s=0.3)]
+    pollers = [SourcePoller(slow, deadline_s=0.3, grace_s=0.05), SourcePoller(fast, deadline_s=0.3)]
     for p in pollers:
         p.connect()
     t0 = time.monotonic()
@@ -135,7 +135,7 @@ def test_poll_all_shares_one_deadline():
 
 def test_run_loop_paces_polls_and_stops_when_asked():
     src = FakeSource()
-    p = Poller(src, interval=0.05)
+    p = SourcePoller(src, interval=0.05)
     p.connect()
     snaps: list[SourceSnapshot] = []
     t0 = time.monotonic()

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 
 from benchtop.screens.views.spec import facts, mapping_of, panel_of
-from benchtop.screens.views.units import mib_s, pct, per_s
+from benchtop.panels.units import mib_s, pct, per_s
 from benchtop.sources.base import SourceSnapshot
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -17,7 +17,7 @@ from benchtop.screens.views.spec import (
     missing_line,
     panel_of,
 )
-from benchtop.screens.views.units import bar, count, dur, gauge, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text, usec
+from benchtop.panels.units import bar, count, dur, gauge, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text, usec
 from benchtop.sources.base import SourceSnapshot
 
 

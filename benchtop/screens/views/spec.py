@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
-from benchtop.screens.views.units import text
+from benchtop.panels.units import text
 from benchtop.sources.base import Missing, SourceSnapshot
 
 Cell = str | Text

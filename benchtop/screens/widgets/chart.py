@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from benchtop.screens.widgets.fmt import clock, crop, num, tick
+from benchtop.screens.widgets.fmt import clock, crop, tick
+from benchtop.panels.units import num
 
 _BRAILLE = 0x2800
 # bit of the dot at (row 0..3 top to bottom, column 0..1) of a braille cell

@@ -1,29 +1,13 @@
-"""Short human formats for narrow terminal columns."""
+"""Short human formats for narrow terminal columns (the plain numbers
+`num`, `ms` and `size` are in benchtop.panels.units, shared with the headless
+monitor)."""
 
 from __future__ import annotations
 
 import math
+import re
 
 from rich.text import Text
-
-
-def num(v: float) -> str:
-    """
-    >>> [num(x) for x in (0, 7, 12.345, 999.4, 1234, 56789, 1.5e6, 2.25e9)]
-    ['0', '7', '12.3', '999', '1.23k', '56.8k', '1.50M', '2.25G']
-    """
-    a = abs(v)
-    if a >= 1e9:
-        return f"{v / 1e9:.2f}G"
-    if a >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if a >= 1e4:
-        return f"{v / 1e3:.1f}k"
-    if a >= 1e3:
-        return f"{v / 1e3:.2f}k"
-    if a >= 100 or v == int(v):
-        return f"{v:.0f}"
-    return f"{v:.1f}"
 
 
 def tick(v: float) -> str:
@@ -52,21 +36,6 @@ def ms_tick(v: float) -> str:
     if v >= 1:
         return f"{v:.3g}ms"
     return f"{v * 1000:.3g}µs"
-
-
-def ms(v: float) -> str:
-    """A latency given in milliseconds.
-
-    >>> [ms(x) for x in (0, 0.0123, 0.5, 1.234, 45.6, 1234, 65000)]
-    ['0', '12.3µs', '500µs', '1.23ms', '45.6ms', '1.23s', '65.0s']
-    """
-    if v <= 0:
-        return "0"
-    if v < 1:
-        return f"{v * 1000:.3g}µs"
-    if v < 1000:
-        return f"{v:.3g}ms"
-    return f"{v / 1000:.3g}s" if v < 10000 else f"{v / 1000:.1f}s"
 
 
 def ns_decade(exp: int) -> str:
@@ -152,13 +121,10 @@ def crop(text: Text, width: int) -> Text:
     return Text("\n", no_wrap=True).join(lines)
 
 
-def size(v: float) -> str:
-    """Bytes, in binary units (each printed once: 21.7kB, never 21.7kkB).
+def pane_id(name: str) -> str:
+    """A widget id for a source name.
 
-    >>> [size(x) for x in (0, 512, 2048, 1536000, 3.2e9, 22220.8)]
-    ['0B', '512B', '2.0kB', '1.5MB', '3.0GB', '21.7kB']
+    >>> pane_id("mysql-2"), pane_id("db 1.example")
+    ('mysql-2', 'db_1_example')
     """
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
-        if abs(v) >= scale:
-            return f"{v / scale:.1f}{unit}"
-    return f"{v:.0f}B"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)

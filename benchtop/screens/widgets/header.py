@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from benchtop.screens.widgets.fmt import clock, fit, middle, num
+from benchtop.screens.widgets.fmt import clock, fit, middle
+from benchtop.panels.units import num
 
 
 @dataclass(frozen=True, slots=True)

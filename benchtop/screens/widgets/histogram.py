@@ -11,7 +11,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from benchtop.engine.histogram import Histogram
-from benchtop.screens.widgets.fmt import crop, fit, ms, ns_decade, num
+from benchtop.screens.widgets.fmt import crop, fit, ns_decade
+from benchtop.panels.units import ms, num
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 

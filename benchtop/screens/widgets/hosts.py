@@ -12,7 +12,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from benchtop.run.samples import HostInterval, IntervalStats
-from benchtop.screens.widgets.fmt import ms, num
+from benchtop.panels.units import ms, num
 
 MAX_ROWS = 6
 STATE_STYLE = {"ok": "", "late": "yellow", "lost": "bold red"}

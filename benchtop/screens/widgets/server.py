@@ -19,7 +19,8 @@ from textual.widget import Widget
 
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.screens.widgets.chart import LABEL_W
-from benchtop.screens.widgets.fmt import crop, ms, num, size
+from benchtop.screens.widgets.fmt import crop
+from benchtop.panels.units import ms, num, size
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 NAN = float("nan")

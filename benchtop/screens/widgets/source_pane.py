@@ -1,0 +1,324 @@
+"""One source's pane: each source's views (views/: what runs now, what costs
+most, and the rest) as summary lines and sortable, filterable tables, polled
+in its own thread worker so a hung server freezes nothing.  A source kind
+with no views is rendered generically, panel by panel."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.widget import Widget
+from textual.widgets import DataTable, Label, Static, TabbedContent
+
+from benchtop.screens.details import RowDetails
+from benchtop.screens.messages import SourceLost, SourcePolled
+from benchtop.screens.modals import FilterModal
+from benchtop.screens.views import View, views_for
+from benchtop.screens.widgets.fmt import crop, pane_id
+from benchtop.screens.widgets.panel_table import PanelTable, table_of
+from benchtop.screens.widgets.table_block import TableBlock
+from benchtop.screens.widgets.top_table import FocusHolder, TopTable
+from benchtop.sources.base import Missing, SourceSnapshot
+from benchtop.sources.poller import Poller
+
+
+class SourcePane(Vertical, FocusHolder, can_focus=True):
+    """One source: a status line, an outage banner, the source's views (one
+    at a time, Tab cycles them) and their keys."""
+
+    DEFAULT_CSS = """
+    SourcePane { height: 1fr; }
+    SourcePane .banner { display: none; background: $warning 30%; text-style: bold; }
+    SourcePane.lost .banner { display: block; }
+    SourcePane.lost TopTable { opacity: 60%; }
+    SourcePane .status { color: $text-muted; }
+    SourcePane .viewbar { height: 1; }
+    SourcePane .summary { height: auto; }
+    SourcePane #body { height: 1fr; }
+    SourcePane .view { height: 1fr; }
+    SourcePane .generic { height: 1fr; }
+    SourcePane .panel { height: auto; }
+    SourcePane .panel-title { text-style: bold; }
+    SourcePane .missing { color: $text-muted; margin-bottom: 1; }
+    """
+    BINDINGS = [
+        Binding("tab", "next_view", "next view", id="next_view"),
+        Binding("shift+tab", "previous_view", "previous view", show=False, id="previous_view"),
+        Binding("s", "sort", "sort", id="sort"),
+        Binding("r", "reverse", "reverse", show=False, id="reverse"),
+        Binding("l,slash", "filter", "filter", id="filter"),
+        Binding("i", "toggle_idle", "idle", id="toggle_idle"),
+    ]
+
+    def __init__(self, poller: Poller, **kwargs: Any) -> None:
+        super().__init__(id=f"source-{pane_id(poller.name)}", **kwargs)
+        self.poller = poller
+        self.interval = float(getattr(poller, "interval", 2.0))
+        self._polling = False
+        self.paused = False
+        self._timer: Any = None
+        self._panels: dict[str, Vertical] = {}
+        self.last: SourceSnapshot | None = None
+        self.lost_error: str | None = None
+        self.views: tuple[View, ...] = ()
+        self.view_index = 0
+        self.needle = ""
+        self.show_idle = False
+        self._built: str | None = None  # the view whose widgets are mounted
+        self._summary: Static | None = None
+        self._blocks: list[TableBlock] = []
+        self._views_built: dict[str, tuple[Widget, Static | None, list[TableBlock]]] = {}
+        self.want_focus = False  # the monitor screen focuses the table of the view on show
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="banner")
+        yield Static(f"{self.poller.name}: connecting…", classes="status")
+        yield Static("", classes="viewbar")
+        yield Vertical(id="body")
+
+    def on_mount(self) -> None:
+        self.poll()
+        self._timer = self.set_interval(self.interval, self.poll)
+
+    def set_poll_interval(self, seconds: float) -> None:
+        self.interval = seconds
+        if hasattr(self.poller, "interval"):
+            self.poller.interval = seconds
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_interval(seconds, self.poll)
+
+    def poll(self) -> None:
+        """Timer tick: one poll at a time per source, in its own group."""
+        if self._polling or self.paused:
+            return
+        self._polling = True
+        poller, name = self.poller, self.poller.name
+
+        def work() -> None:
+            try:
+                snap = poller.poll()
+            finally:
+                self._polling = False
+            if snap.ok:
+                self.post_message(SourcePolled(name, snap))
+            else:
+                self.post_message(SourceLost(name, snap.error or "no answer"))
+
+        self.app.run_worker(
+            work,
+            thread=True,
+            exclusive=True,
+            group=f"source:{name}",
+            exit_on_error=False,
+            description=f"polling {name}",
+        )
+
+    @on(SourcePolled)
+    def _polled(self, event: SourcePolled) -> None:
+        if self.lost_error is not None:
+            self._label_tab(self.poller.name)
+        self.lost_error = None
+        self.remove_class("lost")
+        self.show(event.snapshot)
+
+    def _label_tab(self, label: str) -> None:
+        """The tab says when its source is down (not by colour alone)."""
+        for tabs in self.screen.query(TabbedContent):
+            try:
+                tabs.get_tab(f"tab-{pane_id(self.poller.name)}").label = label
+            except (NoMatches, ValueError):
+                continue
+
+    @on(SourceLost)
+    def _lost(self, event: SourceLost) -> None:
+        if self.lost_error is None:
+            self._label_tab(f"⚠ {self.poller.name}")
+        self.lost_error = event.error
+        self.add_class("lost")
+        self.query_one(".banner", Static).update(
+            f"⚠ {event.source}: {event.error} — reconnecting… (showing the last data)"
+        )
+
+    # -- rendering
+
+    @property
+    def view(self) -> View | None:
+        return self.views[self.view_index] if self.views else None
+
+    def show(self, snap: SourceSnapshot) -> None:
+        self.last = snap
+        when = time.strftime("%H:%M:%S UTC", time.gmtime(snap.t))
+        state = "  ‖ paused" if self.paused else ""
+        self.query_one(".status", Static).update(
+            f"{snap.name} ({snap.kind}) polled at {when} every {self.interval:g}s, poll cost {snap.poll_ms:.1f} ms{state}"
+        )
+        if not self.views:
+            self.views = views_for(snap.kind)
+        view = self.view
+        if view is None:
+            self._show_generic(snap)
+            return
+        if self._built != view.key:
+            self._build(view)
+        self._render_view(view, snap)
+
+    def _build(self, view: View) -> None:
+        """Show `view`'s widgets, made the first time it is shown; the others
+        stay mounted but hidden, so Tab only flips which one is displayed."""
+        for key, (box, _, _) in self._views_built.items():
+            box.display = key == view.key
+        if view.key not in self._views_built:
+            summary = Static("", classes="summary") if view.summary is not None else None
+            blocks = [TableBlock(spec) for spec in view.tables]
+            widgets: list[Widget] = [summary] if summary is not None else []
+            box = Vertical(*widgets, *blocks, classes="view")
+            self._views_built[view.key] = (box, summary, blocks)
+            self.query_one("#body", Vertical).mount(box)
+        _, self._summary, self._blocks = self._views_built[view.key]
+        self._built = view.key
+
+    def _render_view(self, view: View, snap: SourceSnapshot) -> None:
+        bar_text = Text()
+        for i, v in enumerate(self.views):
+            bar_text.append(f" {i + 1} {v.key} ", "reverse bold" if i == self.view_index else "dim")
+        if self.needle:
+            bar_text.append(f"  filter: {self.needle}", "bold yellow")
+        if view.tables and any(t.idle for t in view.tables):
+            bar_text.append("  idle shown" if self.show_idle else "  idle hidden", "dim")
+        self.query_one(".viewbar", Static).update(bar_text)
+        width = self.size.width or 80
+        summary_h = 0
+        if view.summary is not None and self._summary is not None:
+            text = Text("\n").join(view.summary(snap, width))
+            summary_h = len(text.plain.splitlines())
+            self._summary.update(crop(text, width))
+        blocks = self._blocks
+        # The last table takes the room left; those above it get a fair share.
+        room = self.query_one("#body").size.height - summary_h - len(blocks)
+        for i, block in enumerate(blocks):
+            last = i == len(blocks) - 1
+            block.set_class(last, "last")
+            if not last:
+                block.table.styles.max_height = max(room // len(blocks) - 1, 4)
+            block.show(snap, self.needle, self.show_idle)
+
+    def on_resize(self) -> None:
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        if self.last is not None:
+            self.show(self.last)
+
+    def _show_generic(self, snap: SourceSnapshot) -> None:
+        body = self.query_one("#body", Vertical)
+        if self._built != "":
+            body.remove_children()
+            body.mount(VerticalScroll(classes="generic"))
+            self._built = ""
+        scalars = {k: v for k, v in snap.panels.items() if not isinstance(v, (dict, list, tuple, Missing))}
+        panels: list[tuple[str, Any]] = [(k, v) for k, v in snap.panels.items() if k not in scalars]
+        if scalars:
+            panels.insert(0, ("values", scalars))
+        for name, value in panels:
+            self._show_panel(name, value)
+
+    def _show_panel(self, name: str, value: Any) -> None:
+        missing = isinstance(value, Missing)
+        box = self._panels.get(name)
+        if box is None:
+            content: Any = _content(missing)
+            box = Vertical(
+                Label(name.replace("_", " "), classes="panel-title"),
+                content,
+                classes="panel",
+                id=f"panel-{pane_id(name)}",
+            )
+            self._panels[name] = box
+            self.query_one(".generic", VerticalScroll).mount(box)
+        else:
+            content = box.query(".content").first()
+            if isinstance(content, PanelTable) == missing:
+                content.remove()
+                content = _content(missing)
+                box.mount(content)
+        if isinstance(value, Missing):
+            hint = f"\n  how to fix: {value.hint}" if value.hint else ""
+            content.update(f"✗ missing: {value.what}{hint}")
+        else:
+            content.show(*table_of(value))
+
+    # -- keys
+
+    def _table(self) -> TopTable | None:
+        focused = self.screen.focused
+        if isinstance(focused, TopTable) and focused in self.query(TopTable):
+            return focused
+        return self._blocks[0].table if self._blocks else None
+
+    def switch_view(self, step: int) -> None:
+        if not self.views:
+            return
+        self.view_index = (self.view_index + step) % len(self.views)
+        self.refresh_view()
+        self.focus_table()
+
+    def focus_table(self) -> None:
+        """Keys go to this pane's view: its first table takes the focus, now
+        or as soon as it is mounted."""
+        table = self._blocks[0].table if self._blocks else None
+        if table is not None and table.is_mounted:
+            table.focus()
+        elif self.view is not None and not self.view.tables:
+            self.focus()  # a view with no table: the pane itself takes the keys
+        else:
+            self.want_focus = True
+
+    def action_next_view(self) -> None:
+        self.switch_view(1)
+
+    def action_previous_view(self) -> None:
+        self.switch_view(-1)
+
+    def action_sort(self) -> None:
+        table = self._table()
+        if table is not None:
+            table.cycle_sort()
+
+    def action_reverse(self) -> None:
+        table = self._table()
+        if table is not None:
+            table.reverse()
+
+    def action_toggle_idle(self) -> None:
+        self.show_idle = not self.show_idle
+        self.refresh_view()
+
+    def action_filter(self) -> None:
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self.needle = text
+                self.refresh_view()
+
+        self.app.push_screen(FilterModal(self.needle), chosen)
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        table = event.data_table
+        if not isinstance(table, TopTable):
+            return
+        row = table.current()
+        if row is not None:
+            event.stop()
+            self.app.push_screen(RowDetails(f"{self.poller.name}: {table.spec.title}", row, table.spec.cols))
+
+
+def _content(missing: bool) -> Static | PanelTable:
+    return Static("", classes="missing content") if missing else PanelTable(classes="content")
