@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, Callable, TextIO
 
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.monitor import format_text
@@ -70,14 +70,6 @@ def play(evs: list[ReplayEvent], out: TextIO, speed: float = 1.0, wait: bool = T
         else:
             print(f"[ {ev.t:.0f}s ] -- {ev.record.get('kind', 'event')}: {ev.record.get('text', '')}", file=out, flush=True)
     return len(evs)
-
-
-def iter_pace(evs: list[ReplayEvent], speed: float = 1.0) -> Iterator[tuple[float, ReplayEvent]]:
-    """(delay before it, event) pairs, for a UI that schedules its own timers."""
-    prev: float | None = None
-    for ev in evs:
-        yield (0.0 if prev is None else max(0.0, ev.t - prev) / speed), ev
-        prev = ev.t
 
 
 def main(argv: list[str], out: TextIO | None = None) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from benchtop.run.samples import IntervalStats, RunSummary, _pct_key
+from benchtop.run.samples import IntervalStats, RunSummary, pct_key
 
 
 def _pct_label(p: float) -> str:
@@ -31,7 +31,7 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
     The percentile is printed as sysbench does (`lat (ms,95%)`); a
     non-integer percentile keeps its decimals.
     """
-    lat = iv.latency_ms.get(_pct_key(percentile), 0.0)
+    lat = iv.latency_ms.get(pct_key(percentile), 0.0)
     line = (
         f"[ {iv.t - t_offset:.0f}s ] thds: {iv.threads} tps: {iv.tps:4.2f} qps: {iv.qps:4.2f} "
         f"(r/w/o: {iv.reads_per_s:4.2f}/{iv.writes_per_s:4.2f}/{iv.other_per_s:4.2f}) "
@@ -41,17 +41,17 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
     if iv.paused:
         line += " [paused]"
     if iv.op_latency_ms:
-        key = _pct_key(percentile)
+        key = pct_key(percentile)
         parts = [f"{name}: {v.get(key, 0.0):4.2f}" for name, v in iv.op_latency_ms.items()]
         line += f"\n[ {iv.t - t_offset:.0f}s ] lat (ms,{_pct_label(percentile)}%) " + " ".join(parts)
     if iv.rate_mode:
-        svc = iv.service_latency_ms.get(_pct_key(percentile), 0.0)
+        svc = iv.service_latency_ms.get(pct_key(percentile), 0.0)
         line += (
             f"\n[ {iv.t - t_offset:.0f}s ] queue length: {iv.queue:.1f}, concurrency: {iv.concurrency:.1f}, "
             f"rate: {iv.rate_target:g}, service lat (ms,{_pct_label(percentile)}%): {lat_ms(svc):>4}"
         )
     for g in iv.groups:
-        key = _pct_key(percentile)
+        key = pct_key(percentile)
         line += (f"\n[ {iv.t - t_offset:.0f}s ]   {g.name}: thds: {g.threads} tps: {g.tps:4.2f} "
                  f"lat (ms,{_pct_label(percentile)}%): {g.latency_ms.get(key, 0.0):4.2f}")
         if g.rate > 0:
@@ -89,7 +89,7 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         f"         max: {lat_ms(lat.get('max', 0.0)):>39}",
     ]
     if percentile > 0:
-        lines.append(f"        {percentile:3.0f}th percentile: {lat_ms(lat.get(_pct_key(percentile), 0.0)):>27}")
+        lines.append(f"        {percentile:3.0f}th percentile: {lat_ms(lat.get(pct_key(percentile), 0.0)):>27}")
     else:
         lines.append("         percentile stats:               disabled")
     lines.append(f"         sum: {lat.get('avg', 0.0) * s.transactions:39.2f}")
@@ -97,7 +97,7 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
     if s.rate > 0:
         extra.append(
             f"    service time (ms): avg {lat_ms(svc.get('avg', 0.0))}, {percentile:g}th "
-            f"{lat_ms(svc.get(_pct_key(percentile), 0.0))}, max {lat_ms(svc.get('max', 0.0))} "
+            f"{lat_ms(svc.get(pct_key(percentile), 0.0))}, max {lat_ms(svc.get('max', 0.0))} "
             "(latency above counts from each intended start)"
         )
     if s.connects:
@@ -109,7 +109,7 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         for name, v in s.txn_latency_ms.items():
             extra.append(f"      {name:<28} {v['count']:>9} {v['p50']:>8.2f} {v['p95']:>8.2f} {v['p99']:>8.2f} {v['max']:>8.2f}")
     if s.groups:
-        key = _pct_key(percentile) if percentile > 0 else "p95"
+        key = pct_key(percentile) if percentile > 0 else "p95"
         extra.append(f"    thread groups (ms):      threads     rate        tps      avg {key:>8}      p99      max"
                      f" {'svc ' + key:>9}")
         for g in s.groups:

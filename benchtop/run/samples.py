@@ -16,7 +16,7 @@ from benchtop.engine.sample import ERROR_KINDS, EngineSample, GroupSample
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
 
 
-def _pct_key(p: float) -> str:
+def pct_key(p: float) -> str:
     """50 -> 'p50', 99.9 -> 'p999', 99.99 -> 'p9999'."""
     text = f"{p:g}".replace(".", "")
     return f"p{text}"
@@ -24,7 +24,7 @@ def _pct_key(p: float) -> str:
 
 def _latency_figures(h: Histogram, ns_sum: int, ps: list[float]) -> dict[str, float]:
     p = h.percentiles_ms(ps)
-    out = {_pct_key(x): p[x] for x in ps}
+    out = {pct_key(x): p[x] for x in ps}
     out["max"] = h.max_ns() / 1e6
     out["avg"] = ns_sum / h.total / 1e6 if h.total else 0.0
     return out
@@ -106,7 +106,7 @@ def op_latencies(prev: EngineSample, cur: EngineSample, ps: list[float]) -> dict
         if not h.total:
             continue
         pct = h.percentiles_ms(ps)
-        out[name] = {"count": h.total, **{_pct_key(p): round(pct[p], 3) for p in ps},
+        out[name] = {"count": h.total, **{pct_key(p): round(pct[p], 3) for p in ps},
                      "max": round(h.max_ns() / 1e6, 3)}
     return out
 
@@ -165,8 +165,8 @@ class IntervalStats:
         ps = sorted(set(DEFAULT_PERCENTILES) | set(percentiles))
         lat_p = lat.percentiles_ms(ps)
         svc_p = svc.percentiles_ms(ps)
-        lat_ms = {_pct_key(p): lat_p[p] for p in ps}
-        svc_ms = {_pct_key(p): svc_p[p] for p in ps}
+        lat_ms = {pct_key(p): lat_p[p] for p in ps}
+        svc_ms = {pct_key(p): svc_p[p] for p in ps}
         lat_ms["max"] = lat.max_ns() / 1e6
         svc_ms["max"] = svc.max_ns() / 1e6
         lat_ms["avg"] = (cur.latency_ns_sum - prev.latency_ns_sum) / n / 1e6 if n else 0.0
@@ -300,8 +300,8 @@ class RunSummary:
         lp = lat.percentiles_ms(ps)
         sp = svc.percentiles_ms(ps)
         whole = first.t == 0 and first.transactions == 0
-        lat_ms = {_pct_key(p): lp[p] for p in ps}
-        svc_ms = {_pct_key(p): sp[p] for p in ps}
+        lat_ms = {pct_key(p): lp[p] for p in ps}
+        svc_ms = {pct_key(p): sp[p] for p in ps}
         lat_ms["min"] = (last.latency_ns_min if whole else lat.min_ns()) / 1e6
         # max is the histogram's, as in intervals, per type and latency.hlog (the
         # README says so): an exact one here could be below a per-type max

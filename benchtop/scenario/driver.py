@@ -16,7 +16,7 @@ from benchtop.run.analysis import analyse
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
-from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, _pct_key
+from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, pct_key
 from benchtop.workload.groups import parse_group_setting
 from benchtop.scenario.file import Scenario, ScenarioError, Step
 from benchtop.scenario.hooks import Hook, HookResult, HookRunner
@@ -520,7 +520,7 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
 
     def figures(h: Any, key: str) -> dict[str, float]:
         p = h.percentiles_ms(ps)
-        d = {_pct_key(x): p[x] for x in ps}
+        d = {pct_key(x): p[x] for x in ps}
         d["min"] = min((getattr(s, key)["min"] for s in summaries if s.transactions), default=0.0)
         d["max"] = max((getattr(s, key)["max"] for s in summaries), default=0.0)
         d["avg"] = sum(getattr(s, key)["avg"] * s.transactions for s in summaries) / n if n else 0.0
@@ -549,7 +549,7 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
 
 def iter_step_lines(results: Iterable[Mapping[str, Any]], percentile: float = 95.0) -> Iterable[str]:
     """A text table of step results."""
-    key = _pct_key(percentile)
+    key = pct_key(percentile)
     pct = f"p{percentile:g}"
     yield f"{'step':>4} {'threads':>7} {'rate':>8} {'tps':>10} {'qps':>11} {pct:>8} {'p99':>8} {'errors':>6}  label"
     for r in results:

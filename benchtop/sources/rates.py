@@ -74,10 +74,6 @@ class CounterTracker:
         self._prev, self._prev_t = cur, now
         return interval
 
-    @property
-    def seconds_since(self) -> float | None:
-        return None if self._prev_t is None else time.monotonic() - self._prev_t
-
 
 def to_number(value: object) -> float | int | None:
     """A server's textual counter as a number, None if it is not one.

@@ -10,11 +10,11 @@ import sys
 SECRET_FLAGS = ("--mysql-password", "--pgsql-password", "--password")
 
 
-def _secret_spans(args: list[str]) -> list[tuple[int, int]]:
+def secret_spans(args: list[str]) -> list[tuple[int, int]]:
     """(argv index, offset) of every secret value: '--flag=value' or '--flag value',
     and the password part of a URL DSN.
 
-    >>> _secret_spans(["x", "--mysql-password=pw", "--pgsql-password", "s", "--dsn", "mysql://u:p@h/db"])
+    >>> secret_spans(["x", "--mysql-password=pw", "--pgsql-password", "s", "--dsn", "mysql://u:p@h/db"])
     [(1, 17), (3, 0), (5, 10)]
     """
     spans = []
@@ -52,7 +52,7 @@ def scrub_argv() -> int:
     if words and words[-1] == b"":
         words.pop()
     args = [w.decode(errors="replace") for w in words]
-    spans = _secret_spans(args)
+    spans = secret_spans(args)
     if not spans:
         return 0
     try:

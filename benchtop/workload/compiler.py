@@ -25,7 +25,7 @@ class WorkloadError(ValueError):
 
 
 @dataclass
-class _Source:
+class SourceText:
     path: str
     text: str
 
@@ -39,7 +39,7 @@ class _Ctx:
     engine: str
     options: dict[str, Any]
     strings: dict[str, str]
-    src: _Source
+    src: SourceText
     base_line: int = 1
     regs: dict[str, int] = field(default_factory=dict)
     sregs: dict[str, int] = field(default_factory=dict)
@@ -393,7 +393,7 @@ def _compile_script(ctx: _Ctx, script: str) -> None:
 # ------------------------------------------------------------------ files
 
 
-def _read_toml(path: Path) -> tuple[dict[str, Any], _Source]:
+def _read_toml(path: Path) -> tuple[dict[str, Any], SourceText]:
     try:
         text = path.read_text()
     except OSError as exc:
@@ -406,10 +406,10 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], _Source]:
         where = f"{path}:{m.group(1)}" if m else str(path)
         problem = re.sub(r" \(at line.*", "", msg)
         raise WorkloadError(f"{where}: invalid TOML: {problem}") from None
-    return data, _Source(str(path), text)
+    return data, SourceText(str(path), text)
 
 
-def _per_engine(value: Any, engine: str, what: str, src: _Source) -> Any:
+def _per_engine(value: Any, engine: str, what: str, src: SourceText) -> Any:
     """`x` or `{mysql = x, postgresql = y, default = z}` -> the engine's one."""
     if isinstance(value, dict):
         if engine in value:
@@ -529,7 +529,7 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_definition(path: Path, search: list[Path]) -> tuple[dict[str, Any], _Source]:
+def read_definition(path: Path, search: list[Path]) -> tuple[dict[str, Any], SourceText]:
     """The TOML data of a workload, with `base = "name"` files merged under it."""
     data, src = _read_toml(path)
     seen = {path.resolve()}
@@ -557,7 +557,7 @@ def _find(name: str, search: list[Path]) -> Path | None:
 
 
 def compile_definition(
-    data: dict[str, Any], src: _Source, engine: str, overrides: dict[str, Any] | None = None
+    data: dict[str, Any], src: SourceText, engine: str, overrides: dict[str, Any] | None = None
 ) -> P.Program:
     if engine not in P.ENGINES:
         raise WorkloadError(f"unknown engine {engine!r}: use {', '.join(P.ENGINES)}")
@@ -642,7 +642,7 @@ def compile_definition(
     )
 
 
-def _groups(data: dict[str, Any], types: list[P.TxnType], src: _Source, ctx: _Ctx) -> tuple[P.Group, ...]:
+def _groups(data: dict[str, Any], types: list[P.TxnType], src: SourceText, ctx: _Ctx) -> tuple[P.Group, ...]:
     """`[[group]]`s: name, transactions (a list of names, their file weights,
     or a table of name = weight), threads, rate, arrival."""
     out: list[P.Group] = []
@@ -689,7 +689,7 @@ def _as_names(raw: Any) -> list[str]:
     return [n for item in items for n in item.split("+")]
 
 
-def _presets(data: dict[str, Any], src: _Source) -> dict[str, tuple[str, ...]]:
+def _presets(data: dict[str, Any], src: SourceText) -> dict[str, tuple[str, ...]]:
     """`[presets]`: name = ["group.threads=N", "group.rate=R", ...]."""
     raw = data.get("presets", {})
     out: dict[str, tuple[str, ...]] = {}
@@ -701,7 +701,7 @@ def _presets(data: dict[str, Any], src: _Source) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _extra(data: dict[str, Any], engine: str, src: _Source, options: dict[str, Any]) -> dict[str, object]:
+def _extra(data: dict[str, Any], engine: str, src: SourceText, options: dict[str, Any]) -> dict[str, object]:
     """[report] (per-minute rates) and [[consistency]] (checks) for the
     code that reports on and checks a run."""
     out: dict[str, object] = {}
@@ -732,7 +732,7 @@ def _when(cond: Any, options: dict[str, Any]) -> bool:
     return not v if neg else v
 
 
-def _schema(raw: Any, engine: str, ntables: int, src: _Source, options: dict[str, Any]) -> P.Schema | None:
+def _schema(raw: Any, engine: str, ntables: int, src: SourceText, options: dict[str, Any]) -> P.Schema | None:
     if not raw:
         return None
 

@@ -58,7 +58,7 @@ def _c_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _fold(op: str, a: int, b: int) -> int:
+def fold_constant(op: str, a: int, b: int) -> int:
     if op == "/":
         return _c_div(a, b)
     if op == "%":
@@ -118,7 +118,7 @@ class _Parser:
                                               "with == or != to other strings or options")
             return Val(k=int((a.s == b.s) == (op == "==")))
         if a.const and b.const:
-            return Val(k=_fold(op, a.k, b.k))
+            return Val(k=fold_constant(op, a.k, b.k))
         if op == "+" and b.const:
             return Val(a.reg, a.k + b.k)
         if op == "+" and a.const:

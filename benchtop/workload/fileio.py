@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from benchtop.engine import ConnSettings
 from benchtop.workload.prepare import PrepareError
-from benchtop.workload.compiler import _Source, compile_definition, on_off
+from benchtop.workload.compiler import SourceText, compile_definition, on_off
 from benchtop.workload.program import Program
 
 TEST_MODES = ("seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw")
@@ -201,7 +201,7 @@ def fileio_program(spec: FileioSpec) -> Program:
         "options": {"file_num": spec.file_num, "blocks": spec.blocks_per_file},
         "transaction": [{"name": spec.test_mode, "script": _script(spec)}],
     }
-    program = compile_definition(data, _Source("<fileio>", ""), "null")
+    program = compile_definition(data, SourceText("<fileio>", ""), "null")
     return replace(program, engine="fileio", query_kinds=("read", "write", "fsync"),
                    extra={"fileio": {"block_size": spec.block_size, "test_mode": spec.test_mode}})
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.workload.compiler import WorkloadError, _Source, compile_definition
+from benchtop.workload.compiler import WorkloadError, SourceText, compile_definition
 from benchtop.workload.program import Program
 from benchtop.workload.statements import split_at_semicolons
 
@@ -232,12 +232,12 @@ def pgbench_program(scripts: list[ScriptSpec], engine: str, defines: dict[str, i
         # compiled alone first, so an error carries this file's name and line
         one = {"name": Path(spec.path).stem, "options": defines,
                "transaction": [{"name": Path(spec.path).stem, "script": script}]}
-        compile_definition(one, _Source(spec.path, script), engine)
+        compile_definition(one, SourceText(spec.path, script), engine)
         txns.append({"name": _unique(Path(spec.path).stem, txns), "weight": spec.weight, "script": script})
     names = ", ".join(Path(s.path).name for s in scripts)
     data = {"name": "pgbench-script", "description": f"pgbench scripts: {names}", "options": defines,
             "transaction": txns}
-    return compile_definition(data, _Source("<pgbench scripts>", ""), engine)
+    return compile_definition(data, SourceText("<pgbench scripts>", ""), engine)
 
 
 def _unique(name: str, txns: list[dict[str, Any]]) -> str:

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchtop.target.secrets import _secret_spans
+from benchtop.target.secrets import secret_spans
 from tests.e2e.conftest import ROOT
 
 
@@ -37,7 +37,7 @@ def test_password_flags_are_scrubbed_from_the_process_list(tmp_path: Path) -> No
 
 
 def test_secret_spans_cover_dsn_passwords() -> None:
-    spans = _secret_spans(["benchtop", "--dsn", "postgresql://app:pw@db:5432/x", "--password", "z"])
+    spans = secret_spans(["benchtop", "--dsn", "postgresql://app:pw@db:5432/x", "--password", "z"])
     assert (2, len("postgresql://app:")) in spans and (4, 0) in spans
 
 

@@ -12,12 +12,12 @@ import pytest
 from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings, RandomSettings
 from benchtop.run.samples import IntervalStats
 from benchtop.workload import builtin_program
-from benchtop.workload.compiler import compile_definition, _Source
+from benchtop.workload.compiler import compile_definition, SourceText
 
 
 def program_from_script(script: str, engine: str = "null") -> object:
     data = {"name": "t", "transaction": [{"name": "t", "script": script}]}
-    return compile_definition(data, _Source("inline.toml", script), engine)
+    return compile_definition(data, SourceText("inline.toml", script), engine)
 
 
 def wait_for(pred, timeout: float = 5.0) -> bool:
@@ -252,7 +252,7 @@ def test_per_type_histograms_match_type_counts() -> None:
         {"name": "fast", "weight": 3, "script": "set x = rand(1, 10)\nexec read: SELECT :x\n"},
         {"name": "slow", "weight": 1, "script": "sleep 200\nexec read: SELECT 1\n"},
     ]}
-    prog = compile_definition(data, _Source("two.toml", ""), "null")
+    prog = compile_definition(data, SourceText("two.toml", ""), "null")
     eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, max_events=2000), prog)
     eng.start()
     assert eng.join(10)
@@ -273,7 +273,7 @@ def test_mix_is_dealt_from_a_deck() -> None:
         {"name": "b", "weight": 2, "script": "exec read: SELECT 2\n"},
         {"name": "c", "weight": 1, "script": "set r = 1\nexec begin: BEGIN\nrollback if r\nexec commit: COMMIT\n"},
     ]}
-    prog = compile_definition(data, _Source("deck.toml", ""), "null")
+    prog = compile_definition(data, SourceText("deck.toml", ""), "null")
     eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=1, max_events=13 * 50), prog)
     eng.start()
     assert eng.join(10)
@@ -292,7 +292,7 @@ def test_one_kind_of_max_everywhere() -> None:
         {"name": "fast", "weight": 3, "script": "exec read: SELECT 1\n"},
         {"name": "slow", "weight": 1, "script": "sleep 300\nexec read: SELECT 1\n"},
     ]}
-    prog = compile_definition(data, _Source("two.toml", ""), "null")
+    prog = compile_definition(data, SourceText("two.toml", ""), "null")
     eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, max_events=400), prog)
     first = eng.snapshot()
     eng.start()

@@ -17,10 +17,10 @@ import pytest
 from benchtop.target import TargetError, parse_dsn
 from tests.fixtures import local
 from tests.fixtures.servers import (
-    _POOL,
+    SERVER_POOL,
     Server,
     ServerPool,
-    _server,
+    pooled_server,
     mysql_admin_exec,
     mysql_connect,
     pg_admin_exec,
@@ -348,7 +348,7 @@ def _fixture_with_missing_mariadb(
         monkeypatch.setenv("CI", ci)
     pool = ServerPool({})
     try:
-        _server(SimpleNamespace(config=SimpleNamespace(stash={_POOL: pool})), "mysql")  # type: ignore[arg-type]
+        pooled_server(SimpleNamespace(config=SimpleNamespace(stash={SERVER_POOL: pool})), "mysql")  # type: ignore[arg-type]
     finally:
         pool.close()
 

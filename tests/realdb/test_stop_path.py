@@ -34,9 +34,9 @@ def freeze(server, sig: int) -> None:
     of the postmaster, and stopping only the postmaster freezes nothing."""
     import os
 
-    from tests.fixtures.local import _children
+    from tests.fixtures.local import child_pids
 
-    pids = [server.pid] + (_children(server.pid) if server.kind != "mysql" else [])
+    pids = [server.pid] + (child_pids(server.pid) if server.kind != "mysql" else [])
     for pid in pids:
         try:
             os.kill(pid, sig)

@@ -17,7 +17,7 @@ from benchtop.target import parse_dsn
 from benchtop.target.instrumentation import InstrumentationControl
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.dbhelpers import retry
-from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, _give_to_postgres, free_port
+from tests.fixtures.local import PG_ADMIN, LocalPostgres, MissingBinary, give_to_postgres, free_port
 from tests.realdb.test_tls import assert_instrumentation_refused, make_certs
 
 pytestmark = [pytest.mark.realdb, pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl")]
@@ -32,7 +32,7 @@ class TLSPostgres(LocalPostgres):
             dst = self.datadir / f"server.{name}"
             shutil.copy(self.certs[name], dst)
             dst.chmod(0o600)
-            _give_to_postgres(dst)
+            give_to_postgres(dst)
         with open(self.datadir / "postgresql.conf", "a") as conf:
             conf.write("ssl = on\nssl_cert_file = 'server.cert'\nssl_key_file = 'server.key'\n")
         hba = self.datadir / "pg_hba.conf"

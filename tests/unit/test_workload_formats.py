@@ -19,7 +19,7 @@ from benchtop.workload import (
     workload_extra_lines,
 )
 from benchtop.workload import program as P
-from benchtop.workload.compiler import WorkloadError, _Source, compile_definition
+from benchtop.workload.compiler import WorkloadError, SourceText, compile_definition
 
 NEW = ["tpcc", "tpcb", "tpcb_select_only", "linkbench"]
 EXAMPLES = sorted((BUILTIN_DIR / "examples").glob("*.toml"))
@@ -101,7 +101,7 @@ class _Eval:
         self.rng = random.Random(seed)
 
     def run(self, first: int = 0, n: int | None = None) -> None:
-        from benchtop.workload.expr import _fold
+        from benchtop.workload.expr import fold_constant
 
         names = {v: k for k, v in P.ARITH.items()}
         ops = self.p.ops
@@ -115,7 +115,7 @@ class _Eval:
             elif code == P.OP_RAND:
                 self.r[a] = self.rng.randint(lhs, (self.r[d] if d >= 0 else 0) + y)
             elif code == P.OP_ARITH:
-                self.r[a] = _fold(names[c], lhs, (self.r[d] if d >= 0 else 0) + y)
+                self.r[a] = fold_constant(names[c], lhs, (self.r[d] if d >= 0 else 0) + y)
             elif code == P.OP_BEGIN_IF and self.r[a] == 0:
                 pc += d
             elif code == P.OP_LOOP:
@@ -132,7 +132,7 @@ class _Eval:
 def _compile(script: str, names: str, options: dict | None = None) -> P.Program:
     script += "\nexec read: SELECT " + ", ".join(":" + n for n in names.split())
     data = {"options": options or {}, "transaction": [{"name": "t", "script": script}]}
-    return compile_definition(data, _Source("test.toml", script), "null")
+    return compile_definition(data, SourceText("test.toml", script), "null")
 
 
 def test_arithmetic_precedence_and_truncation() -> None:
@@ -180,7 +180,7 @@ def test_counter_starts_at_zero_and_words_op() -> None:
     ev.run()
     assert ev.values() == [4]
     data = {"strings": {"syl": "A,B,C"}, "transaction": [{"script": "set n = n + 1\nset $w = words(syl, n * 10 + 1, 3)\nexec read: SELECT :$w"}]}
-    p = compile_definition(data, _Source("w.toml", ""), "sqlite")
+    p = compile_definition(data, SourceText("w.toml", ""), "sqlite")
     words = [op for op in p.ops if op[0] == P.OP_WORDS]
     assert len(words) == 1 and p.strings[words[0][3]] == "A,B,C" and words[0][4] == 3
 
