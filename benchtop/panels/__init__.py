@@ -1,3 +1,5 @@
-"""What the monitor shows of each source, below any rendering: the panels'
-field names, the facts a summary line states, and the units they are written
-in.  The TUI's views and the headless monitor both build on it; no textual."""
+"""What the monitor shows of each source, below any rendering: the units
+figures are written in, and the headless monitor (a text line per source per
+poll).  The TUI's views and `benchtop monitor --headless` both build on it;
+no textual here.
+"""

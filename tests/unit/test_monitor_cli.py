@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from benchtop.commands.monitor import format_text, main, snapshot_line
+from benchtop.commands.monitor import main
+from benchtop.panels.headless import format_text, snapshot_line
 from benchtop.sources.base import Missing, SourceSnapshot
 
 
