@@ -18,8 +18,10 @@ from typing import Callable, Sequence, TextIO
 from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
+from benchtop.metrics import served_monitor
 from benchtop.panels.headless import run_headless
 from benchtop.run.attach import TappedPoller
+from benchtop.run.options import add_metrics_options, metrics_settings
 from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceError, SourceSnapshot
 from benchtop.sources.os import OSSource
@@ -73,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-changes", action="store_true", help="allow instrumentation changes from the TUI (off in monitor mode)"
     )
     p.add_argument("--out", metavar="DIR", help="record every snapshot to DIR/monitor.jsonl (benchtop replay DIR)")
+    add_metrics_options(p)
     return p
 
 
@@ -104,6 +107,7 @@ def main(
     try:
         args = build_parser().parse_args(argv)
         specs = _check(args)
+        listen, linger = metrics_settings(args)
         timeout = args.timeout if args.timeout is not None else min(5.0, max(1.0, args.interval))
         sources = build_sources(specs, timeout_s=timeout)
         # The OS panel only describes the server when the server runs here.
@@ -128,16 +132,23 @@ def main(
         except OSError as exc:  # ResultsError: one line saying why
             print(f"benchtop monitor: {exc}", file=sys.stderr)
             return 1
-        if not args.headless:
-            run_tui = run_tui or _monitor_tui
+        with served_monitor(listen, linger, stop) as observe:
+            if args.headless:
+                return run_headless(pollers, out, stop, args.interval, args.count, args.json, writer, observe)
+            taps: list[Callable[[SourceSnapshot], None]] = [] if observe is None else [observe]
             if writer is not None:
-                def tap(snap: SourceSnapshot) -> None:
-                    writer.append("monitor.jsonl", {"type": "snapshot", "t": round(snap.t, 3),
-                                                    "sources": {snap.name: snap.to_dict()}})
+                taps.append(lambda snap: writer.append("monitor.jsonl", {"type": "snapshot", "t": round(snap.t, 3),
+                                                                         "sources": {snap.name: snap.to_dict()}}))
 
-                return run_tui([TappedPoller(p, tap) for p in pollers], args)
-            return run_tui(pollers, args)
-        return run_headless(pollers, out, stop, args.interval, args.count, args.json, writer)
+            def tap(snap: SourceSnapshot) -> None:
+                for each in taps:
+                    each(snap)
+
+            run_tui = run_tui or _monitor_tui
+            return run_tui([TappedPoller(p, tap) for p in pollers] if taps else pollers, args)
+    except _UsageError as exc:  # --metrics-listen on a port that is taken
+        print(f"benchtop monitor: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
+from benchtop.metrics import served
 from benchtop.run.analysis import (
     Validity,
     analyse,
@@ -45,20 +46,23 @@ def main(argv: Sequence[str]) -> int:
             if not opts.json:
                 print(_banner(ctl), file=sys.stdout)
                 print("", file=sys.stdout, flush=True)
-            summary = run_headless(ctl, LinePrinter(sys.stdout, opts.json, opts.percentile, opts.report_interval > 0), stop)
-            if summary is not None:
-                extra, text = _finish_results(session, ctl, early, summary)
-                print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
+            with served(opts, ctl, ctl.program.txn_names, stop) as live:
+                printer = LinePrinter(sys.stdout, opts.json, opts.percentile, opts.report_interval > 0)
+                summary = run_headless(live, printer, stop)
+                if summary is not None:
+                    extra, text = _finish_results(session, ctl, early, summary)
+                    print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
         else:
             # the TUI is imported only here: headless runs never load textual
             from benchtop.screens.launch import run_tui
 
-            ctl.start()
-            summary = run_tui(ctl, sources=session.tapped_pollers() or None,
-                              save_dir=session.writer.folder if session.writer else Path.cwd())
-            if summary is not None:
-                print(ctl.summary_text())
-                print(_finish_results(session, ctl, early, summary)[1])
+            with served(opts, ctl, ctl.program.txn_names) as live:
+                live.start()
+                summary = run_tui(live, sources=session.tapped_pollers() or None,
+                                  save_dir=session.writer.folder if session.writer else Path.cwd())
+                if summary is not None:
+                    print(ctl.summary_text())
+                    print(_finish_results(session, ctl, early, summary)[1])
     # after the session has closed its files: every write error is known
     writer = session.writer
     if writer and writer.failed:

@@ -22,6 +22,8 @@ from benchtop.run.options import RunOptions
 from benchtop.run.results import default_results_folder
 from benchtop.run.session import RunSession
 from benchtop.scenario.controller import ScenarioController
+from benchtop.metrics import served
+from benchtop.run.options import add_metrics_options, metrics_settings
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
 from benchtop.scenario.hooks import HookRunner
 from benchtop.target import fill_defaults, parse_dsn
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "under $BENCHTOP_RESULTS or ~/.local/share/benchtop/runs)")
     p.add_argument("--json", action="store_true", help="JSON Lines instead of text")
     p.add_argument("--dry-run", action="store_true", help="list the steps and the total time, run nothing")
+    add_metrics_options(p)
     return p
 
 
@@ -103,7 +106,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     sc = load_scenario(Path(args.file))
     # every run is saved: a new folder when neither the command line nor the file names one
     folder = args.out or sc.options.get("out") or str(default_results_folder(sc.name))
-    configs = {w: build_options(sc, w, out=folder) for w in sc.workloads}
+    listen, linger = metrics_settings(args)
+    configs = {w: replace(build_options(sc, w, out=folder), metrics_listen=listen, metrics_linger_s=linger)
+               for w in sc.workloads}
     base = configs[sc.workloads[0]]
     check_instrumentation(sc, base.engine)
     if args.dry_run:
@@ -164,15 +169,17 @@ def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argp
     stop = StopFlag()
     stop.install()
     interactive = not (args.headless or args.json) and out is sys.stdout and sys.stdout.isatty()
-    if interactive:
-        # the TUI is imported only here: headless scenarios never load textual
-        from benchtop.screens.launch import run_tui
+    with served(base, ctl, stop=stop) as live:
+        if interactive:
+            # the TUI is imported only here: headless scenarios never load textual
+            from benchtop.screens.launch import run_tui
 
-        ctl.start()
-        run_tui(ctl, sources=session.tapped_pollers() or None, save_dir=Path(writer.folder) if writer else Path.cwd())
-    else:
-        session.recorder.start()
-        run_headless(ctl, LinePrinter(out, args.json, base.percentile, base.report_interval > 0), stop)
+            live.start()
+            run_tui(live, sources=session.tapped_pollers() or None,
+                    save_dir=Path(writer.folder) if writer else Path.cwd())
+        else:
+            session.recorder.start()
+            run_headless(live, LinePrinter(out, args.json, base.percentile, base.report_interval > 0), stop)
     summary_d = driver.summary_dict()
     if args.json:
         print(json.dumps(summary_d), file=out, flush=True)

@@ -17,8 +17,10 @@ from benchtop.sources.poller import SourcePoller, poll_all
 
 
 def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event, interval: float,
-                 count: int | None = None, as_json: bool = False, writer: ResultsWriter | None = None) -> int:
-    """Poll until `count` polls or `stop`, printing each poll to `out`."""
+                 count: int | None = None, as_json: bool = False, writer: ResultsWriter | None = None,
+                 observe: Callable[[SourceSnapshot], None] | None = None) -> int:
+    """Poll until `count` polls or `stop`, printing each poll to `out` (and
+    handing each snapshot to `observe`: the metrics endpoint)."""
     restore = _sigterm_as_interrupt()
     try:
         start = time.monotonic()
@@ -26,6 +28,9 @@ def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event
         while (count is None or n < count) and not stop.is_set():
             snaps = poll_all(pollers)
             n += 1
+            if observe is not None:
+                for snap in snaps:
+                    observe(snap)
             line = snapshot_line(snaps)
             if writer is not None:
                 writer.append("monitor.jsonl", line)

@@ -31,6 +31,10 @@ WORKER_PRIORITIES = ("auto", "idle", "normal")
 DISTRIBUTIONS = ("uniform", "gaussian", "special", "pareto", "zipfian")
 # a run without --time: this long headless (as sysbench); the TUI runs until q
 HEADLESS_TIME_S = 10.0
+# after a run, its metrics stay up this long for the last scrape (Prometheus's default interval is 15 s
+# but a run's scrape_interval is usually 1-5 s); at most an hour
+METRICS_LINGER_S = 5.0
+MAX_METRICS_LINGER_S = 3600.0
 DESCRIPTIONS = {
     "run": "Run a benchmark: the live dashboard (until q), or --headless interval lines and a summary.",
     "prepare": "Create and load a workload's tables (or fileio's test files) on the target.",
@@ -91,6 +95,8 @@ class RunOptions:
     cluster: str | None = None  # a Ray cluster's address: the load runs on its nodes
     load_hosts: int = 0  # load hosts on the cluster (0: one per alive node)
     worker_priority: str = "auto"  # idle / normal; auto: idle when the server is on this host
+    metrics_listen: str | None = None  # --metrics-listen HOST:PORT (None: no endpoint)
+    metrics_linger_s: float = METRICS_LINGER_S
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -214,6 +220,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     m.add_argument("--monitor-interval", dest="monitor_interval", type=float, default=monitor.interval_s)
     m.add_argument("--no-monitor", dest="no_monitor", action="store_true",
                    help="do not poll the target's own statistics")
+    add_metrics_options(p)
 
 
 _TARGET = ("--help", "--version", "--engine", "--db", "--dsn", "--ask-password")
@@ -487,7 +494,9 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             raise UsageError("--load-hosts N needs --cluster ADDRESS and N >= 1")
         if ns.cluster and engine == "fileio":
             raise UsageError("--cluster does not run --engine fileio (its files are on one machine)")
+        metrics_listen, metrics_linger = metrics_settings(ns)
         kw.update(
+            metrics_listen=metrics_listen, metrics_linger_s=metrics_linger,
             time_s=ns.time, events=ns.events, rate=ns.rate, arrival=ns.arrival,
             report_interval=ns.report_interval, percentile=ns.percentile, histogram=ns.histogram,
             warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=ns.headless,
@@ -529,3 +538,43 @@ def parse_ignore_errors(spec: str) -> tuple[bool, tuple[int, ...]]:
         else:
             raise ValueError(f"--ignore-errors: {item!r} is neither an error number nor a SQLSTATE")
     return False, tuple(codes)
+
+
+def parse_listen(spec: str) -> tuple[str, int]:
+    """--metrics-listen: HOST:PORT, :PORT or PORT (loopback unless a host is
+    named), [::1]:PORT for IPv6.
+
+    >>> parse_listen("9187"), parse_listen(":9187"), parse_listen("0.0.0.0:9187"), parse_listen("[::1]:9187")
+    (('127.0.0.1', 9187), ('127.0.0.1', 9187), ('0.0.0.0', 9187), ('::1', 9187))
+    >>> parse_listen("host:x")
+    Traceback (most recent call last):
+    benchtop.errors.UsageError: --metrics-listen takes HOST:PORT (e.g. 127.0.0.1:9187), not 'host:x'
+    """
+    host, sep, port = spec.strip().rpartition(":")
+    if not sep:
+        host, port = "", spec.strip()
+    host = host.strip("[]") or "127.0.0.1"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--metrics-listen takes HOST:PORT (e.g. 127.0.0.1:9187), not {spec!r}")
+    return host, int(port)
+
+
+def add_metrics_options(p: argparse.ArgumentParser) -> None:
+    """--metrics-listen and --metrics-linger: runs, scenarios and the monitor."""
+    g = p.add_argument_group("live metrics (Prometheus / OpenMetrics, see docs/metrics.md)")
+    g.add_argument("--metrics-listen", dest="metrics_listen", default=None, metavar="HOST:PORT",
+                   help="serve live metrics at http://HOST:PORT/metrics (loopback unless a host is named)")
+    g.add_argument("--metrics-linger", dest="metrics_linger", type=float, default=METRICS_LINGER_S, metavar="S",
+                   help=f"keep serving the final values S seconds after the end (default {METRICS_LINGER_S:g}), "
+                        "so the last scrape sees the summary's totals")
+
+
+def metrics_settings(ns: argparse.Namespace) -> tuple[str | None, float]:
+    """(listen, linger) of a parsed command line, checked: one line when wrong."""
+    listen = ns.metrics_listen or None
+    if listen is not None:
+        parse_listen(listen)
+    linger = ns.metrics_linger
+    if not 0 <= linger <= MAX_METRICS_LINGER_S:
+        raise UsageError(f"--metrics-linger takes seconds from 0 to {MAX_METRICS_LINGER_S:g}, not {linger:g}")
+    return listen, float(linger)

@@ -265,3 +265,24 @@ def test_transaction_types_merge_across_hosts(ray_cluster: LocalCluster) -> None
     typed = sum(v["count"] for v in summary.txn_latency_ms.values())
     assert committed <= typed <= committed + 2
     assert set(summary.txn_latency_ms) <= set(ctl.program.txn_names)
+
+
+def test_metrics_have_a_series_per_load_host_and_the_merged_totals(ray_cluster: LocalCluster) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from benchtop.metrics import MeteredController, RunMetrics
+
+    with _session(ray_cluster, "--engine", "null", "--workload", "oltp_point_select", "--threads", "2",
+                  "--rate", "2000", "--time", "2.2") as session:
+        ctl = session.controller()
+        metrics = RunMetrics("null", ctl.workload, ctl.target)
+        summary = run_headless(MeteredController(ctl, metrics), LinePrinter(io.StringIO(), False, 95.0))
+    assert summary is not None
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(metrics)
+    lines = generate_latest(registry).decode().splitlines()
+    hosts = {line.split("{")[1].split(",")[0]: float(line.rsplit(" ", 1)[1])
+             for line in lines if line.startswith("benchtop_host_transactions_total{")}
+    assert sorted(hosts) == ['host="h1"', 'host="h2"']
+    assert sum(hosts.values()) == summary.transactions
+    assert f"benchtop_transactions_total {float(summary.transactions)}" in lines
