@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, TextIO
 
 from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.poller import SourcePoller, poll_all
 
 
@@ -80,14 +81,15 @@ def _fmt(value: Any, spec: str = ".0f", unit: str = "") -> str:
 def _summary(s: SourceSnapshot) -> str:
     p = s.panel
     if s.kind == "mysql":
-        threads, rates, inn = p("threads", {}), p("status_rates", {}), p("innodb", {})
+        threads, rates = p("threads", {}), p("status_rates", {})
+        inn = InnoDBPanel.of(s.panels) or InnoDBPanel()
         waits = p("waits", [])
         top = f" top wait {waits[0]['event']} {waits[0]['ms_per_s']:.1f}ms/s" if waits else ""
         return (
             f"threads {_fmt(threads.get('running'))}/{_fmt(threads.get('connected'))}"
             f" qps {_fmt(rates.get('questions_per_s'))} commit/s {_fmt(rates.get('commits_per_s'))}"
-            f" redo {_fmt(inn.get('redo_bytes_per_s'))}B/s ckpt age {_fmt(inn.get('checkpoint_age_pct'), '.1f', '%')}"
-            f" dirty {_fmt(inn.get('dirty_pages_pct'), '.1f', '%')}{top}"
+            f" redo {_fmt(inn.redo_bytes_per_s)}B/s ckpt age {_fmt(inn.checkpoint_age_pct, '.1f', '%')}"
+            f" dirty {_fmt(inn.dirty_pages_pct, '.1f', '%')}{top}"
             + _lists_summary(p("processlist", []), "time_s", p("top_statements", []))
         )
     if s.kind == "postgresql":

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping
 
 from benchtop.report.data import RunData
 from benchtop.run.analysis import record_time
+from benchtop.sources.fields import INNODB
 
 MARK_KINDS = ("mark", "threads", "rate", "pause", "resume")
 LATENCY_KEYS = ("p50", "p95", "p99")
@@ -71,7 +72,7 @@ def _wal(kind: str, src: Mapping[str, Any]) -> float | None:
     if kind == "postgresql":
         v = _get(src, "wal_bytes_per_s")
     elif kind == "mysql":
-        v = _get(src, "innodb", "redo_bytes_per_s")
+        v = _get(src, INNODB, "redo_bytes_per_s")
     else:
         return None
     return None if v is None else v / 1e6
@@ -94,8 +95,8 @@ def _db_size(kind: str, src: Mapping[str, Any]) -> float | None:
 SERVER_PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, Extractor], ...]], ...] = (
     ("wal_rate", "WAL / redo written", "MB/s", (("", _wal),)),
     ("checkpoint_age", "InnoDB checkpoint age", "% of redo capacity",
-     (("", _only("mysql", "innodb", "checkpoint_age_pct")),)),
-    ("dirty_pages", "Dirty pages in the buffer pool", "% of pages", (("", _only("mysql", "innodb", "dirty_pages_pct")),)),
+     (("", _only("mysql", INNODB, "checkpoint_age_pct")),)),
+    ("dirty_pages", "Dirty pages in the buffer pool", "% of pages", (("", _only("mysql", INNODB, "dirty_pages_pct")),)),
     ("disk", "Disk throughput (host)", "KB/s",
      (("read", _only("os", "disk", "read_kb_per_s")), ("write", _only("os", "disk", "write_kb_per_s")))),
     ("cpu", "CPU (host)", "%",

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchtop.run.results import read_jsonl
 from benchtop.sources.base import SourceError
+from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.registry import source_class
 from benchtop.target import TargetError
 
@@ -183,10 +184,10 @@ def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
                 binlog = src.get("binlog")
                 if isinstance(binlog, Mapping) and _num(binlog.get("rotations")) > 0:
                     _add(out, f"{name}: binlog rotation")
-                inn = src.get("innodb")
-                if isinstance(inn, Mapping):
-                    _peak(peaks, name, "checkpoint age", inn.get("checkpoint_age_pct"))
-                    _peak(peaks, name, "redo", inn.get("redo_bytes_per_s"))
+                inn = InnoDBPanel.of(src)
+                if inn is not None:
+                    _peak(peaks, name, "checkpoint age", inn.checkpoint_age_pct)
+                    _peak(peaks, name, "redo", inn.redo_bytes_per_s)
             elif kind == "pgbouncer":
                 # client_states; recordings made before the SHOW CLIENTS list called it clients
                 clients = src.get("client_states", src.get("clients"))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from benchtop.run.samples import IntervalStats
+from benchtop.sources.fields import InnoDBPanel
 
 GRAMMAR = ("expected METRIC OP VALUE [for DURATION], e.g. 'p99>50ms for 10s', 'tps<100 for 30s', "
            "'errors>1%', 'pool_wait>1s', 'replica_lag>10s', 'checkpoint_age>80%'")
@@ -192,8 +193,8 @@ def snapshot_value(metric: str, snap: Any) -> float | None:
         lags = [float(r["replay_lag_s"]) for r in rows if isinstance(r, dict) and r.get("replay_lag_s") is not None]
         return max(lags) * 1000.0 if lags else 0.0
     if metric == "checkpoint_age" and snap.kind == "mysql":
-        innodb = snap.panel("innodb") or {}
-        return innodb.get("checkpoint_age_pct") if isinstance(innodb, dict) else None
+        inn = InnoDBPanel.of(snap.panels)
+        return inn.checkpoint_age_pct if inn is not None else None
     return None
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from benchtop.sources.base import PanelFailed, SourceError, SourceSnapshot
+from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.process import listener_pid, pid_from_file
 from benchtop.sources.registry import is_local, source_class
 from benchtop.target import Target, TargetError
@@ -24,9 +25,9 @@ def wal_position(snap: SourceSnapshot | None) -> float | None:
     pos = snap.panel("wal_position")
     if isinstance(pos, Mapping) and isinstance(pos.get("lsn_bytes"), (int, float)):
         return float(pos["lsn_bytes"])
-    inn = snap.panel("innodb")
-    if isinstance(inn, Mapping) and isinstance(inn.get("lsn"), (int, float)):
-        return float(inn["lsn"])
+    inn = InnoDBPanel.of(snap.panels)
+    if inn is not None and isinstance(inn.lsn, (int, float)):
+        return float(inn.lsn)
     return None
 
 
@@ -37,9 +38,9 @@ def wal_rate(snap: SourceSnapshot | None) -> float | None:
     rate = snap.panel("wal_bytes_per_s")
     if isinstance(rate, (int, float)):
         return float(rate)
-    inn = snap.panel("innodb")
-    if isinstance(inn, Mapping) and isinstance(inn.get("redo_bytes_per_s"), (int, float)):
-        return float(inn["redo_bytes_per_s"])
+    inn = InnoDBPanel.of(snap.panels)
+    if inn is not None and isinstance(inn.redo_bytes_per_s, (int, float)):
+        return float(inn.redo_bytes_per_s)
     return None
 
 

@@ -13,6 +13,7 @@ from textual.widget import Widget
 from benchtop.panels.units import mib_s, ms_per_s, msec, pct, per_s
 from benchtop.screens.widgets.fmt import crop
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import InnoDBPanel
 
 
 def _list(value: Any) -> list[Mapping[str, Any]]:
@@ -41,7 +42,8 @@ def top_line(snap: SourceSnapshot) -> Text | None:
         if waits:
             event = str(waits[0].get("event", "")).rsplit("/", 1)[-1]
             parts.append(("wait", f"{event} {ms_per_s(waits[0].get('ms_per_s'))}"))
-        age = _map(p.get("innodb")).get("checkpoint_age_pct")
+        inn = InnoDBPanel.of(p)
+        age = inn.checkpoint_age_pct if inn is not None else None
         if age is not None:
             parts.append(("ckpt age", pct(age)))
         locks = _list(p.get("locks"))

@@ -29,6 +29,7 @@ from benchtop.sources.base import (
     scrub_setting,
     shut_down_socket,
 )
+from benchtop.sources.fields import INNODB, InnoDBPanel
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
@@ -219,20 +220,20 @@ def innodb_panel(
     dirty, total = num.get("Innodb_buffer_pool_pages_dirty"), num.get("Innodb_buffer_pool_pages_total")
     reads, requests = num.get("Innodb_buffer_pool_reads"), num.get("Innodb_buffer_pool_read_requests")
     miss = iv.ratio("bp_reads", "bp_read_requests", digits=6)
-    return {
-        "lsn": facts.get("lsn"),
-        "checkpoint_lsn": facts.get("checkpoint_lsn"),
-        "checkpoint_age_bytes": facts.get("checkpoint_age_bytes"),
-        "checkpoint_age_pct": facts.get("checkpoint_age_pct"),
-        "redo_capacity_bytes": facts.get("redo_capacity_bytes"),
-        "dirty_pages_pct": round(100.0 * dirty / total, 2) if dirty is not None and total else None,
-        "pages_flushed_per_s": iv.rate("pages_flushed"),
-        "redo_bytes_per_s": iv.rate("lsn") if "lsn" in iv.cur else iv.rate("os_log_written"),
-        "buffer_pool_hit_ratio": round(1.0 - miss, 6) if miss is not None else None,
-        "buffer_pool_hit_ratio_total": round(1.0 - reads / requests, 6) if reads is not None and requests else None,
-        "history_list_length": history_list_length,
-        "row_lock_waits_per_s": iv.rate("row_lock_waits"),
-    }
+    return InnoDBPanel(
+        lsn=facts.get("lsn"),
+        checkpoint_lsn=facts.get("checkpoint_lsn"),
+        checkpoint_age_bytes=facts.get("checkpoint_age_bytes"),
+        checkpoint_age_pct=facts.get("checkpoint_age_pct"),
+        redo_capacity_bytes=facts.get("redo_capacity_bytes"),
+        dirty_pages_pct=round(100.0 * dirty / total, 2) if dirty is not None and total else None,
+        pages_flushed_per_s=iv.rate("pages_flushed"),
+        redo_bytes_per_s=iv.rate("lsn") if "lsn" in iv.cur else iv.rate("os_log_written"),
+        buffer_pool_hit_ratio=round(1.0 - miss, 6) if miss is not None else None,
+        buffer_pool_hit_ratio_total=round(1.0 - reads / requests, 6) if reads is not None and requests else None,
+        history_list_length=history_list_length,
+        row_lock_waits_per_s=iv.rate("row_lock_waits"),
+    ).as_panel()
 
 
 def waits_panel(
@@ -606,12 +607,12 @@ class MySQLSource(Source):
             None if iv.prev is None else _strip(iv.prev, "innodb:"), _strip(iv.cur, "innodb:"), iv.seconds
         )
         if facts.get("lsn") is None:
-            panels["innodb"] = Missing(
+            panels[INNODB] = Missing(
                 "InnoDB LSN not available",
                 "GRANT PROCESS ON *.* TO the monitor user (for SHOW ENGINE INNODB STATUS)",
             )
         else:
-            panels["innodb"] = innodb_panel(status, facts, innodb_iv, self._history_length(status, engine))
+            panels[INNODB] = innodb_panel(status, facts, innodb_iv, self._history_length(status, engine))
         panels["waits"] = self._waits(settings, iv.seconds)
         panels["binlog"] = self._binlog(settings, iv.seconds)
         panels["rows"] = rows_panel(status)

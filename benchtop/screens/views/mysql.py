@@ -11,7 +11,6 @@ from benchtop.screens.views.spec import (
     Col,
     TableSpec,
     facts,
-    first_of,
     long_running,
     mapping_of,
     missing_line,
@@ -19,6 +18,7 @@ from benchtop.screens.views.spec import (
 )
 from benchtop.panels.units import bar, count, dur, gauge, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text, usec
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import INNODB, InnoDBPanel
 
 
 def _mysql_idle(row: Mapping[str, Any]) -> bool:
@@ -37,7 +37,7 @@ def mysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     threads = mapping_of(panel_of(snap, "threads"))
     rates = mapping_of(panel_of(snap, "status_rates"))
     settings = mapping_of(panel_of(snap, "settings"))
-    inn = panel_of(snap, "innodb")
+    inn = InnoDBPanel.of(snap.panels)
     lines = [
         facts(
             [
@@ -50,23 +50,25 @@ def mysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
                 ("slow", per_s(rates.get("slow_queries_per_s"))),
             ], width)
     ]
-    missing = missing_line("InnoDB", inn)
+    missing = missing_line("InnoDB", panel_of(snap, INNODB))
     if missing is not None:
         lines.append(missing)
-    elif isinstance(inn, Mapping):
+    elif inn is not None:
         line = Text("checkpoint age ", "dim")
-        line.append(pct(inn.get("checkpoint_age_pct")), "bold")
-        line.append(f" of {mib(inn.get('redo_capacity_bytes'))} ", "dim")
-        line.append_text(gauge(inn.get("checkpoint_age_pct"), max(min(width // 6, 24), 8), _flush_marks()))
+        line.append(pct(inn.checkpoint_age_pct), "bold")
+        line.append(f" of {mib(inn.redo_capacity_bytes)} ", "dim")
+        line.append_text(gauge(inn.checkpoint_age_pct, max(min(width // 6, 24), 8), _flush_marks()))
         lines.append(line)
         lines.append(
             facts(
                 [
-                    ("dirty", pct(inn.get("dirty_pages_pct"))),
-                    ("redo", mib_s(inn.get("redo_bytes_per_s"))),
-                    ("hit", ratio_pct(first_of(inn, "buffer_pool_hit_ratio", "buffer_pool_hit_ratio_total"))),
-                    ("history", count(inn.get("history_list_length"))),
-                    ("lock waits", per_s(inn.get("row_lock_waits_per_s"))),
+                    ("dirty", pct(inn.dirty_pages_pct)),
+                    ("redo", mib_s(inn.redo_bytes_per_s)),
+                    # the interval's figure, else (first poll) the one since start
+                    ("hit", ratio_pct(inn.buffer_pool_hit_ratio if inn.buffer_pool_hit_ratio is not None
+                                      else inn.buffer_pool_hit_ratio_total)),
+                    ("history", count(inn.history_list_length)),
+                    ("lock waits", per_s(inn.row_lock_waits_per_s)),
                 ], width)
         )
     waits = panel_of(snap, "waits")
@@ -80,32 +82,31 @@ def mysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
 
 
 def innodb_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    inn = panel_of(snap, "innodb")
-    missing = missing_line("InnoDB", inn)
+    missing = missing_line("InnoDB", panel_of(snap, INNODB))
     if missing is not None:
         return [missing]
-    inn = mapping_of(inn)
+    inn = InnoDBPanel.of(snap.panels) or InnoDBPanel()
     settings = mapping_of(panel_of(snap, "settings"))
     bar_w = min(max(width - 30, 10), 60)
     age = Text("checkpoint age   ", "bold")
-    age.append_text(gauge(inn.get("checkpoint_age_pct"), bar_w, _flush_marks()))
-    age.append(f" {pct(inn.get('checkpoint_age_pct'))}")
+    age.append_text(gauge(inn.checkpoint_age_pct, bar_w, _flush_marks()))
+    age.append(f" {pct(inn.checkpoint_age_pct)}")
     lines = [
         age,
         Text(
-            f"                 {mib(inn.get('checkpoint_age_bytes'))} of {mib(inn.get('redo_capacity_bytes'))} redo; "
+            f"                 {mib(inn.checkpoint_age_bytes)} of {mib(inn.redo_capacity_bytes)} redo; "
             "│ marks: async flushing (~7/8), sync flushing (~15/16)",
             "dim",
         ),
     ]
     rows = [
-        ("dirty pages", pct(inn.get("dirty_pages_pct"))),
-        ("pages flushed", per_s(inn.get("pages_flushed_per_s"))),
-        ("redo written", mib_s(inn.get("redo_bytes_per_s"))),
-        ("history list length", count(inn.get("history_list_length"))),
-        ("buffer pool hit (interval)", ratio_pct(inn.get("buffer_pool_hit_ratio"))),
-        ("buffer pool hit (since start)", ratio_pct(inn.get("buffer_pool_hit_ratio_total"))),
-        ("row lock waits", per_s(inn.get("row_lock_waits_per_s"))),
+        ("dirty pages", pct(inn.dirty_pages_pct)),
+        ("pages flushed", per_s(inn.pages_flushed_per_s)),
+        ("redo written", mib_s(inn.redo_bytes_per_s)),
+        ("history list length", count(inn.history_list_length)),
+        ("buffer pool hit (interval)", ratio_pct(inn.buffer_pool_hit_ratio)),
+        ("buffer pool hit (since start)", ratio_pct(inn.buffer_pool_hit_ratio_total)),
+        ("row lock waits", per_s(inn.row_lock_waits_per_s)),
         ("buffer pool size", mib(settings.get("innodb_buffer_pool_size"))),
         ("flush log at commit", text(settings.get("innodb_flush_log_at_trx_commit"))),
     ]

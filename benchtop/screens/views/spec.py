@@ -154,11 +154,6 @@ def facts(pairs: Sequence[tuple[str, str]], width: int = 0, style: str = "bold")
     return line
 
 
-def first_of(panel: Mapping[str, Any], *keys: str) -> Any:
-    """The first of `keys` that has a value (an interval figure, else the cumulative one)."""
-    return next((panel[k] for k in keys if panel.get(k) is not None), None)
-
-
 def mapping_of(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 

@@ -18,6 +18,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from benchtop.sources.base import Missing, SourceSnapshot
+from benchtop.sources.fields import INNODB
 from benchtop.screens.widgets.chart import LABEL_W
 from benchtop.screens.widgets.fmt import crop
 from benchtop.panels.units import ms, num, size
@@ -42,10 +43,10 @@ PICKS: Mapping[str, tuple[Pick, ...]] = {
         Pick("cache hit", ("cache_hit_ratio", "interval"), "ratio"),
     ),
     "mysql": (
-        Pick("redo", ("innodb", "redo_bytes_per_s"), "B", True),
-        Pick("ckpt age", ("innodb", "checkpoint_age_pct"), "%"),
-        Pick("dirty pages", ("innodb", "dirty_pages_pct"), "%"),
-        Pick("row lock waits", ("innodb", "row_lock_waits_per_s"), "/s", True),
+        Pick("redo", (INNODB, "redo_bytes_per_s"), "B", True),
+        Pick("ckpt age", (INNODB, "checkpoint_age_pct"), "%"),
+        Pick("dirty pages", (INNODB, "dirty_pages_pct"), "%"),
+        Pick("row lock waits", (INNODB, "row_lock_waits_per_s"), "/s", True),
     ),
     "pgbouncer": (
         Pick("pool wait", ("stats", "*", "wait_time_us_per_s"), "us", True),
@@ -70,7 +71,7 @@ def dig(panels: Mapping[str, Any], path: tuple[str, ...]) -> float | None:
     5.0
     >>> dig({"stats": [{"w": 2}, {"w": 3}]}, ("stats", "*", "w"))
     5.0
-    >>> dig({"innodb": Missing("no")}, ("innodb", "lsn")) is None
+    >>> dig({"innodb": Missing("no")}, (INNODB, "lsn")) is None
     True
     """
     value: Any = panels
