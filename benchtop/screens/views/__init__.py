@@ -2,7 +2,7 @@
 summary lines and one or more sortable tables, with human units and labels.
 
 Pure data and formatting (rich Text, no widgets), so every figure a DBA reads
-is testable without a terminal; `monitor.py` turns a View into widgets.
+is testable without a terminal; `widgets/source_pane.py` turns a View into widgets.
 """
 
 from __future__ import annotations
