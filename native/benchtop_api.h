@@ -316,6 +316,8 @@ typedef struct {
     uint64_t connects;
     uint64_t connect_ns_sum;
     uint64_t connect_ns_max;
+    uint64_t connect_failures;        /* connection attempts that failed (refused, too many, denied) */
+    int32_t connected;                /* running workers holding a connection now */
     uint64_t latency_ns_sum;          /* corrected (from intended start) */
     uint64_t latency_ns_min;
     uint64_t latency_ns_max;

@@ -392,8 +392,11 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
         if (!w)
             continue;
         if (atomic_load(&w->state) == BT_W_RUNNING &&
-            w->gindex < atomic_load(&e->groups[w->group].threads_target))
+            w->gindex < atomic_load(&e->groups[w->group].threads_target)) {
             out->threads_running++;
+            out->connected += atomic_load(&w->connected);
+        }
+        out->connect_failures += BT_GET(w->connect_failures);
         out->transactions += BT_GET(w->txns);
         out->unfinished += BT_GET(w->unfinished);
         out->rollbacks += BT_GET(w->rollbacks);

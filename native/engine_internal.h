@@ -92,6 +92,8 @@ typedef struct bt_engine bt_engine;
 typedef struct bt_worker {
     /* counters: written by this worker only */
     _Atomic uint64_t txns, rollbacks, retries, reconnects, connects;
+    _Atomic uint64_t connect_failures;  /* attempts the server refused or never answered */
+    _Atomic int connected;              /* holds a connection now (read by snapshots) */
     _Atomic uint64_t unfinished;  /* transactions cut short by bt_engine_abort_io */
     _Atomic uint64_t queries[3];
     _Atomic uint64_t errors[BT_ERRK_COUNT];

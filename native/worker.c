@@ -34,6 +34,7 @@ int bt_worker_connect(bt_worker *w, bt_err *err)
     int rc = e->drv->connect(&e->cfg.conn, &w->conn, err);
     if (rc != 0) {
         w->conn = NULL;
+        BT_ADD(w->connect_failures, 1);
         return rc;
     }
     /* publish the socket, unless the controller already aborted our I/O */
@@ -53,6 +54,7 @@ int bt_worker_connect(bt_worker *w, bt_err *err)
     if (dt > BT_GET(w->connect_ns_max))
         BT_PUT(w->connect_ns_max, dt);
     w->txns_since_connect = 0;
+    atomic_store(&w->connected, 1);
     atomic_store(&e->ever_connected, 1);
     return 0;
 }
@@ -60,6 +62,7 @@ int bt_worker_connect(bt_worker *w, bt_err *err)
 void bt_worker_disconnect(bt_worker *w)
 {
     if (w->conn) {
+        atomic_store(&w->connected, 0);
         pthread_mutex_lock(&w->io_mu);
         w->io_fd = -1;   /* before close: the number may be reused at once */
         pthread_mutex_unlock(&w->io_mu);

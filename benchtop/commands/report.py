@@ -36,6 +36,8 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         return int(exc.code or 0)
     try:
         runs = load_runs([Path(f) for f in args.folders])
+        for problem in (p for r in runs for p in r.problems):
+            print(f"benchtop report: warning: {problem}", file=sys.stderr)
         if not args.html and not args.png:
             from benchtop.report.text import report_text
 

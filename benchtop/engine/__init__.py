@@ -394,6 +394,8 @@ class Engine:
             connects=s.connects,
             connect_ns_sum=s.connect_ns_sum,
             connect_ns_max=s.connect_ns_max,
+            connect_failures=s.connect_failures,
+            connected=s.connected,
             latency_ns_sum=s.latency_ns_sum,
             latency_ns_min=s.latency_ns_min,
             latency_ns_max=s.latency_ns_max,

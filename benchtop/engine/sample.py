@@ -70,6 +70,8 @@ class EngineSample:
     latency: Histogram
     service: Histogram
     groups: tuple[GroupSample, ...] = ()  # when the workload declares thread groups
+    connect_failures: int = 0  # connection attempts refused or unanswered (too many connections, denied, down)
+    connected: int = -1  # running workers holding a connection now; -1: not known (a reading without it)
     # latency per query kind, for programs that time their statements (fileio)
     query_latency: dict[str, Histogram] = field(default_factory=dict)
 

@@ -30,13 +30,20 @@ class RunData:
     steps: list[dict[str, Any]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)  # settings.json: {"server": {...}, "host": {...}}
     monitor: list[dict[str, Any]] = field(default_factory=list)  # monitor.jsonl snapshots
+    problems: list[str] = field(default_factory=list)  # FILE:LINE of what could not be read, left out
+
+    @property
+    def unfinished(self) -> bool:
+        """No summary.json: the run was killed (or its disk filled) before the end."""
+        return bool(self.summary.get("unfinished"))
 
     @property
     def label(self) -> str:
         """The name as plots and tables show it, marked when its settings are not durable."""
+        name = f"{self.name} (unfinished)" if self.unfinished else self.name
         if self.validity.status in ("durable", "unknown", "no database"):
-            return self.name
-        return f"{self.name} ({self.validity.label})"
+            return name
+        return f"{name} ({self.validity.label})"
 
     @property
     def is_sweep(self) -> bool:
@@ -90,14 +97,48 @@ def _validity(summary: dict[str, Any], target: Any, config: dict[str, Any]) -> V
     return Validity("unknown", ("no settings recorded",))
 
 
+def unfinished_summary(intervals: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a run that never wrote summary.json measured, from its interval
+    lines: transactions, TPS, the worst interval's percentiles (the whole
+    run's histogram is not there), marked unfinished.
+
+    >>> s = unfinished_summary([{"t": 1, "tps": 10, "threads": 2, "latency_ms": {"p95": 2, "p99": 3}},
+    ...                         {"t": 2, "tps": 30, "threads": 2, "latency_ms": {"p95": 4, "p99": 5}}])
+    >>> s["transactions"], s["tps"], s["latency_ms"], s["unfinished"]
+    (40, 20.0, {'p95': 4.0, 'p99': 5.0}, True)
+    """
+    measured = [iv for iv in intervals if not iv.get("warmup")] or intervals
+    prev_t = 0.0
+    transactions = 0.0
+    for iv in measured:
+        transactions += float(iv["tps"]) * max(0.0, float(iv["t"]) - prev_t)
+        prev_t = float(iv["t"])
+    time_s = float(measured[-1]["t"]) if measured else 0.0
+    worst = {k: max(float((iv.get("latency_ms") or {}).get(k, 0.0)) for iv in measured) for k in ("p95", "p99")}
+    return {
+        "unfinished": True,
+        "stopped_by": "unfinished: no summary.json (the run was killed or its disk filled); figures from its "
+                      "interval lines, percentiles the worst interval's",
+        "time_s": time_s,
+        "threads": measured[-1].get("threads") if measured else None,
+        "transactions": round(transactions),
+        "tps": round(transactions / time_s, 2) if time_s else 0.0,
+        "latency_ms": worst,
+        "errors": 0,
+    }
+
+
 def load_run(folder: Path) -> RunData:
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder")
     summary = _read_json(folder / "summary.json")
-    if not isinstance(summary, dict):
-        raise ReportError(f"{folder}: no summary.json (not a finished benchtop results folder)")
     config = _read_json(folder / "config.json") or {}
-    intervals = [iv for iv in read_jsonl(folder / "intervals.jsonl") if "tps" in iv and "t" in iv]
+    problems: list[str] = []
+    intervals = [iv for iv in read_jsonl(folder / "intervals.jsonl", problems) if "tps" in iv and "t" in iv]
+    if not isinstance(summary, dict):
+        if not intervals:
+            raise ReportError(f"{folder}: no summary.json and no intervals (not a benchtop results folder)")
+        summary = unfinished_summary(intervals)
     if "steady_state" not in summary:
         summary.update(analyse(intervals))
     # a plain run's summary has one step without an index: that is the run itself
@@ -108,12 +149,13 @@ def load_run(folder: Path) -> RunData:
         summary=summary,
         config=config,
         intervals=intervals,
-        timeline=read_jsonl(folder / "timeline.jsonl"),
+        timeline=read_jsonl(folder / "timeline.jsonl", problems),
         histogram=_read_json(folder / "histogram.json") or {},
         validity=_validity(summary, _read_json(folder / "target.json"), config),
         steps=steps,
         settings=_read_json(folder / "settings.json") or {},
-        monitor=[r for r in read_jsonl(folder / "monitor.jsonl") if isinstance(r.get("sources"), dict)],
+        monitor=[r for r in read_jsonl(folder / "monitor.jsonl", problems) if isinstance(r.get("sources"), dict)],
+        problems=problems,
     )
 
 
@@ -148,7 +190,8 @@ def table_rows(runs: list[RunData]) -> list[Row]:
     for r in runs:
         # a settings sweep's steps side by side per setting, labelled with it
         steps = [s for _, group in r.by_settings() for s in group]
-        entries = [(r.step_label(s), s) for s in steps] if r.steps else [(r.name, r.summary)]
+        entries = ([(r.step_label(s), s) for s in steps] if r.steps
+                   else [(r.name + (" (unfinished)" if r.unfinished else ""), r.summary)])
         for name, s in entries:
             validity = Validity.from_dict(s["validity"]) if s.get("validity") else r.validity
             lat = s.get("latency_ms") or {}

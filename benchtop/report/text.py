@@ -58,6 +58,10 @@ def report_text(runs: list[RunData], width: int = 60) -> str:
     verdicts = validity_lines(runs)
     if verdicts:
         out += ["", "Validity"] + verdicts
+    for r in runs:
+        if r.unfinished:
+            out += ["", f"{r.name}: {r.summary['stopped_by']}"]
+        out += [f"{r.name}: {problem}" for problem in r.problems]
     stalls = [(r.name, st) for r in runs for st in r.summary.get("stalls") or []]
     if stalls:
         out.append("")

@@ -488,7 +488,8 @@ class RunController:
                                        server_ok=answering and not reason.startswith("error"))
                      if self.meter is not None else {})
             self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
-                                    groups=self._with_interval_rates(summary.groups))
+                                    groups=self._with_interval_rates(summary.groups),
+                                    connected_max=max((iv.connected for iv in self.history), default=-1))
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:

@@ -32,8 +32,11 @@ def interval_line(iv: IntervalStats, percentile: float, t_offset: float = 0.0) -
     non-integer percentile keeps its decimals.
     """
     lat = iv.latency_ms.get(pct_key(percentile), 0.0)
+    # sysbench's line unless workers are missing: then how many hold a connection, and the refusals
+    short = (f" ({iv.connected} connected, {iv.connect_failures} refused)"
+             if 0 <= iv.connected < iv.threads else "")
     line = (
-        f"[ {iv.t - t_offset:.0f}s ] thds: {iv.threads} tps: {iv.tps:4.2f} qps: {iv.qps:4.2f} "
+        f"[ {iv.t - t_offset:.0f}s ] thds: {iv.threads}{short} tps: {iv.tps:4.2f} qps: {iv.qps:4.2f} "
         f"(r/w/o: {iv.reads_per_s:4.2f}/{iv.writes_per_s:4.2f}/{iv.other_per_s:4.2f}) "
         f"lat (ms,{_pct_label(percentile)}%): {lat_ms(lat):>4} err/s: {iv.errors_per_s:4.2f} "
         f"reconn/s: {iv.reconnects_per_s:4.2f}"
@@ -93,7 +96,7 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
     else:
         lines.append("         percentile stats:               disabled")
     lines.append(f"         sum: {lat.get('avg', 0.0) * s.transactions:39.2f}")
-    extra = []
+    extra = [f"warning: {w}" for w in s.warnings]
     if s.rate > 0:
         extra.append(
             f"    service time (ms): avg {lat_ms(svc.get('avg', 0.0))}, {percentile:g}th "

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import math
+import os
+import sys
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
@@ -441,11 +444,65 @@ def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
     if engine == "mysql" and not ns.mysql_user and not (ns.dsn and t.user) and t.user == "root":
         t = replace(t, user="sbtest")  # sysbench's default user
     if ns.ask_password:
-        t = t.with_password(getpass.getpass(f"Password for {t.describe()}: "))
+        t = t.with_password(ask_password(t.describe()))
     return t
 
 
+# every number a run takes, checked where it enters: (option, least, most, what 0 means).  Ranges are wide
+# enough for any real run and keep the engine's 64-bit counters and timers from overflowing.
+YEAR_S = 365 * 24 * 3600
+NUMBER_RANGES: dict[str, tuple[str, float, float, str]] = {
+    "time": ("--time", 0, YEAR_S, "seconds; 0 = no limit"),
+    "events": ("--events", 0, 2**62, "transactions; 0 = no limit"),
+    "rate": ("--rate", 0, 1e9, "transactions/s; 0 = closed loop"),
+    "report_interval": ("--report-interval", 0, 86400, "seconds; 0 = summary only"),
+    "warmup": ("--warmup", 0, YEAR_S, "seconds"),
+    "monitor_interval": ("--monitor-interval", 0.05, 3600, "seconds"),
+    "reconnect": ("--reconnect", 0, 2**31 - 1, "transactions; 0 = never"),
+    "tables": ("--tables", 1, 1_000_000, "tables"),
+    "table_size": ("--table-size", 0, 10**12, "rows"),
+    "load_hosts": ("--load-hosts", 0, 100_000, "load hosts"),
+}
+
+
+def check_number_ranges(ns: argparse.Namespace) -> None:
+    """One line for a number that is not finite or out of its range (--time inf, --events 1e21).
+
+    >>> check_number_ranges(argparse.Namespace(time=float("inf")))
+    Traceback (most recent call last):
+    benchtop.errors.UsageError: --time takes seconds; 0 = no limit, from 0 to 31536000, not inf
+    """
+    for dest, (option, least, most, unit) in NUMBER_RANGES.items():
+        value = getattr(ns, dest, None)
+        if value is None:
+            continue
+        if not (math.isfinite(value) and least <= value <= most):
+            raise UsageError(f"{option} takes {unit}, from {least:g} to {most:.0f}, not {value:g}"
+                             if isinstance(value, float) else
+                             f"{option} takes {unit}, from {least:g} to {most:.0f}, not {value}")
+
+
+def ask_password(what: str) -> str:
+    """--ask-password: the prompt on the terminal; one line where there is none (a cron job, CI)."""
+    if not _has_terminal():
+        raise UsageError("--ask-password needs a terminal to ask on: give the password in ~/.my.cnf, ~/.pgpass "
+                         "or MYSQL_PWD / PGPASSWORD instead")
+    try:
+        return getpass.getpass(f"Password for {what}: ")
+    except EOFError:
+        raise UsageError("--ask-password: no password was typed (end of input)") from None
+
+
+def _has_terminal() -> bool:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+        return True
+    except OSError:
+        return sys.stdin is not None and sys.stdin.isatty()
+
+
 def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOptions:
+    check_number_ranges(ns)
     engine = engine_name(ns.engine)
     target = resolve_target(ns, engine)
     if ns.tables is not None:
@@ -478,8 +535,6 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             ns.time = HEADLESS_TIME_S
         for setting in ns.group:
             parse_group_setting(setting)
-        if ns.time < 0 or ns.events < 0 or ns.rate < 0 or ns.report_interval < 0 or ns.warmup < 0:
-            raise UsageError("--time, --events, --rate, --report-interval and --warmup must not be negative")
         if not 0 <= ns.query_timeout < 2_000_000:
             raise UsageError("--query-timeout takes seconds: 0 (none) or more")
         if 0 < ns.query_timeout < 0.001:

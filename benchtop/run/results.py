@@ -18,6 +18,7 @@ The folder is created readable by the user only (0700).  A run given no
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import re
@@ -87,6 +88,29 @@ def expected_bytes(duration_s: float, report_interval_s: float, sources: int, po
     return int(FIXED_BYTES + intervals * INTERVAL_BYTES + polls * SNAPSHOT_BYTES)
 
 
+# held (flock) by the run writing the folder; a second process on the same --out is refused
+LOCK_NAME = ".benchtop.lock"
+
+
+def _lock_folder(folder: Path) -> int:
+    """An exclusive lock on the folder (its lock file), or ResultsError naming
+    the process that holds it.  Also proves the folder writable."""
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip()
+        os.close(fd)
+        raise ResultsError(f"results folder {folder} is being written by another benchtop"
+                           f"{f' (pid {holder})' if holder else ''}: choose another --out") from None
+    except OSError:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
 class ResultsWriter:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -94,14 +118,21 @@ class ResultsWriter:
         # files that could not be written, with why: an append-only file stops
         # at its first error (no torn lines after a gap), the run goes on
         self.failures: dict[str, str] = {}
+        self._lock: int | None = None
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.chmod(folder, 0o700)
-            probe = folder / ".write-test"
-            probe.write_text("")
-            probe.unlink()
+            self._lock = _lock_folder(folder)
+        except ResultsError:
+            raise
         except OSError as exc:
             raise ResultsError(_describe_oserror(folder, exc)) from None
+        held = sorted(p.name for p in folder.iterdir() if p.name != LOCK_NAME)
+        if held:
+            self._unlock()
+            raise ResultsError(f"results folder {folder} already holds {', '.join(held[:3])}"
+                               f"{' ...' if len(held) > 3 else ''}: a folder is written by one run only, "
+                               "choose a new --out (or leave it out for a new folder)")
 
     def check_room(self, needed: int) -> None:
         """Refuse before the load when the folder's file system has less room
@@ -176,12 +207,43 @@ class ResultsWriter:
             except OSError:
                 pass
         self._files.clear()
+        self._unlock()
+
+    def _unlock(self) -> None:
+        if self._lock is None:
+            return
+        try:  # the lock file goes first, while it is still held: no other run can take it half-removed
+            (self.folder / LOCK_NAME).unlink()
+        except OSError:
+            pass
+        os.close(self._lock)
+        self._lock = None
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
+def read_jsonl(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of a results file, one a line.  A torn last line (a
+    run killed mid-write) is left out silently; any other line that is not a
+    JSON object is left out and named, as FILE:LINE, in `problems`."""
     out: list[dict[str, Any]] = []
     if not path.is_file():
         return out
+    lines = path.read_text(errors="replace").splitlines()
+    last = max((n for n, line in enumerate(lines) if line.strip()), default=-1)
+    for n, line in enumerate(lines):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if n != last and problems is not None:
+                problems.append(f"{path}:{n + 1}: not JSON, left out")
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+        elif problems is not None:
+            problems.append(f"{path}:{n + 1}: not a JSON object ({line[:20]}), left out")
+    return out
     for line in path.read_text(errors="replace").splitlines():
         line = line.strip()
         if line:

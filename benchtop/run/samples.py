@@ -143,6 +143,8 @@ class IntervalStats:
     # p50/p95/p99 per transaction type over the interval (workloads with several types)
     txn_latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
+    connected: int = -1  # running workers holding a connection at the interval's end (-1: not known)
+    connect_failures: int = 0  # connection attempts refused in the interval
 
     @property
     def rate_mode(self) -> bool:
@@ -197,6 +199,8 @@ class IntervalStats:
             txn_by_type=tuple(max(0, a - b) for a, b in zip(cur.txn_by_type, prev.txn_by_type)),
             groups=groups_between(prev, cur, percentiles),
             op_latency_ms=op_latencies(prev, cur, ps),
+            connected=cur.connected,
+            connect_failures=max(0, cur.connect_failures - prev.connect_failures),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,6 +219,10 @@ class IntervalStats:
             "reconnects_per_s": round(self.reconnects_per_s, 2),
             "latency_ms": lat,
         }
+        if self.connected >= 0:
+            out["connected"] = self.connected
+        if self.connect_failures:
+            out["connect_failures"] = self.connect_failures
         if self.txn_latency_ms:
             out["txn_latency_ms"] = {k: dict(v) for k, v in self.txn_latency_ms.items()}
         if self.costs.get("per_op"):
@@ -267,6 +275,8 @@ class RunSummary:
     costs: Mapping[str, Any] = field(default_factory=dict)
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
     hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
+    connect_failures: int = 0  # connection attempts refused or unanswered
+    connected_max: int = -1  # the most workers connected at once in an interval (-1: not known)
 
     @property
     def queries(self) -> int:
@@ -336,7 +346,17 @@ class RunSummary:
             # cut short at the end, or still stuck in a transaction when abandoned
             unfinished=(last.unfinished - first.unfinished
                         + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
+            connect_failures=max(0, last.connect_failures - first.connect_failures),
         )
+
+    @property
+    def warnings(self) -> list[str]:
+        """What makes the figures mean less than they seem: fewer workers than asked."""
+        if 0 <= self.connected_max < self.threads:
+            return [f"only {self.connected_max} of {self.threads} workers were connected at once: the server refused "
+                    f"{self.connect_failures} connection attempts (max_connections? access denied? down?); "
+                    f"the results are for {self.connected_max} workers"]
+        return []
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON summary object; histogram counts add up to `transactions`."""
@@ -353,6 +373,9 @@ class RunSummary:
             "reconnects": self.reconnects,
             "connects": self.connects,
             "connect_ms_avg": round(self.connect_ms_avg, 3),
+            "connect_failures": self.connect_failures,
+            **({"connected": self.connected_max} if self.connected_max >= 0 else {}),
+            **({"warnings": self.warnings} if self.warnings else {}),
             "time_s": round(self.time_s, 3),
             "threads": self.threads,
             "rate": self.rate,

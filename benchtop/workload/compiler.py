@@ -395,9 +395,12 @@ def _compile_script(ctx: _Ctx, script: str) -> None:
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], SourceText]:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot read workload file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise WorkloadError(f"{path}:{line}: not a workload file (not UTF-8 text: byte {exc.start + 1})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,0 +1,105 @@
+"""Nothing lost, nothing misreported: a results folder is written by one run
+only, hostile numbers and files end in one line, a killed run's folder and a
+damaged intervals.jsonl can still be reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchtop.run.results import ResultsError, ResultsWriter
+from tests.e2e.conftest import ROOT, run_benchtop
+
+
+def test_a_folder_that_holds_files_is_never_written_again(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_benchtop("--headless", "--engine", "sqlite", "--time", "1", "--out", str(out)).returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    r = run_benchtop("--headless", "--engine", "sqlite", "--time", "1", "--out", str(out))
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert f"results folder {out} already holds" in r.stderr and "choose a new --out" in r.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_second_writer_of_one_folder_is_refused_while_the_first_runs(tmp_path: Path) -> None:
+    first = ResultsWriter(tmp_path / "run")
+    try:
+        with pytest.raises(ResultsError, match=rf"being written by another benchtop \(pid {os.getpid()}\)"):
+            ResultsWriter(tmp_path / "run")
+    finally:
+        first.close()
+    assert not list((tmp_path / "run").iterdir()), "the lock file goes with the writer"
+    ResultsWriter(tmp_path / "run").close()  # an empty folder may be used again
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--time", "inf", "--events", "50"], "--time takes seconds; 0 = no limit, from 0 to 31536000, not inf"),
+    (["--events", "1000000000000000000000"], "--events takes transactions; 0 = no limit, from 0 to"),
+    (["--warmup", "nan"], "--warmup takes seconds, from 0 to 31536000, not nan"),
+    (["--monitor-interval", "0"], "--monitor-interval takes seconds, from 0.05 to 3600, not 0"),
+    (["--tables", "0"], "--tables takes tables, from 1 to 1000000, not 0"),
+])
+def test_numbers_out_of_range_are_one_line(args: list[str], needle: str) -> None:
+    r = run_benchtop("--headless", "--engine", "null", *args)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_binary_workload_file_names_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "w.toml"
+    f.write_bytes(b"name = 'x'\n\x00\xff\xfe binary")
+    r = run_benchtop("--headless", "--engine", "null", "--workload", str(f), "--time", "1")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert f"{f}:2: not a workload file (not UTF-8 text" in r.stderr
+
+
+def test_ask_password_without_a_terminal_is_one_line() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "benchtop", "--headless", "--engine", "mysql", "--dsn",
+                        "mysql://sbtest@127.0.0.1:1/sbtest", "--ask-password", "--time", "1"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, cwd=str(ROOT),
+                       start_new_session=True, timeout=60)  # no controlling terminal, as under cron
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--ask-password needs a terminal" in r.stderr
+
+
+def test_a_killed_runs_folder_is_reported_as_unfinished(tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "benchtop", "--headless", "--engine", "sqlite", "--time", "60",
+                             "--out", str(out)], env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            f = out / "intervals.jsonl"
+            if f.exists() and len(f.read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert not (out / "summary.json").exists()
+    r = run_benchtop("report", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "killed (unfinished)" in r.stdout and "unfinished: no summary.json" in r.stdout
+    row = next(line for line in r.stdout.splitlines() if line.startswith("killed (unfinished)"))
+    assert float(row.split()[4]) > 0  # its TPS, from the interval lines
+
+
+def test_a_damaged_intervals_file_names_file_and_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_benchtop("--headless", "--engine", "sqlite", "--time", "2", "--out", str(out)).returncode == 0
+    lines = (out / "intervals.jsonl").read_text().splitlines()
+    (out / "intervals.jsonl").write_text("\n".join([lines[0], "null", "[1, 2]", *lines[1:]]) + "\n")
+    r = run_benchtop("report", str(out))
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert f"{out / 'intervals.jsonl'}:2: not a JSON object (null), left out" in r.stderr
+    assert f"{out / 'intervals.jsonl'}:3: not a JSON object ([1, 2]), left out" in r.stderr
+    assert json.loads(lines[0])["tps"] > 0

@@ -1,0 +1,36 @@
+"""More workers than the server accepts: each interval says how many hold a
+connection and how many attempts were refused, the summary warns that fewer
+workers ran than asked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.dbhelpers import mysql_admin_exec
+from tests.realdb.test_faults import prepared_mysql, start_run  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.realdb
+
+
+def test_max_connections_below_threads_is_counted_and_warned(prepared_mysql, tmp_path: Path) -> None:
+    (before,) = mysql_admin_exec(prepared_mysql, "SELECT @@GLOBAL.max_connections")
+    # the monitor's and the cost meter's connections come first: leave room for four workers
+    mysql_admin_exec(prepared_mysql, "SET GLOBAL max_connections = 6")
+    try:
+        proc = start_run(prepared_mysql, tmp_path / "res", 3, "--threads", "12", "--no-monitor")
+        stdout, stderr = proc.communicate(timeout=90)
+    finally:
+        mysql_admin_exec(prepared_mysql, f"SET GLOBAL max_connections = {int(before[0])}")
+    assert proc.returncode == 0, stderr
+    lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    intervals = [d for d in lines if d.get("type") == "interval"]
+    summary = [d for d in lines if d.get("type") == "summary"][-1]
+    assert intervals and all(0 < d["connected"] < 12 for d in intervals)
+    assert sum(d.get("connect_failures", 0) for d in intervals) > 0
+    assert 0 < summary["connected"] < 12 and summary["connect_failures"] > 0
+    assert any(f"of 12 workers were connected" in w for w in summary["warnings"])
+    saved = json.loads((tmp_path / "res" / "summary.json").read_text())
+    assert saved["connected"] == summary["connected"]
