@@ -84,13 +84,19 @@ def parse_dsn(dsn: str, default_kind: str | None = None) -> Target:
     'mysql://sb@db1:3307/sbtest'
     >>> parse_dsn("host=h port=5433 dbname=x user=u", "postgresql").effective_port
     5433
+    >>> parse_dsn("postgresql://u@[::1:5432/db")
+    Traceback (most recent call last):
+    benchtop.target.dsn.TargetError: cannot read DSN 'postgresql://u@[::1:5432/db': Invalid IPv6 URL (an IPv6 host is written [::1])
     """
     dsn = dsn.strip()
     if "://" not in dsn:
         if "=" in dsn and default_kind in ("postgresql", "pgbouncer"):
             return _parse_keywords(dsn, default_kind)
         raise TargetError(f"cannot read DSN {_redact(dsn)!r}: expected KIND://[user[:password]@]host[:port][/db]")
-    parts = urlsplit(dsn)
+    try:
+        parts = urlsplit(dsn)
+    except ValueError as exc:  # "Invalid IPv6 URL": an unclosed [
+        raise TargetError(f"cannot read DSN {_redact(dsn)!r}: {exc} (an IPv6 host is written [::1])") from None
     kind = _SCHEME_KIND.get(parts.scheme.lower())
     if kind is None:
         raise TargetError(
