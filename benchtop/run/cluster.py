@@ -27,13 +27,15 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import zip_longest
 from operator import attrgetter
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -261,6 +263,27 @@ class _Agent:
     due: float = 0.0  # when that reading is taken (controller's monotonic clock)
 
 
+@contextmanager
+def stderr_into(path: str) -> Iterator[None]:
+    """Ray's C++ core writes lines of its own to file descriptor 2 (the log
+    level it read, internal errors when actors go), under benchtop's lines
+    and the TUI: while Ray starts and stops they go to `path` (the results
+    folder's ray.log) instead."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
 class HostGroup:
     """The load hosts' engines as one engine (RunController's LoadEngine).
 
@@ -271,8 +294,9 @@ class HostGroup:
     per reading or knob, whatever the number of hosts on it."""
 
     def __init__(self, address: str, hosts: int, conn: ConnSettings, settings: EngineSettings,
-                 program: Program, report_interval: float = 1.0) -> None:
+                 program: Program, report_interval: float = 1.0, ray_log: str = os.devnull) -> None:
         ray = self._ray = ray_module()
+        self._ray_log = ray_log
         self._owns_ray = False
         if not ray.is_initialized():
             reachable(address)
@@ -280,8 +304,9 @@ class HostGroup:
             os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
             try:
                 # log_to_driver=False: the actors' output stays in Ray's logs, off the TUI
-                ray.init(address=address, namespace="benchtop", log_to_driver=False,
-                         logging_level=logging.ERROR)
+                with stderr_into(ray_log):
+                    ray.init(address=address, namespace="benchtop", log_to_driver=False,
+                             logging_level=logging.ERROR)
             except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError, ...
                 raise UsageError(f"--cluster {address}: cannot connect to the Ray cluster: {one_line(exc)}") from None
             self._owns_ray = True
@@ -450,18 +475,19 @@ class HostGroup:
     def close(self) -> None:
         ray = self._ray
         hosts = [h for h in self.hosts if h.live]
-        try:
-            if hosts and self.agents:
-                self._call(hosts, "close", [()] * len(hosts))
-        finally:
-            for actor in [h.actor for h in hosts] + [a.actor for a in self.agents]:
-                try:
-                    ray.kill(actor, no_restart=True)
-                except Exception:  # already gone
-                    pass
-        if self._owns_ray:
-            self._owns_ray = False
-            ray.shutdown()
+        with stderr_into(self._ray_log):
+            try:
+                if hosts and self.agents:
+                    self._call(hosts, "close", [()] * len(hosts))
+            finally:
+                for actor in [h.actor for h in hosts] + [a.actor for a in self.agents]:
+                    try:
+                        ray.kill(actor, no_restart=True)
+                    except Exception:  # already gone
+                        pass
+            if self._owns_ray:
+                self._owns_ray = False
+                ray.shutdown()
 
     def set_threads(self, n: int) -> None:
         hosts = self.live()
@@ -684,7 +710,8 @@ class ClusterController(RunController):
             raise UsageError(f"thread groups ({', '.join(g.name for g in settings.groups)}) do not run on --cluster "
                              "yet: run the workload without --preset/--group, or on one machine")
         group = HostGroup(options.cluster, options.load_hosts, conn, settings, program,
-                          options.report_interval or 1.0)
+                          options.report_interval or 1.0,
+                          ray_log=os.path.join(options.out, "ray.log") if options.out else os.devnull)
         self.group = group
         super().__init__(options, program, conn, writer, instrumentation, guard, engine=group)
         n = len(group.hosts)

@@ -108,6 +108,9 @@ def test_sqlite_results_folder_and_json_lines_carry_the_hosts(ray_cluster: Local
                         "--workload", "oltp_point_select", "--out", str(out), env=LOOPBACK_ENV, cwd=tmp_path,
                         timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
+    # Ray's own lines go to the results folder, never to the terminal
+    assert "logging.cc" not in done.stderr and "unexpected internal error" not in done.stderr
+    assert (out / "ray.log").exists()
     lines = [json.loads(x) for x in done.stdout.splitlines()]
     intervals = [x for x in lines if x["type"] == "interval"]
     summary = [x for x in lines if x["type"] == "summary"][-1]
