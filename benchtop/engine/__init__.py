@@ -54,10 +54,6 @@ def _check(rc: int, what: str) -> None:
         raise EngineError(f"{what}: {ffi.string(lib.bt_strerror(rc)).decode()}")
 
 
-def driver_available(name: str) -> bool:
-    return name in DRIVERS and bool(lib.bt_driver_available(DRIVERS[name]))
-
-
 @dataclass(frozen=True, slots=True)
 class ConnSettings:
     """How each worker connects (the password never leaves this object)."""
@@ -481,8 +477,3 @@ def exec_sql(conn: ConnSettings, sql: str) -> str | None:
         raise (ConnectError if rc == lib.BT_ECONNECT else EngineError)(msg)
     value = ffi.string(out).decode(errors="replace")
     return value if value != "" else None
-
-
-def exec_script(conn: ConnSettings, statements: Sequence[str]) -> None:
-    for sql in statements:
-        exec_sql(conn, sql)
