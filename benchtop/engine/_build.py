@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import shlex
 import shutil
 import subprocess
@@ -25,21 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 os.chdir(ROOT)
 NATIVE = Path("native")
 
-CORE_SOURCES = [
-    "engine.c",
-    "group.c",
-    "worker.c",
-    "scheduler.c",
-    "histogram.c",
-    "workload.c",
-    "rand.c",
-    "load.c",
-    "driver_common.c",
-    "driver_null.c",
-    "driver_sqlite.c",
-    "driver_fileio.c",
-    "textbuf.c",
-]
+# the lists of C files, shared with tests/native (see _sources.py)
+SOURCES = runpy.run_path(str(ROOT / "benchtop" / "engine" / "_sources.py"))
 
 
 def _cdef_text() -> str:
@@ -98,8 +86,12 @@ def _split_libs(flags: list[str]) -> tuple[list[str], list[str], list[str]]:
     return libs, dirs, other
 
 
+def _present(names: list[str]) -> bool:
+    return all((NATIVE / n).exists() for n in names)
+
+
 def build_options() -> dict[str, list[str]]:
-    sources = [str(NATIVE / s) for s in CORE_SOURCES]
+    sources = [str(NATIVE / s) for s in SOURCES["CORE"]]
     cflags = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-O2"]
     libraries = ["sqlite3", "pthread", "m"]
     library_dirs: list[str] = []
@@ -111,9 +103,9 @@ def build_options() -> dict[str, list[str]]:
         link_args += [f for f in shlex.split(extra) if f.startswith("-fsanitize")]
 
     want_mysql = os.environ.get("BENCHTOP_WITHOUT_MYSQL") is None
-    mysql = _mysql_flags() if want_mysql and (NATIVE / "driver_mysql.c").exists() else None
+    mysql = _mysql_flags() if want_mysql and _present(SOURCES["MYSQL"]) else None
     if mysql:
-        sources.append(str(NATIVE / "driver_mysql.c"))
+        sources += [str(NATIVE / s) for s in SOURCES["MYSQL"]]
         cflags += [f for f in mysql[0] if not re.match(r"-O\d|-g$", f)]
         libs, dirs, other = _split_libs(mysql[1])
         libraries += libs
@@ -121,9 +113,9 @@ def build_options() -> dict[str, list[str]]:
         link_args += other
         macros.append("BT_HAVE_MYSQL")
 
-    pg = _pg_flags() if (NATIVE / "driver_pg.c").exists() else None
+    pg = _pg_flags() if _present(SOURCES["PGSQL"]) else None
     if pg:
-        sources.append(str(NATIVE / "driver_pg.c"))
+        sources += [str(NATIVE / s) for s in SOURCES["PGSQL"]]
         cflags += pg[0]
         libs, dirs, other = _split_libs(pg[1])
         libraries += libs

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from benchtop.engine._sources import DRIVER_SUPPORT, MYSQL, PGSQL
 from tests.fixtures.servers import Server, in_ci, mysql_admin_exec
 
 pytestmark = pytest.mark.realdb
 
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "native"
-SOURCES = ["tests/test_drivers.c", "driver_mysql.c", "driver_pg.c", "driver_common.c", "textbuf.c"]
+SOURCES = ["tests/test_drivers.c", *MYSQL, *PGSQL, *DRIVER_SUPPORT]
 BASE_FLAGS = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-g"]
 SANITIZE = ["-O1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
             "-fno-sanitize-recover=undefined"]

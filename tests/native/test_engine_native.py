@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from benchtop.engine._sources import CORE
+
 NATIVE = Path(__file__).resolve().parents[2] / "native"
-CORE = ["engine.c", "group.c", "worker.c", "scheduler.c", "histogram.c", "workload.c", "rand.c", "load.c",
-        "driver_common.c", "driver_null.c", "driver_sqlite.c", "driver_fileio.c",
-        "textbuf.c"]
 BASE_FLAGS = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-Werror"]
 CC = shutil.which("cc") or shutil.which("gcc")
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from benchtop.engine._sources import CORE, MYSQL, PGSQL
 from tests.fixtures.servers import Server
 from tests.native.test_driver_build import client_flags
-from tests.native.test_engine_native import CORE
 
 pytestmark = pytest.mark.realdb
 
@@ -39,7 +39,7 @@ def stop_binary(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     cflags, libs = client_flags()
     flags, env = SANITIZERS[request.param]
     out = tmp_path_factory.mktemp("stop") / f"test_stop_{request.param}"
-    cmd = [cc, *BASE_FLAGS, *flags, *cflags, "-I.", "tests/test_stop.c", *CORE, "driver_mysql.c", "driver_pg.c",
+    cmd = [cc, *BASE_FLAGS, *flags, *cflags, "-I.", "tests/test_stop.c", *CORE, *MYSQL, *PGSQL,
            *libs, "-lsqlite3", "-lm", "-o", str(out)]
     done = subprocess.run(cmd, cwd=NATIVE, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"{shlex.join(cmd)}\n{done.stderr}"

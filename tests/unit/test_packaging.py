@@ -31,3 +31,16 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_setup_py_only_declares_cffi_modules() -> None:
     text = (ROOT / "setup.py").read_text()
     assert "cffi_modules" in text and "name=" not in text
+
+
+def test_every_c_file_is_in_one_source_list() -> None:
+    from benchtop.engine._sources import CORE, MYSQL, PGSQL
+
+    listed = [*CORE, *MYSQL, *PGSQL]
+    on_disk = sorted(p.name for p in (ROOT / "native").glob("*.c"))
+    assert sorted(listed) == on_disk, "native/*.c and benchtop/engine/_sources.py disagree"
+
+
+def test_the_sdist_carries_the_c_sources_and_headers() -> None:
+    lines = (ROOT / "MANIFEST.in").read_text().splitlines()
+    assert "include native/*.c native/*.h" in lines

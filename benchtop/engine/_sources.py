@@ -1,0 +1,21 @@
+"""The engine's C sources in native/, by part: the build (_build.py) compiles
+them and tests/native builds its C test programs from the same lists, so a
+file added here is in both.
+
+Plain data with no imports: _build.py reads it by path, since the package
+itself (whose __init__ loads the built engine) cannot be imported before the
+engine is built.
+"""
+
+# every driver links these (error helpers, text interpolation, buffers)
+DRIVER_SUPPORT = ["driver_common.c", "textbuf.c"]
+
+# the engine, and the drivers that need no client library
+CORE = ["engine.c", "group.c", "worker.c", "scheduler.c", "histogram.c", "workload.c", "rand.c", "load.c",
+        "driver_null.c", "driver_sqlite.c", "driver_fileio.c", *DRIVER_SUPPORT]
+
+# compiled in with -DBT_HAVE_MYSQL when libmariadb or libmysqlclient is found
+MYSQL = ["driver_mysql.c"]
+
+# compiled in with -DBT_HAVE_PGSQL when libpq is found
+PGSQL = ["driver_pg.c"]
