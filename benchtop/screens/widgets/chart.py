@@ -85,48 +85,114 @@ def _nice_ceil(v: float) -> float:
 
 
 def scale_for(series: Sequence[Series], log: bool) -> Scale:
+    """The range of the values (from 0 on a linear axis): `value_ticks`
+    rounds it to the axis it draws."""
     values = [v for s in series for v in s.values if v > 0]
     if not values:
         return Scale(0.1 if log else 0.0, 1.0, log)
     if log:
-        lo = 10 ** math.floor(math.log10(min(values)))
-        hi = 10 ** math.ceil(math.log10(max(values)))
-        return Scale(lo, hi if hi > lo else lo * 10, True)
-    return Scale(0.0, _nice_ceil(max(values)), False)
+        return Scale(min(values), max(values), True)
+    return Scale(0.0, max(values), False)
 
 
-def value_ticks(scale: Scale, rows: int) -> list[tuple[int, float]]:
-    """(row, value) of round values to label on a y axis of `rows` rows
-    (row 0 at the top): the ends, and round steps between them where rows
-    are free, never two labels on adjacent rows.
+def _nice_steps(lo: float, hi: float) -> list[float]:
+    """Round steps (1, 2, 2.5, 4, 5 x 10^k) from about `lo` up to the first
+    at or above `hi`.
 
-    >>> value_ticks(Scale(0.0, 2000.0, False), 9)
-    [(0, 2000.0), (2, 1500.0), (4, 1000.0), (6, 500.0), (8, 0.0)]
-    >>> value_ticks(Scale(1.0, 100.0, True), 7)
-    [(0, 100.0), (3, 10.0), (6, 1.0)]
+    >>> _nice_steps(0.3, 30)
+    [0.1, 0.2, 0.25, 0.4, 0.5, 1.0, 2.0, 2.5, 4.0, 5.0, 10.0, 20.0, 25.0, 40.0]
     """
-    last = max(rows - 1, 0)
+    out: list[float] = []
+    e = math.floor(math.log10(lo))
+    while not out or out[-1] < hi * (1 - 1e-9):
+        out += [float(f"{m * 10.0**e:.6g}") for m in (1.0, 2.0, 2.5, 4.0, 5.0)]
+        e += 1
+    return [s for s in out if s < hi * (1 - 1e-9)] + [next(s for s in out if s >= hi * (1 - 1e-9))]
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """A y axis laid out over a chart's rows: the plot takes the rows from
+    `top` down, the rows above it stay blank so that every label falls on a
+    row at the same distance from the next (both ends included)."""
+
+    scale: Scale
+    top: int
+    ticks: tuple[tuple[int, float], ...]
+
+
+# How linear layouts are weighed, in rows wasted: labels more than
+# _SPARSE_AFTER rows apart cost _SPARSE_COST per row more (an axis with only
+# its ends is hard to read), more than _MAX_LABELS labels one row each (a
+# column of numbers is hard to read too), and each label _LABEL_COST (of two
+# equal layouts, the calmer one).
+_SPARSE_AFTER = 5
+_SPARSE_COST = 0.5
+_MAX_LABELS = 6
+_LABEL_COST = 0.1
+
+
+def _density_cost(steps: int, rows_apart: int) -> float:
+    return (max(0, rows_apart - _SPARSE_AFTER) * _SPARSE_COST + max(0, steps + 1 - _MAX_LABELS)
+            + (steps + 1) * _LABEL_COST)
+
+
+def value_ticks(scale: Scale, rows: int) -> Axis:
+    """The y axis over `rows` rows (row 0 at the top) for values in
+    `scale`: labels at round values, the same number of rows apart from
+    the top end to the bottom end, with a free row between two labels.
+    A log axis labels every decade if each can have a free row, else
+    every other decade (else every third...); a linear one picks the
+    round step that wastes the fewest rows.  For exact spacing the scale
+    may grow by a step and the plot may leave a few top rows blank (fewer
+    than the number of steps).
+
+    >>> value_ticks(Scale(0.0, 1900.0, False), 9).ticks
+    ((0, 2000.0), (4, 1000.0), (8, 0.0))
+    >>> value_ticks(Scale(1.0, 1000.0, True), 8)
+    Axis(scale=Scale(lo=1.0, hi=1000.0, log=True), top=1, ticks=((1, 1000.0), (3, 100.0), (5, 10.0), (7, 1.0)))
+    >>> value_ticks(Scale(1.0, 1000.0, True), 5).ticks  # short: every other decade
+    ((0, 10000.0), (2, 100.0), (4, 1.0))
+    """
+    last = rows - 1
     if scale.log:
-        lo, hi = round(math.log10(scale.lo)), round(math.log10(scale.hi))
-        candidates = [10.0**e for e in range(hi, lo - 1, -1)]
-    else:
-        candidates = []
-        for step in (scale.hi / 4, scale.hi / 2, scale.hi):
-            n = round(scale.hi / step)
-            # a quarter of 2, 5 or 10 x 10^k is only round for some: 0.5, 1.25 (no)
-            if abs(step - float(f"{step:.2g}")) > 1e-9 * scale.hi:
-                continue
-            if last >= 2 * n:  # room for every label with a free row between
-                candidates = [scale.hi - k * step for k in range(n + 1)]
-                break
-        if not candidates:
-            candidates = [scale.hi, scale.lo]
-    out: list[tuple[int, float]] = []
-    for v in candidates:
-        row = round((1 - scale.frac(v)) * last)
-        if all(abs(row - r) >= 2 for r, _ in out) or (row == last and not out):
-            out.append((row, v))
-    return out
+        lmin = math.log10(max(scale.lo, 1e-300))
+        lmax = math.log10(max(scale.hi, scale.lo, 1e-300))
+        lo_e = math.floor(lmin + 1e-9)
+        hi_e = max(math.ceil(lmax - 1e-9), lo_e + 1)
+        if last <= 0:
+            return Axis(Scale(10.0**lo_e, 10.0**hi_e, True), 0, ((0, 10.0**hi_e),))
+        n = hi_e - lo_e
+        # every decade labelled if there is room, else every other one...
+        stride = next(s for s in range(1, n + 1) if last // -(-n // s) >= 2 or s == n)
+        m = -(-n // stride)
+        top_e = lo_e + m * stride  # a partial stride is made whole at the top
+        d = last // m
+        top = last - m * d
+        ticks = tuple((top + k * d, 10.0 ** (top_e - k * stride)) for k in range(m + 1))
+        return Axis(Scale(10.0**lo_e, 10.0**top_e, True), top, ticks)
+    vmax = scale.hi if scale.hi > 0 else 1.0
+    if last <= 0:
+        hi = _nice_ceil(vmax)
+        return Axis(Scale(0.0, hi, False), 0, ((0, hi),))
+    best_lin: tuple[float, Axis] | None = None
+    for step in _nice_steps(vmax / max(last, 1), vmax):
+        m = max(1, math.ceil(vmax / step - 1e-9))
+        d = last // m
+        if d < 2 and m > 1:
+            continue
+        used = m * d
+        top_v = float(f"{m * step:.6g}")
+        wasted = (top_v - vmax) / top_v * used
+        cost = (last - used) + wasted + _density_cost(m, d)
+        if best_lin is None or cost < best_lin[0] - 1e-9:
+            top = last - used
+            ticks = tuple((top + k * d, float(f"{(m - k) * step:.6g}")) for k in range(m + 1))
+            best_lin = (cost, Axis(Scale(0.0, top_v, False), top, ticks))
+    if best_lin is None:  # no round step leaves a free row: the two ends
+        hi = _nice_ceil(vmax)
+        return Axis(Scale(0.0, hi, False), 0, ((0, hi), (last, 0.0)))
+    return best_lin[1]
 
 
 TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
@@ -231,16 +297,19 @@ def render_chart(
         series = [Series(s.name, fold(s.values, factor, s.peak), s.style, s.peak) for s in series]
         markers = [Marker(m.index // factor, m.symbol) for m in markers]
         step *= factor
-    scale = scale_for(series, log)
-    cells = plot(series, plot_w, plot_h, scale)
+    y_axis = value_ticks(scale_for(series, log), plot_h)
+    cells = [[(" ", "")] * plot_w] * y_axis.top + plot(series, plot_w, plot_h - y_axis.top, y_axis.scale)
     n = max((len(s.values) for s in series), default=0)
     first = max(n - plot_w * 2, 0)  # value index at dot column 0
     marker_cols: dict[int, str] = {}
     for m in markers:
         if first <= m.index < n:
             marker_cols[(m.index - first) // 2] = m.symbol
-    labels = dict(value_ticks(scale, plot_h))
+    labels = dict(y_axis.ticks)
     for r, row in enumerate(cells):
+        if r < y_axis.top:  # blank, so that the labels below are evenly spaced
+            out.append("\n" + " " * (LABEL_W + 1))
+            continue
         label = tick_fmt(labels[r]) if r in labels else ""
         out.append("\n" + label.rjust(LABEL_W)[:LABEL_W] + "┤" if label else "\n" + " " * LABEL_W + "│", "dim")
         line = [("┊", "dim") if ch == " " and c in marker_cols else (ch, style) for c, (ch, style) in enumerate(row)]
