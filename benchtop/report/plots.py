@@ -47,6 +47,8 @@ class Plot:
     series: tuple[Series, ...]
     logx: bool = False
     logy: bool = False
+    xunit: str = ""  # "ms": ticks say 100 µs, 1 ms, 1 s (the label then names only the quantity)
+    yunit: str = ""
     vlines: tuple[float, ...] = field(default=())  # step boundaries
     marks: tuple[tuple[float, str], ...] = field(default=())  # (t, text): marks and thread/rate changes
 
@@ -117,11 +119,11 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
     lat = [Series(label, x, y) for r in runs for label, x, y in latency_series(r)]
     if lat:
         plots.append(Plot("latency_over_time", "Latency percentiles per interval", "line", "seconds",
-                          "latency (ms)", tuple(lat), logy=True, marks=on_time))
+                          "latency", tuple(lat), logy=True, yunit="ms", marks=on_time))
     by_type = [Series(label, x, y) for r in runs for label, x, y in type_latency_series(r)]
     if by_type:
         plots.append(Plot("latency_by_type", "Latency per transaction type per interval", "line", "seconds",
-                          "latency (ms)", tuple(by_type), logy=True, marks=on_time))
+                          "latency", tuple(by_type), logy=True, yunit="ms", marks=on_time))
     per_run = [server_series(r) for r in runs]
     for name, title, ylabel, _extractors in SERVER_PLOTS:
         series = tuple(Series(label, x, y) for found in per_run for label, x, y in found.get(name, []))
@@ -136,13 +138,13 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
     hist = [(r.label, latency_buckets(r)) for r in runs]
     hist = [(label, b) for label, b in hist if b]
     if hist:
-        plots.append(Plot("latency_histogram", "Latency histogram", "histogram", "latency (ms)", "% of transactions",
+        plots.append(Plot("latency_histogram", "Latency histogram", "histogram", "latency", "% of transactions",
                           tuple(Series(label, tuple(x for x, _ in b), tuple(float(c) for _, c in b)) for label, b in hist),
-                          logx=True))
+                          logx=True, xunit="ms"))
         cdf = [(r.label, latency_percentiles(r)) for r in runs]
-        plots.append(Plot("latency_cdf", "Latency by percentile", "cdf", "percentile", "latency (ms)",
+        plots.append(Plot("latency_cdf", "Latency by percentile", "cdf", "percentile", "latency",
                           tuple(Series(label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
-                                for label, pts in cdf if pts), logx=True, logy=True))
+                                for label, pts in cdf if pts), logx=True, logy=True, yunit="ms"))
     sweeps = [r for r in runs if r.is_sweep]
     if sweeps:
         def by_threads(label: str, steps: list[dict[str, Any]], key: str) -> Series:
@@ -154,8 +156,9 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
         lines = [(r.label + (f" [{text}]" if text else ""), steps) for r in sweeps for text, steps in r.by_settings()]
         plots.append(Plot("sweep_tps", "Throughput against threads", "sweep", "threads", "transactions/s",
                           tuple(by_threads(label, steps, "tps") for label, steps in lines), logx=True))
-        plots.append(Plot("sweep_p99", "99th percentile latency against threads", "sweep", "threads", "p99 latency (ms)",
-                          tuple(by_threads(label, steps, "p99") for label, steps in lines), logx=True, logy=True))
+        plots.append(Plot("sweep_p99", "99th percentile latency against threads", "sweep", "threads", "p99 latency",
+                          tuple(by_threads(label, steps, "p99") for label, steps in lines), logx=True, logy=True,
+                          yunit="ms"))
     return plots
 
 
@@ -170,10 +173,46 @@ def _pyplot() -> Any:
     return plt
 
 
-def _plain_numbers() -> Any:
-    from matplotlib.ticker import FuncFormatter
+def ms_label(v: float) -> str:
+    """A latency given in ms as a log axis tick: plain numbers with their
+    unit, never 10^k notation.
 
-    return FuncFormatter(lambda v, _pos: f"{v:g}")
+    >>> [ms_label(v) for v in (0.0005, 0.01, 0.25, 1, 2, 10, 100, 1000, 20000)]
+    ['500 ns', '10 µs', '250 µs', '1 ms', '2 ms', '10 ms', '100 ms', '1 s', '20 s']
+    """
+    for scale, unit in ((1000.0, "s"), (1.0, "ms"), (1e-3, "µs")):
+        if v >= scale * (1 - 1e-9):
+            return f"{v / scale:.3g} {unit}"
+    return f"{v / 1e-6:.3g} ns"
+
+
+def plain_label(v: float) -> str:
+    """A number as a log axis tick: 0.5, 2, 100, 20k; never 10^k notation.
+
+    >>> [plain_label(v) for v in (0.5, 2, 100, 2000, 3e6)]
+    ['0.5', '2', '100', '2k', '3M']
+    """
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{unit}"
+    return f"{v:.3g}"
+
+
+def _log_ticks(axis: Any, unit: str) -> None:
+    """Round, labelled ticks on a log axis: every decade, with 2 and 5 in
+    between when the axis spans less than two decades, every digit below
+    one decade (else matplotlib labels the minor ticks 2x10^0, 3x10^0...)."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    lo, hi = sorted(axis.get_view_interval())
+    span = math.log10(hi / lo) if lo > 0 and hi > 0 else 3.0
+    label = ms_label if unit == "ms" else plain_label
+    subs = (1.0,) if span >= 2 else (1.0, 2.0, 5.0) if span >= 1 else tuple(float(d) for d in range(1, 10))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def draw(plot: Plot) -> Any:
@@ -217,11 +256,13 @@ def draw(plot: Plot) -> Any:
         ticks = [(x, label) for x, label in PERCENTILE_TICKS if x <= top * 1.0001]
         ax.set_xticks([x for x, _ in ticks], [label for _, label in ticks])
         ax.minorticks_off()
+    if plot.kind == "histogram" and plot.logx:
+        _log_ticks(ax.xaxis, plot.xunit)
     if plot.logy:
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(_plain_numbers())
-    elif plot.kind in ("line", "jitter", "box"):
-        ax.set_ylim(bottom=0)
+        _log_ticks(ax.yaxis, plot.yunit)
+    elif plot.kind in ("line", "jitter", "box", "sweep"):
+        ax.set_ylim(bottom=0)  # a rate read against zero: 600 vs 700 tps is not a doubling
     if plot.kind in ("line", "sweep", "histogram", "cdf") and plot.series:
         ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)

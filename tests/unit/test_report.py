@@ -120,6 +120,35 @@ def test_plot_data_matches_the_results(folders):
         close(fig)
 
 
+def _tick_labels(axis) -> list[str]:
+    lo, hi = sorted(axis.get_view_interval())
+    return [t.get_text() for t, v in zip(axis.get_ticklabels(), axis.get_ticklocs()) if lo <= v <= hi and t.get_text()]
+
+
+def test_log_axes_say_plain_units_and_rates_start_at_zero(folders):
+    """Log ticks were 2x10^0, 3x10^0, 6x10^0, 10 (matplotlib's minor labels)
+    and sweep_tps started its y axis at the lowest point."""
+    plots = {p.name: p for p in build_plots(load_runs(folders))}
+    for name, axis_of, wanted in (("sweep_p99", "yaxis", {"2 ms", "3 ms"}), ("latency_cdf", "yaxis", {"1 ms", "2 ms"}),
+                                  ("latency_histogram", "xaxis", {"1 ms", "2 ms", "5 ms"})):
+        fig = draw(plots[name])
+        try:
+            fig.canvas.draw()
+            labels = _tick_labels(getattr(fig.axes[0], axis_of))
+            assert labels and all(re.fullmatch(r"\d+(\.\d+)? (ns|µs|ms|s)", label) for label in labels), (name, labels)
+            assert wanted <= set(labels), (name, labels)
+            minor = [t.get_text() for t in getattr(fig.axes[0], axis_of).get_minorticklabels() if t.get_text()]
+            assert not minor, (name, minor)
+        finally:
+            close(fig)
+    for name in ("sweep_tps", "throughput", "boxplot"):
+        fig = draw(plots[name])
+        try:
+            assert fig.axes[0].get_ylim()[0] == 0.0, name
+        finally:
+            close(fig)
+
+
 def test_png_and_self_contained_html(folders, tmp_path, capsys):
     html_file, png_dir = tmp_path / "r.html", tmp_path / "png"
     assert cli.main([*map(str, folders), "--html", str(html_file), "--png", str(png_dir)]) == 0
