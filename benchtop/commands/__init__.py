@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "cleanup": ("benchtop.commands.prepare", "cleanup_main"),
     "monitor": ("benchtop.commands.monitor", "main"),
     "scenario": ("benchtop.commands.scenario", "main"),
+    "knee": ("benchtop.commands.knee", "main"),
     "report": ("benchtop.commands.report", "main"),
     "replay": ("benchtop.commands.replay", "main"),
     "check": ("benchtop.commands.check", "main"),
@@ -36,6 +37,7 @@ SUMMARIES: dict[str, str] = {
     "check": "a workload's consistency conditions (TPC-C)",
     "monitor": "watch ProxySQL, PgBouncer, MySQL, PostgreSQL read-only, no load",
     "scenario": "run the steps of a scenario file (thread sweeps, rate steps)",
+    "knee": "search the threads (or rate) with the most throughput under a p99 limit",
     "report": "compare results folders: a table, HTML and PNG plots",
     "replay": "play back a recorded monitor session",
 }
@@ -56,7 +58,7 @@ def command(name: str) -> Callable[[list[str]], int]:
 
 
 # the commands that take a run's options, and so sysbench 0.5's spellings of them
-_RUN_LIKE = ("run", "prepare", "cleanup", "check")
+_RUN_LIKE = ("run", "prepare", "cleanup", "check", "knee")
 
 
 def _dispatch(argv: list[str]) -> int:

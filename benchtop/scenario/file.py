@@ -51,7 +51,8 @@ SWEEP_KEYS = ("threads", "rate", "workload", "instrumentation", "file_test_mode"
 FILEIO_KEYS = ("file_test_mode", "file_io_mode")
 FILEIO_PREFIX = "fileio:"
 # top-level keys that belong to the scenario, not to the run options
-SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "rate", "workload", "instrumentation", "restart")
+SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "rate", "workload", "instrumentation", "restart",
+                 "search")
 # run options a scenario decides itself
 NOT_AT_TOP = {"time": "step durations", "events": "step durations", "headless": "the command line (--headless)",
               "json": "the command line (--json)", "help": "the command line", "version": "the command line"}
@@ -138,6 +139,7 @@ class Scenario:
     stop_if: tuple[str, ...] = ()  # for every step
     restart: Hook | None = None  # run when a step's settings need a server restart
     lines: Mapping[tuple[int, str], int] = field(default_factory=dict, repr=False)
+    search: Mapping[str, Any] | None = None  # [search]: what `benchtop knee` searches (benchtop.knee.settings)
 
     @property
     def filename(self) -> str:
@@ -349,8 +351,8 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             continue
         if key in NOT_AT_TOP:
             raise probe.error(f"{key} is not a scenario setting: it comes from {NOT_AT_TOP[key]}", -1, key)
-        if isinstance(value, dict) and key != "restart":
-            raise probe.error(f"[{key}] is not a scenario table: only [[step]] tables are", -1, key)
+        if isinstance(value, dict) and key not in ("restart", "search"):
+            raise probe.error(f"[{key}] is not a scenario table: only [[step]] and [search] tables are", -1, key)
         if key in SCENARIO_KEYS:
             continue
         if isinstance(value, list) and not (key in known and known[key][1] and all(isinstance(v, str) for v in value)):
@@ -382,6 +384,15 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
 
     probe = replace(probe, options=options)
     raw_steps = data.get("step")
+    search = data.get("search")
+    if search is not None:
+        # a search decides its own settings and durations: it has no steps
+        if not isinstance(search, dict):
+            raise probe.error("search is a table: [search] with min_threads, max_threads, p99_limit, ...", -1, "search")
+        if raw_steps is not None:
+            raise probe.error("a scenario with [search] (benchtop knee) has no [[step]] tables", -1, "search")
+        return Scenario(path or probe.path, data.get("name", path.stem if path else "knee"), str(data.get("description", "")),
+                        options, (), (), None, lines, dict(search))
     if raw_steps is None:
         raise probe.error("no [[step]] tables: add at least one with a duration")
     if not isinstance(raw_steps, list) or not all(isinstance(s, dict) for s in raw_steps):

@@ -1,0 +1,204 @@
+"""`benchtop knee [SCENARIO.toml] [run options] [--min-threads N --max-threads N | --min-rate R --max-rate R]
+[--p99-limit MS] [--error-limit PCT] [--tolerance PCT]`: the setting with the highest throughput under the
+limits, by search (benchtop.knee), on one live run; a line per probe, then the answer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from benchtop.commands import subcommands_epilog
+from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
+from benchtop.engine import MAX_THREADS
+from benchtop.errors import OneLineParser, UsageError
+from benchtop.knee.answer import answer_text, ms_text
+from benchtop.knee.runner import KneeOutcome, KneeRunner
+from benchtop.knee.search import KneeSearch, Probe
+from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, namespace_values
+from benchtop.run.headless import StopFlag
+from benchtop.run.options import RunOptions, build_parser, options_from_argv
+from benchtop.run.results import default_results_folder
+from benchtop.run.session import RunSession
+from benchtop.scenario.file import build_options, load_scenario
+
+DESCRIPTION = ("Find the knee: the threads (or arrival rate) with the highest throughput whose p99 stays under "
+               "--p99-limit, by search on one live run (each probe until its throughput is steady), with a "
+               "Universal Scalability Law fit of the probes.")
+
+
+def _knee_parser(full: bool, epilog: str = "") -> argparse.ArgumentParser:
+    if full:  # the help: the run's options and the search's
+        p = build_parser("run", epilog)
+        p.prog, p.description = "benchtop knee", DESCRIPTION
+        p.usage = "benchtop knee [SCENARIO.toml] [options]"
+    else:
+        p = OneLineParser(prog="benchtop knee", add_help=False, allow_abbrev=False)
+    add_knee_options(p)
+    return p
+
+
+def parse(argv: Sequence[str]) -> tuple[RunOptions, KneeOptions, float]:
+    """The run's options, the search's and its time budget (--time; 0: none)
+    from a command line, and the scenario file it names first (whose
+    [search] table the command line overrides)."""
+    args = list(argv)
+    if any(a in ("-h", "--help") for a in args):
+        _knee_parser(True, subcommands_epilog()).parse_args(["--help"])
+    scenario = None
+    if args and not args[0].startswith("-"):
+        scenario = load_scenario(Path(args.pop(0)))
+    ns, rest = _knee_parser(False).parse_known_args(args)
+    values: dict[str, Any] = dict(scenario.search or {}) if scenario is not None else {}
+    values.update(namespace_values(ns))
+    if scenario is not None:
+        # the file describes the target and the workload; the command line adds where the results go
+        outer = OneLineParser(prog="benchtop knee", add_help=False, allow_abbrev=False)
+        outer.add_argument("--headless", action="store_true")
+        outer.add_argument("--json", action="store_true")
+        outer.add_argument("--out")
+        outer.add_argument("--time", type=float)
+        known, left = outer.parse_known_args(rest)
+        if left:
+            raise UsageError(f"with a scenario file the run's options come from the file: {left[0]} is not taken here "
+                             "(only --headless, --json, --out and --time)")
+        opts = build_options(scenario, out=known.out or scenario.options.get("out"))
+        opts = replace(opts, json=known.json)
+        rest = ["--time", str(known.time)] if known.time is not None else []
+    else:
+        opts = options_from_argv("run", rest, interactive=False)
+    try:
+        knee = knee_options(values, MAX_THREADS)
+    except ValueError as exc:
+        where = f"{scenario.filename}: [search]: " if scenario is not None and not namespace_values(ns) else ""
+        raise UsageError(f"{where}{exc}") from None
+    threads = opts.threads
+    if knee.rate and "--threads" not in rest:
+        threads = int(knee_options({}, MAX_THREADS).search.high)  # enough workers for any rate the range asks
+    first = knee.search.low
+    budget = 0.0
+    if any(a == "--time" or a.startswith("--time=") for a in rest):
+        budget = opts.time_s if scenario is None else float(rest[1])
+    opts = replace(opts, time_s=0.0, events=0, headless=True,
+                   threads=threads if knee.rate else int(first), rate=first if knee.rate else 0.0)
+    return opts, knee, budget
+
+
+def main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    opts, knee, budget = parse(argv)
+    if not opts.out:  # every run is saved: a new folder when none is named
+        opts = replace(opts, out=str(default_results_folder("knee")))
+    search = KneeSearch(knee.search)
+    stop = StopFlag()
+    stop.install()
+    with RunSession(opts, progress=sys.stderr if not opts.json else None) as session:
+        opts = session.options
+        ctl = session.controller()
+        session.recorder.start()
+        printer = ProbePrinter(out, opts.json, knee)
+        printer.banner(ctl.label)
+        runner = KneeRunner(ctl, search, knee.timing, printer.probe, stop.event, opts.warmup_s, budget)
+        stop.on_hurry(ctl.hurry)
+        outcome = runner.run()
+        result = knee_result(search, outcome)
+        writer = session.writer
+        if writer is not None and not writer.failed:
+            _add_to_summary(writer.folder, result, writer)
+        printer.answer(result)
+    writer = session.writer
+    if writer and writer.failed:
+        print(f"benchtop: error: {writer.failed} (the answer printed above is complete)", file=sys.stderr)
+    elif writer:
+        print(f"results: {writer.folder}", file=sys.stderr if opts.json else out, flush=True)
+    if outcome.failed:
+        print(f"benchtop: error: {outcome.failed}", file=sys.stderr)
+        return EXIT_FAILED_RUN
+    return EXIT_ERROR if writer and writer.failed else EXIT_OK
+
+
+def knee_result(search: KneeSearch, outcome: KneeOutcome) -> dict[str, Any]:
+    """summary.json's `knee`: best, usl, probes and how the search went."""
+    d = search.to_dict()
+    d["reason"] = outcome.reason or search.reason
+    d["elapsed_s"] = round(outcome.elapsed_s, 1)
+    d["answer"] = answer_text(d)
+    return d
+
+
+def _add_to_summary(folder: Path, knee: dict[str, Any], writer: Any) -> None:
+    """The run's summary.json gains `knee`, and the probes as its steps (so
+    a report draws them against threads)."""
+    try:
+        summary = json.loads((folder / "summary.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        summary = {}
+    summary["knee"] = knee
+    key = "rate" if knee["setting"] == "rate" else "threads"
+    summary["steps"] = [{"index": i, key: p[key], "tps": p["tps"], "latency_ms": {"p99": p["p99_ms"]},
+                         "errors": p["errors"], "time_s": p["time_s"]} for i, p in enumerate(knee["probes"])]
+    writer.write_json("summary.json", summary)
+
+
+class ProbePrinter:
+    """A line per probe (text or JSON Lines) and the answer at the end."""
+
+    def __init__(self, out: TextIO, json_lines: bool, knee: KneeOptions) -> None:
+        self.out = out
+        self.json_lines = json_lines
+        self.knee = knee
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+    def banner(self, label: str) -> None:
+        s = self.knee.search
+        if self.json_lines:
+            return
+        what = f"rate {s.low:g}..{s.high:g}/s" if s.rate else f"threads {s.low:g}..{s.high:g}"
+        limits = []
+        if s.p99_limit_ms is not None:
+            limits.append(f"p99 limit {ms_text(s.p99_limit_ms)} ms")
+        if s.error_limit is not None:
+            limits.append(f"error limit {100 * s.error_limit:g}%")
+        t = self.knee.timing
+        self._print(f"benchtop knee {label}: {what}, {', '.join(limits) or 'no latency limit'}, "
+                    f"tolerance {100 * s.tolerance:g}%; probes of {t.min_s:g}-{t.max_s:g} s until steady "
+                    f"(cv < {100 * t.cv:g}%)")
+        self._print("")
+
+    def probe(self, n: int, p: Probe, search: KneeSearch) -> None:
+        rate = search.settings.rate
+        why = search.why_not(p)
+        fit = search.fit
+        if self.json_lines:
+            d: dict[str, Any] = {"type": "probe", "probe": n, ("rate" if rate else "threads"): p.x if rate else int(p.x),
+                                 "tps": round(p.tps, 2), "p99_ms": round(p.p99_ms, 3), "errors": p.errors,
+                                 "time_s": round(p.time_s, 2), "cv": round(p.cv, 4), "steady": p.steady,
+                                 "feasible": not why, "phase": search.phase}
+            if why:
+                d["why_not"] = why
+            if fit is not None:
+                d["usl"] = fit.to_dict(search.settings.p99_limit_ms)
+            self._print(json.dumps(d))
+            return
+        where = f"rate {p.x:g}/s" if rate else f"{int(p.x)} threads"
+        steady = f"steady (cv {100 * p.cv:.1f}%)" if p.steady else f"not steady (cv {100 * p.cv:.1f}%)"
+        line = (f"probe {n:2d}: {where:>14}  {p.tps:10.1f} tps  p99 {p.p99_ms:8.3f} ms  errors {p.errors}  "
+                f"{p.time_s:.1f} s {steady}  {why or 'ok'}")
+        if fit is not None:
+            peak = fit.peak_threads
+            line += f"  [USL peak {peak:.0f} threads]" if math.isfinite(peak) else "  [USL: no peak yet]"
+        self._print(line)
+
+    def answer(self, result: dict[str, Any]) -> None:
+        if self.json_lines:
+            self._print(json.dumps({"type": "knee", **result}))
+        else:
+            self._print("")
+            self._print(result["answer"])

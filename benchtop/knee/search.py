@@ -1,0 +1,311 @@
+"""Where to probe next: the search for the setting (threads, or an arrival
+rate) with the highest throughput whose p99 (and error share) stays under
+the limits.  Pure logic: it is told each probe's result and never touches
+an engine, so simulated systems test it (tests/unit/test_knee_search.py).
+
+1. Bracketing: from the lower bound, multiply by `factor` while throughput
+   still grows by `growth` and the limits hold (a jump of factor squared
+   when the USL fit is sure the target is further).
+2. Narrowing: every gap between neighbouring probes that may still hide a
+   better feasible setting is a candidate.  A gap's best possible throughput
+   is bounded by extending the chords of the probes on either side
+   (throughput against concurrency is concave, as the USL is); a gap closes
+   when that bound is within half the tolerance of the best probe, when it
+   is narrower than the tolerance, or when no setting is left inside it.
+   The next probe goes into the most promising gap, at the fit's predicted
+   peak or limit crossing when that lies inside (kept off the gap's ends),
+   else at its middle.
+3. Done when no gap is open (or the probe budget is spent).
+
+Latency is assumed to grow with the setting: a probe over the limit closes
+everything above it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchtop.knee.usl import UslFit, fit_usl
+
+# a fit explains the probes well enough to place probes with
+GOOD_FIT_R2 = 0.9
+# a bolder fit may skip a bracketing step
+SURE_FIT_R2 = 0.98
+# a fit-placed probe stays this share of the gap away from its ends
+KEEP_OFF_ENDS = 0.25
+# a fall of more than this share between neighbouring probes is a cliff, not the curve's decline
+CLIFF = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """One setting held until its throughput was steady."""
+
+    x: float  # threads, or the arrival rate (transactions/s)
+    tps: float
+    p99_ms: float
+    transactions: int = 0
+    errors: int = 0
+    time_s: float = 0.0
+    cv: float = 0.0  # of the interval TPS over the probe's last window
+    steady: bool = True  # False: the probe ran out of time before it was steady
+
+    @property
+    def error_ratio(self) -> float:
+        attempts = self.transactions + self.errors
+        return self.errors / attempts if attempts else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    low: float = 1
+    high: float = 64
+    p99_limit_ms: float | None = None
+    error_limit: float | None = None  # share of attempts that failed (0.01 = 1%)
+    tolerance: float = 0.10
+    factor: float = 2.0
+    growth: float = 0.05  # bracketing goes on while a step up gains at least this
+    max_probes: int = 24
+    rate: bool = False  # the setting is the arrival rate (a real number), not threads
+
+    def check(self) -> None:
+        """ValueError (one line) for settings the search cannot use."""
+        if not (math.isfinite(self.low) and math.isfinite(self.high) and 0 < self.low <= self.high):
+            raise ValueError(f"the search range must be 0 < low <= high, not {self.low:g}..{self.high:g}")
+        if not 0 < self.tolerance < 1:
+            raise ValueError(f"the tolerance must be between 0 and 1 (0.1 = 10%), not {self.tolerance:g}")
+        if self.p99_limit_ms is not None and not (math.isfinite(self.p99_limit_ms) and self.p99_limit_ms > 0):
+            raise ValueError(f"the p99 limit must be a positive number of milliseconds, not {self.p99_limit_ms:g}")
+        if self.error_limit is not None and not 0 <= self.error_limit < 1:
+            raise ValueError(f"the error limit is a share of attempts from 0 to 1, not {self.error_limit:g}")
+        if not self.factor > 1:
+            raise ValueError(f"the bracketing factor must be above 1, not {self.factor:g}")
+        if self.max_probes < 1:
+            raise ValueError("the probe budget must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    low: float  # a probed setting (feasible)
+    high: float  # a probed setting, or the unprobed end of the bracketing
+    bound: float  # the highest throughput it may hide (inf: unbounded)
+    probed_high: bool
+
+
+@dataclass
+class KneeSearch:
+    settings: SearchSettings
+    probes: list[Probe] = field(default_factory=list)
+    fit: UslFit | None = None
+    phase: str = "bracket"  # bracket, narrow, done
+    reason: str = ""  # why the search ended
+
+    def __post_init__(self) -> None:
+        self.settings.check()
+
+    # -- judging probes ---------------------------------------------------
+    def why_not(self, p: Probe) -> str:
+        """Why a probe's setting is not acceptable ("" when it is)."""
+        s = self.settings
+        if p.tps <= 0:
+            return "no throughput"
+        if s.p99_limit_ms is not None and p.p99_ms > s.p99_limit_ms:
+            return f"p99 {p.p99_ms:.3g} ms over the limit"
+        if s.error_limit is not None and p.error_ratio > s.error_limit:
+            return f"errors {100 * p.error_ratio:.2g}% over the limit"
+        if s.rate and p.tps < (1 - s.tolerance) * p.x:
+            return "the rate was not reached"
+        return ""
+
+    def feasible(self, p: Probe) -> bool:
+        return not self.why_not(p)
+
+    @property
+    def best(self) -> Probe | None:
+        ok = [p for p in self.probes if self.feasible(p)]
+        return max(ok, key=lambda p: p.tps) if ok else None
+
+    def _sorted(self) -> list[Probe]:
+        by_x: dict[float, Probe] = {}
+        for p in self.probes:  # a setting probed again: its latest result
+            by_x[p.x] = p
+        return [by_x[x] for x in sorted(by_x)]
+
+    @property
+    def bracket(self) -> tuple[float, float, float] | None:
+        """(below, best, above): the best probe's probed neighbours (its own
+        setting where it has none)."""
+        best = self.best
+        if best is None:
+            return None
+        xs = [p.x for p in self._sorted()]
+        i = xs.index(best.x)
+        return (xs[i - 1] if i > 0 else best.x, best.x, xs[i + 1] if i + 1 < len(xs) else best.x)
+
+    # -- the protocol -------------------------------------------------------
+    def record(self, probe: Probe) -> None:
+        self.probes.append(probe)
+        if not self.settings.rate:
+            pts = self._sorted()
+            self.fit = fit_usl([p.x for p in pts], [p.tps for p in pts], [p.p99_ms for p in pts])
+
+    def next(self) -> float | None:
+        """The next setting to probe; None when the search is done (`reason` says why)."""
+        if self.phase == "done":
+            return None
+        if len(self.probes) >= self.settings.max_probes:
+            self._done("the probe budget is spent")
+            return None
+        if self.phase == "bracket":
+            x = self._climb()
+            if x is not None:
+                return x
+            self.phase = "narrow"
+        if self.best is None:
+            self._done("the limit is broken at the lowest setting" if self.probes else "no probe")
+            return None
+        gaps = self.open_gaps()
+        if not gaps:
+            self._done("the bracket is within the tolerance")
+            return None
+        gap = max(gaps, key=lambda g: (g.bound, -abs(math.log(g.low / self.best.x)) if self.best else 0.0))
+        return self._place(gap)
+
+    def _done(self, reason: str) -> None:
+        self.phase, self.reason = "done", reason
+
+    # -- bracketing ---------------------------------------------------------
+    def _climb(self) -> float | None:
+        s = self.settings
+        if not self.probes:
+            return self._value(s.low)
+        last = self.probes[-1]
+        earlier = [p.tps for p in self.probes[:-1]]
+        if not self.feasible(last) or last.x >= s.high:
+            return None
+        if earlier and last.tps < (1 + s.growth) * max(earlier):
+            return None
+        step = s.factor
+        target = self._fit_target()
+        if target is not None and self.fit is not None and self.fit.r2 >= SURE_FIT_R2 and len(self.probes) >= 4 \
+                and target > last.x * s.factor ** 2:
+            step = s.factor ** 2  # the fit is sure the answer is far: one probe instead of two
+        x = self._value(min(s.high, last.x * step))
+        return x if x > last.x and x not in {p.x for p in self.probes} else None
+
+    # -- narrowing ----------------------------------------------------------
+    def open_gaps(self) -> list[Gap]:
+        """The gaps between probes that may still hide a better feasible setting."""
+        s, best = self.settings, self.best
+        if best is None:
+            return []
+        pts = self._sorted()
+        # latency grows with the setting: nothing above the first probe over the limit is acceptable
+        first_bad = next((i for i, p in enumerate(pts) if not self.feasible(p)), len(pts))
+        gaps: list[Gap] = []
+        for i in range(first_bad):
+            p = pts[i]
+            if i + 1 < len(pts):
+                q_x, probed = pts[i + 1].x, True
+            elif p.x < s.high:
+                q_x, probed = self._value(min(s.high, p.x * s.factor)), False
+            else:
+                continue
+            bound = self._bound(pts, i, q_x, probed)
+            if not self._room(p.x, q_x):
+                continue
+            if bound <= best.tps * (1 + s.tolerance / 2):
+                continue
+            gaps.append(Gap(p.x, q_x, bound, probed))
+        return gaps
+
+    def _room(self, a: float, b: float) -> bool:
+        """Whether a setting is left strictly between a and b that is worth a probe."""
+        if b - a <= self.settings.tolerance * a:
+            return False
+        return b - a >= 2 if not self.settings.rate else True
+
+    @staticmethod
+    def _bound(pts: list[Probe], i: int, q_x: float, probed: bool) -> float:
+        """The highest throughput a concave curve through the probes allows
+        between pts[i] and q_x: the chord from the left pair extended to q,
+        and the chord from the right pair extended back to p."""
+        p = pts[i]
+        width = q_x - p.x
+        left = math.inf
+        if i > 0:
+            a = pts[i - 1]
+            slope = (p.tps - a.tps) / (p.x - a.x)
+            left = p.tps + max(0.0, slope) * width
+        right = math.inf
+        if probed and i + 2 < len(pts):
+            q, r = pts[i + 1], pts[i + 2]
+            slope = (r.tps - q.tps) / (r.x - q.x)
+            # a fall past a cliff is not the concave curve: it bounds nothing
+            if q.tps >= (1 - CLIFF) * p.tps:
+                right = q.tps + max(0.0, -slope) * width
+        return max(min(left, right), p.tps, pts[i + 1].tps if probed else 0.0)
+
+    def _fit_target(self) -> float | None:
+        """The fit's best setting: its peak, or where the limit breaks when earlier."""
+        fit = self.fit
+        if fit is None or fit.r2 < GOOD_FIT_R2:
+            return None
+        target = fit.peak_threads
+        limit = self.settings.p99_limit_ms
+        if limit is not None:
+            crossing = fit.limit_threads(limit)
+            if crossing is not None:
+                target = min(target, crossing)
+        return target if math.isfinite(target) and target > 0 else None
+
+    def _place(self, gap: Gap) -> float | None:
+        a, b = gap.low, gap.high
+        width = b - a
+        target = self._fit_target()
+        if target is not None and a < target < b:
+            x = min(max(target, a + KEEP_OFF_ENDS * width), b - KEEP_OFF_ENDS * width)
+        elif b / a >= 2:
+            x = math.sqrt(a * b)  # a wide gap (an octave or more): its middle on a log scale
+        else:
+            x = (a + b) / 2
+        x = self._value(x)
+        if not self.settings.rate:
+            x = min(max(x, a + 1), b - 1)
+        if x in {p.x for p in self.probes}:
+            # rounding landed on a probed setting: the unprobed end of the bracketing instead
+            if not gap.probed_high and b not in {p.x for p in self.probes}:
+                return b
+            self._done("the bracket is within the tolerance")
+        return x
+
+    def _value(self, x: float) -> float:
+        return float(round(x)) if not self.settings.rate else float(f"{x:.4g}")
+
+    # -- results ------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best
+        s = self.settings
+        out: dict[str, Any] = {
+            "setting": "rate" if s.rate else "threads",
+            "range": [s.low, s.high],
+            "p99_limit_ms": s.p99_limit_ms,
+            "error_limit": s.error_limit,
+            "tolerance": s.tolerance,
+            "reason": self.reason,
+            "best": _probe_dict(best, s.rate) if best is not None else None,
+            "bracket": list(self.bracket) if self.bracket else None,
+            "usl": self.fit.to_dict(s.p99_limit_ms) if self.fit is not None else None,
+            "probes": [dict(_probe_dict(p, s.rate), feasible=self.feasible(p), why_not=self.why_not(p) or None)
+                       for p in self.probes],
+        }
+        return out
+
+
+def _probe_dict(p: Probe, rate: bool) -> dict[str, Any]:
+    d: dict[str, Any] = {"rate" if rate else "threads": p.x if rate else int(p.x), "tps": round(p.tps, 2),
+                         "p99_ms": round(p.p99_ms, 3), "errors": p.errors, "transactions": p.transactions,
+                         "time_s": round(p.time_s, 2), "cv": round(p.cv, 4), "steady": p.steady}
+    return d

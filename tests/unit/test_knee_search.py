@@ -1,0 +1,183 @@
+"""The knee search as pure logic against simulated systems: USL curves with
+noise, a latency limit that cuts the curve, a cliff, a flat system, an
+open-loop rate.  Each must end within tolerance of the true best feasible
+setting, in a bounded number of probes."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Callable
+
+import pytest
+
+from benchtop.knee.search import KneeSearch, Probe, SearchSettings
+from benchtop.knee.usl import fit_usl, usl
+
+System = Callable[[float], tuple[float, float]]  # setting -> (tps, p99 ms), without noise
+
+
+def usl_system(lam: float, sigma: float, kappa: float, tail: float = 3.0) -> System:
+    """Throughput from the USL; p99 = tail * Little's mean response time N / X."""
+    def at(n: float) -> tuple[float, float]:
+        x = usl(n, lam, sigma, kappa)
+        return x, tail * n / x * 1000.0
+    return at
+
+
+def run(system: System, settings: SearchSettings, noise: float = 0.0, seed: int = 1) -> KneeSearch:
+    rng = random.Random(seed)
+    search = KneeSearch(settings)
+    while (x := search.next()) is not None:
+        tps, p99 = system(x)
+        search.record(Probe(x, tps * (1 + rng.gauss(0, noise)), p99 * (1 + rng.gauss(0, noise)),
+                            transactions=int(tps * 3), time_s=3.0))
+    return search
+
+
+def true_best(system: System, settings: SearchSettings) -> float:
+    """The highest throughput of any setting that keeps the limit (by brute force)."""
+    best = 0.0
+    for n in range(int(settings.low), int(settings.high) + 1):
+        tps, p99 = system(n)
+        if settings.p99_limit_ms is None or p99 <= settings.p99_limit_ms:
+            best = max(best, tps)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("sigma,kappa", [(0.03, 0.0003), (0.1, 0.002), (0.01, 0.00005), (0.3, 0.01)])
+def test_usl_curve_with_noise_finds_the_peak(seed: int, sigma: float, kappa: float) -> None:
+    system = usl_system(1000.0, sigma, kappa)
+    settings = SearchSettings(low=1, high=256)
+    search = run(system, settings, noise=0.03, seed=seed)
+    assert search.best is not None
+    assert system(search.best.x)[0] >= 0.9 * true_best(system, settings)
+    assert len(search.probes) <= 12, [p.x for p in search.probes]
+    assert search.reason
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("limit_ms", [20.0, 50.0, 120.0])
+def test_a_latency_limit_that_cuts_the_curve(seed: int, limit_ms: float) -> None:
+    # peak near 182 threads; the limit breaks much earlier
+    system = usl_system(1000.0, 0.02, 0.00003, tail=4.0)
+    settings = SearchSettings(low=1, high=512, p99_limit_ms=limit_ms)
+    search = run(system, settings, noise=0.02, seed=seed)
+    best = search.best
+    assert best is not None
+    tps, p99 = system(best.x)
+    assert p99 <= limit_ms * 1.05  # measured under the limit (noise may hide a hair)
+    assert tps >= 0.9 * true_best(system, settings)
+    assert len(search.probes) <= 16, [p.x for p in search.probes]
+
+
+@pytest.mark.parametrize("cliff", [5, 23, 40, 100])
+def test_a_system_with_a_cliff(cliff: int) -> None:
+    def system(n: float) -> tuple[float, float]:
+        if n > cliff:  # thrashing: throughput collapses, latency explodes
+            x = 0.3 * usl(cliff, 500.0, 0.02, 0.0)
+            return x, 50 * n / x * 1000.0
+        x = usl(n, 500.0, 0.02, 0.0)
+        return x, 3 * n / x * 1000.0
+    settings = SearchSettings(low=1, high=256)
+    search = run(system, settings, noise=0.02)
+    assert search.best is not None
+    assert system(search.best.x)[0] >= 0.9 * true_best(system, settings)
+    assert search.best.x <= cliff
+    assert len(search.probes) <= 16, [p.x for p in search.probes]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_flat_system_stops_early(seed: int) -> None:
+    def system(n: float) -> tuple[float, float]:
+        return 5000.0, n / 5000.0 * 3000.0
+    settings = SearchSettings(low=1, high=1024)
+    search = run(system, settings, noise=0.03, seed=seed)
+    assert search.best is not None
+    assert len(search.probes) <= 5, [p.x for p in search.probes]
+
+
+def test_saturating_system_keeps_climbing_while_it_grows() -> None:
+    # Amdahl only (kappa 0): throughput grows towards lam / sigma and never falls
+    system = usl_system(100.0, 0.05, 0.0)
+    settings = SearchSettings(low=1, high=64)
+    search = run(system, settings)
+    assert search.best is not None
+    assert system(search.best.x)[0] >= 0.9 * true_best(system, settings)
+
+
+def test_limit_broken_at_the_lowest_setting() -> None:
+    system = usl_system(100.0, 0.05, 0.001)  # p99 30 ms at one thread
+    search = run(system, SearchSettings(low=1, high=64, p99_limit_ms=1.0))
+    assert search.best is None
+    assert len(search.probes) == 1
+    assert "lowest" in search.reason
+    assert search.to_dict()["best"] is None
+
+
+def test_error_limit() -> None:
+    search = KneeSearch(SearchSettings(low=1, high=8, error_limit=0.01))
+    assert search.next() == 1
+    search.record(Probe(1, 100.0, 1.0, transactions=1000, errors=0))
+    assert search.next() == 2
+    search.record(Probe(2, 190.0, 1.0, transactions=1000, errors=50))
+    assert not search.feasible(search.probes[-1])
+    assert "errors" in search.why_not(search.probes[-1])
+    assert search.next() is None
+    assert search.best is not None and search.best.x == 1
+
+
+def test_rate_search_finds_the_highest_rate_that_holds() -> None:
+    capacity = 8000.0
+
+    def system(rate: float) -> tuple[float, float]:
+        if rate >= capacity:
+            return capacity, 5000.0  # over capacity the queue grows: latency without bound
+        rho = rate / capacity
+        return rate, 1.0 / (1 - rho)  # M/M/1-like
+    settings = SearchSettings(low=500, high=64000, p99_limit_ms=10.0, rate=True)
+    search = run(system, settings, noise=0.01)
+    best = search.best
+    assert best is not None
+    assert best.x >= 0.85 * capacity * 0.9  # the limit breaks at 90% of capacity
+    assert best.p99_ms <= 10.0
+    assert len(search.probes) <= 16
+
+
+def test_probe_budget_is_a_hard_bound() -> None:
+    search = run(usl_system(1000.0, 0.01, 0.00001), SearchSettings(low=1, high=4096, max_probes=4))
+    assert len(search.probes) == 4
+    assert "budget" in search.reason
+
+
+@pytest.mark.parametrize("bad", [dict(low=0), dict(low=8, high=4), dict(tolerance=1.5), dict(p99_limit_ms=-1.0),
+                                 dict(error_limit=2.0), dict(factor=1.0), dict(high=math.inf)])
+def test_bad_settings_are_one_line(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        KneeSearch(SearchSettings(**bad))
+
+
+def test_usl_fit_recovers_its_parameters_with_uncertainty() -> None:
+    ns = [1, 2, 4, 8, 16, 32, 64]
+    xs = [usl(n, 1000.0, 0.03, 0.0003) for n in ns]
+    fit = fit_usl(ns, xs, [3 * n / x * 1000 for n, x in zip(ns, xs)])
+    assert fit is not None
+    assert fit.sigma == pytest.approx(0.03, rel=1e-3)
+    assert fit.kappa == pytest.approx(0.0003, rel=1e-3)
+    assert fit.sigma_err is not None and fit.sigma_err < 1e-3
+    assert fit.peak_threads == pytest.approx(math.sqrt(0.97 / 0.0003), rel=1e-3)
+    assert fit.r2 > 0.999
+    # p99 = 3 * N / X: the limit breaks where that reaches it
+    n_lim = fit.limit_threads(20.0)
+    assert n_lim is not None
+    x = usl(n_lim, 1000.0, 0.03, 0.0003)
+    assert 3 * n_lim / x * 1000 == pytest.approx(20.0, rel=1e-3)
+    d = fit.to_dict(20.0)
+    assert set(d) >= {"sigma", "sigma_err", "kappa", "kappa_err", "peak_threads", "peak_tps", "limit_threads"}
+
+
+def test_usl_fit_needs_three_settings() -> None:
+    assert fit_usl([1, 2], [100.0, 190.0]) is None
+    three = fit_usl([1, 2, 4], [100.0, 190.0, 330.0])
+    assert three is not None and three.sigma_err is None  # no degrees of freedom left for a covariance
