@@ -59,6 +59,7 @@
 #include <mysql.h>
 
 #include "driver.h"
+#include "stmt_slots.h"
 
 /* Blocking reads (libmariadb only; see bt_my_blocking_reads).  ma_pvio.h is
  * Connector/C's plugin interface, installed with its headers and stable
@@ -154,8 +155,7 @@ typedef struct {
 #ifdef BT_MY_BLOCKING_READS
     bt_my_pvio_methods pvio_methods;   /* must outlive mysql_close */
 #endif
-    bt_my_stmt **stmts;      /* by key; pointers so a grow never moves bound buffers */
-    int32_t nstmts;
+    bt_stmt_slots stmts;     /* bt_my_stmt by key */
     bt_textbuf text;         /* interpolation buffer for the text protocol */
     bt_textbuf wire;         /* wire path: the COM_STMT_EXECUTE being sent */
 } bt_my_conn;
@@ -393,10 +393,9 @@ static void bt_my_stmt_reset(bt_my_stmt *st)
     memset(st, 0, sizeof *st);
 }
 
-static void bt_my_stmt_free(bt_my_stmt *st)
+static void bt_my_stmt_free(void *st)
 {
-    if (st)
-        bt_my_stmt_reset(st);
+    bt_my_stmt_reset(st);
     free(st);
 }
 
@@ -409,9 +408,7 @@ static void bt_my_disconnect(void *conn)
      * afterwards only frees memory instead of sending one COM_STMT_CLOSE each. */
     if (c->my)
         mysql_close(c->my);
-    for (int32_t k = 0; k < c->nstmts; k++)
-        bt_my_stmt_free(c->stmts[k]);
-    free(c->stmts);
+    bt_stmt_slots_free(&c->stmts, bt_my_stmt_free);
     bt_textbuf_free(&c->text);
     bt_textbuf_free(&c->wire);
     free(c);
@@ -983,31 +980,6 @@ static int bt_my_exec_text(void *conn, const char *sql, bt_result *res, bt_err *
 
 /* ---- prepared statements ------------------------------------------------- */
 
-static bt_my_stmt *bt_my_stmt_slot(bt_my_conn *c, int32_t key, bt_err *err)
-{
-    if (key < 0) {
-        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "negative statement key");
-        return NULL;
-    }
-    if (key >= c->nstmts) {
-        int32_t n = c->nstmts ? c->nstmts : 16;
-        while (n <= key)
-            n *= 2;
-        bt_my_stmt **ns = realloc(c->stmts, (size_t)n * sizeof *ns);
-        if (!ns)
-            goto oom;
-        memset(ns + c->nstmts, 0, (size_t)(n - c->nstmts) * sizeof *ns);
-        c->stmts = ns;
-        c->nstmts = n;
-    }
-    if (!c->stmts[key] && !(c->stmts[key] = calloc(1, sizeof(bt_my_stmt))))
-        goto oom;
-    return c->stmts[key];
-oom:
-    bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
-    return NULL;
-}
-
 /* Prepares statement `st`; returns 0 with st->mode set (PREPARED, or TEXT when
  * the server will not prepare it), -1 with err filled otherwise. */
 static int bt_my_prepare(bt_my_conn *c, bt_my_stmt *st, const char *sql, bt_err *err)
@@ -1254,7 +1226,7 @@ static int bt_my_execute(void *conn, int32_t key, const char *sql, const bt_valu
     }
     if (!c->prepare)
         return bt_my_text_execute(c, sql, params, nparams, res, err);
-    bt_my_stmt *st = bt_my_stmt_slot(c, key, err);
+    bt_my_stmt *st = bt_stmt_slots_get(&c->stmts, key, sizeof *st, NULL, err);
     if (!st)
         return -1;
     /* One re-prepare when the server forgot the statement or its tables

@@ -70,6 +70,7 @@
 #include <libpq-fe.h>
 
 #include "driver.h"
+#include "stmt_slots.h"
 
 /* Set once any connection finds named statements broken by a pooler. */
 static atomic_int bt_pg_unnamed_everywhere;
@@ -106,8 +107,7 @@ typedef struct {
     int32_t timeout_ms;      /* cfg->query_timeout_ms */
     int timed_out;           /* a statement outlived it: the connection is given up */
     bt_pg_pending pending[BT_PG_MAX_PENDING];
-    bt_pg_stmt **stmts;      /* by key */
-    int32_t nstmts;
+    bt_stmt_slots stmts;     /* bt_pg_stmt by key */
     bt_textbuf text;         /* interpolation buffer for text mode */
     int wire;                /* prepared statements run on the wire path */
     char txn_status;         /* the wire path's last ReadyForQuery: 'I', 'T' or 'E' */
@@ -274,6 +274,17 @@ static int bt_pg_oom(bt_err *err)
 
 /* ---- connect ---------------------------------------------------------------- */
 
+static void bt_pg_stmt_free(void *stmt)
+{
+    bt_pg_stmt *st = stmt;
+    for (int i = 0; st->pv && i < st->nparams; i++)
+        bt_textbuf_free(&st->pv[i].s);
+    free(st->pv);
+    free(st->values);
+    free(st->sql);
+    free(st);
+}
+
 static void bt_pg_disconnect(void *conn)
 {
     bt_pg_conn *c = conn;
@@ -281,18 +292,7 @@ static void bt_pg_disconnect(void *conn)
         return;
     if (c->pg)
         PQfinish(c->pg);
-    for (int32_t k = 0; k < c->nstmts; k++) {
-        bt_pg_stmt *st = c->stmts[k];
-        if (!st)
-            continue;
-        for (int i = 0; st->pv && i < st->nparams; i++)
-            bt_textbuf_free(&st->pv[i].s);
-        free(st->pv);
-        free(st->values);
-        free(st->sql);
-        free(st);
-    }
-    free(c->stmts);
+    bt_stmt_slots_free(&c->stmts, bt_pg_stmt_free);
     bt_textbuf_free(&c->text);
     bt_textbuf_free(&c->out);
     free(c->in);
@@ -512,27 +512,11 @@ static char *bt_pg_rewrite(const char *sql, int *nparams)
 
 static bt_pg_stmt *bt_pg_stmt_get(bt_pg_conn *c, int32_t key, const char *sql, bt_err *err)
 {
-    if (key < 0) {
-        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "negative statement key");
-        return NULL;
-    }
-    if (key >= c->nstmts) {
-        int32_t n = c->nstmts ? c->nstmts : 16;
-        while (n <= key)
-            n *= 2;
-        bt_pg_stmt **ns = realloc(c->stmts, (size_t)n * sizeof *ns);
-        if (!ns)
-            goto oom;
-        memset(ns + c->nstmts, 0, (size_t)(n - c->nstmts) * sizeof *ns);
-        c->stmts = ns;
-        c->nstmts = n;
-    }
-    if (c->stmts[key])
-        return c->stmts[key];
-    bt_pg_stmt *st = calloc(1, sizeof *st);
-    if (!st)
-        goto oom;
-    c->stmts[key] = st;   /* freed by disconnect even if half built */
+    int fresh;
+    bt_pg_stmt *st = bt_stmt_slots_get(&c->stmts, key, sizeof *st, &fresh, err);
+    if (!st || !fresh)
+        return st;
+    /* in its slot already: freed by disconnect even if half built */
     snprintf(st->name, sizeof st->name, "bt_%d", (int)key);
     int np = 0;
     st->sql = bt_pg_rewrite(sql, &np);

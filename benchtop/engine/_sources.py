@@ -7,8 +7,9 @@ itself (whose __init__ loads the built engine) cannot be imported before the
 engine is built.
 """
 
-# every driver links these (error helpers, text interpolation, buffers)
-DRIVER_SUPPORT = ["driver_common.c", "textbuf.c"]
+# every driver links these (error helpers, text interpolation, buffers, the
+# table of prepared statements)
+DRIVER_SUPPORT = ["driver_common.c", "textbuf.c", "stmt_slots.c"]
 
 # the engine, and the drivers that need no client library
 CORE = ["engine.c", "group.c", "worker.c", "scheduler.c", "histogram.c", "workload.c", "rand.c", "load.c",
