@@ -85,7 +85,7 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
     from benchtop.errors import UsageError, one_line
     from benchtop.run.headless import LinePrinter, StopFlag, run_headless
     from benchtop.run.options import options_from_mapping
-    from benchtop.run.session import RunSession
+    from benchtop.session import RunSession
 
     expected: tuple[type[BaseException], ...] = (UsageError, ValueError, *user_errors())
     values: dict[str, Any] = {"headless": True, "engine": engine or (_engine_of(dsn) if dsn else "sqlite"),

@@ -26,7 +26,7 @@ from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_head
 from benchtop.run.options import RunOptions, options_from_argv
 from benchtop.run.results import default_results_folder
 from benchtop.run.samples import RunSummary
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 
 
 def main(argv: Sequence[str]) -> int:
@@ -107,7 +107,7 @@ def _finish_results(session: RunSession, ctl: RunController, early: Validity | N
     """Validity of the target's settings and steady state of the run, added to
     summary.json and to what is printed (with the run's per-operation costs,
     sizes and totals, which the summary already holds)."""
-    opts, writer = session.options, session.writer
+    writer = session.writer
     validity = None
     # the monitor's latest snapshots, else the cost meter's first (None: no verdict from it)
     first = ctl.meter.first_snapshot if ctl.meter is not None else None

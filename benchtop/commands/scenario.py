@@ -20,7 +20,7 @@ from benchtop.run.guards import Guard, GuardError
 from benchtop.run.headless import LinePrinter, StopFlag, run_headless
 from benchtop.run.options import RunOptions
 from benchtop.run.results import default_results_folder
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from benchtop.scenario.controller import ScenarioController
 from benchtop.metrics import served
 from benchtop.run.options import add_metrics_options, metrics_settings

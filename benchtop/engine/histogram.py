@@ -43,11 +43,11 @@ def _empty() -> "Histogram":
     return Histogram((0,) * nbuckets())
 
 
-def _rank(p: float, total: int) -> int:
+def rank(p: float, total: int) -> int:
     """Nearest rank: the smallest count that covers p% (rounded first so
     99.9% of 20000 is 19980, not 19981 through float error).
 
-    >>> _rank(99.9, 20000), _rank(50, 3), _rank(100, 7), _rank(0, 7)
+    >>> rank(99.9, 20000), rank(50, 3), rank(100, 7), rank(0, 7)
     (19980, 2, 7, 1)
     """
     import math
@@ -105,13 +105,13 @@ class Histogram:
         total = self.total
         if total == 0:
             return 0.0
-        rank = _rank(p, total)
+        at = rank(p, total)
         lows, highs = bucket_bounds()
         seen = 0
         for i, c in enumerate(self.counts):
             if c:
                 seen += c
-                if seen >= rank:
+                if seen >= at:
                     return (lows[i] + highs[i] - 1) / 2.0
         return float(highs[-1])
 
@@ -122,7 +122,7 @@ class Histogram:
         if total == 0:
             return out
         lows, highs = bucket_bounds()
-        wanted = sorted((_rank(p, total), p) for p in ps)
+        wanted = sorted((rank(p, total), p) for p in ps)
         seen, k = 0, 0
         for i, c in enumerate(self.counts):
             if not c:

@@ -36,7 +36,7 @@ ABORT_WAIT_S = 2.0   # after their sockets are shut down
 
 class LoadEngine(Protocol):
     """What a run drives: the native Engine, or the load hosts of a cluster
-    run acting as one (benchtop.run.cluster.HostGroup)."""
+    run acting as one (benchtop.cluster.group.HostGroup)."""
 
     def start(self) -> None: ...
     def stop(self) -> None: ...
@@ -86,6 +86,12 @@ def idle_workers(cfg: RunOptions) -> bool:
 
 
 class RunController:
+    """One run: starts and stops the load, reads it every interval (the
+    warm-up, stop-if guards, outages, per-type latencies and costs), writes
+    the results folder and turns the knobs.  A run of another shape (the
+    cluster's) extends it through the methods under "extension points"
+    rather than by writing its state."""
+
     def __init__(
         self,
         options: RunOptions,
@@ -115,7 +121,7 @@ class RunController:
         self._prev: EngineSample | None = None
         self._base: EngineSample | None = None
         self._last: EngineSample | None = None
-        self._percentiles = (cfg.percentile,) if cfg.percentile > 0 else ()
+        self.percentiles = (cfg.percentile,) if cfg.percentile > 0 else ()
         self.on_event: Callable[[TimelineEvent], None] | None = None
         groups = resolve_groups(program, cfg.preset, cfg.groups)
         # live knobs per group: name -> [threads, rate]
@@ -155,6 +161,8 @@ class RunController:
         self._type_base = self._type_hists() if self._base is not None else []
         self._type_prev = self._type_hists()
         self._last = first
+        if self._base is not None:
+            self.warmup_over()
         if self.writer:
             self.writer.write_json("config.json", self.options.to_dict())
 
@@ -195,7 +203,7 @@ class RunController:
         with self._lock:
             cur = self.engine.snapshot()
             assert self._prev is not None, "start() first"
-            iv = IntervalStats.between(self._prev, cur, self._percentiles)
+            iv = IntervalStats.between(self._prev, cur, self.percentiles)
             self._prev = cur
             self._last = cur
             type_busy: list[float] = []
@@ -210,6 +218,7 @@ class RunController:
                 self._base = cur
                 self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
+                self.warmup_over()
                 if self.meter is not None:
                     self._reading = self.meter.begin()
                     if self.writer:
@@ -221,7 +230,7 @@ class RunController:
                     self.stop_reason = f"stop-if: {why}"
                     self._event("note", self.stop_reason)
             counted = self._base is not None and self._base is not cur
-            self._fields = self._interval_fields(iv, counted)
+            self._fields = self.interval_fields(iv, counted)
             if counted:
                 if self.meter is not None and "work" in iv.costs:
                     self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy)
@@ -237,9 +246,24 @@ class RunController:
                     self._hlog(iv)
             return iv
 
-    def _interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+    # -- extension points (a cluster run: benchtop.cluster.controller) ------------
+    def warmup_over(self) -> None:
+        """Called once the counted part begins: at start without a warm-up,
+        else at the first reading past it (the base of the summary's counts)."""
+
+    def interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
         """What the newest interval's JSON object adds (a cluster run: its hosts)."""
         return {}
+
+    def finish_summary(self, summary: RunSummary) -> RunSummary:
+        """The run's summary as saved and returned by stop() (a cluster run adds its hosts)."""
+        return summary
+
+    def knobs_moved(self, threads: int, rate: float) -> None:
+        """The load's threads and rate changed without a knob being turned
+        here (a cluster's lost host took its share with it)."""
+        with self._lock:
+            self._threads, self._rate = threads, rate
 
     def _save_settings(self) -> None:
         """settings.json: the server's settings that differ from its defaults
@@ -454,7 +478,7 @@ class RunController:
         with self._lock:
             last = self.engine.snapshot()
             base = self._base or last
-            return RunSummary.between(base, last, self._percentiles, self.program.txn_names, stopped_by)
+            return RunSummary.between(base, last, self.percentiles, self.program.txn_names, stopped_by)
 
     def stop(self, reason: str = "") -> RunSummary:
         with self._lock:
@@ -480,16 +504,17 @@ class RunController:
             if self.writer and self._base is not None and self._prev is not None and after.t > self._prev.t:
                 # the part of an interval since the last sample: without it
                 # latency.hlog would hold fewer transactions than summary.json
-                self._hlog(IntervalStats.between(self._prev, after, self._percentiles))
+                self._hlog(IntervalStats.between(self._prev, after, self.percentiles))
                 self._prev = after
             base = self._base or after
-            summary = RunSummary.between(base, after, self._percentiles, self.program.txn_names, reason)
+            summary = RunSummary.between(base, after, self.percentiles, self.program.txn_names, reason)
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
                                        server_ok=answering and not reason.startswith("error"))
                      if self.meter is not None else {})
             self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
                                     groups=self._with_interval_rates(summary.groups),
                                     connected_max=max((iv.connected for iv in self.history), default=-1))
+            self._summary = self.finish_summary(self._summary)
             if self.writer:
                 self.save_summary(self._summary)
             if self.instrumentation is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,9 +22,9 @@ from benchtop.run.formats import summary_text
 from benchtop.run.headless import LinePrinter, run_headless
 from benchtop.run.options import options_from_argv
 from benchtop.run.protocol import Sample
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from tests.cluster.conftest import LOOPBACK_ENV, LocalCluster
-from tests.e2e.conftest import run_benchtop
+from tests.e2e.conftest import ROOT, run_benchtop
 
 REPORT = 0.5
 
@@ -126,6 +128,24 @@ def test_sqlite_results_folder_and_json_lines_carry_the_hosts(ray_cluster: Local
     assert tags == {"Tag=h1", "Tag=h2"}
     merged = [x for x in (out / "latency.hlog").read_text().splitlines() if x and x[0].isdigit()]
     assert len(intervals) <= len(merged) <= len(intervals) + 1  # + the part of an interval before the stop
+
+
+def test_a_run_from_a_source_tree_loads_the_installed_package_on_the_hosts(ray_cluster: LocalCluster,
+                                                                          tmp_path: Path) -> None:
+    # Ray puts the driver's folder first on its workers' import path: run
+    # from a folder holding an unbuilt benchtop (the cloned project's own),
+    # the hosts must still import the package the driver runs
+    tree = tmp_path / "clone"
+    (tree / "benchtop").mkdir(parents=True)
+    (tree / "benchtop" / "__init__.py").write_text('raise ImportError("the source tree, not the installed package")\n')
+    env = {**os.environ, **LOOPBACK_ENV, "PYTHONPATH": str(ROOT)}
+    # -P: the driver itself does not take its folder onto the path, as an installed `benchtop` does not
+    done = subprocess.run([sys.executable, "-P", "-m", "benchtop", "--headless", "--cluster", ray_cluster.address,
+                           "--load-hosts", "2", "--threads", "2", "--time", "1", "--engine", "null"],
+                          capture_output=True, text=True, timeout=180, env=env, cwd=tree, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "load hosts: 2, 2 to the end" in done.stdout
+    assert "logging.cc" not in done.stderr and "unexpected internal error" not in done.stderr
 
 
 def test_knobs_reach_every_host_within_one_interval(ray_cluster: LocalCluster) -> None:

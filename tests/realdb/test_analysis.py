@@ -14,7 +14,7 @@ import pytest
 
 from benchtop.run.headless import LinePrinter, run_headless
 from benchtop.run.options import options_from_argv
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchtop.run.options import options_from_argv
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.modals import RateModal
 from benchtop.screens.widgets.header import RunHeader

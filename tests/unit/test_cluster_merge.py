@@ -12,8 +12,8 @@ np = pytest.importorskip("numpy")
 
 from benchtop.engine.histogram import Histogram  # noqa: E402
 from benchtop.engine.sample import ERROR_KINDS, EngineSample  # noqa: E402
-from benchtop.run.cluster import Stacked, merge_samples, split_total  # noqa: E402
-from benchtop.run.loadhost import SparseCounts  # noqa: E402
+from benchtop.cluster.merge import Stacked, merge_samples, split_total  # noqa: E402
+from benchtop.cluster.loadhost import SparseCounts  # noqa: E402
 from benchtop.run.samples import IntervalStats  # noqa: E402
 
 
@@ -118,7 +118,7 @@ def test_an_unreachable_cluster_is_one_line_at_once():
     import socket
 
     from benchtop.errors import UsageError
-    from benchtop.run.cluster import reachable
+    from benchtop.cluster.connect import reachable
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -137,7 +137,7 @@ def test_a_lost_hosts_counts_stay_but_not_its_threads():
 
 def test_thread_groups_are_refused_on_a_cluster_before_any_host_starts():
     from benchtop.errors import UsageError
-    from benchtop.run.cluster import ClusterController
+    from benchtop.cluster.controller import ClusterController
     from benchtop.run.options import options_from_argv
     from benchtop.workload import load_program
 
@@ -146,3 +146,15 @@ def test_thread_groups_are_refused_on_a_cluster_before_any_host_starts():
     program = load_program(opts.workload, opts.engine, opts.workload_options)
     with pytest.raises(UsageError, match="thread groups .* do not run on --cluster"):
         ClusterController(opts, program, opts.conn_settings())
+
+
+def test_a_load_host_that_cannot_start_says_why_in_one_line():
+    from benchtop.cluster.connect import why_not_started
+
+    died = RuntimeError("The actor died unexpectedly before finishing this task.\n"
+                        "\tclass_name: LoadHost\n  File \"loadhost.py\", line 97, in __init__\n"
+                        "    self.engine = Engine(conn, settings, program)\n"
+                        "benchtop.errors.TargetError: cannot connect to 127.0.0.1:3306\n"
+                        "ImportError: the engine is not built\n")
+    assert why_not_started(died) == "ImportError: the engine is not built"
+    assert why_not_started(ValueError("one\nline")) == "one"

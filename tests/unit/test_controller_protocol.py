@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchtop.run.options import options_from_argv
 from benchtop.run.protocol import Controller, Sample
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from benchtop.scenario.controller import ScenarioController
 from tests.tui.fakes import FakeRunController
 

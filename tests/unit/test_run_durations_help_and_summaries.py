@@ -23,7 +23,7 @@ from benchtop.run.headless import LinePrinter, run_headless
 from benchtop.run.options import ENGINE_ALIASES, ENGINES, HEADLESS_TIME_S, build_parser, options_from_argv
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import default_results_folder, default_results_root
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from tests.tui.fakes import make_interval
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ Ray calls took ~120 ms.  Over these sockets a call is a write and a read:
 the agent asks every host of its node at once and reads the answers as
 they come.
 
-A frame is a 4-byte length and a pickle; a request is (method, args), an
-answer ("ok", value) or ("error", one line).  A connection carries one call
+A frame is a 4-byte length and a pickle; a request is one of
+benchtop.cluster.messages' typed requests, an answer ("ok", value) or
+("error", one line).  A connection carries one call
 at a time; the agent keeps idle ones for the next call and opens more when
 several calls are under way (a join that waits while an abort comes).
 """
@@ -28,10 +29,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchtop.cluster.messages import Host, Request, deliver
+
 HEADER = struct.Struct("!I")
-# what a host answers on its socket: its lifecycle, its knobs and its reading
-METHODS = frozenset({"start", "stop", "join", "abort_io", "close", "set_threads", "set_rate", "set_paused",
-                     "reading"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +70,11 @@ def _read_exactly(sock: socket.socket, n: int) -> bytes:
 
 
 class HostServer:
-    """A load host's end: answers `target`'s METHODS on a socket, each
-    connection in its own thread (a join in progress does not hold up an
-    abort)."""
+    """A load host's end: carries out requests on `target` from a socket,
+    each connection in its own thread (a join in progress does not hold up
+    an abort)."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Host) -> None:
         self._target = target
         self._dir = tempfile.mkdtemp(prefix="benchtop-host-")  # 0700: only this user connects
         self.path = os.path.join(self._dir, "link")
@@ -103,16 +103,13 @@ class HostServer:
         with conn:
             while True:
                 try:
-                    method, args = _read_frame(conn)
+                    request = _read_frame(conn)
                 except (EOFError, OSError):
                     return
-                if method not in METHODS:
-                    answer: tuple[str, Any] = ("error", f"no method {method!r}")
-                else:
-                    try:
-                        answer = ("ok", getattr(self._target, method)(*args))
-                    except Exception as exc:  # the agent reports it; the host goes on
-                        answer = ("error", f"{type(exc).__name__}: {exc}".splitlines()[0])
+                try:
+                    answer: tuple[str, Any] = ("ok", deliver(self._target, request))
+                except Exception as exc:  # the agent reports it; the host goes on
+                    answer = ("error", f"{type(exc).__name__}: {exc}".splitlines()[0])
                 try:
                     conn.sendall(_frame(answer))
                 except OSError:
@@ -142,14 +139,14 @@ class HostLinks:
         self._idle: dict[int, list[socket.socket]] = {i: [] for i in paths}
         self._lock = threading.Lock()
 
-    def ask(self, host: int, method: str, args: tuple[Any, ...]) -> Call:
+    def ask(self, host: int, request: Request) -> Call:
         with self._lock:
             sock = self._idle[host].pop() if self._idle[host] else None
         try:
             if sock is None:
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 sock.connect(self._paths[host])
-            sock.sendall(_frame((method, args)))
+            sock.sendall(_frame(request))
         except OSError as exc:
             if sock is not None:
                 sock.close()

@@ -3,11 +3,11 @@ process on some node, with its share of the threads and the rate; and the
 node's agent, which reads and steers that node's load hosts for the
 controller.
 
-The controller (benchtop.run.cluster) creates one `LoadHost` actor per load
+The controller (benchtop.cluster.group) creates one `LoadHost` actor per load
 host and one `NodeAgent` per node that has load hosts, and reads and steers
 every host through the agents: one Ray call per node crosses the network,
 and each agent calls its node's hosts over local sockets
-(benchtop.run.hostlink), all at once.  A reading is cumulative (counters
+(benchtop.cluster.hostlink), all at once.  A reading is cumulative (counters
 since the engine started, histograms as their non-empty buckets), so a
 reading that arrives late or not at all loses nothing: the controller takes
 differences itself and needs no agreement between the hosts' clocks.
@@ -32,7 +32,8 @@ import numpy as np
 from benchtop.engine import ConnSettings, Engine, EngineSettings
 from benchtop.engine.pickling import pickled_by_fields
 from benchtop.engine.sample import EngineSample
-from benchtop.run.hostlink import Call, Failed, HostLinks, HostServer, Lost
+from benchtop.cluster.hostlink import Call, Failed, HostLinks, HostServer, Lost
+from benchtop.cluster.messages import Read, Request
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,17 +197,17 @@ class NodeAgent:
             if self._asked != mine:
                 return {}
         with self._lock:
-            calls = [self._pending.pop(i) if i in self._pending else self._links.ask(i, "reading", ()) for i in hosts]
+            calls = [self._pending.pop(i) if i in self._pending else self._links.ask(i, Read()) for i in hosts]
             for c in self._links.collect(calls, timeout):
                 self._pending[c.host] = c
             # a reading that raised in its host is missing this time, as a
             # late one is: the other hosts' readings still go back
             return _answers([c for c in calls if not isinstance(c.result, Failed)])
 
-    def call(self, method: str, calls: dict[int, tuple[Any, ...]], timeout: float) -> dict[int, Any]:
-        """`method` on several hosts at once: the values of those that
-        answered within `timeout` (or `Lost`)."""
-        under_way = [self._links.ask(i, method, args) for i, args in calls.items()]
+    def call(self, requests: dict[int, Request], timeout: float) -> dict[int, Any]:
+        """A request to each of several hosts at once: the values of those
+        that answered within `timeout` (or `Lost`)."""
+        under_way = [self._links.ask(i, r) for i, r in requests.items()]
         self._links.drop(self._links.collect(under_way, timeout))
         return _answers(under_way)
 

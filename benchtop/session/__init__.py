@@ -164,7 +164,7 @@ class RunSession:
         ctl: RunController
         if opts.cluster:
             try:  # Ray and numpy only for cluster runs
-                from benchtop.run.cluster import ClusterController
+                from benchtop.cluster.controller import ClusterController
             except ImportError as exc:
                 raise UsageError(f"--cluster needs the cluster extra: pip install 'benchtop[cluster]' ({exc})") from None
 
