@@ -36,7 +36,9 @@ def test_three_step_sweep_writes_steps(tmp_path: Path) -> None:
     assert {iv["step"] for iv in ivs} == {0, 1, 2}
     for s in steps:
         measured = [iv for iv in ivs if iv["step"] == s["index"] and not iv.get("warmup")]
-        assert measured and all(s["t_measure"] - 0.01 <= iv["t"] - iv["dt"] and iv["t"] <= s["t_end"] + 0.01
+        # 0.1 s: an interval's t and dt come from the engine's clock and the step bounds from the
+        # controller's, read a moment apart; on a loaded machine that moment reaches tens of ms
+        assert measured and all(s["t_measure"] - 0.1 <= iv["t"] - iv["dt"] and iv["t"] <= s["t_end"] + 0.1
                                 for iv in measured)
     hist = json.loads((out / "histogram.json").read_text())
     assert len(hist["steps"]) == 3
