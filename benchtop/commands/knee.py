@@ -24,7 +24,7 @@ from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, 
 from benchtop.run.headless import StopFlag
 from benchtop.run.options import RunOptions, build_parser, options_from_argv
 from benchtop.run.results import default_results_folder
-from benchtop.run.session import RunSession
+from benchtop.session import RunSession
 from benchtop.scenario.file import build_options, load_scenario
 
 DESCRIPTION = ("Find the knee: the threads (or arrival rate) with the highest throughput whose p99 stays under "

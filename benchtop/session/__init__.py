@@ -163,7 +163,7 @@ class RunSession:
         program, conn = self.program(opts), opts.conn_settings()
         ctl: RunController
         if opts.cluster:
-            try:  # Ray and numpy only for cluster runs
+            try:  # Ray only for cluster runs
                 from benchtop.cluster.controller import ClusterController
             except ImportError as exc:
                 raise UsageError(f"--cluster needs the cluster extra: pip install 'benchtop[cluster]' ({exc})") from None
