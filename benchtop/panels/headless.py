@@ -1,7 +1,8 @@
 """The headless monitor: every source polled together at a steady cadence,
-one text line per source per poll (or one JSON Lines object with --json),
-each poll also recorded when a results folder is given.  No TUI: textual is
-never imported on this path."""
+a few text lines per source per poll (or one JSON Lines object with
+--json), each poll also recorded when a results folder is given.  The text
+is built from the TUI's views (benchtop.panels.views): the same facts in
+the same units.  No TUI: textual is never imported on this path."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import threading
 import time
 from typing import Any, Callable, Iterable, TextIO
 
+from benchtop.panels.views import cell_of, filtered, fits, rows_for, sorted_rows, views_for
 from benchtop.run.results import ResultsWriter
-from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.poller import SourcePoller, poll_all
+
+# the summary's facts on one line each (the TUI breaks them to its width)
+TEXT_WIDTH = 400
 
 
 def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event, interval: float,
@@ -70,80 +74,36 @@ def _sigterm_as_interrupt() -> Callable[[], None]:
     return restore
 
 
-def _fmt(value: Any, spec: str = ".0f", unit: str = "") -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, (int, float)):
-        return f"{value:{spec}}{unit}"
-    return str(value)
-
-
-def _summary(s: SourceSnapshot) -> str:
-    p = s.panel
-    if s.kind == "mysql":
-        threads, rates = p("threads", {}), p("status_rates", {})
-        inn = InnoDBPanel.of(s.panels) or InnoDBPanel()
-        waits = p("waits", [])
-        top = f" top wait {waits[0]['event']} {waits[0]['ms_per_s']:.1f}ms/s" if waits else ""
-        return (
-            f"threads {_fmt(threads.get('running'))}/{_fmt(threads.get('connected'))}"
-            f" qps {_fmt(rates.get('questions_per_s'))} commit/s {_fmt(rates.get('commits_per_s'))}"
-            f" redo {_fmt(inn.redo_bytes_per_s)}B/s ckpt age {_fmt(inn.checkpoint_age_pct, '.1f', '%')}"
-            f" dirty {_fmt(inn.dirty_pages_pct, '.1f', '%')}{top}"
-            + _lists_summary(p("processlist", []), "time_s", p("top_statements", []))
-        )
-    if s.kind == "postgresql":
-        sessions, db, ck = p("sessions", {}), p("database", {}), p("checkpoints", {})
-        hit = p("cache_hit_ratio", {})
-        return (
-            f"active {_fmt(sessions.get('active', 0))}/{_fmt(sessions.get('total'))}"
-            f" commit/s {_fmt(db.get('commits_per_s'))} wal {_fmt(p('wal_bytes_per_s'))}B/s"
-            f" hit {_fmt(hit.get('interval'), '.4f')} ckpt timed/req {_fmt(ck.get('timed'))}/{_fmt(ck.get('requested'))}"
-            + _lists_summary([r for r in p("activity", []) if r.get("state") == "active"], "query_age_s",
-                             p("top_statements", []))
-        )
-    if s.kind == "pgbouncer":
-        cl, sv, stats = p("client_states", {}), p("server_states", {}), p("stats", [])
-        xact = sum(v.get("xact_per_s") or 0 for v in stats)
-        waits = [v.get("avg_wait_time_us") for v in stats if v.get("avg_wait_time_us") is not None]
-        return (
-            f"clients active {_fmt(cl.get('active'))} waiting {_fmt(cl.get('waiting'))}"
-            f" servers active {_fmt(sv.get('active'))} idle {_fmt(sv.get('idle'))}"
-            f" xact/s {_fmt(xact)} wait/xact {_fmt(max(waits) if waits else None, '.0f', 'us')}"
-        )
-    if s.kind == "os":
-        cpu, disk = p("cpu", {}), p("disk", {})
-        return (
-            f"cpu usr {_fmt(cpu.get('user_pct'), '.1f')}% sys {_fmt(cpu.get('system_pct'), '.1f')}%"
-            f" iowait {_fmt(cpu.get('iowait_pct'), '.1f')}% disk r/w {_fmt(disk.get('read_kb_per_s'))}/"
-            f"{_fmt(disk.get('write_kb_per_s'))} KB/s cs/s {_fmt(p('context_switches_per_s'))}"
-        )
-    return "panels " + ", ".join(sorted(s.panels))
-
-
-def _lists_summary(sessions: list[dict[str, Any]], age_key: str, top: list[dict[str, Any]]) -> str:
-    """The longest running statement and the one costing most in the interval, cut short.
-
-    >>> _lists_summary([{"time_s": 42.0, "query": "SELECT SLEEP(60)"}, {"time_s": 1.0, "query": None}], "time_s",
-    ...                [{"total_ms_per_s": 812.5, "query": "SELECT c FROM sbtest1 WHERE id=?"}])
-    ' longest 42s SELECT SLEEP(60) | top 812ms/s SELECT c FROM sbtest1 WHERE id=?'
-    """
-    out = ""
-    running = [r for r in sessions if r.get("query") and isinstance(r.get(age_key), (int, float))]
-    if running:
-        longest = max(running, key=lambda r: r[age_key])
-        out += f" longest {longest[age_key]:.0f}s {str(longest['query'])[:48]}"
-    if top:
-        out += (" |" if out else "") + f" top {_fmt(top[0].get('total_ms_per_s'))}ms/s {str(top[0].get('query'))[:48]}"
-    return out
+def summary_lines(s: SourceSnapshot, width: int = TEXT_WIDTH) -> list[str]:
+    """What the TUI shows of `s` in its first view, as plain text: the
+    view's summary lines, then the top row of each of its tables as the
+    table shows it on an 80-column screen (idle rows left out, in the
+    table's own first order).  The same facts, the same units."""
+    view = next(iter(views_for(s.kind)), None)
+    if view is None:
+        return ["panels " + ", ".join(sorted(s.panels))]
+    lines = [line for t in (view.summary(s, width) if view.summary else []) for line in t.plain.splitlines()]
+    for spec in view.tables:
+        rows = rows_for(spec, s)
+        if isinstance(rows, Missing):
+            lines.append(f"{spec.title}: ✗ {rows.what}")
+            continue
+        shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending)
+        if shown:
+            cells = [cell_of(c, shown[0]) for c in spec.cols if fits(c, 80)]
+            lines.append(f"{spec.title}: " + "  ".join(str(c).strip() for c in cells if str(c).strip()))
+    return [line for line in lines if line.strip()]
 
 
 def format_text(snaps: Iterable[SourceSnapshot]) -> str:
-    """One line per source for a poll, under a timestamp."""
+    """A poll under a timestamp: each source's name, poll time and summary
+    lines (summary_lines), the first beside the name, the others under it."""
     snaps = list(snaps)
     width = max((len(s.name) for s in snaps), default=4)
     lines = [time.strftime("%H:%M:%S")]
     for s in snaps:
-        body = _summary(s) if s.ok else f"DOWN: {s.error}"
-        lines.append(f"  {s.name:<{width}} {s.poll_ms:6.1f}ms  {body}")
+        body = summary_lines(s) if s.ok else [f"DOWN: {s.error}"]
+        head = f"  {s.name:<{width}} {s.poll_ms:6.1f}ms  "
+        lines.append(head + (body[0] if body else ""))
+        lines.extend(" " * len(head) + line for line in body[1:])
     return "\n".join(lines)

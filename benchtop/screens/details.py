@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from benchtop.screens.views.spec import Col, humanize
+from benchtop.panels.views.spec import Col, humanize
 from benchtop.panels.units import bar, count, text
 
 _LONG = ("query", "digest_text", "info", "blocking_query", "waiting_query")

@@ -87,7 +87,8 @@ def test_snapshot_line_and_text_show_failures_and_missing_panels():
     }
     assert line["sources"]["postgresql"]["replication"] == {"missing": "no replicas", "hint": ""}
     text = format_text([ok, down, pg])
-    assert "clients active 3 waiting 1" in text and "xact/s 120" in text and "wait/xact 80us" in text
+    # the TUI's view's facts, in its units
+    assert "clients active 3  waiting 1" in text and "transactions 120/s" in text and "80µs" in text
     assert "mysql" in text and "DOWN: connection lost: gone away" in text
 
 
@@ -137,3 +138,19 @@ def test_sigterm_ends_a_headless_run_cleanly():
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 130
     assert "Traceback" not in err
+
+
+def test_headless_text_is_the_tui_views_facts():
+    from benchtop.panels.headless import summary_lines
+    from benchtop.panels.views import views_for
+
+    snap = SourceSnapshot("db", "mysql", 1.0, True, 1.0, panels={
+        "threads": {"running": 4, "connected": 9}, "status_rates": {"questions_per_s": 1200.0},
+        "processlist": [{"id": 7, "user": "app", "command": "Query", "time_s": 42.0, "state": "User sleep",
+                         "query": "SELECT SLEEP(60)"}]})
+    view = views_for("mysql")[0]
+    assert view.summary is not None
+    text = "\n".join(summary_lines(snap))
+    for line in view.summary(snap, 400):
+        assert line.plain in text
+    assert "SELECT SLEEP(60)" in text and "42" in text  # the top row of the view's first table

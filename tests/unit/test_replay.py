@@ -45,7 +45,7 @@ def test_play_keeps_the_pace_and_prints_text(tmp_path):
     assert n == 6
     assert waits == [0.25, 0.5, 0.25, 0.25]
     text = out.getvalue()
-    assert "[ 0s ]" in text and "threads 4/9" in text and "ckpt age 12.5%" in text
+    assert "[ 0s ]" in text and "running 4  connected 9" in text and "checkpoint age 12.5%" in text
     assert "[ 1s ] thds: 4 tps: 100.00" in text and "-- threads: threads 8" in text
     assert "DOWN: connection lost" in text
 

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Label, Static, TabbedContent
 from benchtop.screens.details import RowDetails
 from benchtop.screens.messages import SourceLost, SourcePolled
 from benchtop.screens.modals import FilterModal
-from benchtop.screens.views import View, views_for
+from benchtop.panels.views import View, views_for
 from benchtop.screens.widgets.fmt import crop, pane_id
 from benchtop.screens.widgets.panel_table import PanelTable, table_of
 from benchtop.screens.widgets.table_block import TableBlock

@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from benchtop.screens.views import TableSpec, rows_for
+from benchtop.panels.views import TableSpec, rows_for
 from benchtop.screens.widgets.fmt import pane_id
 from benchtop.screens.widgets.top_table import TopTable
 from benchtop.sources.base import Missing, SourceSnapshot

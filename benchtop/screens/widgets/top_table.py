@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on
 from textual.widgets import DataTable
 
-from benchtop.screens.views import Col, TableSpec, cell_of, filtered, fits, sorted_rows
+from benchtop.panels.views import Col, TableSpec, cell_of, filtered, fits, sorted_rows
 
 
 class FocusHolder:

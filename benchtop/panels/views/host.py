@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from benchtop.screens.views.spec import facts, mapping_of, panel_of
+from benchtop.panels.views.spec import facts, mapping_of, panel_of
 from benchtop.panels.units import mib_s, pct, per_s
 from benchtop.sources.base import SourceSnapshot
 

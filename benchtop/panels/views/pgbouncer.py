@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from benchtop.screens.views.spec import Col, TableSpec, facts, mapping_of, panel_of
+from benchtop.panels.views.spec import Col, TableSpec, facts, mapping_of, panel_of
 from benchtop.panels.units import count, dur, mib_s, per_s, usec
 from benchtop.sources.base import SourceSnapshot
 

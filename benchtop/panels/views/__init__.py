@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchtop.screens.views.host import os_summary
-from benchtop.screens.views.mysql import (
+from benchtop.panels.views.host import os_summary
+from benchtop.panels.views.mysql import (
     MYSQL_LOCKS,
     MYSQL_PROCESSLIST,
     MYSQL_STATEMENTS,
@@ -18,8 +18,8 @@ from benchtop.screens.views.mysql import (
     innodb_summary,
     mysql_summary,
 )
-from benchtop.screens.views.pgbouncer import PGB_POOLS, PGB_STATS, pgbouncer_summary, peer_spec
-from benchtop.screens.views.postgres import (
+from benchtop.panels.views.pgbouncer import PGB_POOLS, PGB_STATS, pgbouncer_summary, peer_spec
+from benchtop.panels.views.postgres import (
     PG_ACTIVITY,
     PG_INDEXES,
     PG_STATEMENTS,
@@ -29,7 +29,7 @@ from benchtop.screens.views.postgres import (
     database_summary,
     postgres_summary,
 )
-from benchtop.screens.views.proxysql import (
+from benchtop.panels.views.proxysql import (
     PSQL_COMMANDS,
     PSQL_DIGESTS,
     PSQL_GLOBAL,
@@ -38,7 +38,7 @@ from benchtop.screens.views.proxysql import (
     PSQL_RULES,
     proxysql_summary,
 )
-from benchtop.screens.views.spec import Col, TableSpec, View, cell_of, filtered, fits, humanize, rows_for, sorted_rows
+from benchtop.panels.views.spec import Col, TableSpec, View, cell_of, filtered, fits, humanize, rows_for, sorted_rows
 
 __all__ = ["Col", "TableSpec", "View", "cell_of", "filtered", "fits", "humanize", "rows_for", "sorted_rows",
            "views_for", "VIEWS"]  # fmt: skip

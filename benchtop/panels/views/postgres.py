@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from benchtop.screens.views.spec import Col, TableSpec, facts, long_running, mapping_of, missing_line, panel_of
+from benchtop.panels.views.spec import Col, TableSpec, facts, long_running, mapping_of, missing_line, panel_of
 from benchtop.panels.units import count, dur, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text
 from benchtop.sources.base import SourceSnapshot
 

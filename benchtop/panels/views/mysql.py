@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from benchtop.screens.views.spec import (
+from benchtop.panels.views.spec import (
     Col,
     TableSpec,
     facts,
