@@ -43,12 +43,13 @@ def ms(v: float) -> str:
 
 
 def size(v: float) -> str:
-    """Bytes, in binary units (each printed once: 21.7kB, never 21.7kkB).
+    """Bytes, in binary units, named so (KiB, MiB, GiB: one system across
+    benchtop, the report's too).
 
     >>> [size(x) for x in (0, 512, 2048, 1536000, 3.2e9, 22220.8)]
-    ['0B', '512B', '2.0kB', '1.5MB', '3.0GB', '21.7kB']
+    ['0B', '512B', '2.0KiB', '1.5MiB', '3.0GiB', '21.7KiB']
     """
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(v) >= scale:
             return f"{v / scale:.1f}{unit}"
     return f"{v:.0f}B"
@@ -126,9 +127,8 @@ def mib(v: Any) -> str:
     """
     if not isinstance(v, (int, float)):
         return "-"
-    return size(v).replace("kB", " KiB").replace("MB", " MiB").replace("GB", " GiB").replace("B", " B").replace(
-        "i B", "iB"
-    )
+    text = size(v)
+    return text[:-3] + " " + text[-3:] if text.endswith("iB") else text[:-1] + " B"
 
 
 def mib_s(v: Any) -> str:

@@ -40,7 +40,9 @@ def _table(runs: list[RunData]) -> str:
 def _analysis_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
-    return f"<h2>{html.escape(table.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    note = f"<p>{html.escape(table.note)}</p>" if table.note else ""
+    return (f"<h2>{html.escape(table.title)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            + note)
 
 
 def _img(plot: Plot) -> str:

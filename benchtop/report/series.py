@@ -75,7 +75,7 @@ def _wal(kind: str, src: Mapping[str, Any]) -> float | None:
         v = _get(src, INNODB, "redo_bytes_per_s")
     else:
         return None
-    return None if v is None else v / 1e6
+    return None if v is None else v / 2**20
 
 
 def _only(kind_wanted: str, *path: str, scale: float = 1.0) -> Extractor:
@@ -93,17 +93,17 @@ def _db_size(kind: str, src: Mapping[str, Any]) -> float | None:
 
 # (plot name, title, y label, [(series suffix, extractor)])
 SERVER_PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, Extractor], ...]], ...] = (
-    ("wal_rate", "WAL / redo written", "MB/s", (("", _wal),)),
+    ("wal_rate", "WAL (PostgreSQL) / redo (InnoDB) written, the server's counters", "MiB/s", (("", _wal),)),
     ("checkpoint_age", "InnoDB checkpoint age", "% of redo capacity",
      (("", _only("mysql", INNODB, "checkpoint_age_pct")),)),
     ("dirty_pages", "Dirty pages in the buffer pool", "% of pages", (("", _only("mysql", INNODB, "dirty_pages_pct")),)),
-    ("disk", "Disk throughput (host)", "KB/s",
+    ("disk", "Disk throughput (host, all its disks)", "KiB/s",
      (("read", _only("os", "disk", "read_kb_per_s")), ("write", _only("os", "disk", "write_kb_per_s")))),
     ("cpu", "CPU (host)", "%",
      (("user", _only("os", "cpu", "user_pct")), ("sys", _only("os", "cpu", "system_pct")),
       ("iowait", _only("os", "cpu", "iowait_pct")))),
-    ("database_size", "Database size", "MB", (("", _db_size),)),
-    ("server_rss", "Server memory (RSS)", "MB", (("", _only("os", "server_process", "rss_bytes", scale=1 / 2**20)),)),
+    ("database_size", "Database size", "MiB", (("", _db_size),)),
+    ("server_rss", "Server memory (RSS)", "MiB", (("", _only("os", "server_process", "rss_bytes", scale=1 / 2**20)),)),
     ("pool_waits", "Clients waiting for a pool connection", "clients",
      (("", _only("pgbouncer", "clients", "waiting")),)),
 )

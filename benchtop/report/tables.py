@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from benchtop.report.data import RunData
+from benchtop.run.costs import APPORTIONED
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +17,7 @@ class Table:
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    note: str = ""  # printed under the table (how a figure was come by)
 
 
 def _num(v: Any, fmt: str, scale: float = 1.0) -> str:
@@ -25,18 +27,20 @@ def _num(v: Any, fmt: str, scale: float = 1.0) -> str:
 def _size(v: Any) -> str:
     """
     >>> _size(3 * 1024 ** 2), _size(None), _size(512)
-    ('3.0M', '-', '512B')
+    ('3.0 MiB', '-', '512B')
     """
     if not isinstance(v, (int, float)):
         return "-"
-    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(v) >= size:
-            return f"{v / size:.1f}{unit}"
+            return f"{v / size:.1f} {unit}"
     return f"{v:.0f}B"
 
 
-PER_OP_COLUMNS = ("name", "r/op", "rKB/op", "wKB/op", "cs/op", "CPU ms/op", "WAL KB/op", "srv CPU ms/op",
-                  "client us/op")
+# host: vmstat/iostat over all the host's disks and CPUs (the client's too);
+# srv: the server's own counters (WAL for PostgreSQL, redo for InnoDB) and process tree
+PER_OP_COLUMNS = ("name", "host r/op", "host rKiB/op", "host wKiB/op", "host cs/op", "host CPU ms/op",
+                  "srv WAL|redo KiB/op", "srv CPU ms/op", "client us/op")
 
 
 def _per_op_cells(name: str, po: Mapping[str, Any], client_us: Any = None) -> tuple[str, ...]:
@@ -53,13 +57,16 @@ def per_op_table(runs: list[RunData]) -> Table | None:
         if not s.get("per_op"):
             continue
         rows.append(_per_op_cells(r.label, s["per_op"], (s.get("client_cpu") or {}).get("per_op_us")))
-        for name, po in (s.get("by_type") or {}).items():
-            rows.append(_per_op_cells(f"  {name}", po))
+        for name, po in (s.get("by_type") or {}).items():  # shared out: the note under the table says how
+            rows.append(_per_op_cells(f"  {name} *", po))
         for step in r.steps:  # a scenario's steps (a thread sweep: the cost per transaction at each step)
             if step.get("per_op"):
                 rows.append(_per_op_cells(f"  #{step['index'] + 1} {step.get('threads', '')}t", step["per_op"],
                                           (step.get("client_cpu") or {}).get("per_op_us")))
-    return Table("Per transaction", PER_OP_COLUMNS, tuple(rows)) if rows else None
+    if not rows:
+        return None
+    shared = any(r.summary.get("by_type") for r in runs)
+    return Table("Per transaction", PER_OP_COLUMNS, tuple(rows), f"* per type, {APPORTIONED}" if shared else "")
 
 
 def sizes_table(runs: list[RunData]) -> Table | None:
@@ -172,4 +179,6 @@ def table_lines(table: Table) -> list[str]:
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    if table.note:
+        lines.append(table.note)
     return lines

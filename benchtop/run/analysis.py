@@ -159,7 +159,7 @@ def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
     ...         {"sources": {"pg": {"kind": "postgresql", "ok": True, "checkpoints": {"timed": 3, "requested": 2},
     ...                             "wal_bytes_per_s": 4.5e7}}}]
     >>> sources_seen(recs)
-    ['pg: requested checkpoint', 'pg: WAL up to 45.0 MB/s']
+    ['pg: requested checkpoint', 'pg: WAL up to 42.9 MiB/s']
     """
     out: list[str] = []
     prev: dict[str, Mapping[str, Any]] = {}
@@ -196,7 +196,7 @@ def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
             prev[name] = src
     for (name, what), value in peaks.items():
         if what in ("WAL", "redo"):
-            _add(out, f"{name}: {what} up to {value / 1e6:.1f} MB/s")
+            _add(out, f"{name}: {what} up to {value / 2**20:.1f} MiB/s")
         elif what == "checkpoint age":
             _add(out, f"{name}: checkpoint age up to {value:.0f}%")
         else:

@@ -233,7 +233,7 @@ class RunController:
             self._fields = self.interval_fields(iv, counted)
             if counted:
                 if self.meter is not None and "work" in iv.costs:
-                    self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy)
+                    self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy, self.program.writing_types)
                 self.history.append(iv)
                 old = len(self.history) - 1 - KEEP_HISTOGRAMS
                 if old >= 0:

@@ -1,8 +1,8 @@
 """What each operation cost, as engineers compute it by hand from vmstat,
-iostat and the server's counters: host reads, KB read and written, context
+iostat and the server's counters: host reads, KiB read and written, context
 switches and CPU per transaction, WAL/redo bytes and the local server's CPU
 per transaction, for every interval and for the run (and per transaction
-type, attributed by each type's share of the interval); the database's and
+type, apportioned: see APPORTIONED); the database's and
 the server's size at the start and end; the run's totals (LSN difference,
 checkpoints, rows changed); and the client's own CPU, with a warning when
 the client, not the server, is what the result measures.
@@ -35,6 +35,15 @@ from benchtop.sources.process import ProcessReading, read_tree, self_cpu_s
 from benchtop.target import Target
 
 PER_OP_KEYS = ("reads", "kb_read", "kb_written", "context_switches", "cpu_s", "wal_bytes", "server_cpu_s")
+# How the per-type figures are shared out (no counter says which transaction
+# wrote which byte): what is written goes to the types that write, an equal
+# share per transaction (Callaghan's insert benchmark: WAL per insert is the
+# run's WAL / inserts), a read-only query is charged none; the rest by each
+# type's share of the workers' busy time (a new_order costs more CPU than an
+# order_status).  Every per-type figure carries this text.
+APPORTIONED = ("apportioned: host writes and WAL/redo to the types that write, per transaction; "
+               "reads, CPU and context switches by busy time")
+WRITE_KEYS = ("kb_written", "wal_bytes")
 CLIENT_CORE_PER_WORKER = 0.5  # more than this and the client is (part of) what is measured
 HOST_SATURATED_PCT = 95.0
 
@@ -88,6 +97,17 @@ class Work:
             "wal_bytes": div(self.wal_bytes),
             "server_cpu_s": div(self.server_cpu_s),
         }
+
+    def split_writes(self) -> tuple["Work", "Work"]:
+        """(everything but what was written, only what was written).
+
+        >>> rest, writes = Work(1.0, kb_read=8.0, kb_written=4.0, cpu_s=0.5, wal_bytes=100.0).split_writes()
+        >>> (rest.kb_written, rest.wal_bytes, rest.cpu_s), (writes.kb_written, writes.wal_bytes, writes.cpu_s)
+        ((0.0, None, 0.5), (4.0, 100.0, 0.0))
+        """
+        rest = Work(self.seconds, self.reads, self.kb_read, 0.0, self.context_switches, self.cpu_s, self.idle_s,
+                    None, self.server_cpu_s, self.client_cpu_s, self.has_os)
+        return rest, Work(0.0, kb_written=self.kb_written, wal_bytes=self.wal_bytes, has_os=self.has_os)
 
     def scaled(self, share: float) -> "Work":
         return Work(self.seconds, self.reads * share, self.kb_read * share, self.kb_written * share,
@@ -227,17 +247,19 @@ class CostMeter:
         """An interval's costs: per op, and the client's CPU."""
         work = self._work(prev, cur)
         return {"per_op": work.per_op(transactions), "client_cpu": client_cpu(work, transactions, threads),
-                "work": work}
+                "work": work, "log_name": log_name(self.engine)}
 
     def _work(self, prev: HostReading, cur: HostReading) -> Work:
         rate = wal_rate(self._latest())
         wal = rate * (cur.t - prev.t) if rate is not None else None
         return work_between(prev, cur, wal)
 
-    def count(self, work: Work, by_type: Sequence[int], busy_s: Sequence[float] = ()) -> None:
-        """A counted interval's work, attributed to each transaction type by
-        its share of the interval: of the workers' busy time when known (a
-        new_order costs more than an order_status), else of its transactions."""
+    def count(self, work: Work, by_type: Sequence[int], busy_s: Sequence[float] = (),
+              writes: Sequence[bool] = ()) -> None:
+        """A counted interval's work, shared out to the transaction types
+        (APPORTIONED): what was written to the types that write (`writes`,
+        per type; unknown: all of them) by their transactions, the rest by
+        the workers' busy time when known, else by transactions."""
         if busy_s:  # the engine's per-type counters may have more slots than the workload has types
             by_type = by_type[: len(busy_s)]
         total = sum(by_type)
@@ -246,11 +268,18 @@ class CostMeter:
         n = len(by_type)
         weights = list(busy_s[:n]) if len(busy_s) >= n and sum(busy_s[:n]) > 0 else [float(c) for c in by_type]
         weight_sum = sum(weights)
+        writers = [bool(w) for w in writes[:n]] if len(writes) >= n else [True] * n
+        write_weights = [float(c) if w else 0.0 for c, w in zip(by_type, writers)]
+        if sum(write_weights) <= 0:  # no writing transaction ran (background writes): to what ran
+            write_weights = [float(c) for c in by_type]
+        write_sum = sum(write_weights)
+        rest, written = work.split_writes()
         if not self._type_work:
             self._type_work = [Work(0.0) for _ in by_type]
             self._ops_by_type = [0 for _ in by_type]
         for i, n_i in enumerate(by_type[: len(self._type_work)]):
-            self._type_work[i] = self._type_work[i].plus(work.scaled(weights[i] / weight_sum))
+            share = rest.scaled(weights[i] / weight_sum).plus(written.scaled(write_weights[i] / write_sum))
+            self._type_work[i] = self._type_work[i].plus(share)
             self._ops_by_type[i] += n_i
 
     def finish(self, transactions: int, threads: int, time_s: float, type_names: Sequence[str],
@@ -273,7 +302,8 @@ class CostMeter:
                     w = Work(w.seconds, w.reads, w.kb_read, w.kb_written, w.context_switches, w.cpu_s, w.idle_s,
                              totals["wal_bytes"] * w.wal_bytes / self._type_wal_sum(),
                              w.server_cpu_s, w.client_cpu_s, w.has_os)
-                by_type[name] = {"ops": self._ops_by_type[i], **w.per_op(self._ops_by_type[i])}
+                by_type[name] = {"ops": self._ops_by_type[i], **w.per_op(self._ops_by_type[i]),
+                                 "apportioned": APPORTIONED}
         if self.engine == "sqlite":
             db_start, db_end = self._sqlite_start, sqlite_bytes(self.target.database)
         else:
@@ -284,6 +314,7 @@ class CostMeter:
         flags = host_flags(self.host_settings)
         return {
             "per_op": work.per_op(transactions),
+            "log_name": log_name(self.engine),
             "by_type": by_type,
             "sizes": {
                 "database_bytes": {"start": db_start, "end": db_end,
@@ -314,35 +345,68 @@ def _fmt(v: Any, digits: int = 3) -> str:
     return str(v)
 
 
-def per_op_line(per_op: Mapping[str, Any]) -> str:
-    """The compact "per transaction" line (summary, TUI).
+def log_name(engine: str) -> str:
+    """What the server's log is called: InnoDB's is the redo log, not a WAL.
 
-    >>> per_op_line({"reads": 0.5, "kb_read": 4.0, "kb_written": 12.25, "context_switches": 30.0,
-    ...              "cpu_s": 0.00125, "wal_bytes": 2048.0, "server_cpu_s": 0.0008})
-    'per transaction: reads 0.50  KB read 4.00  KB written 12.25  cs 30.0  CPU 1.250 ms  WAL 2.0 KB  server CPU 0.800 ms'
+    >>> log_name("mysql"), log_name("postgres"), log_name("sqlite")
+    ('redo', 'WAL', 'WAL')
     """
+    return "redo" if engine == "mysql" else "WAL"
+
+
+def kib(v: float) -> str:
+    """Bytes per transaction in binary units, as read (1,559 B is 1.52 KiB).
+
+    >>> kib(1559), kib(300), kib(5 * 2**20), kib(12.25 * 1024)
+    ('1.52 KiB', '300 B', '5.00 MiB', '12.2 KiB')
+    """
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(v) >= scale:
+            x = v / scale
+            return f"{x:.2f} {unit}" if abs(x) < 10 else f"{x:.1f} {unit}" if abs(x) < 100 else f"{x:.0f} {unit}"
+    return f"{v:.0f} B"
+
+
+def per_op_parts(per_op: Mapping[str, Any], log: str = "WAL") -> list[tuple[str, str]]:
+    """(group, text) of each known figure, the host's (vmstat/iostat: all
+    the host's disks and CPUs) then the server's (its own counters)."""
     parts = []
     if per_op.get("reads") is not None:
-        parts.append(f"reads {per_op['reads']:.2f}")
+        parts.append(("host", f"reads {per_op['reads']:.2f}"))
     if per_op.get("kb_read") is not None:
-        parts.append(f"KB read {per_op['kb_read']:.2f}")
+        parts.append(("host", f"read {kib(1024 * per_op['kb_read'])}"))
     if per_op.get("kb_written") is not None:
-        parts.append(f"KB written {per_op['kb_written']:.2f}")
+        parts.append(("host", f"written {kib(1024 * per_op['kb_written'])}"))
     if per_op.get("context_switches") is not None:
-        parts.append(f"cs {per_op['context_switches']:.1f}")
+        parts.append(("host", f"cs {per_op['context_switches']:.1f}"))
     if per_op.get("cpu_s") is not None:
-        parts.append(f"CPU {1000 * per_op['cpu_s']:.3f} ms")
+        parts.append(("host", f"CPU {1000 * per_op['cpu_s']:.3f} ms"))
     if per_op.get("wal_bytes") is not None:
-        parts.append(f"WAL {per_op['wal_bytes'] / 1024:.1f} KB")
+        parts.append(("server", f"{log} {kib(per_op['wal_bytes'])}"))
     if per_op.get("server_cpu_s") is not None:
-        parts.append(f"server CPU {1000 * per_op['server_cpu_s']:.3f} ms")
-    return "per transaction: " + ("  ".join(parts) if parts else "-")
+        parts.append(("server", f"CPU {1000 * per_op['server_cpu_s']:.3f} ms"))
+    return parts
+
+
+def per_op_line(per_op: Mapping[str, Any], log: str = "WAL", prefix: str = "per transaction: ") -> str:
+    """The compact "per transaction" line (summary, TUI): the host's disk
+    and CPU, then the server's own log bytes and CPU, each group named.
+
+    >>> per_op_line({"reads": 0.5, "kb_read": 4.0, "kb_written": 12.25, "context_switches": 30.0,
+    ...              "cpu_s": 0.00125, "wal_bytes": 2048.0, "server_cpu_s": 0.0008}, log="redo")
+    'per transaction: host reads 0.50  read 4.00 KiB  written 12.2 KiB  cs 30.0  CPU 1.250 ms  server redo 2.00 KiB  CPU 0.800 ms'
+    """
+    out, group = [], ""
+    for g, text in per_op_parts(per_op, log):
+        out.append(f"{g} {text}" if g != group else text)
+        group = g
+    return prefix + ("  ".join(out) if out else "-")
 
 
 def _bytes(v: Any) -> str:
     if not isinstance(v, (int, float)):
         return "-"
-    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(v) >= size:
             return f"{v / size:.1f} {unit}"
     return f"{v:.0f} B"
@@ -351,10 +415,14 @@ def _bytes(v: Any) -> str:
 def costs_text(summary: Mapping[str, Any]) -> list[str]:
     """Lines for the end of the text summary."""
     lines = []
+    log = summary.get("log_name") or "WAL"
     if summary.get("per_op"):
-        lines.append(per_op_line(summary["per_op"]))
-    for name, po in (summary.get("by_type") or {}).items():
-        lines.append(f"  {name} ({po.get('ops', 0)}): " + per_op_line(po).split(": ", 1)[1])
+        lines.append(per_op_line(summary["per_op"], log))
+    by_type = summary.get("by_type") or {}
+    if by_type:
+        lines.append(f"per type ({APPORTIONED}):")
+    for name, po in by_type.items():
+        lines.append(per_op_line(po, log, f"  {name} ({po.get('ops', 0)}): "))
     sizes = summary.get("sizes") or {}
     db, rss = sizes.get("database_bytes") or {}, sizes.get("server_rss_bytes") or {}
     if db.get("end") is not None or rss.get("end") is not None:
@@ -362,7 +430,8 @@ def costs_text(summary: Mapping[str, Any]) -> list[str]:
                      f"server RSS {_bytes(rss.get('start'))} -> {_bytes(rss.get('end'))}")
     totals = {k: v for k, v in (summary.get("totals") or {}).items() if v is not None}
     if totals:
-        lines.append("totals: " + ", ".join(f"{k} {_bytes(v) if k == 'wal_bytes' else v}" for k, v in totals.items()))
+        lines.append("totals: " + ", ".join(f"{log} {_bytes(v)}" if k == "wal_bytes" else f"{k} {v}"
+                                            for k, v in totals.items()))
     cc = summary.get("client_cpu") or {}
     if cc.get("per_op_us") is not None:
         lines.append(f"client CPU: {cc['per_op_us']:.1f} us/transaction, {cc['cores']:.2f} cores"

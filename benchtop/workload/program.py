@@ -115,3 +115,10 @@ class Program:
     @property
     def txn_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.txn_types)
+
+    @property
+    def writing_types(self) -> tuple[bool, ...]:
+        """Per transaction type: whether it runs a statement marked write
+        (what its host writes and WAL are charged by, benchtop.run.costs)."""
+        return tuple(any(op[0] == OP_EXEC and op[5] == QK["write"] for op in self.ops[t.first_op : t.first_op + t.nops])
+                     for t in self.txn_types)

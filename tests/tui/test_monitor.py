@@ -150,7 +150,7 @@ async def test_server_series_share_the_time_axis() -> None:
         assert wal.values[-1] == 2_500_000.0
         assert abs(wal.latest_per_txn - 2_500_000.0 / screen.history[-1].tps) < 1e-6
         strip = str(screen.query_one(ServerStrip).render())
-        assert "pg WAL 2.4MB/s" in strip and "/txn" in strip
+        assert "pg WAL 2.4MiB/s" in strip and "/txn" in strip
 
 
 async def test_outage_goes_on_the_timeline() -> None:

@@ -66,7 +66,7 @@ def test_stalls_list_what_the_sources_saw():
     [stall] = out["stalls"]
     assert (stall["start"], stall["duration"], stall["min_tps"]) == (3.0, 1.0, 0.0)
     assert stall["seen"] == [
-        "pg: requested checkpoint", "my: binlog rotation", "pg: WAL up to 90.0 MB/s",
+        "pg: requested checkpoint", "my: binlog rotation", "pg: WAL up to 85.8 MiB/s",
         "my: checkpoint age up to 91%", "bouncer: up to 12 clients waiting",
     ]
     # records with run_t need no start time; a source outage is reported as such

@@ -1,13 +1,16 @@
-"""Per-operation costs from plain readings: per-type attribution by each
-type's share of the interval, run totals from two target snapshots, the
-client-CPU warning, and the report's settings difference."""
+"""Per-operation costs from plain readings: per-type attribution (writes to
+the types that write, the rest by busy time), run totals from two target
+snapshots, the client-CPU warning, units and labels, and the report's
+settings difference."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchtop.report.tables import settings_diff
-from benchtop.run.costs import CostMeter, Work, client_cpu
+from benchtop.report.tables import per_op_table
+from benchtop.run.costs import APPORTIONED, CostMeter, Work, client_cpu, costs_text
+from benchtop.workload import builtin_program
 from benchtop.run.target_readings import totals_between
 from benchtop.sources.base import SourceSnapshot
 from benchtop.target import Target
@@ -55,3 +58,56 @@ def test_types_share_by_busy_time_when_known():
     slow, fast = meter._type_work  # noqa: SLF001
     assert slow.cpu_s == pytest.approx(0.75) and fast.cpu_s == pytest.approx(0.25)
     assert meter._ops_by_type == [50, 50]  # noqa: SLF001
+
+
+def test_writes_and_wal_go_to_the_types_that_write():
+    """Issue 34's i1.q10: 7.4 MB of WAL from 20,496 inserts was shared by
+    busy time, 0.2 KB to each read-only query and to each insert; by
+    Callaghan's convention each insert carries total / inserts (0.36 KiB)."""
+    program = builtin_program("insert_benchmark", "postgresql")
+    assert program.writing_types == (True, False, False, False)
+    meter = CostMeter("postgres", Target("null"), probe_target=False)
+    wal, inserts, queries = 7.4 * 2**20, 20_496, (30_000, 30_000, 30_000)
+    for _ in range(4):  # four equal intervals; the queries take most of the workers' time
+        meter.count(Work(1.0, kb_written=4000.0, cpu_s=2.0, wal_bytes=wal / 4),
+                    (inserts // 4, *(q // 4 for q in queries)), (0.1, 0.3, 0.3, 0.3), program.writing_types)
+    ins, *reads = meter._type_work  # noqa: SLF001
+    assert ins.wal_bytes == pytest.approx(wal) and ins.kb_written == pytest.approx(16000.0)
+    assert ins.per_op(inserts)["wal_bytes"] == pytest.approx(wal / inserts, rel=1e-3)  # ~378 B = 0.37 KiB
+    assert all(q.wal_bytes == 0.0 and q.kb_written == 0.0 for q in reads)
+    assert ins.cpu_s == pytest.approx(0.8) and sum(q.cpu_s for q in reads) == pytest.approx(7.2)  # by busy time
+
+
+def test_background_writes_go_to_what_ran():
+    """An interval with no writing transaction (a checkpoint's writes while
+    only queries ran) is not lost: it goes to the types that ran."""
+    meter = CostMeter("postgres", Target("null"), probe_target=False)
+    meter.count(Work(1.0, kb_written=100.0), (0, 10), (), (True, False))
+    assert [w.kb_written for w in meter._type_work] == [0.0, 100.0]  # noqa: SLF001
+
+
+def test_cost_text_names_units_sources_and_apportioning():
+    summary = {"per_op": {"reads": 0.0, "kb_read": 0.0, "kb_written": 1559 / 1024, "context_switches": 2.0,
+                          "cpu_s": 0.0004, "wal_bytes": 1559.0, "server_cpu_s": 0.0002},
+               "log_name": "redo",
+               "by_type": {"insert": {"ops": 10, "wal_bytes": 378.0, "kb_written": 1.0, "apportioned": APPORTIONED},
+                           "query": {"ops": 30, "wal_bytes": 0.0, "kb_written": 0.0, "apportioned": APPORTIONED}},
+               "totals": {"wal_bytes": 7.4 * 2**20}}
+    lines = costs_text(summary)
+    assert lines[0] == ("per transaction: host reads 0.00  read 0 B  written 1.52 KiB  cs 2.0  CPU 0.400 ms"
+                        "  server redo 1.52 KiB  CPU 0.200 ms")
+    assert lines[1] == f"per type ({APPORTIONED}):"
+    assert lines[2] == "  insert (10): host written 1.00 KiB  server redo 378 B"
+    assert "totals: redo 7.4 MiB" in lines[4] and "WAL" not in " ".join(lines[:1] + lines[2:])
+    assert not any(" KB" in line or " MB" in line for line in lines)
+
+
+def test_report_table_marks_apportioned_rows(tmp_path):
+    class Run:
+        label = "i1.q10"
+        steps: list = []
+        summary = {"per_op": {"kb_written": 1.0}, "by_type": {"insert": {"ops": 1, "kb_written": 2.0}}}
+
+    table = per_op_table([Run()])  # type: ignore[list-item]
+    assert table is not None and table.rows[1][0] == "  insert *" and APPORTIONED in table.note
+    assert "host wKiB/op" in table.columns and "srv WAL|redo KiB/op" in table.columns

@@ -19,7 +19,7 @@ def _run(monitor: list[dict], timeline: list[dict]) -> RunData:
 
 def test_series_from_monitor_records_on_the_run_clock():
     monitor = [
-        {"t": 1001.0, "sources": {"pg": {"kind": "postgresql", "ok": True, "wal_bytes_per_s": 2e6,
+        {"t": 1001.0, "sources": {"pg": {"kind": "postgresql", "ok": True, "wal_bytes_per_s": 2 * 2**20,
                                          "database": {"size_bytes": 2 * 2**20}}}},
         {"t": 1002.0, "sources": {"os": {"kind": "os", "ok": True, "cpu": {"user_pct": 50.0, "system_pct": 10.0,
                                                                          "iowait_pct": 1.0},
@@ -29,7 +29,7 @@ def test_series_from_monitor_records_on_the_run_clock():
     ]
     plots = {p.name: p for p in build_plots([_run(monitor, [{"t": 1.5, "kind": "threads", "text": "threads 4"},
                                                              {"t": 1.7, "kind": "note", "text": "warm-up over"}])])}
-    assert (plots["wal_rate"].series[0].x, plots["wal_rate"].series[0].y) == ((1.0,), (2.0,))
+    assert (plots["wal_rate"].series[0].x, plots["wal_rate"].series[0].y) == ((1.0,), (2.0,))  # MiB/s
     assert plots["database_size"].series[0].y == (2.0,)
     assert [s.label for s in plots["cpu"].series] == ["r user", "r sys", "r iowait"]
     assert plots["server_rss"].series[0].y == (3.0,)
