@@ -104,6 +104,16 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     sc = load_scenario(Path(args.file))
+    if sc.search is not None:
+        # a [search] table: the knee search decides the steps
+        from benchtop.commands.knee import main as knee_main
+
+        if args.dry_run:
+            print(f"scenario {sc.name}: a knee search (benchtop knee): "
+                  + ", ".join(f"{k} = {v}" for k, v in sc.search.items()), file=out)
+            return EXIT_OK
+        flags = [f for f, on in (("--headless", args.headless), ("--json", args.json)) if on]
+        return knee_main([args.file, *flags, *(["--out", args.out] if args.out else [])], out)
     # every run is saved: a new folder when neither the command line nor the file names one
     folder = args.out or sc.options.get("out") or str(default_results_folder(sc.name))
     listen, linger = metrics_settings(args)

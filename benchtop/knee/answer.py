@@ -49,10 +49,11 @@ def answer_text(knee: Mapping[str, Any]) -> str:
     best = knee.get("best")
     parts: list[str] = []
     if best:
-        where = f"rate {best['rate']:g}/s" if rate else f"{best['threads']} threads"
+        where = f"rate {best['rate']:g}/s" if rate else f"{best['threads']} thread{'' if best['threads'] == 1 else 's'}"
         parts.append(f"best: {where}, {tps_text(best['tps'])} tps at p99 {ms_text(best['p99_ms'])} ms{limit_text}")
     else:
-        parts.append(f"best: none; the limit{limit_text} is broken at the lowest setting")
+        parts.append("best: none; the lowest setting already breaks the limit"
+                     + (f" ({ms_text(limit)} ms)" if isinstance(limit, (int, float)) else ""))
     usl = knee.get("usl") or {}
     if usl.get("sigma") is not None:
         peak = usl.get("peak_threads")

@@ -3,9 +3,10 @@ rate) with the highest throughput whose p99 (and error share) stays under
 the limits.  Pure logic: it is told each probe's result and never touches
 an engine, so simulated systems test it (tests/unit/test_knee_search.py).
 
-1. Bracketing: from the lower bound, multiply by `factor` while throughput
-   still grows by `growth` and the limits hold (a jump of factor squared
-   when the USL fit is sure the target is further).
+1. Bracketing: from the lower bound, multiply by `factor` while the limits
+   hold and throughput still grows by `growth` (one flat step is allowed:
+   it may be noise; a jump of factor squared when the USL fit is sure the
+   target is further).
 2. Narrowing: every gap between neighbouring probes that may still hide a
    better feasible setting is a candidate.  A gap's best possible throughput
    is bounded by extending the chords of the probes on either side
@@ -182,11 +183,13 @@ class KneeSearch:
         if not self.probes:
             return self._value(s.low)
         last = self.probes[-1]
-        earlier = [p.tps for p in self.probes[:-1]]
         if not self.feasible(last) or last.x >= s.high:
             return None
-        if earlier and last.tps < (1 + s.growth) * max(earlier):
-            return None
+        if self._stalled(len(self.probes) - 1):
+            # one flat step may be noise: a second one, or a clear fall, ends the climb
+            earlier = max(p.tps for p in self.probes[:-1])
+            if last.tps < (1 - s.tolerance) * earlier or self._stalled(len(self.probes) - 2):
+                return None
         step = s.factor
         target = self._fit_target()
         if target is not None and self.fit is not None and self.fit.r2 >= SURE_FIT_R2 and len(self.probes) >= 4 \
@@ -194,6 +197,12 @@ class KneeSearch:
             step = s.factor ** 2  # the fit is sure the answer is far: one probe instead of two
         x = self._value(min(s.high, last.x * step))
         return x if x > last.x and x not in {p.x for p in self.probes} else None
+
+    def _stalled(self, i: int) -> bool:
+        """Whether probe i gained less than `growth` over every probe before it."""
+        if i < 1:
+            return False
+        return self.probes[i].tps < (1 + self.settings.growth) * max(p.tps for p in self.probes[:i])
 
     # -- narrowing ----------------------------------------------------------
     def open_gaps(self) -> list[Gap]:

@@ -100,6 +100,7 @@ class UslFit:
             "kappa": num(self.kappa, 8), "kappa_err": num(self.kappa_err, 8),
             "peak_threads": num(self.peak_threads, 2), "peak_tps": num(self.peak_tps, 2),
             "r2": num(self.r2, 4), "points": self.points,
+            "latency_ratio": num(self.latency_ratio, 4),
         }
         if limit_ms is not None:
             d["limit_threads"] = num(self.limit_threads(limit_ms) or math.nan, 2)

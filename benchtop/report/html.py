@@ -7,6 +7,7 @@ import base64
 import html
 import time
 
+from benchtop.knee.answer import answer_text
 from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.plots import Plot, render_png
 from benchtop.report.tables import Table, analysis_tables, validity_lines
@@ -70,6 +71,10 @@ def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop r
         head = "".join(f"<th>{html.escape(c)}</th>" for c in OP_COLUMNS)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in ops)
         parts.append(f"<h2>Latency per operation</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    knees = [(r, r.summary["knee"]) for r in runs if isinstance(r.summary.get("knee"), dict)]
+    if knees:
+        parts.append("<h2>Knee</h2>")
+        parts += [f"<p><b>{html.escape(r.name)}</b>: {html.escape(answer_text(k))}</p>" for r, k in knees]
     parts += [_analysis_table(t) for t in analysis_tables(runs)]
     verdicts = validity_lines(runs)
     if verdicts:

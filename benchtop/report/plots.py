@@ -34,14 +34,15 @@ class Series:
     label: str
     x: tuple[float, ...]
     y: tuple[float, ...]
+    style: str = ""  # knee plots: points (probes), fit (the USL's curve), best (the answer)
 
 
 @dataclass(frozen=True, slots=True)
 class Plot:
     name: str  # file stem: throughput, latency_over_time, jitter, boxplot, latency_histogram, latency_cdf,
-    # sweep_tps, sweep_p99, and the server/OS series (series.SERVER_PLOTS)
+    # sweep_tps, sweep_p99, knee_tps, knee_p99, and the server/OS series (series.SERVER_PLOTS)
     title: str
-    kind: str  # line, jitter, box, histogram, cdf, sweep
+    kind: str  # line, jitter, box, histogram, cdf, sweep, knee
     xlabel: str
     ylabel: str
     series: tuple[Series, ...]
@@ -51,6 +52,7 @@ class Plot:
     yunit: str = ""
     vlines: tuple[float, ...] = field(default=())  # step boundaries
     marks: tuple[tuple[float, str], ...] = field(default=())  # (t, text): marks and thread/rate changes
+    hlines: tuple[tuple[float, str], ...] = field(default=())  # (y, text): a knee search's p99 limit
 
 
 def _groups(runs: list[RunData]) -> list[tuple[str, list[float]]]:
@@ -145,7 +147,8 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
         plots.append(Plot("latency_cdf", "Latency by percentile", "cdf", "percentile", "latency",
                           tuple(Series(label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
                                 for label, pts in cdf if pts), logx=True, logy=True, yunit="ms"))
-    sweeps = [r for r in runs if r.is_sweep]
+    # a knee search's probes are steps too, but its own plots draw them (with the fit)
+    sweeps = [r for r in runs if r.is_sweep and "knee" not in r.summary]
     if sweeps:
         def by_threads(label: str, steps: list[dict[str, Any]], key: str) -> Series:
             pts = sorted((float(s["threads"]), float(s["tps"]) if key == "tps" else float(s["latency_ms"].get("p99", 0.0)))
@@ -159,7 +162,57 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
         plots.append(Plot("sweep_p99", "99th percentile latency against threads", "sweep", "threads", "p99 latency",
                           tuple(by_threads(label, steps, "p99") for label, steps in lines), logx=True, logy=True,
                           yunit="ms"))
+    for r in runs:
+        if isinstance(r.summary.get("knee"), dict):
+            plots += knee_plots(r.label, r.summary["knee"])
     return plots
+
+
+def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
+    """A knee search's probes against the setting, with the USL's fitted
+    curve, the answer and the limit: throughput, and p99."""
+    from benchtop.knee.usl import usl
+
+    key = "rate" if knee.get("setting") == "rate" else "threads"
+    probes = [p for p in knee.get("probes") or [] if isinstance(p, dict) and key in p]
+    if not probes:
+        return []
+    xs = tuple(float(p[key]) for p in probes)
+    tps = Series(f"{label}: probes", xs, tuple(float(p["tps"]) for p in probes), "points")
+    p99 = Series(f"{label}: probes", xs, tuple(float(p["p99_ms"]) for p in probes), "points")
+    tps_series, p99_series = [tps], [p99]
+    best = knee.get("best")
+    if isinstance(best, dict):
+        tps_series.append(Series(f"best: {best[key]:g} {key}", (float(best[key]),), (float(best["tps"]),), "best"))
+        p99_series.append(Series(f"best: {best[key]:g} {key}", (float(best[key]),), (float(best["p99_ms"]),), "best"))
+    fit = knee.get("usl") or {}
+    marks: list[tuple[float, str]] = []
+    if key == "threads" and fit.get("sigma") is not None and fit.get("lambda"):
+        lo, hi = min(xs), max(xs) * 1.5
+        peak = fit.get("peak_threads")
+        if peak:
+            hi = max(hi, min(peak * 1.2, max(xs) * 4))
+            marks.append((float(peak), f"USL peak {peak:.0f}"))
+        grid = tuple(lo * (hi / lo) ** (i / 79) for i in range(80))
+        curve = tuple(float(usl(n, fit["lambda"], fit["sigma"], fit["kappa"])) for n in grid)
+        what = f"USL fit: contention {fit['sigma']:.3g}, coherency {fit['kappa']:.2g}"
+        tps_series.append(Series(what, grid, curve, "fit"))
+        ratio = fit.get("latency_ratio")
+        if ratio:
+            p99_series.append(Series("USL fit (p99 ≈ ratio × N / X)", grid,
+                                     tuple(ratio * n / x * 1000.0 for n, x in zip(grid, curve)), "fit"))
+        if fit.get("limit_threads"):
+            marks.append((float(fit["limit_threads"]), f"limit breaks {fit['limit_threads']:.0f}"))
+    limit = knee.get("p99_limit_ms")
+    hlines = ((float(limit), f"p99 limit {limit:g} ms"),) if isinstance(limit, (int, float)) else ()
+    xlabel = "arrival rate (transactions/s)" if key == "rate" else "threads (concurrency)"
+    return [
+        Plot("knee_tps", "Knee search: throughput against " + ("rate" if key == "rate" else "concurrency"), "knee",
+             xlabel, "transactions/s", tuple(tps_series), logx=True, marks=tuple(marks)),
+        Plot("knee_p99", "Knee search: p99 latency against " + ("rate" if key == "rate" else "concurrency"), "knee",
+             xlabel, "p99 latency", tuple(p99_series), logx=True, logy=True, yunit="ms", marks=tuple(marks),
+             hlines=hlines),
+    ]
 
 
 def _pyplot() -> Any:
@@ -235,6 +288,19 @@ def draw(plot: Plot) -> Any:
             xs = sorted({x for s in plot.series for x in s.x})
             ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    elif plot.kind == "knee":
+        styles: dict[str, dict[str, Any]] = {"points": dict(marker="o", linestyle="none"), "fit": dict(linestyle="--", linewidth=1.2),
+                  "best": dict(marker="*", markersize=14, linestyle="none", color="tab:green")}
+        for s in plot.series:
+            ax.plot(s.x, s.y, label=s.label, **styles.get(s.style, {}))
+        for x, text in plot.marks:
+            ax.axvline(x, color="grey", linestyle=":", linewidth=0.8)
+            ax.annotate(text, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize="x-small",
+                        va="top", ha="right", color="grey")
+        for y, text in plot.hlines:
+            ax.axhline(y, color="tab:red", linestyle="--", linewidth=1.0, label=text)
+        ax.set_xscale("log")
+        _log_ticks(ax.xaxis, "")
     elif plot.kind == "jitter":
         rng = random.Random(0)  # the same file draws the same picture
         for i, s in enumerate(plot.series):
@@ -261,9 +327,9 @@ def draw(plot: Plot) -> Any:
     if plot.logy:
         ax.set_yscale("log")
         _log_ticks(ax.yaxis, plot.yunit)
-    elif plot.kind in ("line", "jitter", "box", "sweep"):
+    elif plot.kind in ("line", "jitter", "box", "sweep", "knee"):
         ax.set_ylim(bottom=0)  # a rate read against zero: 600 vs 700 tps is not a doubling
-    if plot.kind in ("line", "sweep", "histogram", "cdf") and plot.series:
+    if plot.kind in ("line", "sweep", "histogram", "cdf", "knee") and plot.series:
         ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from benchtop.knee.answer import answer_text
 from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.tables import analysis_tables, table_lines, validity_lines
 
@@ -58,6 +59,9 @@ def report_text(runs: list[RunData], width: int = 60) -> str:
     verdicts = validity_lines(runs)
     if verdicts:
         out += ["", "Validity"] + verdicts
+    for r in runs:
+        if isinstance(r.summary.get("knee"), dict):
+            out += ["", f"{r.name}: {answer_text(r.summary['knee'])}"]
     for r in runs:
         if r.unfinished:
             out += ["", f"{r.name}: {r.summary['stopped_by']}"]

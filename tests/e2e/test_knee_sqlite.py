@@ -1,0 +1,84 @@
+"""`benchtop knee` end to end on the embedded SQLite: probes as JSON Lines,
+summary.json's knee, the answer, a scenario file's [search] table, the
+report's plots and paragraph, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_benchtop
+
+pytestmark = pytest.mark.slow
+
+FAST = ["--probe-min", "1", "--probe-max", "1.5", "--probe-interval", "0.25", "--settle", "0.25"]
+
+
+def test_knee_search_on_sqlite(tmp_path: Path) -> None:
+    out = tmp_path / "knee"
+    res = run_benchtop("knee", "--headless", "--json", "--workload", "oltp_point_select", "--table-size", "1000",
+                       "--min-threads", "1", "--max-threads", "8", "--p99-limit", "50", *FAST, "--out", str(out),
+                       timeout=180)
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    probes = [d for d in lines if d["type"] == "probe"]
+    assert probes and lines[-1]["type"] == "knee"
+    assert [p["threads"] for p in probes][:2] == [1, 2]  # bracketing starts at the bottom and doubles
+    assert all(1 <= p["threads"] <= 8 and p["time_s"] <= 1.5 + 0.3 for p in probes)
+    knee = json.loads((out / "summary.json").read_text())["knee"]
+    best = knee["best"]
+    assert best["p99_ms"] <= 50 and best["tps"] == max(p["tps"] for p in knee["probes"] if p["feasible"])
+    assert len(knee["probes"]) == len(probes) <= 24
+    assert knee["answer"].startswith(f"best: {best['threads']} thread")
+    if len({p["threads"] for p in probes}) >= 3:
+        assert {"sigma", "sigma_err", "kappa", "kappa_err", "peak_threads"} <= set(knee["usl"])
+    # one engine for the whole search: the threads changed on the timeline, the workers never restarted
+    timeline = [json.loads(line) for line in (out / "timeline.jsonl").read_text().splitlines()]
+    assert sum(1 for ev in timeline if ev.get("kind") == "threads") >= len(probes) - 1
+
+    report = run_benchtop("report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert f"best: {best['threads']} thread" in report.stdout
+    png = run_benchtop("report", str(out), "--png", str(tmp_path / "png"))
+    assert png.returncode == 0, png.stderr
+    assert (tmp_path / "png" / "knee_tps.png").stat().st_size > 0
+    assert (tmp_path / "png" / "knee_p99.png").stat().st_size > 0
+
+
+def test_knee_from_a_scenario_search_table(tmp_path: Path) -> None:
+    sc = tmp_path / "knee.toml"
+    sc.write_text('workload = "oltp_point_select"\ntable_size = 500\n\n[search]\nmin_threads = 1\nmax_threads = 2\n'
+                  'p99_limit = "100ms"\nprobe_min = "1s"\nprobe_max = "1s"\nprobe_interval = 0.25\nsettle = 0.25\n')
+    out = tmp_path / "out"
+    res = run_benchtop("knee", str(sc), "--headless", "--out", str(out), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "probe  1:" in res.stdout and "best: " in res.stdout and "(limit 100 ms)" in res.stdout
+    assert json.loads((out / "summary.json").read_text())["knee"]["range"] == [1, 2]
+    # `benchtop scenario` hands a [search] file to the knee search
+    res = run_benchtop("scenario", str(sc), "--headless", "--out", str(tmp_path / "out2"), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "best: " in res.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--min-threads", "8", "--max-threads", "2"], "threads range"),
+    (["--p99-limit", "fast"], "--p99-limit takes a number of milliseconds"),
+    (["--tolerance", "150%"], "share from 0 to 100%"),
+    (["--min-rate", "100"], "needs both --min-rate and --max-rate"),
+    (["--probe-min", "5", "--probe-max", "1"], "shorter than the shortest"),
+])
+def test_bad_search_options_are_one_line(args: list[str], message: str) -> None:
+    res = run_benchtop("knee", "--headless", *args, timeout=60)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert message in res.stderr
+
+
+def test_knee_help_names_the_search_options() -> None:
+    res = run_benchtop("knee", "--help", timeout=60)
+    assert res.returncode == 0
+    for option in ("--min-threads", "--max-threads", "--p99-limit", "--error-limit", "--tolerance", "--min-rate",
+                   "--workload", "--dsn"):
+        assert option in res.stdout

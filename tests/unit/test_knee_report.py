@@ -1,0 +1,75 @@
+"""`benchtop report` on a knee results folder: throughput and p99 against
+concurrency with the probes, the USL fit, the answer and the limit, and the
+one-paragraph answer in the terminal and the HTML."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchtop.commands import report as cli
+from benchtop.knee.answer import answer_text
+from benchtop.knee.search import KneeSearch, Probe, SearchSettings
+from benchtop.knee.usl import usl
+from benchtop.report.data import load_runs
+from benchtop.report.plots import build_plots, close, draw
+
+
+@pytest.fixture
+def knee_folder(tmp_path: Path) -> Path:
+    search = KneeSearch(SearchSettings(low=1, high=64, p99_limit_ms=20.0))
+    while (x := search.next()) is not None:
+        tps = usl(x, 1000.0, 0.03, 0.0003)
+        search.record(Probe(x, tps, 3 * x / tps * 1000, transactions=int(tps * 3), time_s=3.0))
+    knee = search.to_dict()
+    knee["elapsed_s"] = 30.0
+    folder = tmp_path / "knee"
+    folder.mkdir()
+    steps = [{"index": i, "threads": p["threads"], "tps": p["tps"], "latency_ms": {"p99": p["p99_ms"]}}
+             for i, p in enumerate(knee["probes"])]
+    (folder / "summary.json").write_text(json.dumps({"type": "summary", "tps": 1.0, "threads": 1, "knee": knee,
+                                                     "steps": steps}))
+    (folder / "intervals.jsonl").write_text(json.dumps({"t": 1.0, "tps": 100.0, "threads": 1}) + "\n")
+    (folder / "config.json").write_text(json.dumps({"engine": "sqlite"}))
+    return folder
+
+
+def test_knee_plots_carry_probes_fit_and_limit(knee_folder: Path) -> None:
+    runs = load_runs([knee_folder])
+    plots = {p.name: p for p in build_plots(runs)}
+    assert "knee_tps" in plots and "knee_p99" in plots
+    assert "sweep_tps" not in plots  # the probes are drawn once, with their fit
+    knee = runs[0].summary["knee"]
+    tps = plots["knee_tps"]
+    points = next(s for s in tps.series if s.style == "points")
+    assert points.x == tuple(float(p["threads"]) for p in knee["probes"])
+    fit = next(s for s in tps.series if s.style == "fit")
+    u = knee["usl"]
+    assert fit.y[10] == pytest.approx(usl(fit.x[10], u["lambda"], u["sigma"], u["kappa"]))
+    assert any(text.startswith("USL peak") for _, text in tps.marks)
+    best = next(s for s in tps.series if s.style == "best")
+    assert best.x == (float(knee["best"]["threads"]),)
+    assert plots["knee_p99"].hlines == ((20.0, "p99 limit 20 ms"),)
+    for plot in (tps, plots["knee_p99"]):
+        close(draw(plot))
+
+
+def test_report_prints_the_answer(knee_folder: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli.main([str(knee_folder)]) == 0
+    text = capsys.readouterr().out
+    knee = json.loads((knee_folder / "summary.json").read_text())["knee"]
+    assert f"knee: {answer_text(knee)}" in text
+    assert "(limit 20 ms); USL peak at" in text and "contention 0.03" in text
+    assert cli.main([str(knee_folder), "--html", str(tmp_path / "r.html")]) == 0
+    assert "<h2>Knee</h2>" in (tmp_path / "r.html").read_text()
+
+
+def test_answer_of_a_search_with_no_setting_under_the_limit() -> None:
+    text = answer_text({"setting": "threads", "p99_limit_ms": 1.0, "best": None, "usl": None, "probes": [{}],
+                        "reason": "the limit is broken at the lowest setting"})
+    assert text.startswith("best: none; the lowest setting already breaks the limit (1 ms). 1 probe (")
+    rate = answer_text({"setting": "rate", "p99_limit_ms": 5.0, "best": {"rate": 8000.0, "tps": 7990.0, "p99_ms": 4.2},
+                        "usl": None, "probes": [{}, {}]})
+    assert rate.startswith("best: rate 8000/s, 7.99k tps at p99 4.2 ms (limit 5 ms).")

@@ -1,0 +1,57 @@
+"""The knee's settings: the command line's and a scenario file's [search]
+table read the same way; bad values are one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchtop.knee.settings import knee_options
+from benchtop.scenario.file import ScenarioError, load_scenario, parse_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def test_the_example_search_file() -> None:
+    sc = load_scenario(SCENARIOS / "knee.toml")
+    assert sc.steps == () and sc.search is not None
+    knee = knee_options(sc.search, 4096)
+    s, t = knee.search, knee.timing
+    assert (s.low, s.high, s.p99_limit_ms, s.error_limit, s.tolerance) == (1, 256, 20.0, 0.01, 0.1)
+    assert (t.min_s, t.max_s, t.cv) == (3.0, 15.0, 0.05)
+    assert not knee.rate
+
+
+def test_defaults_and_a_rate_search() -> None:
+    knee = knee_options({}, 4096, cpus=2)
+    assert (knee.search.low, knee.search.high, knee.search.p99_limit_ms) == (1, 8, None)
+    rate = knee_options({"min_rate": 100.0, "max_rate": 5000.0, "p99_limit": "5ms"}, 4096)
+    assert rate.rate and (rate.search.low, rate.search.high, rate.search.p99_limit_ms) == (100.0, 5000.0, 5.0)
+    assert knee_options({"p99_limit": "0.5s"}, 4096).search.p99_limit_ms == 500.0
+
+
+@pytest.mark.parametrize("values,message", [
+    ({"min_threads": 0}, "threads range"),
+    ({"max_threads": 10_000}, "threads range"),
+    ({"min_threads": 2.5}, "whole number"),
+    ({"p99_limit": "soon"}, "milliseconds"),
+    ({"p99_limit": 0}, "positive number"),
+    ({"tolerance": "0%"}, "tolerance"),
+    ({"error_limit": "200%"}, "share from 0 to 100%"),
+    ({"min_rate": 10.0}, "both"),
+    ({"min_rate": 10.0, "max_rate": 20.0, "max_threads": 4}, "not both"),
+    ({"probe_min": "10s", "probe_max": "2s"}, "shorter"),
+    ({"probe_cv": "0%"}, "positive"),
+    ({"thread": 4}, "unknown search setting 'thread'"),
+])
+def test_bad_values_are_one_line(values: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        knee_options(values, 4096)
+
+
+def test_search_and_steps_do_not_mix() -> None:
+    with pytest.raises(ScenarioError, match=r"has no \[\[step\]\]"):
+        parse_scenario("[search]\nmax_threads = 4\n[[step]]\nduration = 1\n", "x.toml")
+    with pytest.raises(ScenarioError, match="search is a table"):
+        parse_scenario("search = 4\n", "x.toml")
