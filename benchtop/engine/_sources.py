@@ -16,7 +16,7 @@ CORE = ["engine.c", "group.c", "worker.c", "scheduler.c", "histogram.c", "worklo
         "driver_null.c", "driver_sqlite.c", "driver_fileio.c", *DRIVER_SUPPORT]
 
 # compiled in with -DBT_HAVE_MYSQL when libmariadb or libmysqlclient is found
-MYSQL = ["driver_mysql.c"]
+MYSQL = ["driver_mysql.c", "driver_mysql_wire.c"]
 
 # compiled in with -DBT_HAVE_PGSQL when libpq is found
 PGSQL = ["driver_pg.c"]

@@ -18,11 +18,12 @@
  * BT_TEST_SSL (cfg->ssl: 1 required, 2 verified), BT_TEST_OPTIONS
  * (cfg->options).
  *
- * Build (what tests/native/test_driver_build.py does, from native/):
+ * Build (what tests/native/test_driver_build.py does, from native/), with
+ * the sources MYSQL, PGSQL and DRIVER_SUPPORT of benchtop/engine/_sources.py:
  *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
  *      -DBT_HAVE_MYSQL -DBT_HAVE_PGSQL $(mariadb_config --cflags) \
- *      -I$(pg_config --includedir) -I. tests/test_drivers.c driver_mysql.c \
- *      driver_pg.c driver_common.c $(mariadb_config --libs) -lpq -lpthread
+ *      -I$(pg_config --includedir) -I. tests/test_drivers.c SOURCES... \
+ *      $(mariadb_config --libs) -lpq -lpthread
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -275,7 +276,7 @@ static void test_statements(int prepare)
     CHECK(res.slen == BT_SREG_CAP - 1 && strlen(buf) == BT_SREG_CAP - 1, "truncated to %u", res.slen);
 
     if (!is_pg && prepare) {
-        /* results the MySQL wire path walks (driver_mysql.c): a row longer
+        /* results the MySQL wire path walks (driver_mysql_wire.c): a row longer
          * than the read-ahead cache, definitions that come again after DDL,
          * and a CALL's result set followed by its status */
         CHECK(ex(c, 12, "SELECT REPEAT('b', ?)", &(bt_value){BT_VAL_INT, 100000, NULL, 0}, 1, 0, &res, buf,
