@@ -24,7 +24,8 @@ from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
-from benchtop.run.samples import HostInterval, HostSummary, IntervalStats, RunSummary
+from benchtop.run.formats import lat_ms
+from benchtop.run.samples import HostInterval, HostSummary, IntervalStats, RunSummary, pct_key
 from benchtop.workload import Program
 
 
@@ -76,7 +77,7 @@ class ClusterController(RunController):
             self._pending_notices.append(Notice(f"benchtop: {text}",
                                                 {"type": "event", "kind": "host", "text": text}))
         group.events.clear()
-        rows, delta = group.host_intervals()
+        rows, delta = group.host_intervals(self.percentiles)
         hlog: list[str] = []
         if counted and self.writer is not None:
             start = max(0.0, iv.t - iv.dt - self.t_offset)
@@ -93,7 +94,7 @@ class ClusterController(RunController):
         self._rows = tuple(rows)
         if counted and self.report_interval > 0 and not self.options.json:
             for row in rows:
-                self._pending_notices.append(Notice(host_line(row), row.to_dict()))
+                self._pending_notices.append(Notice(host_line(row, self.options.percentile), row.to_dict()))
         reporting = sum(1 for h in group.hosts if h.live and h.reported)
         return {"hosts_reporting": reporting,
                 "hosts": [{"host": r.host, "state": r.state, "threads": r.threads, "tps": round(r.tps, 2),
@@ -133,10 +134,23 @@ class ClusterController(RunController):
                            h.lost_at, h.lost_reason)
 
 
-def host_line(row: HostInterval) -> str:
-    """A per-host line under a sysbench-style interval line."""
+def host_line(row: HostInterval, percentile: float = 99.0) -> str:
+    """A per-host line under a sysbench-style interval line: the merged
+    line's percentile, printed as it prints it; a host given no threads
+    says it is idle rather than showing a latency of 0.
+
+    >>> row = HostInterval("h1", "10.0.0.1", "ok", 4, 900, 900.0, 0.0, {"p95": 0.0432, "p99": 1.5}, 4, 37.0)
+    >>> host_line(row, 95)
+    '    h1 10.0.0.1: thds: 4 tps: 900.00 lat (ms,95%): 0.0432 err/s: 0.00 cpu: 37%'
+    >>> host_line(HostInterval("h2", "10.0.0.2", "ok", 0, 0, 0.0, 0.0, {"p95": 0.0}, 0, 1.0), 95)
+    '    h2 10.0.0.2: thds: 0 idle (no threads given to this host) cpu: 1%'
+    """
     state = "" if row.state == "ok" else f" [{row.state}]"
+    if row.threads == 0 and row.transactions == 0 and row.state == "ok":
+        return f"    {row.host} {row.node}: thds: 0 idle (no threads given to this host) cpu: {row.cpu_pct:.0f}%"
+    key = pct_key(percentile) if pct_key(percentile) in row.latency_ms else "p99"
+    label = f"{percentile:g}" if key == pct_key(percentile) else "99"
     return (f"    {row.host} {row.node}: thds: {row.threads} tps: {row.tps:4.2f} "
-            f"lat (ms,99%): {row.latency_ms['p99']:4.2f} err/s: {row.errors_per_s:4.2f} "
+            f"lat (ms,{label}%): {lat_ms(row.latency_ms.get(key, 0.0)):>4} err/s: {row.errors_per_s:4.2f} "
             f"cpu: {row.cpu_pct:.0f}%{state}")
 

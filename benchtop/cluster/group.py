@@ -24,7 +24,7 @@ import numpy as np
 from benchtop.cluster.connect import join_ray, ray_module, why_not_started
 from benchtop.cluster.hostlink import Lost
 from benchtop.cluster.loadhost import HostReading, LoadHost, NodeAgent, fetch
-from benchtop.cluster.merge import Stacked, dense, merge_samples, split_total
+from benchtop.cluster.merge import ROW_PERCENTILES, Stacked, dense, merge_samples, split_total
 from benchtop.cluster.messages import AbortIO, Close, Join, Request, SetPaused, SetRate, SetThreads, Start, Stop
 from benchtop.engine import ConnSettings, EngineSettings
 from benchtop.engine.histogram import Histogram, nbuckets
@@ -451,10 +451,11 @@ class HostGroup:
         return replace(r.sample, latency=dense(r.latency.index, r.latency.count, self.nb),
                        service=dense(r.service.index, r.service.count, self.nb))
 
-    def host_intervals(self) -> tuple[list[HostInterval], Stacked]:
+    def host_intervals(self, percentiles: Sequence[float] = ()) -> tuple[list[HostInterval], Stacked]:
         """Every host since the previous call (hosts read for the first time
         are left out), and the latency histograms of those intervals, the
-        k-th row's at position k."""
+        k-th row's at position k; each row has p50, p95, p99, max and the
+        run's own `percentiles` (the merged line's)."""
         pairs = []
         for h in self.hosts:
             prev, cur = h.prev, h.reading
@@ -464,7 +465,7 @@ class HostGroup:
         # a host with no new reading has nothing this interval
         delta = Stacked.of([c.latency for _, _, c in pairs], self.nb).minus(
             Stacked.of([(p if c.sample.t > p.sample.t else c).latency for _, p, c in pairs], self.nb))
-        counts, pcts = delta.latency_ms()
+        counts, pcts = delta.latency_ms(sorted({*ROW_PERCENTILES, *percentiles}))
         rows = []
         for k, (h, prev, cur) in enumerate(pairs):
             now, before = cur.sample, prev.sample

@@ -17,6 +17,7 @@ import numpy as np
 from benchtop.cluster.loadhost import SparseCounts
 from benchtop.engine.histogram import Histogram, bucket_bounds, rank
 from benchtop.engine.sample import ERROR_KINDS, EngineSample
+from benchtop.run.samples import pct_key
 
 ROW_PERCENTILES = (50.0, 95.0, 99.0)  # what each host's row shows
 
@@ -120,12 +121,13 @@ class Stacked:
         every = np.arange(self.hosts)
         return np.searchsorted(host, every), np.searchsorted(host, every, side="right")
 
-    def latency_ms(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Each host's count, and its p50, p95, p99 and max in ms as
-        Histogram.percentiles_ms and max_ns give them (0 for a host with none)."""
+    def latency_ms(self, percentiles: Sequence[float] = ROW_PERCENTILES) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Each host's count, and its percentiles (keyed as pct_key names
+        them: p50, p95, p99, p999) and max in ms as Histogram.percentiles_ms
+        and max_ns give them (0 for a host with none)."""
         zeros = np.zeros(self.hosts)
         if not len(self.key):
-            return np.zeros(self.hosts, dtype=np.int64), {**{f"p{p:g}": zeros for p in ROW_PERCENTILES}, "max": zeros}
+            return np.zeros(self.hosts, dtype=np.int64), {**{pct_key(p): zeros for p in percentiles}, "max": zeros}
         mid, top = _bucket_ms()
         bucket = self.key % self.nb
         starts, ends = self._bounds()
@@ -134,11 +136,11 @@ class Stacked:
         n = np.where(ends > starts, cum[np.maximum(ends - 1, 0)] - before, 0)
         has = n > 0
         out = {}
-        for p in ROW_PERCENTILES:
+        for p in percentiles:
             # the first bucket of each host whose running count covers its rank
             ranks = np.array([rank(p, int(t)) if t else 1 for t in n], dtype=np.int64)
             at = np.minimum(np.searchsorted(cum, before + ranks), len(cum) - 1)
-            out[f"p{p:g}"] = np.where(has, mid[bucket[at]], 0.0)
+            out[pct_key(p)] = np.where(has, mid[bucket[at]], 0.0)
         out["max"] = np.where(has, top[bucket[np.maximum(ends - 1, 0)]], 0.0)
         return n, out
 

@@ -133,11 +133,16 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
     if s.hosts:
         live = sum(1 for h in s.hosts if h.lost_at is None)
         extra.append(f"    load hosts: {len(s.hosts)}, {live} to the end")
-        extra.append(f"      {'host':<5}{'node':<22}{'threads':>8}{'transactions':>14}{'tps':>12}{'p99 ms':>9}")
+        # the merged summary's percentile and precision (sysbench's latency line above)
+        key = pct_key(percentile) if all(pct_key(percentile) in h.latency_ms for h in s.hosts if h.transactions) else "p99"
+        head = f"p{_pct_label(percentile)} ms" if key == pct_key(percentile) else "p99 ms"
+        extra.append(f"      {'host':<5}{'node':<22}{'threads':>8}{'transactions':>14}{'tps':>12}{head:>10}")
         for h in s.hosts:
             lost = f"  lost at {h.lost_at:.0f}s: {h.lost_reason}" if h.lost_at is not None else ""
+            idle = "  idle: no threads given to this host" if h.threads == 0 and not h.transactions else ""
+            lat = lat_ms(h.latency_ms.get(key, 0.0)) if h.transactions else "-"
             extra.append(f"      {h.host:<5}{h.node[:21]:<22}{h.threads:>8}{h.transactions:>14}{h.tps:>12.2f}"
-                         f"{h.latency_ms.get('p99', 0.0):>9.2f}{lost}")
+                         f"{lat:>10}{idle}{lost}")
     if s.stopped_by:
         extra.append(f"    stopped by: {s.stopped_by}")
     if extra:

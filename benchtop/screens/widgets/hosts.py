@@ -36,7 +36,10 @@ def hosts_text(rows: Sequence[HostInterval], total: IntervalStats | None, max_ro
     shown = list(rows) if len(rows) <= max_rows else _worst_first(rows)[: max_rows - 1]
     for r in shown:
         state = "" if r.state == "ok" else f" {r.state}"
-        t.append(f"\n{r.host:<5}{r.node[:15]:<16}{r.threads:>5}{num(r.tps):>9}{ms(r.latency_ms.get('p99', 0.0)):>9}"
+        idle = r.threads == 0 and r.transactions == 0 and r.state == "ok"  # no threads given: not a 0 ms p99
+        state = " idle (0 threads)" if idle else state
+        p99 = "-" if idle else ms(r.latency_ms.get('p99', 0.0))
+        t.append(f"\n{r.host:<5}{r.node[:15]:<16}{r.threads:>5}{num(r.tps):>9}{p99:>9}"
                  f"{num(r.errors_per_s):>7}{r.connections:>6}{r.cpu_pct:>4.0f}%{state}", STATE_STYLE.get(r.state, ""))
     if len(shown) < len(rows):
         t.append(f"\n… {len(rows) - len(shown)} more host(s), all reporting normally" if all(
