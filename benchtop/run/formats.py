@@ -140,9 +140,9 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         for h in s.hosts:
             lost = f"  lost at {h.lost_at:.0f}s: {h.lost_reason}" if h.lost_at is not None else ""
             idle = "  idle: no threads given to this host" if h.threads == 0 and not h.transactions else ""
-            lat = lat_ms(h.latency_ms.get(key, 0.0)) if h.transactions else "-"
+            host_lat = lat_ms(h.latency_ms.get(key, 0.0)) if h.transactions else "-"
             extra.append(f"      {h.host:<5}{h.node[:21]:<22}{h.threads:>8}{h.transactions:>14}{h.tps:>12.2f}"
-                         f"{lat:>10}{idle}{lost}")
+                         f"{host_lat:>10}{idle}{lost}")
     if s.stopped_by:
         extra.append(f"    stopped by: {s.stopped_by}")
     if extra:
