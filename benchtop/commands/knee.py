@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -18,10 +17,11 @@ from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
 from benchtop.engine import MAX_THREADS
 from benchtop.errors import OneLineParser, UsageError
 from benchtop.knee.answer import answer_text, ms_text
-from benchtop.knee.runner import KneeOutcome, KneeRunner
-from benchtop.knee.search import KneeSearch, Probe
+from benchtop.knee.runner import KneeController
+from benchtop.knee.search import KneeSearch
 from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, namespace_values
-from benchtop.run.headless import StopFlag
+from benchtop.metrics import served
+from benchtop.run.headless import LinePrinter, StopFlag, run_headless
 from benchtop.run.options import RunOptions, build_parser, options_from_argv
 from benchtop.run.results import default_results_folder
 from benchtop.session import RunSession
@@ -92,6 +92,8 @@ def parse(argv: Sequence[str]) -> tuple[RunOptions, KneeOptions, float]:
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
     opts, knee, budget = parse(argv)
+    # the dashboard on a terminal (as a run), unless --headless or --json
+    tui = out is sys.stdout and sys.stdout.isatty() and not any(a in ("--headless", "--json") for a in argv)
     if not opts.out:  # every run is saved: a new folder when none is named
         opts = replace(opts, out=str(default_results_folder("knee")))
     search = KneeSearch(knee.search)
@@ -99,14 +101,23 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     stop.install()
     with RunSession(opts, progress=sys.stderr if not opts.json else None) as session:
         opts = session.options
-        ctl = session.controller()
-        session.recorder.start()
+        ctl = KneeController(session.controller(), search, knee.timing, opts.warmup_s, budget)
         printer = ProbePrinter(out, opts.json, knee)
-        printer.banner(ctl.label)
-        runner = KneeRunner(ctl, search, knee.timing, printer.probe, stop.event, opts.warmup_s, budget)
-        stop.on_hurry(ctl.hurry)
-        outcome = runner.run()
-        result = knee_result(search, outcome)
+        with served(opts, ctl, ctl.program.txn_names, stop) as live:
+            if tui:
+                # the TUI is imported only here: headless searches never load textual
+                from benchtop.screens.launch import run_tui
+
+                live.start()
+                run_tui(live, sources=session.tapped_pollers() or None,
+                        save_dir=session.writer.folder if session.writer else Path.cwd())
+                for notice in ctl.notices():  # the probes, for the terminal's scrollback
+                    printer.line(notice.text)
+            else:
+                session.recorder.start()
+                printer.banner(ctl.label)
+                run_headless(live, LinePrinter(out, opts.json, opts.percentile, intervals=False), stop)
+        result = knee_result(search, ctl)
         writer = session.writer
         if writer is not None and not writer.failed:
             _add_to_summary(writer.folder, result, writer)
@@ -116,17 +127,17 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         print(f"benchtop: error: {writer.failed} (the answer printed above is complete)", file=sys.stderr)
     elif writer:
         print(f"results: {writer.folder}", file=sys.stderr if opts.json else out, flush=True)
-    if outcome.failed:
-        print(f"benchtop: error: {outcome.failed}", file=sys.stderr)
+    if ctl.stepper.failed:
+        print(f"benchtop: error: {ctl.stepper.failed}", file=sys.stderr)
         return EXIT_FAILED_RUN
     return EXIT_ERROR if writer and writer.failed else EXIT_OK
 
 
-def knee_result(search: KneeSearch, outcome: KneeOutcome) -> dict[str, Any]:
+def knee_result(search: KneeSearch, ctl: KneeController) -> dict[str, Any]:
     """summary.json's `knee`: best, usl, probes and how the search went."""
     d = search.to_dict()
-    d["reason"] = outcome.reason or search.reason
-    d["elapsed_s"] = round(outcome.elapsed_s, 1)
+    d["reason"] = ctl.stepper.reason or search.reason
+    d["elapsed_s"] = round(ctl.elapsed_s, 1)
     d["answer"] = answer_text(d)
     return d
 
@@ -172,29 +183,9 @@ class ProbePrinter:
                     f"(cv < {100 * t.cv:g}%)")
         self._print("")
 
-    def probe(self, n: int, p: Probe, search: KneeSearch) -> None:
-        rate = search.settings.rate
-        why = search.why_not(p)
-        fit = search.fit
-        if self.json_lines:
-            d: dict[str, Any] = {"type": "probe", "probe": n, ("rate" if rate else "threads"): p.x if rate else int(p.x),
-                                 "tps": round(p.tps, 2), "p99_ms": round(p.p99_ms, 3), "errors": p.errors,
-                                 "time_s": round(p.time_s, 2), "cv": round(p.cv, 4), "steady": p.steady,
-                                 "feasible": not why, "phase": search.phase}
-            if why:
-                d["why_not"] = why
-            if fit is not None:
-                d["usl"] = fit.to_dict(search.settings.p99_limit_ms)
-            self._print(json.dumps(d))
-            return
-        where = f"rate {p.x:g}/s" if rate else f"{int(p.x)} threads"
-        steady = f"steady (cv {100 * p.cv:.1f}%)" if p.steady else f"not steady (cv {100 * p.cv:.1f}%)"
-        line = (f"probe {n:2d}: {where:>14}  {p.tps:10.1f} tps  p99 {p.p99_ms:8.3f} ms  errors {p.errors}  "
-                f"{p.time_s:.1f} s {steady}  {why or 'ok'}")
-        if fit is not None:
-            peak = fit.peak_threads
-            line += f"  [USL peak {peak:.0f} threads]" if math.isfinite(peak) else "  [USL: no peak yet]"
-        self._print(line)
+    def line(self, text: str) -> None:
+        if not self.json_lines:
+            self._print(text)
 
     def answer(self, result: dict[str, Any]) -> None:
         if self.json_lines:

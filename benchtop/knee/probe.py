@@ -58,9 +58,11 @@ class ProbeMeter:
 
     def add(self, dt: float, transactions: int, errors: int, latency: Histogram) -> bool:
         """One interval of the probe; True when the probe is done."""
+        began = self.elapsed_s
         self.elapsed_s += dt
-        if self.elapsed_s <= self.timing.settle_s + 1e-9 or dt <= 0:
-            return self.elapsed_s >= self.timing.max_s + self.timing.settle_s
+        if began < self.timing.settle_s - 1e-9 or dt <= 0:
+            # an interval that began while the change settled is not the setting's own
+            return False
         self.counted_s += dt
         self.transactions += transactions
         self.errors += errors

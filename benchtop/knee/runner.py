@@ -1,114 +1,280 @@
 """One live run through the probes a KneeSearch asks for: the engine starts
 once on the prepared data and keeps its workers; between probes only the
 threads (or the arrival rate) change, as the TUI's keys change them, so the
-server sees no reconnect storm.  Each probe reads the run every
-`timing.interval_s` until its ProbeMeter says it is steady."""
+server sees no reconnect storm.
+
+`KneeController` puts the search behind the controller protocol
+(benchtop.run.protocol), as ScenarioController does for steps: the headless
+loop and the dashboard read it like any run, each reading feeds the probe
+in progress (it asks for a reading every `timing.interval_s` through
+`deadline()`), each finished probe is a notice, and the run is finished
+when the search is done."""
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
 
 from benchtop.knee.probe import ProbeMeter, ProbeTiming
 from benchtop.knee.search import KneeSearch, Probe
-from benchtop.run.protocol import Sample
-from benchtop.run.samples import RunSummary
+from benchtop.knee.usl import preload
+from benchtop.run.controller import RunController
+from benchtop.run.protocol import Notice, Sample
+from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.workload import Program
 
 
 class Steered(Protocol):
-    """What the runner needs of a run (RunController has it)."""
+    """What the stepper needs of a run (RunController has it)."""
 
-    def start(self) -> None: ...
-    def sample(self) -> Sample: ...
-    def stop(self, reason: str = "") -> RunSummary: ...
     def set_threads(self, n: int) -> None: ...
     def set_rate(self, rate: float) -> None: ...
     def note(self, kind: str, text: str) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class KneeOutcome:
-    summary: RunSummary
-    reason: str  # why the search ended
-    elapsed_s: float
-    failed: str | None = None  # the run's error, when it ended the search
+class KneeStepper:
+    """The search's probes over a run's readings, whoever takes them: `begin`
+    once the run has started, then `feed` every reading."""
 
-
-class KneeRunner:
     def __init__(self, ctl: Steered, search: KneeSearch, timing: ProbeTiming,
                  on_probe: Callable[[int, Probe, KneeSearch], None] | None = None,
-                 stop: threading.Event | None = None, warmup_s: float = 0.0, budget_s: float = 0.0) -> None:
+                 warmup_s: float = 0.0, budget_s: float = 0.0) -> None:
         """`warmup_s`: load before the first probe counts; `budget_s`: the
         whole search ends after this long (0: no limit)."""
         self.ctl = ctl
         self.search = search
         self.timing = timing
         self.on_probe = on_probe
-        self.stop_event = stop or threading.Event()
         self.warmup_s = warmup_s
         self.budget_s = budget_s
+        self.meter: ProbeMeter | None = None
         self.started = 0.0
+        self.reason = ""  # why it ended ("" while it goes on)
+        self.failed: str | None = None
 
-    def run(self) -> KneeOutcome:
-        search, rate = self.search, self.search.settings.rate
-        x = search.next()
+    @property
+    def done(self) -> bool:
+        return bool(self.reason)
+
+    def begin(self) -> None:
         self.started = time.monotonic()
-        self.ctl.start()
-        failed = None
-        reason = ""
-        try:
-            if x is not None and self.warmup_s > 0:
-                failed = self._hold(self.warmup_s)
-            while x is not None and failed is None:
-                if self.stop_event.is_set():
-                    reason = "stopped"
-                    break
-                if self.budget_s and time.monotonic() - self.started >= self.budget_s:
-                    reason = "the time budget is spent"
-                    break
-                if rate:
-                    self.ctl.set_rate(x)
-                else:
-                    self.ctl.set_threads(int(x))
-                self.ctl.note("mark", f"knee probe {len(search.probes) + 1}: "
-                              + (f"rate {x:g}/s" if rate else f"{int(x)} threads"))
-                self.ctl.sample()  # the probe's intervals start at the change
-                probe, failed = self._measure(x)
-                if probe is None:
-                    reason = reason or ("stopped" if failed is None else "")
-                    break
-                search.record(probe)
-                if self.on_probe is not None:
-                    self.on_probe(len(search.probes), probe, search)
-                x = search.next()
-        finally:
-            reason = reason or (f"error: {failed}" if failed else search.reason)
-            summary = self.ctl.stop(reason if not failed else f"error: {failed}")
-        return KneeOutcome(summary, reason, time.monotonic() - self.started, failed)
+        self._next()
 
-    def _measure(self, x: float) -> tuple[Probe | None, str | None]:
-        meter = ProbeMeter(x, self.timing)
-        next_at = time.monotonic() + self.timing.interval_s
-        while True:
-            if self.stop_event.wait(max(0.0, next_at - time.monotonic())):
-                return None, None
-            next_at += self.timing.interval_s
-            s = self.ctl.sample()
-            if s.failed:
-                return None, s.failed
-            iv = s.interval
-            errors = sum(v for k, v in iv.errors.items() if k != "fatal")
-            if meter.add(iv.dt, iv.transactions, errors, iv.latency):
-                return meter.result(), None
+    def feed(self, sample: Sample) -> bool:
+        """One reading of the run; True when the search is over."""
+        if self.done:
+            return True
+        if sample.failed:
+            self.failed = sample.failed
+            self.reason = f"error: {sample.failed}"
+            return True
+        if time.monotonic() - self.started < self.warmup_s or self.meter is None:
+            return False
+        iv = sample.interval
+        errors = sum(v for k, v in iv.errors.items() if k != "fatal")
+        if self.meter.add(iv.dt, iv.transactions, errors, iv.latency):
+            self.search.record(self.meter.result())
+            if self.on_probe is not None:
+                self.on_probe(len(self.search.probes), self.search.probes[-1], self.search)
+            if self.budget_s and time.monotonic() - self.started >= self.budget_s:
+                self.reason = "the time budget is spent"
+                return True
+            self._next()
+        return self.done
 
-    def _hold(self, seconds: float) -> str | None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            if self.stop_event.wait(min(self.timing.interval_s, max(0.0, end - time.monotonic()))):
-                return None
-            s = self.ctl.sample()
-            if s.failed:
-                return s.failed
+    def stop(self, reason: str) -> None:
+        self.reason = self.reason or reason
+
+    def _next(self) -> None:
+        x = self.search.next()
+        if x is None:
+            self.meter = None
+            self.reason = self.search.reason or "done"
+            return
+        if self.search.settings.rate:
+            self.ctl.set_rate(x)
+        else:
+            self.ctl.set_threads(int(x))
+        self.ctl.note("mark", f"knee probe {len(self.search.probes) + 1}: "
+                      + (f"rate {x:g}/s" if self.search.settings.rate else f"{int(x)} threads"))
+        # the change follows a reading at once: the next interval is the probe's own
+        self.meter = ProbeMeter(x, self.timing)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeLine:
+    """How a finished probe is told (text, and a JSON object)."""
+
+    text: str
+    record: dict[str, Any]
+
+
+def probe_line(n: int, p: Probe, search: KneeSearch) -> ProbeLine:
+    rate = search.settings.rate
+    why = search.why_not(p)
+    fit = search.fit
+    d: dict[str, Any] = {"type": "probe", "probe": n, ("rate" if rate else "threads"): p.x if rate else int(p.x),
+                         "tps": round(p.tps, 2), "p99_ms": round(p.p99_ms, 3), "errors": p.errors,
+                         "time_s": round(p.time_s, 2), "cv": round(p.cv, 4), "steady": p.steady,
+                         "feasible": not why, "phase": search.phase}
+    if why:
+        d["why_not"] = why
+    if fit is not None:
+        d["usl"] = fit.to_dict(search.settings.p99_limit_ms)
+    where = f"rate {p.x:g}/s" if rate else f"{int(p.x)} threads"
+    steady = f"steady (cv {100 * p.cv:.1f}%)" if p.steady else f"not steady (cv {100 * p.cv:.1f}%)"
+    text = (f"probe {n:2d}: {where:>14}  {p.tps:10.1f} tps  p99 {p.p99_ms:8.3f} ms  errors {p.errors}  "
+            f"{p.time_s:.1f} s {steady}  {why or 'ok'}")
+    if fit is not None:
+        peak = fit.peak_threads
+        text += f"  [USL peak {peak:.0f} threads]" if peak < 1e9 else "  [USL: no peak yet]"
+    return ProbeLine(text, d)
+
+
+class KneeController:
+    """A knee search as one run, for the headless loop and the dashboard."""
+
+    def __init__(self, ctl: RunController, search: KneeSearch, timing: ProbeTiming, warmup_s: float = 0.0,
+                 budget_s: float = 0.0) -> None:
+        self._ctl = ctl
+        self.search = search
+        self.timing = timing
+        self.stepper = KneeStepper(ctl, search, timing, self._probed, warmup_s, budget_s)
+        self._notices: list[Notice] = []
+        self._last_read = 0.0
+        self.elapsed_s = 0.0
+
+    def _probed(self, n: int, p: Probe, search: KneeSearch) -> None:
+        line = probe_line(n, p, search)
+        self._notices.append(Notice(line.text, line.record))
+
+    # -- what it shows ------------------------------------------------------
+    @property
+    def program(self) -> Program:
+        return self._ctl.program
+
+    @property
+    def label(self) -> str:
+        return self._ctl.label
+
+    @property
+    def target(self) -> str:
+        return self._ctl.target
+
+    @property
+    def workload(self) -> str:
+        """The workload, with the search's progress."""
+        n = len(self.search.probes)
+        best = self.search.best
+        where = (f"best {best.x:g}/s" if self.search.settings.rate else f"best {int(best.x)} thr") if best else "no best yet"
+        return f"{self._ctl.workload} · knee: {n} probe{'s' if n != 1 else ''}, {where}"
+
+    @property
+    def report_interval(self) -> float:
+        return self._ctl.report_interval
+
+    @property
+    def threads(self) -> int:
+        return self._ctl.threads
+
+    @property
+    def rate(self) -> float:
+        return self._ctl.rate
+
+    @property
+    def paused(self) -> bool:
+        return self._ctl.paused
+
+    @property
+    def groups(self) -> list[tuple[str, int, float]]:
+        return self._ctl.groups
+
+    @property
+    def elapsed(self) -> float:
+        return self._ctl.elapsed
+
+    @property
+    def remaining(self) -> float | None:
         return None
+
+    def ends_at(self) -> float | None:
+        return None  # the search decides: sample() says when it is done
+
+    def deadline(self) -> float | None:
+        """Readings every `timing.interval_s`, whatever the report interval."""
+        return self._last_read + self.timing.interval_s if self._last_read else None
+
+    @property
+    def errors_total(self) -> int:
+        return self._ctl.errors_total
+
+    @property
+    def reconnects_total(self) -> int:
+        return self._ctl.reconnects_total
+
+    @property
+    def history(self) -> Sequence[IntervalStats]:
+        return self._ctl.history
+
+    @property
+    def timeline(self) -> Sequence[TimelineEvent]:
+        return self._ctl.timeline
+
+    # -- the run --------------------------------------------------------------
+    def start(self) -> None:
+        if not self.search.settings.rate:
+            preload()  # before the load starts: scipy's import would stall the first probes' readings
+        self._ctl.start()
+        self._last_read = time.monotonic()
+        self.stepper.begin()
+
+    def sample(self) -> Sample:
+        inner = self._ctl.sample()
+        self._last_read = time.monotonic()
+        done = self.stepper.feed(inner)
+        self.elapsed_s = time.monotonic() - self.stepper.started
+        reason = self.stepper.reason if done else ""
+        return Sample(inner.interval, inner.counted, t=inner.t, finished=done or inner.finished,
+                      reason=reason or inner.reason, fields=inner.fields)
+
+    def notices(self) -> list[Notice]:
+        out, self._notices = self._notices, []
+        return out
+
+    def stop(self, reason: str = "") -> RunSummary:
+        self.stepper.stop(reason or "stopped")
+        self.elapsed_s = time.monotonic() - self.stepper.started if self.stepper.started else 0.0
+        return self._ctl.stop(self.stepper.reason)
+
+    def hurry(self) -> None:
+        self._ctl.hurry()
+
+    # -- knobs: the keys act on the run; the next probe sets its own setting again --
+    def set_threads(self, n: int) -> None:
+        self._ctl.set_threads(n)
+
+    def set_rate(self, rate: float) -> None:
+        self._ctl.set_rate(rate)
+
+    def set_paused(self, paused: bool) -> None:
+        self._ctl.set_paused(paused)
+
+    def set_group_threads(self, name: str, n: int) -> None:
+        self._ctl.set_group_threads(name, n)
+
+    def set_group_rate(self, name: str, rate: float) -> None:
+        self._ctl.set_group_rate(name, rate)
+
+    def mark(self, text: str) -> None:
+        self._ctl.mark(text)
+
+    def note(self, kind: str, text: str) -> None:
+        self._ctl.note(kind, text)
+
+    def cycle_instrumentation(self) -> str | None:
+        return self._ctl.cycle_instrumentation()
+
+    def save(self, prefix: Path) -> list[Path]:
+        return self._ctl.save(prefix)

@@ -107,6 +107,12 @@ class UslFit:
         return d
 
 
+def preload() -> None:
+    """Import scipy's optimiser now (a second or more on a busy host), not
+    in the middle of a probe."""
+    from scipy.optimize import curve_fit  # noqa: F401
+
+
 def fit_usl(n: Sequence[float], x: Sequence[float], p99_ms: Sequence[float] | None = None) -> UslFit | None:
     """The USL fitted to throughputs `x` at concurrencies `n` (None: fewer
     than three distinct concurrencies, or the fit did not converge).

@@ -1,0 +1,41 @@
+"""A probe's measurement: the settling interval is left out, a steady probe
+ends at its minimum time, a noisy one at its maximum, and a long stall while
+the setting changes does not end it."""
+
+from __future__ import annotations
+
+from benchtop.engine.histogram import Histogram
+from benchtop.knee.probe import ProbeMeter, ProbeTiming
+
+LAT = Histogram.from_values_ns([100_000] * 99 + [5_000_000])  # p99 at 0.1 ms, one slow one
+
+
+def feed(meter: ProbeMeter, tps: list[float], dt: float = 0.5) -> int:
+    for i, v in enumerate(tps):
+        if meter.add(dt, int(v * dt), 0, LAT):
+            return i + 1
+    return 0
+
+
+def test_steady_probe_ends_at_its_minimum_time() -> None:
+    meter = ProbeMeter(8, ProbeTiming(interval_s=0.5, settle_s=0.5, min_s=2.0, max_s=8.0, cv=0.05))
+    n = feed(meter, [50.0] + [1000.0] * 20)  # the first interval settles (new workers connecting)
+    assert n == 5
+    p = meter.result()
+    assert p.steady and p.time_s == 2.0 and p.tps == 1000.0 and p.x == 8
+    assert 0.09 < p.p99_ms < 0.11
+
+
+def test_noisy_probe_ends_at_its_maximum_time() -> None:
+    meter = ProbeMeter(4, ProbeTiming(interval_s=0.5, settle_s=0.5, min_s=1.0, max_s=3.0, cv=0.05))
+    n = feed(meter, [1000.0, 500.0] * 20)
+    assert n == 7
+    p = meter.result()
+    assert not p.steady and p.time_s == 3.0 and p.cv > 0.3
+
+
+def test_a_stall_while_settling_is_not_the_probe() -> None:
+    meter = ProbeMeter(2, ProbeTiming(interval_s=0.5, settle_s=0.5, min_s=1.0, max_s=2.0))
+    assert not meter.add(4.0, 100, 0, LAT)  # one long interval across the change: left out, not the end
+    assert meter.counted_s == 0
+    assert feed(meter, [1000.0] * 10) == 4
