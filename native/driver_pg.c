@@ -44,78 +44,24 @@
  * out, for the worker to replace.  Without a timeout the blocking calls run
  * (the fewest system calls).  Pipeline mode keeps its own blocking reads.
  *
- * Unread rows: libpq reads every row of a result into its PGresult, parsing
- * and copying each value, though a workload reads at most the first column
- * of the first row.  So on a plain socket (no TLS), without --query-timeout,
- * pipeline mode or the pooler fallback, a prepared statement runs on the
- * wire here ("wire path" below): Bind, Execute and Sync in one send, the
- * reply walked message by message in this connection's buffer, DataRows
- * counted and skipped.  libpq made the connection and prepares the
- * statements, and stays idle in between (its replies and ours both end at
- * ReadyForQuery), so its own calls (BEGIN, COMMIT, first prepares) go on
- * working on the same socket.  The wire path's reads block in recv() (the
- * socket is switched to blocking for them, back to non-blocking for libpq).
+ * Unread rows: on a plain socket a prepared statement runs on benchtop's own
+ * wire path instead of libpq's (driver_pg_wire.c says when and why).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include <libpq-fe.h>
 
-#include "driver.h"
-#include "stmt_slots.h"
+#include "driver_pg.h"
 
 /* Set once any connection finds named statements broken by a pooler. */
 static atomic_int bt_pg_unnamed_everywhere;
-
-typedef struct {
-    char num[24];            /* an int parameter, formatted */
-    bt_textbuf s;            /* a string parameter, copied and NUL-terminated */
-} bt_pg_param;
-
-typedef struct {
-    int prepared;            /* "bt_<key>" exists on this connection */
-    char name[24];
-    char *sql;               /* with $n placeholders */
-    int nparams;
-    const char **values;
-    bt_pg_param *pv;
-} bt_pg_stmt;
-
-/* Pipeline mode: statements sent but not yet read back. */
-enum { BT_PG_MAX_PENDING = 256 };
-
-typedef struct {
-    bt_pg_stmt *st;
-    int is_prepare;          /* the Parse of st, sent ahead of its first execute */
-} bt_pg_pending;
-
-typedef struct {
-    PGconn *pg;
-    int prepare;
-    int unnamed;             /* named statements broken here (pooler) */
-    int pipeline;            /* cfg->pipeline */
-    int in_txn;              /* pipeline mode: an explicit transaction is open */
-    int npending;
-    int32_t timeout_ms;      /* cfg->query_timeout_ms */
-    int timed_out;           /* a statement outlived it: the connection is given up */
-    bt_pg_pending pending[BT_PG_MAX_PENDING];
-    bt_stmt_slots stmts;     /* bt_pg_stmt by key */
-    bt_textbuf text;         /* interpolation buffer for text mode */
-    int wire;                /* prepared statements run on the wire path */
-    char txn_status;         /* the wire path's last ReadyForQuery: 'I', 'T' or 'E' */
-    int blocking;            /* the socket is in blocking mode, for the wire path's reads */
-    bt_textbuf out;          /* wire path: the Bind/Execute/Sync being sent */
-    char *in;                /* wire path: bytes received, [in_pos, in_len) unread */
-    size_t in_cap, in_pos, in_len;
-} bt_pg_conn;
 
 /* ---- errors --------------------------------------------------------------- */
 
@@ -147,8 +93,6 @@ static int bt_pg_is_lost(const bt_pg_conn *c, const char *st)
 
 /* Classifies the error of result `r` (NULL: a connection-level failure);
  * always returns -1 for the caller to pass on. */
-static int bt_pg_classify(const bt_pg_conn *c, const char *st, const char *raw, bt_err *err);
-
 static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
 {
     const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -161,7 +105,7 @@ static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
 }
 
 /* An error's kind from its SQLSTATE `st` (NULL: none) and message `raw`. */
-static int bt_pg_classify(const bt_pg_conn *c, const char *st, const char *raw, bt_err *err)
+int bt_pg_classify(const bt_pg_conn *c, const char *st, const char *raw, bt_err *err)
 {
     char msg[sizeof err->msg];
     bt_pg_msg(msg, sizeof msg, raw);
@@ -266,7 +210,7 @@ static PGresult *bt_pg_exec(bt_pg_conn *c, const char *sql)
     return c->timeout_ms > 0 ? bt_pg_await(c, PQsendQuery(c->pg, sql)) : PQexec(c->pg, sql);
 }
 
-static int bt_pg_oom(bt_err *err)
+int bt_pg_oom(bt_err *err)
 {
     bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", "out of memory");
     return -1;
@@ -391,7 +335,7 @@ static int bt_pg_socket(void *conn)
 
 /* ---- results ---------------------------------------------------------------- */
 
-static int64_t bt_pg_parse_i64(const char *s)
+int64_t bt_pg_parse_i64(const char *s)
 {
     int64_t v = 0;
     int neg = (*s == '-');
@@ -606,266 +550,6 @@ static int bt_pg_go_unnamed(bt_pg_conn *c, bt_err *err)
     if (PQtransactionStatus(c->pg) != PQTRANS_INERROR)
         return 1;
     return bt_pg_lost_to_pooler(err);
-}
-
-/* ---- wire path ---------------------------------------------------------------
- * (see the top of this file).  Protocol 3 messages: a type byte, then a
- * big-endian int32 length that counts itself but not the type. */
-
-/* The wire path waits for a reply inside recv(): one system call per
- * reply instead of poll() + recv(), 3-4% of a point select's client CPU.
- * libpq needs its socket non-blocking (it reads on until EAGAIN), so every
- * libpq call switches it back first; a workload that mixes the two (BEGIN
- * and COMMIT around prepared statements) switches twice per transaction.
- * When fcntl fails the socket stays as it is and the reads poll. */
-static void bt_pg_blocking(bt_pg_conn *c, int on)
-{
-    if (c->blocking == on)
-        return;
-    int fd = PQsocket(c->pg);
-    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-    if (fl >= 0 && fcntl(fd, F_SETFL, on ? fl & ~O_NONBLOCK : fl | O_NONBLOCK) == 0)
-        c->blocking = on;
-}
-
-enum { BT_PG_IN_MIN = 65536, BT_PG_MSG_MAX = 1 << 30 };
-
-static int bt_pg_put32(bt_textbuf *b, uint32_t v)
-{
-    char x[4] = {(char)(v >> 24), (char)(v >> 16), (char)(v >> 8), (char)v};
-    return bt_textbuf_append(b, x, 4);
-}
-
-static int bt_pg_put16(bt_textbuf *b, uint16_t v)
-{
-    char x[2] = {(char)(v >> 8), (char)v};
-    return bt_textbuf_append(b, x, 2);
-}
-
-static uint32_t bt_pg_get32(const char *p)
-{
-    const unsigned char *u = (const unsigned char *)p;
-    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
-}
-
-static int bt_pg_wire_lost(bt_err *err, const char *why)
-{
-    bt_err_set(err, BT_DERR_LOST, BT_ERRK_LOST_CONNECTION, 0, "", why);
-    return -1;
-}
-
-/* Bind (text parameters, text results), Execute (all rows), Sync. */
-static int bt_pg_wire_message(bt_pg_conn *c, const bt_pg_stmt *st)
-{
-    bt_textbuf *b = &c->out;
-    b->len = 0;
-    /* Bind's length is written once its body is (one pass over the values) */
-    if (bt_textbuf_append(b, "B", 1) || bt_pg_put32(b, 0) || bt_textbuf_append(b, "", 1) ||
-        bt_textbuf_append(b, st->name, strlen(st->name) + 1) || bt_pg_put16(b, 0) ||
-        bt_pg_put16(b, (uint16_t)st->nparams))
-        return -1;
-    for (int i = 0; i < st->nparams; i++) {
-        const char *v = st->values[i];
-        size_t n = v ? strlen(v) : 0;
-        if (bt_pg_put32(b, v ? (uint32_t)n : 0xffffffffu) || (n && bt_textbuf_append(b, v, n)))
-            return -1;
-    }
-    if (bt_pg_put16(b, 0))  /* result formats: all text */
-        return -1;
-    size_t body = b->len - 1;
-    if (body > BT_PG_MSG_MAX)
-        return -1;
-    b->buf[1] = (char)(body >> 24);
-    b->buf[2] = (char)(body >> 16);
-    b->buf[3] = (char)(body >> 8);
-    b->buf[4] = (char)body;
-    /* bt_textbuf_append copies the NULs inside: the messages are binary */
-    static const char tail[] = {'E', 0, 0, 0, 9, 0, 0, 0, 0, 0,
-                                'S', 0, 0, 0, 4};
-    return bt_textbuf_append(b, tail, sizeof tail);
-}
-
-static int bt_pg_wire_send(bt_pg_conn *c, bt_err *err)
-{
-    int fd = PQsocket(c->pg);
-    size_t off = 0;
-    while (off < c->out.len) {
-        ssize_t n = send(fd, c->out.buf + off, c->out.len - off, MSG_NOSIGNAL);
-        if (n > 0) {
-            off += (size_t)n;
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-                return bt_pg_wire_lost(err, strerror(errno));
-        } else {
-            return bt_pg_wire_lost(err, n < 0 ? strerror(errno) : "server closed the connection");
-        }
-    }
-    return 0;
-}
-
-/* At least `need` unread bytes in c->in (a blocking socket waits in recv; a
- * non-blocking one with poll, then reads all there is). */
-static int bt_pg_wire_fill(bt_pg_conn *c, size_t need, bt_err *err)
-{
-    if (c->in_len - c->in_pos >= need)
-        return 0;
-    if (c->in_pos > 0) {
-        memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
-        c->in_len -= c->in_pos;
-        c->in_pos = 0;
-    }
-    if (need > c->in_cap || c->in_cap - c->in_len < BT_PG_IN_MIN / 4) {
-        size_t cap = c->in_cap ? c->in_cap : BT_PG_IN_MIN;
-        while (cap < need || cap - c->in_len < BT_PG_IN_MIN / 4)
-            cap *= 2;
-        char *in = realloc(c->in, cap);
-        if (!in)
-            return bt_pg_oom(err);
-        c->in = in;
-        c->in_cap = cap;
-    }
-    int fd = PQsocket(c->pg);
-    while (c->in_len < need) {
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (!c->blocking && poll(&pfd, 1, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            return bt_pg_wire_lost(err, strerror(errno));
-        }
-        ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
-        if (n > 0)
-            c->in_len += (size_t)n;
-        else if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
-            continue;
-        else
-            return bt_pg_wire_lost(err, n < 0 ? strerror(errno) : "server closed the connection");
-    }
-    return 0;
-}
-
-/* Passes over `n` bytes without keeping them (a DataRow nobody reads). */
-static int bt_pg_wire_skip(bt_pg_conn *c, size_t n, bt_err *err)
-{
-    while (n > 0) {
-        if (c->in_pos == c->in_len) {
-            c->in_pos = c->in_len = 0;
-            if (bt_pg_wire_fill(c, 1, err) != 0)
-                return -1;
-        }
-        size_t take = c->in_len - c->in_pos < n ? c->in_len - c->in_pos : n;
-        c->in_pos += take;
-        n -= take;
-    }
-    return 0;
-}
-
-/* The first column of a DataRow `body` (`len` bytes) into res. */
-static void bt_pg_wire_capture(const char *body, size_t len, bt_result *res)
-{
-    if (len < 6 || ((unsigned char)body[0] << 8 | (unsigned char)body[1]) == 0)
-        return;
-    uint32_t n = bt_pg_get32(body + 2);
-    if (n == 0xffffffffu || 6 + (size_t)n > len)
-        return;  /* NULL */
-    const char *v = body + 6;
-    res->has_value = 1;
-    if (res->want == 1) {
-        char num[32];
-        size_t k = n < sizeof num - 1 ? n : sizeof num - 1;
-        memcpy(num, v, k);
-        num[k] = '\0';
-        res->i = bt_pg_parse_i64(num);
-    } else {
-        uint32_t k = n < BT_SREG_CAP - 1 ? n : BT_SREG_CAP - 1;
-        memcpy(res->s, v, k);
-        res->s[k] = '\0';
-        res->slen = k;
-    }
-}
-
-/* The number at the end of a command tag ("UPDATE 3", "INSERT 0 1"), as
- * PQcmdTuples reads it; 0 for tags without one ("BEGIN"). */
-static int64_t bt_pg_tag_rows(const char *tag, size_t len)
-{
-    size_t i = len;
-    while (i > 0 && tag[i - 1] >= '0' && tag[i - 1] <= '9')
-        i--;
-    if (i == len || i == 0 || tag[i - 1] != ' ')
-        return 0;
-    int64_t v = 0;
-    for (; i < len; i++)
-        v = v * 10 + (tag[i] - '0');
-    return v;
-}
-
-/* Runs prepared statement `st` (bound) on the wire: 0 done, -1 failed (err
- * filled), 1 its name is unknown to the server (a pooler: c->txn_status says
- * whether the transaction survived). */
-static int bt_pg_wire_execute(bt_pg_conn *c, const bt_pg_stmt *st, bt_result *res, bt_err *err)
-{
-    bt_pg_blocking(c, 1);
-    if (bt_pg_wire_message(c, st) != 0)
-        return bt_pg_oom(err);
-    if (bt_pg_wire_send(c, err) != 0)
-        return -1;
-    char state[6] = "", msg[sizeof err->msg] = "";
-    int64_t rows = 0, tag_rows = 0;
-    int failed = 0;
-    c->in_pos = c->in_len = 0;
-    for (;;) {
-        if (bt_pg_wire_fill(c, 5, err) != 0)
-            return -1;
-        char type = c->in[c->in_pos];
-        uint32_t len = bt_pg_get32(c->in + c->in_pos + 1);
-        if (len < 4 || len > BT_PG_MSG_MAX)
-            return bt_pg_wire_lost(err, "malformed reply from the server");
-        size_t body = len - 4;
-        if (type == 'D' && !(rows == 0 && res && res->want)) {
-            rows++;
-            if (bt_pg_wire_skip(c, 5 + body, err) != 0)
-                return -1;
-            continue;
-        }
-        if (type != 'D' && type != 'C' && type != 'E' && type != 'Z' && type != '2' && type != 'n' &&
-            type != 'I' && type != 'N' && type != 'S' && type != 'A')
-            return bt_pg_wire_lost(err, "unexpected message from the server");
-        if (bt_pg_wire_fill(c, 5 + body, err) != 0)
-            return -1;
-        const char *b = c->in + c->in_pos + 5;
-        if (type == 'D') {
-            bt_pg_wire_capture(b, body, res);
-            rows++;
-        } else if (type == 'C') {
-            tag_rows = bt_pg_tag_rows(b, body > 0 && b[body - 1] == '\0' ? body - 1 : body);
-        } else if (type == 'E') {
-            failed = 1;
-            for (size_t i = 0; i < body && b[i];) {
-                const char *v = b + i + 1;
-                size_t n = strnlen(v, body - i - 1);
-                if (b[i] == 'C')
-                    snprintf(state, sizeof state, "%.*s", (int)n, v);
-                else if (b[i] == 'M')
-                    snprintf(msg, sizeof msg, "%.*s", (int)n, v);
-                i += n + 2;
-            }
-        } else if (type == 'Z') {
-            c->txn_status = body > 0 ? b[0] : 'I';
-            c->in_pos += 5 + body;
-            break;
-        }
-        c->in_pos += 5 + body;
-    }
-    if (failed) {
-        if (strcmp(state, "26000") == 0 || strcmp(state, "42P05") == 0)
-            return 1;
-        return bt_pg_classify(c, state[0] ? state : NULL, msg[0] ? msg : "statement failed", err);
-    }
-    if (res)
-        res->rows = rows > 0 ? rows : tag_rows;
-    return 0;
 }
 
 /* ---- pipeline mode ----------------------------------------------------------
