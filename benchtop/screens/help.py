@@ -23,6 +23,7 @@ BENCH_KEYS = (
     ("?", "this help (escape closes it)"),
 )
 MONITOR_KEYS = (
+    ("1 .. 9", "the view of this source numbered so in the view bar (1 top, 2 statements, ...)"),
     ("tab / shift+tab", "next / previous view of this source (top, statements, waits, ...)"),
     ("] / [", "next / previous source (or click its tab)"),
     ("s", "sort on the next column (or click a column header; again to reverse)"),

@@ -129,12 +129,31 @@ def cache_hit_panel(iv: Interval) -> dict[str, float | None]:
     }
 
 
+def _commits_per_s(iv: Interval) -> float | None:
+    """The database's commits per second without the monitor's own: each
+    of its queries is a read-only transaction (about ten a poll), counted
+    in xact_commit like the workload's.  `monitor_commits` is how many it
+    has committed; the server's count may lag it by a stats flush, so a
+    short interval is never taken below 0.
+
+    >>> _commits_per_s(Interval({"xact_commit": 100, "monitor_commits": 10}, {"xact_commit": 160, "monitor_commits": 20}, 2.0))
+    25.0
+    >>> _commits_per_s(Interval({"xact_commit": 100, "monitor_commits": 10}, {"xact_commit": 105, "monitor_commits": 20}, 2.0))
+    0.0
+    """
+    total, own = iv.rate("xact_commit"), iv.rate("monitor_commits")
+    if total is None or own is None:
+        return total
+    return round(max(total - own, 0.0), 3)
+
+
 def database_panel(row: Mapping[str, Any], iv: Interval) -> dict[str, Any]:
     return {
         "name": row["datname"],
         "size_bytes": _num(row["size_bytes"]),
         "growth_bytes_per_s": _signed_rate(iv, "size_bytes"),
-        "commits_per_s": iv.rate("xact_commit"),
+        "commits_per_s": _commits_per_s(iv),  # the monitor's own left out
+        "monitor_commits_per_s": iv.rate("monitor_commits"),
         "rollbacks_per_s": iv.rate("xact_rollback"),
         "tup_returned_per_s": iv.rate("tup_returned"),
         "tup_fetched_per_s": iv.rate("tup_fetched"),
@@ -451,6 +470,7 @@ class PostgresSource(Source):
         self._baselines: dict[str, dict[Any, dict[str, float]]] = {}
         self._read_at: dict[str, float] = {}
         self._texts: dict[tuple[Any, ...], str] = {}
+        self.own_commits = 0  # this source's committed transactions (left out of commits/s)
 
     def connect(self) -> None:
         t = self.target
@@ -515,6 +535,7 @@ class PostgresSource(Source):
             # a word after the verb, so the tag sits inside the statement and
             # the workload's own COMMITs keep their pg_stat_statements entry
             conn.query(sql.tagged("COMMIT AND NO CHAIN"))
+            self.own_commits += 1
             return rows
         except PqError as exc:
             if exc.lost:
@@ -580,8 +601,9 @@ class PostgresSource(Source):
             }
 
         def database() -> None:
+            own = self.own_commits  # this query's own transaction is not committed yet
             row = self._query("database")[0]
-            iv = self._tracker("database").advance(_counters(row), now)
+            iv = self._tracker("database").advance({**_counters(row), "monitor_commits": own}, now)
             panels["cache_hit_ratio"] = cache_hit_panel(iv)
             panels["database"] = database_panel(row, iv)
 

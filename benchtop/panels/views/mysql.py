@@ -159,6 +159,7 @@ def _statement_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any
     for r in rows:
         if r.get("sampled"):
             r["how"] = f"~ {r.get('sessions_running')} running"  # estimated from the processlist
+            r["est"] = "~est"  # the same mark where the How column has no room
         elif r.get("aggregate"):
             r["how"] = "all prepared"
     return rows
@@ -166,9 +167,10 @@ def _statement_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any
 
 MYSQL_STATEMENTS = TableSpec(
     "top_statements",
-    "top statements in the interval (by total time)",
+    "top statements in the interval (by total time; ~: estimated from the processlist)",
     (
         Col("Time/s", "total_ms_per_s", ms_per_s, True),
+        Col("Est", "est", max_screen=99),
         Col("How", "how", min_screen=100),
         Col("Calls/s", "calls_per_s", per_s, True),
         Col("Avg", "avg_ms", msec, True),

@@ -23,10 +23,18 @@ class Col:
     numeric: bool = False
     width: int | None = None  # None: as wide as the content (the last text column takes the rest)
     min_screen: int = 0  # shown only when the table is at least this wide
+    max_screen: int = 0  # shown only when the table is at most this wide (0: any); a narrow stand-in
 
 
 def fits(col: Col, width: int) -> bool:
-    return width <= 0 or width >= col.min_screen
+    """
+    >>> narrow, wide = Col("", "mark", max_screen=99), Col("How", "how", min_screen=100)
+    >>> [(fits(narrow, w), fits(wide, w)) for w in (80, 99, 100, 200)]
+    [(True, False), (True, False), (False, True), (False, True)]
+    """
+    if width <= 0:
+        return not col.max_screen
+    return width >= col.min_screen and (not col.max_screen or width <= col.max_screen)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,8 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         Binding("r", "reverse", "reverse", show=False, id="reverse"),
         Binding("l,slash", "filter", "filter", id="filter"),
         Binding("i", "toggle_idle", "idle", id="toggle_idle"),
+        # the view bar numbers the views (1 top  2 statements ...): the digit goes there
+        *(Binding(str(n), f"view({n - 1})", f"view {n}", show=False, id=f"view_{n}") for n in range(1, 10)),
     ]
 
     def __init__(self, poller: Poller, **kwargs: Any) -> None:
@@ -280,6 +282,11 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
             self.focus()  # a view with no table: the pane itself takes the keys
         else:
             self.want_focus = True
+
+    def action_view(self, index: int) -> None:
+        """The view the bar numbers `index + 1` (a digit past the last: nothing)."""
+        if 0 <= index < len(self.views) and index != self.view_index:
+            self.switch_view(index - self.view_index)
 
     def action_next_view(self) -> None:
         self.switch_view(1)

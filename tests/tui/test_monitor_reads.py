@@ -1,0 +1,62 @@
+"""Issue 34's monitor reads: processlist estimates marked at every width,
+digit keys switching views as the view bar numbers them."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchtop.panels.headless import summary_lines
+from benchtop.sources.base import SourceSnapshot
+from tests.tui.fakes import MYSQL_PANELS, FakeSource
+from tests.tui.test_monitor_top import _column, _monitor, _ready, _table
+
+SAMPLED = {"schema": "sbtest", "sessions_running": 2, "total_ms_per_s": 9000.0, "sampled": True,
+           "query": "SELECT c FROM sbtest1 WHERE id=?"}
+PANELS = dict(MYSQL_PANELS, top_statements=[SAMPLED, *MYSQL_PANELS["top_statements"]])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_processlist_estimates_are_marked_at_every_width(size) -> None:
+    app = _monitor(FakeSource("mysql", [PANELS], kind="mysql"))
+    async with app.run_test(size=size) as pilot:
+        pane = await _ready(pilot, app)
+        await pilot.press("2")  # the statements view
+        await pilot.pause()
+        stmts = _table(pane, "top_statements")
+        labels = [str(c.label).rstrip("▼▲") for c in stmts.columns.values()]
+        marks = _column(stmts, "Est" if size[0] < 100 else "How")
+        assert marks[0].startswith("~") and not any(m.strip() for m in marks[1:]), (labels, marks)
+        assert _column(stmts, "Time/s")[0] == "9s/s"
+
+
+def test_headless_line_marks_the_estimate_too() -> None:
+    snap = SourceSnapshot("mysql", "mysql", 0.0, True, panels=PANELS)
+    top = [line for line in summary_lines(snap) if "SELECT c FROM sbtest1 WHERE id=?" in line]
+    assert top and "9s/s  ~est" in top[0]
+
+
+async def test_digit_keys_switch_views_as_labelled() -> None:
+    app = _monitor(FakeSource("mysql", [MYSQL_PANELS], kind="mysql"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _ready(pilot, app)
+        keys = [v.key for v in pane.views]
+        for n in (3, 5, 1, 2):
+            await pilot.press(str(n))
+            await pilot.pause()
+            assert pane.view.key == keys[n - 1], (n, pane.view.key)
+        await pilot.press("9")  # past the last view: stays
+        await pilot.pause()
+        assert pane.view.key == keys[1]
+        bar = str(pane.query_one(".viewbar").render())
+        assert f"2 {keys[1]}" in bar
+
+
+def test_postgres_headless_never_prints_a_negative_age() -> None:
+    """`longest -0s`: a statement that started as the poll read the clock
+    (now() - query_start a hair below zero) printed as minus zero."""
+    from tests.tui.fakes import PG_TOP_PANELS
+
+    activity = [dict(r, query_age_s=-0.0004, xact_age_s=-0.0002) for r in PG_TOP_PANELS["activity"]]
+    snap = SourceSnapshot("pg", "postgresql", 0.0, True, panels=dict(PG_TOP_PANELS, activity=activity))
+    text = "\n".join(summary_lines(snap))
+    assert "-0" not in text and "sessions now" in text, text
