@@ -23,6 +23,7 @@ from benchtop.run.options import RunOptions, parse_ignore_errors
 from benchtop.run.protocol import Notice, Sample
 from benchtop.run.results import ResultsWriter
 from benchtop.run.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.verdicts import VerdictMeter
 from benchtop.target.locality import server_on_this_host
 from benchtop.workload import Program
 from benchtop.workload.groups import resolve_groups
@@ -142,6 +143,7 @@ class RunController:
         self._paused = False
         self.meter = meter  # per-operation costs, sizes and totals (None: not measured)
         self._reading: HostReading | None = None
+        self.verdicts: VerdictMeter | None = None  # what limits each interval (set by the session)
 
     # -- lifecycle --------------------------------------------------------------
     def start(self) -> None:
@@ -231,6 +233,11 @@ class RunController:
                     self._event("note", self.stop_reason)
             counted = self._base is not None and self._base is not cur
             self._fields = self.interval_fields(iv, counted)
+            if self.verdicts is not None:
+                verdict = self.verdicts.judge(iv)
+                self._fields["verdict"] = verdict.to_dict()
+                if counted:
+                    self.verdicts.count(verdict)
             if counted:
                 if self.meter is not None and "work" in iv.costs:
                     self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy, self.program.writing_types)

@@ -240,14 +240,21 @@ class CostMeter:
         return self._first
 
     @property
+    def server_pid(self) -> int | None:
+        """The local server's pid, once begin() found it."""
+        return self._pid
+
+    @property
     def started(self) -> bool:
         return self._first is not None
 
     def interval(self, prev: HostReading, cur: HostReading, transactions: int, threads: int) -> dict[str, Any]:
-        """An interval's costs: per op, and the client's CPU."""
+        """An interval's costs: per op, and the client's CPU (and, for the
+        verdict, the work and the OS counters' difference, which no line prints)."""
         work = self._work(prev, cur)
+        os_delta = cur.os.delta(prev.os) if cur.os is not None and prev.os is not None else None
         return {"per_op": work.per_op(transactions), "client_cpu": client_cpu(work, transactions, threads),
-                "work": work, "log_name": log_name(self.engine)}
+                "work": work, "log_name": log_name(self.engine), "os": os_delta}
 
     def _work(self, prev: HostReading, cur: HostReading) -> Work:
         rate = wal_rate(self._latest())

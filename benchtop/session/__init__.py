@@ -33,6 +33,7 @@ from benchtop.run.attach import (
 )
 from benchtop.run.controller import RunController
 from benchtop.run.costs import CostMeter
+from benchtop.run.verdicts import VerdictMeter
 from benchtop.run.guards import Guard
 from benchtop.run.options import RunOptions
 from benchtop.run.results import ResultsWriter, expected_bytes
@@ -178,6 +179,9 @@ class RunSession:
                 meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind))
             ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
                                 self.guard if results else None, meter)
+            if meter is not None:
+                ctl.verdicts = VerdictMeter(opts.target, lambda: dict(self.recorder.latest),
+                                            lambda: meter.server_pid if meter else None, opts.monitor.interval_s)
         self._stack.callback(ctl.close)
         if results and opts.instrumentation and self.instrumentation is not None:
             try:

@@ -28,6 +28,8 @@ class InnoDBPanel:
     buffer_pool_hit_ratio_total: float | None = None  # since the server started
     history_list_length: int | None = None
     row_lock_waits_per_s: float | None = None
+    # sessions waiting on row locks, on average over the interval (Innodb_row_lock_time's ms per second / 1000)
+    row_lock_waiting: float | None = None
 
     @classmethod
     def of(cls, panels: Mapping[str, Any]) -> InnoDBPanel | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,13 @@ class OSCounters:
     read_sectors: int
     write_sectors: int
     context_switches: int
+    # per whole disk: busy, write and flush milliseconds (the utilisation and
+    # fsync latency iostat shows), and the runnable tasks at the instant read
+    disk_times: dict[str, DiskTimes] = field(default_factory=dict)
+    procs_running: int | None = None
 
     def delta(self, prev: "OSCounters") -> "OSDelta":
+        seconds = self.t - prev.t
         return OSDelta(
             seconds=self.t - prev.t,
             cpu={f: max(a - b, 0) for f, a, b in zip(_CPU_FIELDS, self.cpu, prev.cpu, strict=True)},
@@ -40,7 +45,47 @@ class OSCounters:
             read_kb=max(self.read_sectors - prev.read_sectors, 0) * _SECTOR_BYTES / 1024,
             write_kb=max(self.write_sectors - prev.write_sectors, 0) * _SECTOR_BYTES / 1024,
             context_switches=max(self.context_switches - prev.context_switches, 0),
+            disks={name: now.minus(prev.disk_times[name], seconds) for name, now in self.disk_times.items()
+                   if name in prev.disk_times},
+            procs_running=self.procs_running,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class DiskTimes:
+    """One disk's cumulative counters from /proc/diskstats (milliseconds)."""
+
+    io_ms: int  # time with at least one request in flight
+    writes: int
+    write_ms: int
+    flushes: int = 0  # flush requests (fsync reaching the device), kernels >= 5.5
+    flush_ms: int = 0
+
+    def minus(self, prev: "DiskTimes", seconds: float) -> "DiskBusy":
+        s = max(seconds, 1e-9)
+        writes, flushes = max(self.writes - prev.writes, 0), max(self.flushes - prev.flushes, 0)
+        return DiskBusy(
+            util_pct=min(100.0, round(100.0 * max(self.io_ms - prev.io_ms, 0) / (1000.0 * s), 1)),
+            writes_per_s=round(writes / s, 1),
+            write_await_ms=round(max(self.write_ms - prev.write_ms, 0) / writes, 3) if writes else None,
+            flushes_per_s=round(flushes / s, 1),
+            flush_await_ms=round(max(self.flush_ms - prev.flush_ms, 0) / flushes, 3) if flushes else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DiskBusy:
+    """One disk over an interval, as iostat -x shows it."""
+
+    util_pct: float
+    writes_per_s: float
+    write_await_ms: float | None
+    flushes_per_s: float
+    flush_await_ms: float | None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"util_pct": self.util_pct, "writes_per_s": self.writes_per_s, "write_await_ms": self.write_await_ms,
+                "flushes_per_s": self.flushes_per_s, "flush_await_ms": self.flush_await_ms}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +99,12 @@ class OSDelta:
     read_kb: float
     write_kb: float
     context_switches: int
+    disks: dict[str, DiskBusy] = field(default_factory=dict)
+    procs_running: int | None = None
+
+    def busiest_disk(self) -> tuple[str, DiskBusy] | None:
+        """The disk with the highest utilisation (None without disks)."""
+        return max(self.disks.items(), key=lambda kv: kv[1].util_pct, default=None)
 
     @property
     def cpu_busy_ms(self) -> float:
@@ -145,6 +196,38 @@ def parse_diskstats(text: str, disks: set[str] | None) -> tuple[int, int, int, i
     return reads, writes, rsec, wsec
 
 
+def parse_disk_times(text: str, disks: set[str] | None) -> dict[str, DiskTimes]:
+    """Busy, write and flush times per whole disk (the same disks as parse_diskstats).
+
+    >>> line = "   8       0 sda 100 0 800 7 50 0 400 30 0 90 120 0 0 0 0 12 24\\n"
+    >>> parse_disk_times(line, {"sda"})["sda"]
+    DiskTimes(io_ms=90, writes=50, write_ms=30, flushes=12, flush_ms=24)
+    """
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 13:
+            continue
+        name = parts[2]
+        if (name not in disks) if disks is not None else _looks_virtual_or_partition(name):
+            continue
+        flushes = (int(parts[18]), int(parts[19])) if len(parts) >= 20 else (0, 0)
+        out[name] = DiskTimes(int(parts[12]), int(parts[7]), int(parts[10]), *flushes)
+    return out
+
+
+def parse_procs_running(text: str) -> int | None:
+    """Runnable tasks now, from /proc/stat (vmstat's r column).
+
+    >>> parse_procs_running("cpu  1 2 3\\nprocs_running 3\\nprocs_blocked 0\\n")
+    3
+    """
+    for line in text.splitlines():
+        if line.startswith("procs_running "):
+            return int(line.split()[1])
+    return None
+
+
 def _looks_virtual_or_partition(name: str) -> bool:
     if name.startswith(("loop", "ram", "dm-", "md", "zram", "sr", "fd")):
         return True
@@ -168,9 +251,11 @@ def _clock_ticks() -> int:
 
 
 def read_counters(proc: Path = Path("/proc"), disks: set[str] | None = None) -> OSCounters:
-    cpu, ctxt = parse_stat((proc / "stat").read_text())
-    reads, writes, rsec, wsec = parse_diskstats((proc / "diskstats").read_text(), disks)
-    return OSCounters(time.monotonic(), cpu, reads, writes, rsec, wsec, ctxt)
+    stat, diskstats = (proc / "stat").read_text(), (proc / "diskstats").read_text()
+    cpu, ctxt = parse_stat(stat)
+    reads, writes, rsec, wsec = parse_diskstats(diskstats, disks)
+    return OSCounters(time.monotonic(), cpu, reads, writes, rsec, wsec, ctxt, parse_disk_times(diskstats, disks),
+                      parse_procs_running(stat))
 
 
 class OSSource(Source):
@@ -216,6 +301,11 @@ class OSSource(Source):
                 "reads_per_s": round(d.reads / d.seconds, 2),
                 "writes_per_s": round(d.writes / d.seconds, 2),
             }
+            busiest = d.busiest_disk()
+            if busiest is not None:
+                panels["disk"].update(device=busiest[0], **busiest[1].to_dict())
+            if d.procs_running is not None:
+                panels["run_queue"] = d.procs_running
             panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
         if self._server_port:
             panels["server_process"] = self._server_process()

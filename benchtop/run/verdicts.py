@@ -1,0 +1,123 @@
+"""The run's side of the verdict (benchtop.verdict): each interval's signals
+gathered from what the run already measures (the engine's interval, the
+cost meter's CPU readings of benchtop and the local server, its /proc
+counters) and from the monitor's newest snapshots (the server's waits, the
+pooler's queue), then judged.  The verdicts are kept for the summary."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from benchtop.run.samples import IntervalStats
+from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.os import OSDelta
+from benchtop.target import Target
+from benchtop.target.locality import server_on_this_host
+from benchtop.verdict import Signals, Verdict, decide
+from benchtop.verdict.snapshots import from_snapshots
+
+STALE_POLLS = 3  # a snapshot older than this many monitor intervals is not this interval's
+
+
+def client_cpus() -> int:
+    """CPUs this process may run on (taskset, cgroup cpusets)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:
+    if pid is None:
+        return None
+    try:
+        return (proc / str(pid) / "comm").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def host_signals(d: OSDelta | None) -> dict[str, Any]:
+    """Host CPU, iowait, run queue and the busiest disk over an interval."""
+    if d is None:
+        return {}
+    pct = d.cpu_pct()
+    out: dict[str, Any] = {
+        "host_busy_pct": round(100.0 - pct["idle_pct"] - pct["iowait_pct"], 1),
+        "iowait_pct": pct["iowait_pct"],
+    }
+    if d.procs_running is not None:
+        out["run_queue"] = max(d.procs_running - 1, 0)  # the reader itself is running
+    busiest = d.busiest_disk()
+    if busiest is not None:
+        name, disk = busiest
+        out.update(disk=name, disk_util_pct=disk.util_pct, flushes_per_s=disk.flushes_per_s,
+                   flush_await_ms=disk.flush_await_ms, write_await_ms=disk.write_await_ms,
+                   disk_writes_per_s=disk.writes_per_s)
+    return out
+
+
+class VerdictMeter:
+    """Judges each interval of one run; `latest` gives the monitor's newest
+    snapshots by source name, `server_pid` the local server's pid (once the
+    cost meter knows it), `poll_s` the monitor's interval."""
+
+    def __init__(self, target: Target, latest: Callable[[], Mapping[str, SourceSnapshot]] | None = None,
+                 server_pid: Callable[[], int | None] | None = None, poll_s: float = 2.0) -> None:
+        self.target = target
+        self._latest = latest or (lambda: {})
+        self._server_pid = server_pid or (lambda: None)
+        self._poll_s = poll_s
+        self._name: tuple[int | None, str | None] = (None, None)
+        self._local = server_on_this_host(target) if target.kind in ("mysql", "postgresql") else None
+        self._cpus = os.cpu_count() or 1
+        self._client_cpus = client_cpus()
+        self.verdicts: list[Verdict] = []
+
+    def signals(self, iv: IntervalStats) -> Signals:
+        work = iv.costs.get("work")
+        kw: dict[str, Any] = {
+            "seconds": iv.dt, "threads": iv.threads, "tps": iv.tps, "rate_target": iv.rate_target,
+            "backlog": iv.queue if iv.rate_mode else None, "busy_workers": iv.concurrency,
+            "latency_ms": iv.latency_ms.get("avg") if iv.transactions else None,
+            "queries_per_txn": iv.qps / iv.tps if iv.tps > 0 else None,
+            "writes_per_txn": iv.writes_per_s / iv.tps if iv.tps > 0 else None,
+            "cpus": self._cpus, "client_cpus": self._client_cpus, "server_local": self._local,
+        }
+        missing: list[str] = []
+        if work is not None:
+            kw["client_cores"] = round(work.client_cpu_s / work.seconds, 3) if work.seconds > 0 else None
+            if work.server_cpu_s is not None and work.seconds > 0:
+                kw["server_cores"] = round(work.server_cpu_s / work.seconds, 3)
+                kw["server_process"] = self._process_name()
+        if kw.get("server_cores") is None:
+            missing.append("server CPU (remote server)" if self._local is False else "server CPU")
+        kw.update(host_signals(iv.costs.get("os")))
+        now = time.time()
+        fresh = [s for s in self._latest().values() if now - s.t <= STALE_POLLS * max(self._poll_s, 1.0)]
+        found = from_snapshots(fresh, self.target.database or None)
+        missing += found.pop("missing", ())
+        if not any(s.kind in ("mysql", "postgresql") and s.ok for s in fresh) and self.target.kind in ("mysql", "postgresql"):
+            missing.append("server waits")
+        kw.update(found)
+        return Signals(**kw, missing=tuple(dict.fromkeys(missing)))
+
+    def judge(self, iv: IntervalStats) -> Verdict:
+        verdict = decide(self.signals(iv))
+        return verdict
+
+    def count(self, verdict: Verdict) -> None:
+        """A counted interval's verdict (for the summary)."""
+        self.verdicts.append(verdict)
+
+    def shares(self) -> Counter[str]:
+        return Counter(v.limit for v in self.verdicts)
+
+    def _process_name(self) -> str | None:
+        pid = self._server_pid()
+        if pid != self._name[0]:
+            self._name = (pid, process_name(pid))
+        return self._name[1]

@@ -1,0 +1,267 @@
+"""The rules, as data.  Each rule measures one resource in the spirit of
+Brendan Gregg's USE method: a *score*, the share of the load the resource
+holds back (waiting sessions over working sessions, busy cores over the
+cores there are), compared with a documented *threshold*.  A rule whose
+signals were not read scores None and cannot fire.  docs/verdict.md lists
+the same rules, signals and thresholds for users.
+
+The rate and network rules are not resource rules: `rate` is the open loop
+delivering what it was asked (nothing held it back), `network` is a closed
+loop whose workers are neither waiting on the server nor short of CPU, so
+their time goes into round trips."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Final
+
+from benchtop.verdict.signals import Signals
+
+# thresholds (shares, 0..1)
+POOL_WAITING_SHARE: Final = 0.25  # of the pool's clients waiting for a server connection
+LOCK_WAITING_SHARE: Final = 0.25  # of the working sessions waiting on row/table locks
+LOCK_WAITS_PER_WRITE: Final = 0.1  # row lock waits per write: one write in ten queues for a row
+IO_WAITING_SHARE: Final = 0.35  # of the working sessions waiting on file I/O (fsync, reads, writes)
+COMMIT_FLUSHES: Final = 0.8  # flushes per transaction: every commit waits for one (durable commits)
+DISK_UTIL: Final = 0.85  # of the time the busiest disk had a request in flight (iostat %util)
+SERVER_CPU_SHARE: Final = 0.75  # of the host's cores used by the server's processes
+HOST_SATURATED: Final = 0.90  # host CPU busy: saturated when the run queue exceeds the cores too
+MAIN_USER_SHARE: Final = 0.10  # of the busy cores: a saturated host is the server's (client's) limit
+CLIENT_CPU_SHARE: Final = 0.80  # of the cores the client can use (its CPUs, at most one per worker)
+RATE_DELIVERED: Final = 0.90  # of the asked rate delivered, with ...
+RATE_BACKLOG: Final = 1.0  # ... fewer transactions than this due and not started, on average
+NETWORK_MAX_QUERY_MS: Final = 2.0  # a round trip's worth: more per query and something else is slow
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    limit: str  # one of signals.LIMITS
+    what: str  # the signals it reads, in words (docs, tests)
+    threshold: float
+    score: Callable[[Signals], float | None]
+    evidence: Callable[[Signals], str]
+
+
+def _f(v: float | None, digits: int = 1) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def off_cpu_share(s: Signals) -> float | None:
+    """The workers' share of time spent neither in the server's CPU nor in the client's."""
+    if s.busy_workers is None or s.busy_workers <= 0 or s.server_cores is None or s.client_cores is None:
+        return None
+    return max(0.0, 1.0 - (s.server_cores + s.client_cores) / s.busy_workers)
+
+
+# -- pool queue
+def pool_score(s: Signals) -> float | None:
+    if s.pool_waiting is None:
+        return None
+    clients = max(s.pool_clients or 0.0, s.pool_waiting, 1.0)
+    return s.pool_waiting / clients
+
+
+def pool_evidence(s: Signals) -> str:
+    wait = f", longest wait {s.pool_wait_ms:.0f} ms" if s.pool_wait_ms is not None else ""
+    who = s.pooler or "pooler"
+    return f"{who}: {_f(s.pool_waiting)} of {_f(s.pool_clients, 0)} clients waiting for a server connection{wait}"
+
+
+# -- lock waits: the sessions waiting on locks, or (InnoDB counts its row lock
+# time in whole milliseconds, so short waits read as none) many writes
+# queueing for a row lock while the workers are mostly off the CPUs
+def lock_waits_per_write(s: Signals) -> float | None:
+    """Row lock waits per writing statement, as the server counts both over
+    its own poll (else per transaction of the interval)."""
+    if s.lock_waits_per_s is None:
+        return None
+    if s.locking_statements_per_s:
+        return s.lock_waits_per_s / s.locking_statements_per_s
+    return s.lock_waits_per_s / s.tps if s.tps > 0 else None
+
+
+def lock_score(s: Signals) -> float | None:
+    if s.lock_waiting is None and s.lock_waits_per_s is None:
+        return None
+    scores = []
+    if s.lock_waiting is not None:
+        scores.append(s.lock_waiting / max(s.sessions, s.lock_waiting, 1.0))
+    per_txn, off_cpu = lock_waits_per_write(s), off_cpu_share(s)
+    if per_txn is not None and off_cpu is not None:
+        scores.append(min(1.0, per_txn / LOCK_WAITS_PER_WRITE) * off_cpu)
+    return max(scores) if scores else None
+
+
+def lock_evidence(s: Signals) -> str:
+    per_txn = lock_waits_per_write(s)
+    rate = f", {per_txn:.2f} row lock waits per write" if per_txn else ""
+    top = f" ({s.top_lock_wait})" if s.top_lock_wait else ""
+    return f"{_f(s.lock_waiting)} of {_f(s.sessions, 0)} sessions waiting on locks{top}{rate}"
+
+
+# -- disk: the server's sessions waiting on file I/O, the device's utilisation,
+# or durable commits: every transaction waits for a flush, and the workers'
+# time off the CPUs goes into those flushes
+def flushes_per_txn(s: Signals) -> float | None:
+    """Syncs per transaction: the server's own count over its commits, or the
+    device's flush requests, or its write requests when the log is written
+    synchronously (O_DSYNC / FUA writes reach the device as writes, without a
+    separate flush), whichever is more."""
+    if s.tps <= 0 or not s.writes_per_txn:
+        return None  # a workload that writes nothing commits nothing to flush
+    device = [v / s.tps for v in (s.flushes_per_s, s.disk_writes_per_s) if v is not None]
+    found = device + ([s.syncs_per_commit] if s.syncs_per_commit is not None else [])
+    return max(found) if found else None
+
+
+def disk_score(s: Signals) -> float | None:
+    scores = []
+    per_txn, off_cpu = flushes_per_txn(s), off_cpu_share(s)
+    if per_txn is not None and off_cpu is not None and not s.open_loop and per_txn >= COMMIT_FLUSHES:
+        scores.append(off_cpu)
+    if s.io_waiting is not None:
+        scores.append(s.io_waiting / max(s.sessions, s.io_waiting, 1.0))
+    if s.disk_util_pct is not None and s.server_local is not False:
+        # utilisation on the scale of the wait share: DISK_UTIL counts as much as IO_WAITING_SHARE
+        scores.append(s.disk_util_pct / 100.0 * IO_WAITING_SHARE / DISK_UTIL)
+    return max(scores) if scores else None
+
+
+def disk_evidence(s: Signals) -> str:
+    parts = []
+    if s.io_waiting is not None and s.io_waiting >= 0.05:
+        top = f" ({s.top_io_wait})" if s.top_io_wait else ""
+        parts.append(f"{_f(s.io_waiting)} of {_f(s.sessions, 0)} sessions waiting on I/O{top}")
+    if s.disk_util_pct is not None:
+        parts.append(f"{s.disk or 'disk'} {s.disk_util_pct:.0f}% busy")
+    per_txn, off_cpu = flushes_per_txn(s), off_cpu_share(s)
+    if per_txn is not None and per_txn >= 0.1:
+        parts.append(f"{per_txn:.2f} syncs per transaction")
+    if s.flush_await_ms is not None and s.flushes_per_s:
+        parts.append(f"{s.flushes_per_s:.0f} flushes/s at {s.flush_await_ms:.2f} ms")
+    if off_cpu is not None and per_txn is not None and per_txn >= COMMIT_FLUSHES:
+        parts.append(f"workers off CPU {100 * off_cpu:.0f}% of the time")
+    if s.iowait_pct:
+        parts.append(f"iowait {s.iowait_pct:.0f}%")
+    return ", ".join(parts)
+
+
+# -- server CPU: its processes' cores, or a saturated host it is the main user of
+def server_cpu_score(s: Signals) -> float | None:
+    if s.server_cores is None:
+        return None
+    score = s.server_cores / max(s.cpus, 1)
+    if _saturated(s) and s.server_cores >= (s.client_cores or 0.0) and _main_user(s, s.server_cores):
+        score = max(score, (s.host_busy_pct or 0.0) / 100.0 * SERVER_CPU_SHARE / HOST_SATURATED)
+    return score
+
+
+def _saturated(s: Signals) -> bool:
+    """The host's CPUs are all busy and tasks queue for them (USE: utilisation and saturation)."""
+    return (s.host_busy_pct or 0.0) / 100.0 >= HOST_SATURATED and (s.run_queue or 0) > s.cpus
+
+
+def _main_user(s: Signals, cores: float) -> bool:
+    """`cores` are a real share of the busy CPU, not a bystander's crumbs on a host others keep busy."""
+    return cores >= MAIN_USER_SHARE * (s.host_busy_pct or 0.0) / 100.0 * s.cpus
+
+
+def other_cores(s: Signals) -> float | None:
+    """Cores the host's other processes kept busy (neither benchtop nor the server)."""
+    if s.host_busy_pct is None or s.server_cores is None or s.client_cores is None:
+        return None
+    return max(0.0, s.host_busy_pct / 100.0 * s.cpus - s.server_cores - s.client_cores)
+
+
+def _host_busy(s: Signals) -> str:
+    others = other_cores(s)
+    extra = f" (other processes {others:.2f} cores)" if others is not None and others >= 0.25 else ""
+    return f"host {s.host_busy_pct:.0f}% busy{extra}"
+
+
+def server_cpu_evidence(s: Signals) -> str:
+    name = s.server_process or "server"
+    parts = [f"{name} {_f(s.server_cores, 2)} of {s.cpus} cores"]
+    if s.host_busy_pct is not None:
+        parts.append(_host_busy(s))
+    if s.run_queue is not None:
+        parts.append(f"run queue {s.run_queue:.0f}")
+    if s.client_cores is not None:
+        parts.append(f"client {s.client_cores:.2f} cores")
+    return ", ".join(parts)
+
+
+# -- client CPU: benchtop's own cores against those it may use
+def client_cores_available(s: Signals) -> int:
+    return max(1, min(s.client_cpus, s.threads or s.client_cpus))
+
+
+def client_cpu_score(s: Signals) -> float | None:
+    if s.client_cores is None:
+        return None
+    score = s.client_cores / client_cores_available(s)
+    if _saturated(s) and s.client_cores > (s.server_cores or 0.0) and _main_user(s, s.client_cores):
+        score = max(score, (s.host_busy_pct or 0.0) / 100.0 * CLIENT_CPU_SHARE / HOST_SATURATED)
+    return score
+
+
+def client_cpu_evidence(s: Signals) -> str:
+    avail = client_cores_available(s)
+    parts = [f"benchtop {_f(s.client_cores, 2)} of the {avail} core{'s' if avail > 1 else ''} it can use"]
+    if s.server_cores is not None:
+        parts.append(f"{s.server_process or 'server'} {s.server_cores:.2f} cores")
+    if s.host_busy_pct is not None:
+        parts.append(_host_busy(s))
+    return ", ".join(parts)
+
+
+# -- rate target: the open loop gets what it asks for
+def rate_score(s: Signals) -> float | None:
+    if not s.open_loop:
+        return None
+    delivered = s.tps / s.rate_target
+    backlog = s.backlog if s.backlog is not None else 0.0
+    return 1.0 if delivered >= RATE_DELIVERED and backlog < RATE_BACKLOG else 0.0
+
+
+def rate_evidence(s: Signals) -> str:
+    busy = f", {s.busy_workers:.1f} of {s.threads} workers busy" if s.busy_workers is not None else ""
+    return (f"{s.tps:.1f} of {s.rate_target:g} transactions/s delivered, backlog {_f(s.backlog, 2)}{busy}")
+
+
+# -- network round trips: a closed loop waiting on nothing but the wire
+def network_score(s: Signals) -> float | None:
+    if s.open_loop or s.latency_ms is None or not s.tps:
+        return None
+    if _saturated(s):
+        return 0.0  # the workers' time goes into the run queue, not the wire
+    per_query = s.latency_ms / max(s.queries_per_txn or 1.0, 1.0)
+    return 1.0 if per_query <= NETWORK_MAX_QUERY_MS else 0.0
+
+
+def network_evidence(s: Signals) -> str:
+    per_query = (s.latency_ms or 0.0) / max(s.queries_per_txn or 1.0, 1.0)
+    parts = [f"{per_query:.3f} ms per query"]
+    if s.server_cores is not None:
+        parts.append(f"{s.server_process or 'server'} {s.server_cores:.2f} cores")
+    if s.client_cores is not None:
+        parts.append(f"client {s.client_cores:.2f} cores")
+    return ", ".join(parts) + ": nothing busy"
+
+
+RESOURCE_RULES: Final = (
+    Rule("pool", "pooler clients waiting (PgBouncer cl_waiting / wait time, ProxySQL time in the proxy) over its clients",
+         POOL_WAITING_SHARE, pool_score, pool_evidence),
+    Rule("locks", "sessions waiting on locks (InnoDB row lock time, PostgreSQL Lock wait events) over working sessions",
+         LOCK_WAITING_SHARE, lock_score, lock_evidence),
+    Rule("disk", "sessions waiting on file I/O (performance_schema wait/io/file, PostgreSQL IO waits) over working "
+         "sessions; busiest disk %util", IO_WAITING_SHARE, disk_score, disk_evidence),
+    Rule("server_cpu", "server process cores over host cores; host CPU busy with a run queue over the cores",
+         SERVER_CPU_SHARE, server_cpu_score, server_cpu_evidence),
+    Rule("client_cpu", "benchtop's cores over the cores it can use (its CPU affinity, one per worker at most)",
+         CLIENT_CPU_SHARE, client_cpu_score, client_cpu_evidence),
+)
+RATE_RULE: Final = Rule("rate", "open loop: delivered rate over the asked rate, backlog", RATE_DELIVERED, rate_score,
+                        rate_evidence)
+NETWORK_RULE: Final = Rule("network", "closed loop, no resource over its threshold, latency per query",
+                           NETWORK_MAX_QUERY_MS, network_score, network_evidence)
