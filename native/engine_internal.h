@@ -187,6 +187,11 @@ void bt_group_worker_started(bt_worker *w);
 void *bt_worker_main(void *arg);
 int bt_worker_connect(bt_worker *w, bt_err *err);
 void bt_worker_disconnect(bt_worker *w);
+/* Adds the worker's counters into `out`: sums, maxima, the latency minimum
+ * (start it at UINT64_MAX), busy time up to `now` and whether it is inside a
+ * transaction (in_flight).  Threads and connections are left to the caller,
+ * which knows its group's target. */
+void bt_worker_add_counters(const bt_worker *w, uint64_t now, bt_snapshot *out);
 /* Adds the worker's latency and service-time counts into the arrays given
  * (either may be NULL). */
 void bt_worker_merge_latency(const bt_worker *w, uint64_t *lat_hist, uint64_t *svc_hist);

@@ -255,6 +255,10 @@ int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, u
     bt_group_rt *g = &e->groups[gi];
     uint64_t now = bt_snapshot_begin(e, out, sizeof *out, lat_hist, svc_hist);
     int32_t target = atomic_load(&g->threads_target);
+    /* the group's workers summed as the engine's snapshot sums them all; the
+     * group reports the part of it that bt_group_snapshot holds */
+    bt_snapshot sum;
+    memset(&sum, 0, sizeof sum);
     pthread_mutex_lock(&e->ctl_mu);
     for (int32_t i = 0; i < g->nslots; i++) {
         bt_worker *w = e->workers[g->slots[i]];
@@ -262,20 +266,17 @@ int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, u
             continue;
         if (atomic_load(&w->state) == BT_W_RUNNING && i < target)
             out->threads_running++;
-        out->transactions += BT_GET(w->txns);
-        for (int k = 0; k < BT_ERRK_COUNT; k++)
-            if (k != BT_ERRK_FATAL)
-                out->errors += BT_GET(w->errors[k]);
-        out->latency_ns_sum += BT_GET(w->lat_sum);
-        out->service_ns_sum += BT_GET(w->svc_sum);
-        uint64_t busy = BT_GET(w->busy_ns);
-        uint64_t since = BT_GET(w->busy_since);
-        if (since && since < now)
-            busy += now - since;
-        out->busy_ns += busy;
+        bt_worker_add_counters(w, now, &sum);
         bt_worker_merge_latency(w, lat_hist, svc_hist);
     }
     pthread_mutex_unlock(&e->ctl_mu);
+    out->transactions = sum.transactions;
+    for (int k = 0; k < BT_ERRK_COUNT; k++)
+        if (k != BT_ERRK_FATAL)
+            out->errors += sum.errors[k];
+    out->latency_ns_sum = sum.latency_ns_sum;
+    out->service_ns_sum = sum.service_ns_sum;
+    out->busy_ns = sum.busy_ns;
     out->threads_target = target;
     bt_sched_read(&g->sched, now, &out->queue_ns, &out->tickets_due, &out->rate);
     return BT_OK;

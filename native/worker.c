@@ -88,6 +88,49 @@ static int reconnect(bt_worker *w)
     return -1;
 }
 
+void bt_worker_add_counters(const bt_worker *w, uint64_t now, bt_snapshot *out)
+{
+    out->connect_failures += BT_GET(w->connect_failures);
+    out->transactions += BT_GET(w->txns);
+    out->unfinished += BT_GET(w->unfinished);
+    out->rollbacks += BT_GET(w->rollbacks);
+    out->retries += BT_GET(w->retries);
+    out->reconnects += BT_GET(w->reconnects);
+    out->connects += BT_GET(w->connects);
+    for (int k = 0; k < 3; k++)
+        out->queries[k] += BT_GET(w->queries[k]);
+    for (int k = 0; k < BT_ERRK_COUNT; k++)
+        out->errors[k] += BT_GET(w->errors[k]);
+    out->connect_ns_sum += BT_GET(w->connect_ns_sum);
+    uint64_t v = BT_GET(w->connect_ns_max);
+    if (v > out->connect_ns_max)
+        out->connect_ns_max = v;
+    out->latency_ns_sum += BT_GET(w->lat_sum);
+    out->service_ns_sum += BT_GET(w->svc_sum);
+    v = BT_GET(w->lat_max);
+    if (v > out->latency_ns_max)
+        out->latency_ns_max = v;
+    v = BT_GET(w->lat_min);
+    if (v < out->latency_ns_min)
+        out->latency_ns_min = v;
+    v = BT_GET(w->svc_max);
+    if (v > out->service_ns_max)
+        out->service_ns_max = v;
+    /* a transaction under way counts its time so far: a long one shows as
+     * busy in the intervals it spans, not all at once when it ends */
+    uint64_t busy = BT_GET(w->busy_ns);
+    uint64_t since = BT_GET(w->busy_since);
+    if (since)
+        out->in_flight++;
+    if (since && since < now)
+        busy += now - since;
+    out->busy_ns += busy;
+    for (int k = 0; k < BT_MAX_TXN_TYPES; k++) {
+        out->txn_by_type[k] += BT_GET(w->txn_by_type[k]);
+        out->txn_ns_by_type[k] += BT_GET(w->txn_ns_by_type[k]);
+    }
+}
+
 void bt_worker_merge_latency(const bt_worker *w, uint64_t *lat_hist, uint64_t *svc_hist)
 {
     /* record() wrote a transaction that started when intended to `same` only */
