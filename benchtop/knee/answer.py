@@ -7,6 +7,10 @@ import math
 from typing import Any, Mapping
 
 
+# a predicted peak further than this many times the searched range is no peak
+FAR = 10
+
+
 def tps_text(v: float) -> str:
     """>>> tps_text(12400.0), tps_text(950.4), tps_text(1_530_000.0)
     ('12.4k', '950', '1.53M')
@@ -57,10 +61,13 @@ def answer_text(knee: Mapping[str, Any]) -> str:
     usl = knee.get("usl") or {}
     if usl.get("sigma") is not None:
         peak = usl.get("peak_threads")
+        rng = knee.get("range") or []
+        if peak is not None and rng and peak > FAR * float(rng[-1]):
+            peak = None  # a coherency cost of nearly 0: no peak anyone would run at
         if peak is None:
-            parts.append("USL: no peak (throughput only flattens, towards "
+            parts.append("USL: no peak in range (throughput levels off towards "
                          f"{tps_text(usl['lambda'] / usl['sigma'])} tps)" if usl.get("sigma") and usl.get("lambda")
-                         else "USL: no peak in sight")
+                         else "USL: no peak in range")
         else:
             peak_tps = usl.get("peak_tps")
             parts.append(f"USL peak at {peak:.0f} threads" + (f" ({tps_text(peak_tps)} tps)" if peak_tps else ""))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
+from benchtop.knee.answer import FAR
 from benchtop.knee.probe import ProbeMeter, ProbeTiming
 from benchtop.knee.search import KneeSearch, Probe
 from benchtop.knee.usl import preload
@@ -129,7 +130,8 @@ def probe_line(n: int, p: Probe, search: KneeSearch) -> ProbeLine:
             f"{p.time_s:.1f} s {steady}  {why or 'ok'}")
     if fit is not None:
         peak = fit.peak_threads
-        text += f"  [USL peak {peak:.0f} threads]" if peak < 1e9 else "  [USL: no peak yet]"
+        far = peak > FAR * search.settings.high
+        text += "  [USL: no peak in range]" if far else f"  [USL peak {peak:.0f} threads]"
     return ProbeLine(text, d)
 
 

@@ -12,6 +12,7 @@ the measured ratio of p99 to that mean, reaches it (`limit_threads`)."""
 
 from __future__ import annotations
 
+import importlib
 import math
 import warnings
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ class UslFit:
 def preload() -> None:
     """Import scipy's optimiser now (a second or more on a busy host), not
     in the middle of a probe."""
-    from scipy.optimize import curve_fit  # noqa: F401
+    importlib.import_module("scipy.optimize")
 
 
 def fit_usl(n: Sequence[float], x: Sequence[float], p99_ms: Sequence[float] | None = None) -> UslFit | None:

@@ -192,7 +192,8 @@ def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
         peak = fit.get("peak_threads")
         if peak:
             hi = max(hi, min(peak * 1.2, max(xs) * 4))
-            marks.append((float(peak), f"USL peak {peak:.0f}"))
+            if peak <= hi:  # a peak far past the probes is no mark on their axis
+                marks.append((float(peak), f"USL peak {peak:.0f}"))
         grid = tuple(lo * (hi / lo) ** (i / 79) for i in range(80))
         curve = tuple(float(usl(n, fit["lambda"], fit["sigma"], fit["kappa"])) for n in grid)
         what = f"USL fit: contention {fit['sigma']:.3g}, coherency {fit['kappa']:.2g}"
@@ -201,7 +202,7 @@ def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
         if ratio:
             p99_series.append(Series("USL fit (p99 ≈ ratio × N / X)", grid,
                                      tuple(ratio * n / x * 1000.0 for n, x in zip(grid, curve)), "fit"))
-        if fit.get("limit_threads"):
+        if fit.get("limit_threads") and fit["limit_threads"] <= hi:
             marks.append((float(fit["limit_threads"]), f"limit breaks {fit['limit_threads']:.0f}"))
     limit = knee.get("p99_limit_ms")
     hlines = ((float(limit), f"p99 limit {limit:g} ms"),) if isinstance(limit, (int, float)) else ()

@@ -37,6 +37,7 @@ from benchtop.screens.messages import (
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.target_line import TargetTopLine
+from benchtop.knee.search import KneeSearch
 from benchtop.run.protocol import Controller
 from benchtop.run.samples import IntervalStats, TimelineEvent
 from benchtop.sources.poller import Poller
@@ -45,6 +46,7 @@ from benchtop.screens.widgets.fmt import middle, ms_tick, nice_rate, pane_id
 from benchtop.panels.units import ms
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
+from benchtop.screens.widgets.knee_chart import render_knee
 from benchtop.screens.widgets.panel import Panel
 from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.per_op import show_per_op
@@ -161,10 +163,12 @@ class Dashboard(Vertical):
         rate_mode: bool,
         whole: bool = False,
         server: Sequence[StripRow] | None = None,
+        knee: KneeSearch | None = None,
     ) -> None:
         """Draw everything; `whole` folds the whole run into the charts
-        instead of showing the newest intervals that fit."""
-        self._last = (history, events, run_hist, rate_mode, whole, server)
+        instead of showing the newest intervals that fit; `knee`: a knee
+        search's probes and fit take the whole-run histogram's place."""
+        self._last = (history, events, run_hist, rate_mode, whole, server, knee)
         placed = self.place(rate_mode, server is not None)
         if server is not None:
             self.query_one(ServerStrip).update_data(server, whole)
@@ -223,6 +227,8 @@ class Dashboard(Vertical):
         else:
             for key, title in (("last", "last interval"), ("whole", "whole run")):
                 placed[key].show(key, _waiting(title))
+        if knee is not None:
+            placed["whole"].show("knee", lambda w, h: render_knee(knee, w, h))
         self.show_timeline(events)
 
     def show_timeline(self, events: Sequence[TimelineEvent]) -> None:
@@ -388,7 +394,10 @@ class BenchScreen(Screen):
         history = self.history if self.whole_run else self.history[-WINDOW:]
         events = list(self.controller.timeline)
         server = self.server.rows(history) if self.pollers else None
-        self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run, server)
+        # a knee search (benchtop knee) draws its probes against concurrency
+        knee = getattr(self.controller, "search", None)
+        self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run, server,
+                                       knee if isinstance(knee, KneeSearch) else None)
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:
