@@ -18,7 +18,7 @@ class ProbeTiming:
     interval_s: float = 0.5  # readings within a probe
     settle_s: float = 0.5  # not counted after a change
     min_s: float = 2.0  # counted time before a probe may end
-    max_s: float = 8.0  # a probe ends here, steady or not
+    max_s: float = 6.0  # a probe ends here, steady or not
     cv: float = 0.05  # steady: the interval TPS's coefficient of variation over the window is below this
     window: int = 4  # intervals the steadiness is judged over
 

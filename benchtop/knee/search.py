@@ -19,7 +19,8 @@ an engine, so simulated systems test it (tests/unit/test_knee_search.py).
 3. Done when no gap is open (or the probe budget is spent).
 
 Latency is assumed to grow with the setting: a probe over the limit closes
-everything above it.
+everything above it (one that never became steady is measured once more
+first; the later measurement of a setting counts).
 """
 
 from __future__ import annotations
@@ -159,6 +160,9 @@ class KneeSearch:
         if len(self.probes) >= self.settings.max_probes:
             self._done("the probe budget is spent")
             return None
+        retry = self._retry()
+        if retry is not None:
+            return retry
         if self.phase == "bracket":
             x = self._climb()
             if x is not None:
@@ -174,6 +178,17 @@ class KneeSearch:
         gap = max(gaps, key=lambda g: (g.bound, -abs(math.log(g.low / self.best.x)) if self.best else 0.0))
         return self._place(gap)
 
+    def _retry(self) -> float | None:
+        """The last setting again when it broke a limit without ever being
+        steady: on a noisy host one bad stretch must not close everything
+        above it (once per setting)."""
+        last = self.probes[-1] if self.probes else None
+        if last is None or last.steady or self.feasible(last):
+            return None
+        if sum(1 for p in self.probes if p.x == last.x) > 1:
+            return None
+        return last.x
+
     def _done(self, reason: str) -> None:
         self.phase, self.reason = "done", reason
 
@@ -187,7 +202,7 @@ class KneeSearch:
             return None
         if self._stalled(len(self.probes) - 1):
             # one flat step may be noise: a second one, or a clear fall, ends the climb
-            earlier = max(p.tps for p in self.probes[:-1])
+            earlier = max(p.tps for p in self._before(len(self.probes) - 1))
             if last.tps < (1 - s.tolerance) * earlier or self._stalled(len(self.probes) - 2):
                 return None
         step = s.factor
@@ -198,11 +213,14 @@ class KneeSearch:
         x = self._value(min(s.high, last.x * step))
         return x if x > last.x and x not in {p.x for p in self.probes} else None
 
+    def _before(self, i: int) -> list[Probe]:
+        """The probes before probe i at other settings (a setting measured again is not a step)."""
+        return [p for p in self.probes[:i] if p.x != self.probes[i].x]
+
     def _stalled(self, i: int) -> bool:
         """Whether probe i gained less than `growth` over every probe before it."""
-        if i < 1:
-            return False
-        return self.probes[i].tps < (1 + self.settings.growth) * max(p.tps for p in self.probes[:i])
+        earlier = self._before(i) if i >= 1 else []
+        return bool(earlier) and self.probes[i].tps < (1 + self.settings.growth) * max(p.tps for p in earlier)
 
     # -- narrowing ----------------------------------------------------------
     def open_gaps(self) -> list[Gap]:

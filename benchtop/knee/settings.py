@@ -8,7 +8,7 @@
     error_limit = "1%"
     tolerance = "10%"
     probe_min = "2s"        # a probe's shortest and longest counted time
-    probe_max = "8s"
+    probe_max = "6s"
     probe_cv = "5%"         # steady: interval TPS varies less than this
 
 A rate search gives min_rate / max_rate instead of threads."""
@@ -57,7 +57,7 @@ def add_knee_options(p: argparse.ArgumentParser) -> None:
                    help="the highest acceptable share of failed attempts (e.g. 1%% or 0.01)")
     g.add_argument("--tolerance", metavar="PCT", help="stop when the bracket is this narrow (default 10%%)")
     g.add_argument("--probe-min", dest="probe_min", metavar="S", help="a probe's shortest counted time (default 2 s)")
-    g.add_argument("--probe-max", dest="probe_max", metavar="S", help="a probe's longest counted time (default 8 s)")
+    g.add_argument("--probe-max", dest="probe_max", metavar="S", help="a probe's longest counted time (default 6 s)")
     g.add_argument("--probe-cv", dest="probe_cv", metavar="PCT",
                    help="steady when interval TPS varies less than this (coefficient of variation, default 5%%)")
     g.add_argument("--probe-interval", dest="probe_interval", metavar="S",

@@ -181,3 +181,20 @@ def test_usl_fit_needs_three_settings() -> None:
     assert fit_usl([1, 2], [100.0, 190.0]) is None
     three = fit_usl([1, 2, 4], [100.0, 190.0, 330.0])
     assert three is not None and three.sigma_err is None  # no degrees of freedom left for a covariance
+
+
+def test_an_unsteady_probe_over_the_limit_is_measured_again_once() -> None:
+    search = KneeSearch(SearchSettings(low=1, high=8, p99_limit_ms=2.0))
+    assert search.next() == 1
+    search.record(Probe(1, 1000.0, 4.0, transactions=1000, steady=False))  # a bad stretch of a busy host
+    assert search.next() == 1
+    search.record(Probe(1, 1100.0, 0.5, transactions=1000, steady=False))
+    assert search.best is not None and search.best.p99_ms == 0.5
+    assert search.next() == 2
+    search.record(Probe(2, 1900.0, 3.0, transactions=1000, steady=True))  # steady and over: no second look
+    assert search.next() is None
+    search = KneeSearch(SearchSettings(low=1, high=8, p99_limit_ms=2.0))
+    for _ in range(2):
+        assert search.next() == 1
+        search.record(Probe(1, 1000.0, 4.0, transactions=1000, steady=False))
+    assert search.next() is None and search.best is None
