@@ -82,3 +82,19 @@ def test_knee_help_names_the_search_options() -> None:
     for option in ("--min-threads", "--max-threads", "--p99-limit", "--error-limit", "--tolerance", "--min-rate",
                    "--workload", "--dsn"):
         assert option in res.stdout
+
+
+def test_rate_search_and_time_budget_on_sqlite(tmp_path: Path) -> None:
+    out = tmp_path / "rate"
+    res = run_benchtop("knee", "--headless", "--json", "--workload", "oltp_point_select", "--table-size", "1000",
+                       "--threads", "2", "--min-rate", "500", "--max-rate", "64000", "--p99-limit", "50", *FAST,
+                       "--time", "4", "--out", str(out), timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    probes = [d for d in lines if d["type"] == "probe"]
+    assert probes and probes[0]["rate"] == 500 and "threads" not in probes[0]
+    knee = lines[-1]
+    assert knee["setting"] == "rate" and knee["usl"] is None
+    assert knee["reason"] in ("the time budget is spent", "the bracket is within the tolerance")
+    assert knee["best"] is None or knee["best"]["tps"] >= 0.9 * knee["best"]["rate"]
+    assert knee["answer"].startswith("best: ")
