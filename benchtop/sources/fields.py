@@ -49,3 +49,69 @@ class InnoDBPanel:
     def as_panel(self) -> dict[str, Any]:
         """The panel as snapshots and recordings hold it."""
         return asdict(self)
+
+
+TRANSACTIONS: Final = "transactions"  # MySQL/MariaDB: open InnoDB transactions, oldest first (list of TrxRow)
+DEADLOCK: Final = "deadlock"  # MySQL/MariaDB: the latest deadlock InnoDB reported (DeadlockPanel), None if none
+METADATA_LOCKS: Final = "metadata_locks"  # MySQL/MariaDB: holders and waiters of contended metadata locks
+
+
+@dataclass(frozen=True, slots=True)
+class TrxRow:
+    """One open InnoDB transaction and its session."""
+
+    id: int | None = None  # the session (processlist) id
+    state: str | None = None  # RUNNING, LOCK WAIT, ROLLING BACK, COMMITTING
+    age_s: float | None = None
+    rows_locked: int | None = None
+    undo_entries: int | None = None  # rows modified: what a rollback would undo
+    lock_structs: int | None = None
+    isolation: str | None = None
+    user: str | None = None
+    host: str | None = None
+    db: str | None = None
+    command: str | None = None  # Sleep: idle inside the transaction
+    idle_s: float | None = None  # time in the session's current command
+    query: str | None = None  # running now (None when idle)
+    last_statement: str | None = None  # the session's latest statement, running or ended
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> TrxRow:
+        return cls(**{f.name: row.get(f.name) for f in fields(cls)})
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlockTrx:
+    n: int  # InnoDB's (1) / (2)
+    thread_id: int | None = None
+    active_s: float | None = None
+    table: str | None = None
+    lock_mode: str | None = None
+    query: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlockPanel:
+    at: str  # InnoDB's timestamp line
+    victim: int | None  # which transaction InnoDB rolled back (n)
+    transactions: tuple[DeadlockTrx, ...] = ()
+
+    @classmethod
+    def of(cls, panels: Mapping[str, Any]) -> DeadlockPanel | None:
+        """
+        >>> DeadlockPanel.of({"deadlock": {"at": "x", "victim": 2, "transactions": [{"n": 1, "query": "UPDATE t"}]}})
+        DeadlockPanel(at='x', victim=2, transactions=(DeadlockTrx(n=1, thread_id=None, active_s=None, table=None, lock_mode=None, query='UPDATE t'),))
+        """
+        value = panels.get(DEADLOCK)
+        if not isinstance(value, Mapping):
+            return None
+        trx = tuple(DeadlockTrx(int(t.get("n") or 0), **{f.name: t.get(f.name) for f in fields(DeadlockTrx)
+                                                         if f.name != "n"})
+                    for t in value.get("transactions") or () if isinstance(t, Mapping))
+        return cls(str(value.get("at") or ""), value.get("victim"), trx)
+
+    def as_panel(self) -> dict[str, Any]:
+        return {"at": self.at, "victim": self.victim, "transactions": [asdict(t) for t in self.transactions]}

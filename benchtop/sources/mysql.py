@@ -29,7 +29,8 @@ from benchtop.sources.base import (
     scrub_setting,
     shut_down_socket,
 )
-from benchtop.sources.fields import INNODB, InnoDBPanel
+from benchtop.sources.fields import DEADLOCK, INNODB, METADATA_LOCKS, TRANSACTIONS, InnoDBPanel
+from benchtop.sources.mysql_trx import latest_deadlock, metadata_lock_rows, transaction_rows
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
@@ -489,6 +490,9 @@ class MySQLSource(Source):
         self._digest_t: float | None = None
         self._prepared_prev: tuple[dict[str, float] | None, float] | None = None
         self._polls = 0
+        self._deadlocks_seen: float | None = None  # Innodb_deadlocks when the deadlock was last read
+        self._deadlock: Any = None  # the latest deadlock panel (read again only when the count moves)
+        self._mdl_instrumented: bool | None = None
 
     # -- connection
 
@@ -508,6 +512,7 @@ class MySQLSource(Source):
         self._waits_prev = None
         self._binlog_prev = None
         self._reset_digests()
+        self._deadlock, self._deadlocks_seen, self._mdl_instrumented = None, None, None
 
     def _reset_digests(self) -> None:
         self._prepared_prev = None
@@ -624,7 +629,64 @@ class MySQLSource(Source):
         if ver.flavour == "mariadb" and isinstance(panels["top_statements"], list):
             panels["top_statements"] = self._with_prepared(panels["top_statements"], panels["processlist"])
         panels["locks"] = self._locks()
+        panels[TRANSACTIONS] = self._transactions()
+        panels[DEADLOCK] = self._latest_deadlock(status)
+        panels[METADATA_LOCKS] = self._metadata_locks(settings)
         return self.snapshot(panels, t0, iv.seconds)
+
+    def _transactions(self) -> Any:
+        """Open InnoDB transactions; without performance_schema, without
+        each session's last statement."""
+        missing: Missing | None = None
+        for query in ("transactions", "transactions_basic"):
+            try:
+                return transaction_rows(self._dicts(query))
+            except PanelFailed as exc:
+                missing = exc.missing
+        assert missing is not None
+        if missing.what == "not permitted":
+            return Missing("transactions not readable", "GRANT PROCESS ON *.* TO the monitor user")
+        return missing
+
+    def _latest_deadlock(self, status: Mapping[str, Any]) -> Any:
+        """The latest deadlock from SHOW ENGINE INNODB STATUS, read again only
+        when Innodb_deadlocks moves (MariaDB) or every tenth poll (MySQL
+        keeps no such counter): the status text is long on a busy server."""
+        count = to_number(status.get("Innodb_deadlocks"))
+        fresh = self._deadlock is None or (count != self._deadlocks_seen if count is not None
+                                           else self._polls % 10 == 1)
+        if not fresh:
+            return self._deadlock
+        try:
+            rows = self._rows(sql.tagged("SHOW ENGINE INNODB STATUS"))
+        except PanelFailed as exc:
+            self._deadlock = (Missing("InnoDB status not readable", "GRANT PROCESS ON *.* TO the monitor user")
+                              if exc.missing.what == "not permitted" else exc.missing)
+            return self._deadlock
+        found = latest_deadlock(str(rows[0][2])) if rows else None
+        self._deadlock = found.as_panel() if found is not None else {}
+        self._deadlocks_seen = count
+        return self._deadlock
+
+    def _metadata_locks(self, settings: Mapping[str, Any]) -> Any:
+        if settings and not _on(settings.get("performance_schema", "ON")):
+            return Missing("performance_schema is OFF", "add performance_schema=ON under [mysqld] and restart")
+        if self._mdl_instrumented is None:
+            try:
+                rows = self._rows(sql.tagged("SELECT ENABLED FROM performance_schema.setup_instruments "
+                                             "WHERE NAME = 'wait/lock/metadata/sql/mdl'"))
+                self._mdl_instrumented = bool(rows) and str(rows[0][0]).upper() == "YES"
+            except PanelFailed as exc:
+                return exc.missing
+        if not self._mdl_instrumented:
+            return Missing("metadata lock instrument off",
+                           "performance-schema-instrument='wait/lock/metadata/sql/mdl=ON' under [mysqld] "
+                           "(or UPDATE performance_schema.setup_instruments SET ENABLED='YES' "
+                           "WHERE NAME='wait/lock/metadata/sql/mdl')")
+        try:
+            return metadata_lock_rows(self._dicts("metadata_locks"))
+        except PanelFailed as exc:
+            return exc.missing
 
     def _database_size(self) -> Any:
         """The current database's size: its tablespace files, else table statistics."""

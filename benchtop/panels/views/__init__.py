@@ -18,6 +18,7 @@ from benchtop.panels.views.mysql import (
     innodb_summary,
     mysql_summary,
 )
+from benchtop.panels.views.mysql_trx import MYSQL_METADATA_LOCKS, MYSQL_TRANSACTIONS, locks_summary
 from benchtop.panels.views.pgbouncer import PGB_POOLS, PGB_STATS, pgbouncer_summary, peer_spec
 from benchtop.panels.views.postgres import (
     PG_ACTIVITY,
@@ -49,7 +50,9 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("statements", "top statements", mysql_summary, (MYSQL_STATEMENTS,)),
         View("waits", "waits", None, (MYSQL_WAITS,)),
         View("innodb", "InnoDB", innodb_summary, ()),
-        View("locks", "lock waits", None, (MYSQL_LOCKS,)),
+        View("locks", "lock waits, metadata locks, the latest deadlock", locks_summary,
+             (MYSQL_LOCKS, MYSQL_METADATA_LOCKS)),
+        View("trx", "open transactions", None, (MYSQL_TRANSACTIONS,)),
     ),
     "postgresql": (
         View("activity", "what runs now and what costs most", postgres_summary, (PG_ACTIVITY, PG_STATEMENTS)),

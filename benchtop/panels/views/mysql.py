@@ -17,6 +17,7 @@ from benchtop.panels.views.spec import (
     panel_of,
 )
 from benchtop.panels.units import bar, count, dur, gauge, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text, usec
+from benchtop.panels.views.mysql_trx import IDLE_IN_TRX_WARN_S, idle_in_trx, open_transactions
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import INNODB, InnoDBPanel
 
@@ -137,9 +138,28 @@ def _waits_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _processlist_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Sessions; one sleeping inside an open transaction says so and is
+    never hidden as idle (it holds its locks: PostgreSQL's idle in trx)."""
+    rows = [dict(r) for r in value if isinstance(r, dict)] if isinstance(value, list) else []
+    trx = open_transactions(panels)
+    for r in rows:
+        t = trx.get(r.get("id"))
+        if idle_in_trx(t) and t is not None:
+            r["in_trx"] = True
+            r["state"] = f"idle in trx (open {dur(t.age_s)}, {count(t.rows_locked)} rows locked)"
+    return rows
+
+
+def _processlist_alert(row: Mapping[str, Any]) -> str | None:
+    if row.get("in_trx") and (row.get("time_s") or 0) >= IDLE_IN_TRX_WARN_S:
+        return "yellow"
+    return long_running("time_s")(row)
+
+
 MYSQL_PROCESSLIST = TableSpec(
     "processlist",
-    "sessions now (longest first; i shows idle)",
+    "sessions now (longest first; i shows idle; idle in trx always shown)",
     (
         Col("Id", "id", ident, True),
         Col("User", "user", min_screen=100),
@@ -151,8 +171,9 @@ MYSQL_PROCESSLIST = TableSpec(
         Col("Query", "query"),
     ),
     "time_s",
-    idle=_mysql_idle,
-    alert=long_running("time_s"),
+    idle=lambda r: _mysql_idle(r) and not r.get("in_trx"),
+    alert=_processlist_alert,
+    rows=_processlist_rows,
 )
 def _statement_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = [dict(r) for r in value if isinstance(r, dict)] if isinstance(value, list) else []
