@@ -11,7 +11,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
+#include "clock.h"
+#include "engine.h"
+#include "group.h"
+#include "scheduler.h"
+#include "worker.h"
 
 const char *bt_version(void)
 {

@@ -12,7 +12,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine_internal.h"
+#include "clock.h"
+#include "engine.h"
+#include "group.h"
+#include "scheduler.h"
+#include "worker.h"
 
 static int group_weights(bt_group_rt *g, const bt_program *p, const int32_t *weights)
 {

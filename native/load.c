@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "clock.h"
+#include "engine.h"
+#include "workload.h"
 
 typedef struct {
     bt_engine *e;

@@ -7,7 +7,8 @@
  * pgbench -R).  The queue length is integrated over time here, under the same
  * lock that hands out tickets, so interval averages need no sampling.
  */
-#include "engine_internal.h"
+#include "clock.h"
+#include "scheduler.h"
 
 static double gap_ns(bt_sched *s)
 {

@@ -7,7 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine_internal.h"
+#include "clock.h"
+#include "engine.h"
+#include "group.h"
+#include "scheduler.h"
+#include "worker.h"
+#include "workload.h"
 
 static void sleep_until(uint64_t when_ns)
 {

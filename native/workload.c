@@ -8,7 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine_internal.h"
+#include "clock.h"
+#include "engine.h"
+#include "group.h"
+#include "worker.h"
+#include "workload.h"
 
 enum { BT_RUN_OK = 0, BT_RUN_ROLLBACK = -1 };
 

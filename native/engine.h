@@ -1,0 +1,62 @@
+/* engine.h: the engine handle's insides (struct bt_engine, opaque to cffi
+ * in benchtop_api.h), shared by the engine's parts (engine.c, group.c,
+ * worker.c, workload.c, load.c).  Not seen by cffi. */
+#ifndef BT_ENGINE_H
+#define BT_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "benchtop_api.h"
+#include "driver.h"
+#include "group.h"
+#include "rand.h"
+#include "worker.h"
+
+struct bt_engine {
+    bt_config cfg;          /* strings owned (duplicated) */
+    char *strs[8];          /* the duplicated strings, freed with the engine */
+    int32_t *ignore_codes;
+    const bt_driver *drv;
+    const bt_program *prog;
+    char **sql_by_key;      /* statement text per (statement, table): key = s * (max_table + 1) + t */
+    int32_t nkeys;
+    bt_rand_params rp;
+    bt_group_rt *groups;    /* ngroups of them, each with its own schedule */
+    int32_t ngroups;
+
+    _Atomic int state;
+    _Atomic int stop;
+    _Atomic uint64_t stop_ns;  /* when stop was first asked: snapshots' t ends there */
+    _Atomic int paused;
+    _Atomic int64_t events_started;
+    _Atomic int ever_connected;
+    _Atomic uint32_t unique_index;
+    uint32_t unique_offset;
+    _Atomic uint64_t rows_loaded;
+    _Atomic uint64_t start_ns;
+    uint64_t seed;
+
+    pthread_mutex_t ctl_mu;  /* worker slots, error text; never taken on the hot path */
+    bt_worker *workers[BT_MAX_THREADS];
+    int32_t nworkers;
+    int32_t live;            /* worker threads not yet exited (ctl_mu) */
+    int released;            /* bt_engine_free gave up: the last worker frees (ctl_mu) */
+    int idle_workers;        /* workers run under SCHED_IDLE, for the rest of the run (ctl_mu):
+                                asked for (bt_config), or a driver that never waits */
+    int32_t ncpu;
+    pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
+    char error[512];
+};
+
+/* Starts a snapshot: zeroes `out` and the caller's histogram buffers (either
+ * may be NULL) and returns the snapshot's clock, which stops at the stop
+ * request (the measured time ends there). */
+uint64_t bt_snapshot_begin(bt_engine *e, void *out, size_t out_size, uint64_t *lat_hist, uint64_t *svc_hist);
+void bt_engine_fail(bt_engine *e, const char *fmt, ...);
+void bt_engine_destroy(bt_engine *e);
+int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
+
+#endif

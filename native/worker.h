@@ -1,0 +1,97 @@
+/* worker.h: a worker thread and its counters (worker.c).  Internal to the
+ * engine; not seen by cffi. */
+#ifndef BT_WORKER_H
+#define BT_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "benchtop_api.h"
+#include "driver.h"
+#include "histogram.h"
+#include "rand.h"
+
+#define BT_RECONNECT_MIN_MS 10
+#define BT_RECONNECT_MAX_MS 1000
+#define BT_DECK_MAX 1000       /* cards in a worker's deck of transaction types */
+
+/* Single-writer counter helpers: the owner thread increments with a relaxed
+ * load+store (no lock prefix); readers use relaxed loads. */
+#define BT_ADD(field, v)                                                                  \
+    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + \
+                                        (uint64_t)(v),                                    \
+                          memory_order_relaxed)
+#define BT_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
+#define BT_PUT(field, v) atomic_store_explicit(&(field), (v), memory_order_relaxed)
+
+enum { BT_W_FREE = 0, BT_W_RUNNING = 1, BT_W_EXITED = 2 };
+
+typedef struct bt_worker {
+    /* counters: written by this worker only */
+    _Atomic uint64_t txns, rollbacks, retries, reconnects, connects;
+    _Atomic uint64_t connect_failures;  /* attempts the server refused or never answered */
+    _Atomic int connected;              /* holds a connection now (read by snapshots) */
+    _Atomic uint64_t unfinished;  /* transactions cut short by bt_engine_abort_io */
+    _Atomic uint64_t queries[3];
+    _Atomic uint64_t errors[BT_ERRK_COUNT];
+    _Atomic uint64_t connect_ns_sum, connect_ns_max;
+    _Atomic uint64_t lat_sum, lat_min, lat_max, svc_sum, svc_max;
+    _Atomic uint64_t busy_ns, busy_since;
+    _Atomic uint64_t txn_by_type[BT_MAX_TXN_TYPES];
+    _Atomic uint64_t txn_ns_by_type[BT_MAX_TXN_TYPES];
+    /* latency from the intended start (lat) and from the actual one (svc);
+     * a transaction that started when intended (closed loop, or a ticket
+     * taken on time) has one value for both and is recorded once, in `same`,
+     * which every snapshot adds to both: one histogram write, not two */
+    bt_hist *lat;
+    bt_hist *svc;
+    bt_hist *same;
+    /* latency per transaction type, allocated on first use (only when a
+     * workload has several types): written by this worker, read by snapshots */
+    _Atomic(bt_hist *) type_lat[BT_MAX_TXN_TYPES];
+    /* latency per query kind (BT_QK_*), when the program times its queries:
+       allocated on first use like type_lat */
+    _Atomic(bt_hist *) query_lat[3];
+
+    /* control */
+    int32_t index;          /* slot in the engine */
+    int32_t group;          /* its thread group, and its place there */
+    int32_t gindex;
+    int32_t tid;            /* kernel thread id, for its nice value (group.c) */
+    int nice;
+    _Atomic int state;
+    int has_thread;
+    pthread_t thread;
+    bt_engine *e;
+    /* the connection's socket for bt_engine_abort_io: set after connect and
+     * cleared before disconnect under io_mu, so it is never shut after close */
+    pthread_mutex_t io_mu;
+    int io_fd;
+    _Atomic int io_abort;
+
+    /* interpreter state (worker-private) */
+    bt_rng rng;
+    void *conn;
+    int in_txn;
+    uint64_t txns_since_connect;
+    int64_t regs[BT_NREGS];
+    char sregs[BT_NSREGS][BT_SREG_CAP];
+    uint32_t slen[BT_NSREGS];
+    int32_t deck[BT_DECK_MAX];  /* transaction types still to deal (bt_workload_pick_type) */
+    int32_t deck_left;
+} bt_worker;
+
+void *bt_worker_main(void *arg);
+int bt_worker_connect(bt_worker *w, bt_err *err);
+void bt_worker_disconnect(bt_worker *w);
+/* Adds the worker's counters into `out`: sums, maxima, the latency minimum
+ * (start it at UINT64_MAX), busy time up to `now` and whether it is inside a
+ * transaction (in_flight).  Threads and connections are left to the caller,
+ * which knows its group's target. */
+void bt_worker_add_counters(const bt_worker *w, uint64_t now, bt_snapshot *out);
+/* Adds the worker's latency and service-time counts into the arrays given
+ * (either may be NULL). */
+void bt_worker_merge_latency(const bt_worker *w, uint64_t *lat_hist, uint64_t *svc_hist);
+
+#endif
