@@ -37,3 +37,38 @@ def one_line(exc: BaseException) -> str:
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal in the main thread, raised so that cleanups run (a
+    temporary database's folder, a half-done prepare's report) instead of
+    the process dying where it stood.  `str()` is what the command left, if
+    it says; the exit code is the shell's for the signal (143 for SIGTERM)."""
+
+    def __init__(self, signum: int, what: str = "") -> None:
+        super().__init__(what)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def signal_name(self) -> str:
+        import signal
+
+        return signal.Signals(self.signum).name
+
+
+def raise_on_sigterm() -> None:
+    """SIGTERM raises Interrupted in the main thread from now on (a run's
+    own stop handling replaces this while it runs)."""
+    import signal
+
+    def handler(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        pass

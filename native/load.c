@@ -147,7 +147,9 @@ static void *load_main(void *arg)
         }
         int64_t in_commit = 0;
         int failed = 0;
-        for (int64_t row = first; row <= last && !failed;) {
+        /* a stop (an interrupted prepare) is seen between statements, not
+         * only between chunks of up to 200,000 rows */
+        for (int64_t row = first; row <= last && !failed && !atomic_load(&e->stop);) {
             if (ld->rows_per_commit > 0 && in_commit == 0 &&
                 e->drv->exec_text(conn, "BEGIN", NULL, &err) != 0)
                 failed = 1;

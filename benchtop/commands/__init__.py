@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from benchtop.commands.exits import EXIT_ERROR, reporting_errors
 from benchtop.commands.sysbench05 import translate as translate_sysbench05
+from benchtop.errors import raise_on_sigterm
 from benchtop.target.secrets import scrub_argv
 
 # subcommand -> (module, function taking the remaining arguments); modules are
@@ -74,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if argv is None:
         scrub_argv()
+        # a SIGTERM before a run's own handling (a prepare, the embedded
+        # database's load) unwinds: cleanups run and the command says what it left
+        raise_on_sigterm()
     try:
         code = reporting_errors("benchtop", lambda: _dispatch(args))
         if argv is None:

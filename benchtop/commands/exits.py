@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from benchtop.errors import EngineNotBuilt, UsageError, one_line
+from benchtop.errors import EngineNotBuilt, Interrupted, UsageError, one_line
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_FAILED_RUN = 0, 1, 2, 3
 
@@ -40,6 +40,9 @@ def reporting_errors(prog: str, work: Callable[[], int], usage: tuple[type[BaseE
     except user_errors() as exc:
         print(f"{prog}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
+    except Interrupted as exc:
+        print(f"{prog}: {str(exc) or f'interrupted ({exc.signal_name})'}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Sequence, TextIO
 
-from benchtop.errors import UsageError
+from benchtop.errors import Interrupted, UsageError
 from benchtop.run.attach import (
     InstrumentationCycler,
     MonitorRecorder,
@@ -66,6 +66,7 @@ class RunSession:
         self._progress = progress
         self._stack = ExitStack()
         self._programs: dict[tuple[str, str, str], Program] = {}
+        self._counted: frozenset[tuple[str, str, str]] = frozenset()
         self.writer: ResultsWriter | None = None
         self.recorder = MonitorRecorder([])
         self.instrumentation: InstrumentationCycler | None = None
@@ -103,8 +104,11 @@ class RunSession:
             self._stack.callback(shutil.rmtree, tmpdir, ignore_errors=True)
             opts = self.options = replace(opts, target=replace(opts.target, database=str(Path(tmpdir) / "benchtop.db")),
                                           temp_db=True)
-            prepare(self.program(opts), opts.conn_settings(), PREPARE_THREADS,
-                    out=self._progress or sys.stderr, quiet=self._progress is None or opts.json)
+            try:
+                prepare(self.program(opts), opts.conn_settings(), PREPARE_THREADS,
+                        out=self._progress or sys.stderr, quiet=self._progress is None or opts.json)
+            except Interrupted as exc:  # what it left goes with the folder
+                raise Interrupted(exc.signum) from None
         self.ready(opts)
         pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)
                    if self._monitor else [])
@@ -145,13 +149,17 @@ class RunSession:
         if opts.fileio is not None:
             check_files(opts.fileio)
             return
+        # the tables' rows are counted once, not before each of a scenario's
+        # steps (the null engine has no tables to count)
+        key = (program.name, repr(program.loads), opts.target.describe())
+        rows, self._counted = key not in self._counted and opts.engine != "null", self._counted | {key}
         try:
-            check_ready(program, conn, opts.target.describe())
+            check_ready(program, conn, opts.target.describe(), rows=rows)
         except PrepareError:
             if not self._prepare_missing:
                 raise
             prepare(program, conn, max(1, min(opts.threads, 4)), quiet=True)
-            check_ready(program, conn, opts.target.describe())
+            check_ready(program, conn, opts.target.describe(), rows=rows)
 
     # -- controllers -----------------------------------------------------------
     def controller(self, opts: RunOptions | None = None, results: bool = True) -> RunController:

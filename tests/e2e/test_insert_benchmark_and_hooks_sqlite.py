@@ -20,8 +20,9 @@ def _prepared(tmp_path: Path, workload: str, *size: str) -> str:
 
 def test_insert_benchmark_i1_q10_on_sqlite(tmp_path: Path) -> None:
     db = _prepared(tmp_path, "insert_benchmark", "--rows", "2000")
+    # the rows it was prepared with: a run refuses tables holding fewer than it asks for
     res = run_benchtop("--headless", "--json", "--engine", "sqlite", "--db", db, "--workload", "insert_benchmark",
-                       "--preset", "i1.q10", "--group", "queriers.threads=2", "--time", "2", "--out", str(tmp_path / "out"))
+                       "--rows", "2000", "--preset", "i1.q10", "--group", "queriers.threads=2", "--time", "2", "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines()]
     intervals = [d for d in lines if d["type"] == "interval"]
@@ -37,7 +38,7 @@ def test_insert_benchmark_i1_q10_on_sqlite(tmp_path: Path) -> None:
     hlog = (tmp_path / "out" / "latency.hlog").read_text()
     assert "\nTag=inserters," in hlog and "\nTag=queriers," in hlog
     text = run_benchtop("--headless", "--engine", "sqlite", "--db", db, "--workload", "insert_benchmark",
-                        "--preset", "i10.q1", "--group", "inserters.threads=2", "--time", "1")
+                        "--rows", "2000", "--preset", "i10.q1", "--group", "inserters.threads=2", "--time", "1")
     assert text.returncode == 0, text.stderr
     assert "  inserters: thds: 2 tps:" in text.stdout and "thread groups (ms)" in text.stdout
 
@@ -71,8 +72,8 @@ def test_settings_sweep_needs_a_server(tmp_path: Path) -> None:
 def test_scenario_sweeps_a_group_beside_a_paced_one(tmp_path: Path) -> None:
     db = _prepared(tmp_path, "insert_benchmark", "--rows", "500")
     sc = tmp_path / "qc.toml"
-    sc.write_text(f'engine = "sqlite"\ndb = "{db}"\nworkload = "insert_benchmark"\npreset = "i1.q10"\n'
-                  '[[step]]\nduration = 1\ngroup = ["inserters.rate=200", "queriers.threads=1..2"]\n')
+    sc.write_text(f'engine = "sqlite"\ndb = "{db}"\nworkload = "insert_benchmark"\nrows = 500\n'
+                  'preset = "i1.q10"\n[[step]]\nduration = 1\ngroup = ["inserters.rate=200", "queriers.threads=1..2"]\n')
     res = run_benchtop("scenario", str(sc), "--headless", "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
     steps = json.loads((tmp_path / "out" / "summary.json").read_text())["steps"]

@@ -103,3 +103,42 @@ def test_a_damaged_intervals_file_names_file_and_line(tmp_path: Path) -> None:
     assert f"{out / 'intervals.jsonl'}:2: not a JSON object (null), left out" in r.stderr
     assert f"{out / 'intervals.jsonl'}:3: not a JSON object ([1, 2]), left out" in r.stderr
     assert json.loads(lines[0])["tps"] > 0
+
+
+def test_sigterm_while_the_embedded_database_loads_removes_its_folder(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "benchtop", "--headless", "--engine", "sqlite", "--tables", "4",
+                             "--table-size", "1000000", "--time", "5"], env=env, cwd=str(ROOT),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(tmp_path.glob("benchtop-*/benchtop.db")):
+            time.sleep(0.1)
+        time.sleep(1)  # loading
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == "benchtop: interrupted (SIGTERM)"
+    assert not list(tmp_path.glob("benchtop-*")), "the temporary database's folder is removed"
+
+
+def test_a_short_table_is_refused_by_a_run_and_loaded_again_by_prepare(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = str(tmp_path / "b.db")
+    size = ["--engine", "sqlite", "--db", db, "--tables", "2", "--table-size", "3000"]
+    assert run_benchtop("prepare", *size).returncode == 0
+    with sqlite3.connect(db) as conn:  # as a prepare interrupted in its second table leaves it
+        conn.execute("DELETE FROM sbtest2 WHERE id > 1000")
+    r = run_benchtop("--headless", *size, "--time", "1")
+    assert r.returncode == 1 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.stderr.startswith("benchtop: error: sbtest2 holds 1000 rows, not the 3000 this run asks for")
+    r = run_benchtop("prepare", *size)
+    assert r.returncode == 0, r.stderr
+    assert "Resuming: 1 table set(s) already complete, kept; loading again: sbtest2 with 1000 of 3000 rows" in r.stderr
+    assert run_benchtop("--headless", *size, "--time", "1").returncode == 0
+    r = run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--tables", "2", "--table-size", "10")
+    assert r.returncode == 1 and "sbtest1 already holds 3000 rows, more than the 10 asked" in r.stderr

@@ -1,0 +1,93 @@
+"""The rows a workload's prepare puts in each table, against what the tables
+hold: a prepare resumes from it (tables already complete are kept, half-loaded
+ones loaded again), an interrupted prepare says what it left, and a run
+refuses tables that hold fewer rows than it asks for."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from benchtop.engine import ConnectError, ConnSettings, EngineError, exec_sql
+from benchtop.workload.program import Program
+
+_INSERT_INTO = re.compile(r"\s*INSERT\s+INTO\s+([^\s(]+)", re.I)
+_DELETE_FROM = re.compile(r"\bDELETE\s+FROM\s+([^\s(;]+)", re.I)
+_MISSING = ("doesn't exist", "does not exist", "no such table", "unknown table")
+# a run's deletes may leave a table this much short of what prepare loaded
+# (oltp_* delete and insert back the same row, and a stop between the two
+# loses it); an interrupted load leaves at least a chunk or a table short
+DELETED_SLACK = 0.01
+
+
+def is_missing(message: str) -> bool:
+    """Whether a server's error says the table is not there."""
+    low = message.lower()
+    return any(w in low for w in _MISSING)
+
+
+@dataclass(frozen=True, slots=True)
+class TableRows:
+    """One table's rows: what prepare loads there and what it holds (None:
+    no such table)."""
+
+    name: str
+    asked: int
+    found: int | None
+
+    def describe(self) -> str:
+        if self.found is None:
+            return f"{self.name} missing"
+        if self.found == self.asked:
+            return f"{self.name} complete ({self.asked} rows)"
+        return f"{self.name} with {self.found} of {self.asked} rows"
+
+
+def asked_rows(program: Program, table_set: int) -> dict[str, int]:
+    """Each table of set `table_set` that prepare loads, with its rows (two
+    loads into one table add up), in load order."""
+    rows: dict[str, int] = {}
+    for ld in program.loads:
+        m = _INSERT_INTO.match(ld.insert_prefix)
+        if m and ld.first_table <= table_set <= ld.last_table:
+            name = m.group(1).replace("{t}", str(table_set))
+            rows[name] = rows.get(name, 0) + ld.rows
+    return rows
+
+
+def deleted_from(program: Program, table_set: int) -> set[str]:
+    """The tables of set `table_set` that the workload's transactions delete from."""
+    return {m.group(1).replace("{t}", str(table_set)) for s in program.stmts for m in _DELETE_FROM.finditer(s.sql)}
+
+
+def count_rows(conn: ConnSettings, name: str) -> int | None:
+    """COUNT(*) of one table, None when it does not exist; ConnectError and
+    other EngineErrors go up."""
+    try:
+        value = exec_sql(conn, f"SELECT COUNT(*) FROM {name}")
+    except ConnectError:
+        raise
+    except EngineError as exc:
+        if is_missing(str(exc)):
+            return None
+        raise
+    return int(value or 0)
+
+
+def survey(program: Program, conn: ConnSettings, table_set: int) -> list[TableRows]:
+    """What set `table_set`'s loaded tables hold, one COUNT(*) each."""
+    return [TableRows(name, asked, count_rows(conn, name)) for name, asked in asked_rows(program, table_set).items()]
+
+
+def short_tables(program: Program, conn: ConnSettings) -> list[TableRows]:
+    """The loaded tables holding fewer rows than the workload asks for (a
+    table the workload deletes from may be DELETED_SLACK short); missing
+    tables are the readiness check's to report."""
+    short = []
+    for t in range(1, (program.schema.tables if program.schema else 0) + 1):
+        slack = deleted_from(program, t)
+        for r in survey(program, conn, t):
+            low = r.asked * (1 - DELETED_SLACK) if r.name in slack else r.asked
+            if r.found is not None and r.found < low:
+                short.append(r)
+    return short
