@@ -123,6 +123,11 @@ def peer_rows(rows: Iterable[Mapping[str, Any]], skip_admin_console: bool = Fals
     return out[:MAX_PEERS]
 
 
+# the panels a poll fills, each of them Missing when the console refused the login
+PANELS = ("pools", "client_states", "server_states", "stats", "clients", "servers", "lists")
+REFUSED_RETRY_S = 10.0
+
+
 class PgBouncerSource(Source):
     kind = "pgbouncer"
 
@@ -131,6 +136,11 @@ class PgBouncerSource(Source):
         self.version = ""
         self._conn: psycopg.Connection | None = None
         self._stats: dict[str, CounterTracker] = {}
+        # PgBouncer refused the login to its console (the user is in neither
+        # stats_users nor admin_users): every panel says so, the monitor goes
+        # on, and the login is tried again now and then (a RELOAD may allow it)
+        self._refused: Missing | None = None
+        self._refused_at = 0.0
 
     def connect(self) -> None:
         t = self.target
@@ -140,6 +150,11 @@ class PgBouncerSource(Source):
             rows = self._show("SHOW VERSION")
         except psycopg.Error as exc:
             self.close()
+            if "not allowed" in str(exc):
+                self._refused = Missing("not permitted", f"add {t.user or 'the user'} to stats_users in "
+                                        f"pgbouncer.ini and RELOAD (PgBouncer: {one_line(exc).split('FATAL:')[-1].strip()})")
+                self._refused_at = time.monotonic()
+                return
             raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
         except SourceError:
             self.close()
@@ -147,6 +162,7 @@ class PgBouncerSource(Source):
         # 1.18 answers one column "version" = "PgBouncer 1.18.0".
         self.version = str(next(iter(rows[0].values()))) if rows else ""
         self._stats = {}
+        self._refused = None
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
@@ -186,10 +202,14 @@ class PgBouncerSource(Source):
             return Missing(f"{command} failed", one_line(exc))
 
     def poll(self) -> SourceSnapshot:
-        if self._conn is None:
-            raise SourceError("not connected")
         t0 = time.perf_counter()
         now = time.monotonic()
+        if self._refused is not None and now - self._refused_at >= REFUSED_RETRY_S:
+            self.connect()
+        if self._refused is not None:
+            return self.snapshot({"version": self.version, **{k: self._refused for k in PANELS}}, t0, None)
+        if self._conn is None:
+            raise SourceError("not connected")
         panels: dict[str, Any] = {"version": self.version}
         interval_s: float | None = None
 

@@ -471,6 +471,9 @@ class PostgresSource(Source):
         self._read_at: dict[str, float] = {}
         self._texts: dict[tuple[Any, ...], str] = {}
         self.own_commits = 0  # this source's committed transactions (left out of commits/s)
+        # set when this user lacks pg_read_all_stats: the panels read from
+        # pg_stat_activity and pg_stat_statements would show only its own rows
+        self.hidden: Missing | None = None
 
     def connect(self) -> None:
         t = self.target
@@ -484,6 +487,12 @@ class PostgresSource(Source):
             self.close()
             raise SourceError(f"{t.describe()}: {one_line(exc)}") from None
         self.version_num = self._conn.server_version
+        try:
+            self.hidden = None if self._query("privileges")[0]["read_all_stats"] else Missing(
+                "other users' sessions and statements are hidden",
+                f"GRANT pg_monitor TO {t.user or 'USER'}; (pg_read_all_stats is enough for these panels)")
+        except PanelFailed:  # before 10, or unreadable: the panels say what they can
+            self.hidden = None
         self._trackers = {}
         self._baselines = {}
         self._read_at = {}
@@ -623,6 +632,8 @@ class PostgresSource(Source):
         if isinstance(panels.get("database"), Missing):
             panels["cache_hit_ratio"] = panels["database"]
         try:
+            if self.hidden is not None:
+                raise PanelFailed(self.hidden)
             activity()
         except PanelFailed as exc:
             for key in ("sessions", "wait_events", "autovacuum_workers"):
@@ -630,11 +641,16 @@ class PostgresSource(Source):
         guarded("replication", replication)
 
         def sessions_list() -> None:
+            if self.hidden is not None:
+                raise PanelFailed(self.hidden)
             panels["activity"] = [session_row(r) for r in self._query("sessions")]
 
         def top_statements() -> None:
             try:
-                rows = self._query("top_statements")
+                if self.hidden is not None:
+                    raise PanelFailed(self.hidden)
+                # another user's statements have no query id for this one
+                rows = [r for r in self._query("top_statements") if r["queryid"] is not None]
                 base, seconds = self._since_last("top_statements", now)
                 # Texts live in a file pg_stat_statements reads whole: counters are read
                 # without them, and texts only for statements not seen before.
