@@ -56,7 +56,8 @@ enum {
     BT_ERRK_LOST_CONNECTION = 4,
     BT_ERRK_FATAL = 5,
     BT_ERRK_TIMEOUT = 6,        /* --query-timeout expired; the connection is replaced */
-    BT_ERRK_COUNT = 7
+    BT_ERRK_ABORTED = 7,        /* a pgbench script's expression failed: that client stops, as in pgbench */
+    BT_ERRK_COUNT = 8
 };
 
 /* ---- workload program ---------------------------------------------------- *
@@ -185,6 +186,10 @@ typedef struct {
     const int64_t *init_regs;
     int32_t ninit_regs;
     int32_t time_queries;        /* 1: a latency histogram per query kind (fileio's read/write/fsync) */
+    /* 1: as pgbench, an expression that fails (division by zero, an empty
+     * random range, bigint overflow) aborts the client; 0: it gives 0 (or
+     * the range's low end) and the transaction goes on */
+    int32_t strict_eval;
 } bt_program;
 
 /* ---- bulk load (prepare) ------------------------------------------------- *
@@ -310,7 +315,7 @@ typedef struct {
     uint64_t transactions;            /* committed (== sum of latency histogram) */
     uint64_t rollbacks;               /* transactions ended by a workload rollback */
     uint64_t queries[3];              /* BT_QK_READ/WRITE/OTHER */
-    uint64_t errors[7];               /* by BT_ERRK_* */
+    uint64_t errors[8];               /* by BT_ERRK_* */
     uint64_t retries;                 /* transactions retried after a retryable error */
     uint64_t reconnects;
     uint64_t connects;

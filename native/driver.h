@@ -23,7 +23,8 @@ enum {
     BT_DERR_RETRY = 1,       /* transaction must be rolled back and retried */
     BT_DERR_LOST = 2,        /* connection is gone; reconnect */
     BT_DERR_SQL = 3,         /* statement error: fatal unless its code is ignored */
-    BT_DERR_CONNECT = 4      /* could not connect */
+    BT_DERR_CONNECT = 4,     /* could not connect */
+    BT_DERR_EVAL = 5         /* an expression failed under strict_eval: the client aborts */
 };
 
 typedef struct {

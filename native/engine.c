@@ -72,6 +72,22 @@ void bt_engine_fail(bt_engine *e, const char *fmt, ...)
     pthread_mutex_unlock(&e->ctl_mu);
 }
 
+void bt_engine_client_aborted(bt_engine *e, const char *script, const char *why)
+{
+    pthread_mutex_lock(&e->ctl_mu);
+    e->aborted++;
+    /* the first reason stays readable beside the count while the run goes on */
+    if (atomic_load(&e->state) != BT_STATE_FAILED && e->error[0] == '\0')
+        snprintf(e->error, sizeof e->error, "a client aborted in script %s: %s", script ? script : "?", why);
+    /* the aborting worker has not exited yet: it is the last one alive */
+    int every = e->live <= 1 && !atomic_load(&e->stop);
+    int32_t n = e->aborted;
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (every)
+        bt_engine_fail(e, "every client aborted (%d), as pgbench aborts the run: in script %s: %s", (int)n,
+                       script ? script : "?", why);
+}
+
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err)
 {
     if (err->kind != BT_DERR_SQL)

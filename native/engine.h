@@ -43,6 +43,7 @@ struct bt_engine {
     bt_worker *workers[BT_MAX_THREADS];
     int32_t nworkers;
     int32_t live;            /* worker threads not yet exited (ctl_mu) */
+    int32_t aborted;         /* clients a failed expression aborted (ctl_mu) */
     int released;            /* bt_engine_free gave up: the last worker frees (ctl_mu) */
     int idle_workers;        /* workers run under SCHED_IDLE, for the rest of the run (ctl_mu):
                                 asked for (bt_config), or a driver that never waits */
@@ -58,5 +59,9 @@ uint64_t bt_snapshot_begin(bt_engine *e, void *out, size_t out_size, uint64_t *l
 void bt_engine_fail(bt_engine *e, const char *fmt, ...);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
+/* A client aborted (pgbench's rule for a failed expression); the first
+ * reason is kept in the engine's error text, and the run fails once every
+ * client has aborted, as pgbench's "Run was aborted". */
+void bt_engine_client_aborted(bt_engine *e, const char *script, const char *why);
 
 #endif

@@ -225,6 +225,13 @@ static int run_one(bt_worker *w, int32_t type, int *rolled_back)
             w->in_txn = 0;
             return reconnect(w) == 0 ? 1 : -1;
         }
+        if (rc == BT_DERR_EVAL) {
+            /* pgbench aborts the client: this worker stops, the others go on */
+            BT_ADD(w->errors[BT_ERRK_ABORTED], 1);
+            rollback(w);
+            bt_engine_client_aborted(e, e->prog->txn_types[type].name, err.msg);
+            return -1;
+        }
         if (rc == BT_DERR_RETRY || bt_engine_error_ignored(e, &err)) {
             int k = rc == BT_DERR_RETRY ? err.errk : BT_ERRK_IGNORED;
             BT_ADD(w->errors[k >= 0 && k < BT_ERRK_COUNT ? k : BT_ERRK_IGNORED], 1);

@@ -46,6 +46,38 @@ static int64_t arith(int32_t op, int64_t l, int64_t r)
     }
 }
 
+/* pgbench's evaluation errors (pgbench.c evalStandardFunc and friends):
+ * NULL when the operation is defined. */
+static const char *strict_arith_error(int32_t op, int64_t l, int64_t r)
+{
+    int64_t out;
+    switch (op) {
+    case BT_ARITH_ADD: return __builtin_add_overflow(l, r, &out) ? "bigint out of range" : NULL;
+    case BT_ARITH_SUB: return __builtin_sub_overflow(l, r, &out) ? "bigint out of range" : NULL;
+    case BT_ARITH_MUL: return __builtin_mul_overflow(l, r, &out) ? "bigint out of range" : NULL;
+    case BT_ARITH_DIV:
+        return r == 0 ? "division by zero" : (r == -1 && l == INT64_MIN ? "bigint out of range" : NULL);
+    case BT_ARITH_MOD: return r == 0 ? "division by zero" : NULL;
+    default: return NULL;
+    }
+}
+
+static const char *strict_range_error(int64_t lo, int64_t hi)
+{
+    int64_t span;
+    if (hi < lo)
+        return "empty range given to random";
+    if (__builtin_sub_overflow(hi, lo, &span) || span == INT64_MAX)
+        return "random range is too large";
+    return NULL;
+}
+
+static int eval_failed(bt_err *err, const char *why)
+{
+    bt_err_set(err, BT_DERR_EVAL, BT_ERRK_ABORTED, 0, NULL, why);
+    return BT_DERR_EVAL;
+}
+
 void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t cap, uint32_t *len)
 {
     uint32_t o = 0;
@@ -201,10 +233,14 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
         case BT_OP_SET:
             w->regs[op->a] = expr(w, op->b, op->x);
             break;
-        case BT_OP_RAND:
-            w->regs[op->a] = bt_rand_dist(&w->rng, &e->rp, op->c, expr(w, op->b, op->x),
-                                          expr(w, op->d, op->y));
+        case BT_OP_RAND: {
+            int64_t lo = expr(w, op->b, op->x), hi = expr(w, op->d, op->y);
+            const char *why = p->strict_eval ? strict_range_error(lo, hi) : NULL;
+            if (why)
+                return eval_failed(err, why);
+            w->regs[op->a] = bt_rand_dist(&w->rng, &e->rp, op->c, lo, hi);
             break;
+        }
         case BT_OP_STR:
             bt_rand_template(&w->rng, p->strings[op->c], w->sregs[op->a], BT_SREG_CAP,
                              &w->slen[op->a]);
@@ -254,14 +290,24 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
             /* registers are checked here: engine.c's validation predates this op */
             if (op->a < 0 || op->a >= BT_NREGS || op->d >= BT_NREGS)
                 goto bad;
-            w->regs[op->a] = arith(op->c, expr(w, op->b, op->x), expr(w, op->d, op->y));
+        {
+            int64_t l = expr(w, op->b, op->x), r = expr(w, op->d, op->y);
+            const char *why = p->strict_eval ? strict_arith_error(op->c, l, r) : NULL;
+            if (why)
+                return eval_failed(err, why);
+            w->regs[op->a] = arith(op->c, l, r);
             break;
+        }
         case BT_OP_RAND_GAUSSIAN:
         case BT_OP_RAND_EXPONENTIAL:
-        case BT_OP_RAND_ZIPFIAN:
-            w->regs[op->a] = bt_rand_pgbench(&w->rng, op->code, expr(w, op->b, op->x),
-                                             expr(w, op->d, op->y), op->c / 1e6);
+        case BT_OP_RAND_ZIPFIAN: {
+            int64_t lo = expr(w, op->b, op->x), hi = expr(w, op->d, op->y);
+            const char *why = p->strict_eval ? strict_range_error(lo, hi) : NULL;
+            if (why)
+                return eval_failed(err, why);
+            w->regs[op->a] = bt_rand_pgbench(&w->rng, op->code, lo, hi, op->c / 1e6);
             break;
+        }
         case BT_OP_WORDS:
             if (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings)
                 goto bad;

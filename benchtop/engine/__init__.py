@@ -210,6 +210,7 @@ def _program_struct(program: Any, keep: _Keep) -> Any:
     p.txn_types, p.ntxn_types = types, len(program.txn_types)
     p.max_table = program.max_table
     p.init_regs, p.ninit_regs = regs, len(program.init_regs)
+    p.strict_eval = int(getattr(program, "strict_eval", False))
     p.time_queries = 1 if getattr(program, "query_kinds", ()) else 0
     return p
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.pickling import pickled_by_fields
 
-ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout")
+ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout",
+               "client_aborted")
 STATES = ("idle", "running", "stopping", "stopped", "failed")
 
 

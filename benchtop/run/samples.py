@@ -277,6 +277,7 @@ class RunSummary:
     hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
     connect_failures: int = 0  # connection attempts refused or unanswered
     connected_max: int = -1  # the most workers connected at once in an interval (-1: not known)
+    aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
 
     @property
     def queries(self) -> int:
@@ -347,16 +348,25 @@ class RunSummary:
             unfinished=(last.unfinished - first.unfinished
                         + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
             connect_failures=max(0, last.connect_failures - first.connect_failures),
+            aborted_reason=last.error if last.errors.get("client_aborted", 0) > first.errors.get("client_aborted", 0)
+            else "",
         )
 
     @property
     def warnings(self) -> list[str]:
-        """What makes the figures mean less than they seem: fewer workers than asked."""
-        if 0 <= self.connected_max < self.threads:
-            return [f"only {self.connected_max} of {self.threads} workers were connected at once: the server refused "
-                    f"{self.connect_failures} connection attempts (max_connections? access denied? down?); "
-                    f"the results are for {self.connected_max} workers"]
-        return []
+        """What makes the figures mean less than they seem: fewer workers than
+        asked (refused connections, clients a failed script aborted)."""
+        out = []
+        aborted = self.errors.get("client_aborted", 0)
+        if 0 <= self.connected_max < self.threads and (self.connect_failures or not aborted):
+            out.append(f"only {self.connected_max} of {self.threads} workers were connected at once: the server refused "
+                       f"{self.connect_failures} connection attempts (max_connections? access denied? down?); "
+                       f"the results are for {self.connected_max} workers")
+        if aborted:
+            out.append(f"{aborted} of {self.threads} clients aborted, as pgbench aborts a client whose script fails"
+                       + (f" ({self.aborted_reason})" if self.aborted_reason else "")
+                       + "; the results are for the clients left")
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON summary object; histogram counts add up to `transactions`."""

@@ -22,7 +22,7 @@ Any other meta-command is refused with its line number.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +237,7 @@ def pgbench_program(scripts: list[ScriptSpec], engine: str, defines: dict[str, i
     names = ", ".join(Path(s.path).name for s in scripts)
     data = {"name": "pgbench-script", "description": f"pgbench scripts: {names}", "options": defines,
             "transaction": txns}
-    return compile_definition(data, SourceText("<pgbench scripts>", ""), engine)
+    return replace(compile_definition(data, SourceText("<pgbench scripts>", ""), engine), strict_eval=True)
 
 
 def _unique(name: str, txns: list[dict[str, Any]]) -> str:

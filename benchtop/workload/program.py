@@ -111,6 +111,9 @@ class Program:
     # names of the query kinds (read, write, other) when each statement's
     # latency is measured apart (fileio: read, write, fsync); () when not
     query_kinds: tuple[str, ...] = ()
+    # pgbench scripts: an expression that fails (division by zero, an empty
+    # random range) aborts the client, as pgbench does, instead of giving 0
+    strict_eval: bool = False
 
     @property
     def txn_names(self) -> tuple[str, ...]:

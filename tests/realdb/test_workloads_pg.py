@@ -151,3 +151,32 @@ def test_pgbench_scripts_run_as_pgbench_runs_them(pg_server, tmp_path: Path) -> 
         with pg_connect(pg_server) as conn:
             conn.execute("DROP TABLE IF EXISTS bt_draws")
         bt(pg_server, "cleanup", "--workload", "tpcb")
+
+
+def test_pgbench_script_set_errors_abort_the_client_as_pgbench_does(pg_server, tmp_path: Path) -> None:
+    """A \\set that fails at run time (division by zero, an empty random
+    range) aborts its client, as pgbench does: counted under client_aborted,
+    warned in the summary; the other clients go on, and the run fails when
+    none is left (pgbench's "Run was aborted")."""
+    import json
+
+    # each client draws d once (0 or 1) and divides by it from its 100th transaction
+    some = tmp_path / "some.sql"
+    some.write_text("\\set n :n + 1\n\\set d :d + (:n == 1) * random(0, 1)\n\\set x 1 / (:d + (:n < 100))\n"
+                    "SELECT :x;\n")
+    res = bt(pg_server, "--headless", "--json", "--pgbench-script", str(some), "--threads", "6", "--time", "2",
+             "--rand-seed", "3")
+    summary = json.loads(ok(res).strip().splitlines()[-1])
+    aborted = summary["errors_by_kind"]["client_aborted"]
+    assert 0 < aborted < 6 and summary["errors"] >= aborted and summary["tps"] > 0
+    assert any(f"{aborted} of 6 clients aborted" in w and "division by zero" in w for w in summary["warnings"])
+
+    for body, why in (("\\set x 1 / (:n - 20)", "division by zero"),
+                      ("\\set x random(:n, 20)", "empty range given to random")):
+        every = tmp_path / "every.sql"
+        every.write_text(f"\\set n :n + 1\n{body}\nSELECT :x;\n")
+        res = bt(pg_server, "--headless", "--pgbench-script", str(every), "--threads", "2", "--time", "5")
+        assert res.returncode == 3 and "Traceback" not in res.stderr
+        assert res.stderr.strip().splitlines()[-1] == (
+            f"benchtop: error: every client aborted (2), as pgbench aborts the run: in script every: {why}")
+        assert "errors by kind: client_aborted 2" in res.stdout
