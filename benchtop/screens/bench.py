@@ -383,6 +383,8 @@ class BenchScreen(Screen):
             reconnects=c.reconnects_total,
             paused=self.wanted_paused,
             status=self.status,
+            connected=self.history[-1].connected if self.history else -1,
+            refused=sum(iv.connect_failures for iv in self.history),
         )
 
     def refresh_header(self) -> None:

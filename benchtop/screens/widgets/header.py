@@ -24,6 +24,8 @@ class HeaderState:
     reconnects: int
     paused: bool
     status: str = ""  # "", "run finished", "stopping…"
+    connected: int = -1  # workers holding a connection at the last interval's end (-1: not known)
+    refused: int = 0  # connection attempts the server refused, over the run
 
 
 def header_text(s: HeaderState, width: int = 200) -> Text:
@@ -39,6 +41,10 @@ def header_text(s: HeaderState, width: int = 200) -> Text:
     >>> print(header_text(h, 78).plain)
     benchtop  0:05 elapsed, no time limit  oltp_read_write  postgresql:…432/sbtest
     ‖ PAUSED  threads: 16  rate: 2.00k/s target, 2.00k/s achieved  errors: 0
+    >>> h = HeaderState("mysql://sbtest@db:3306/sbtest", "oltp_point_select", 5, 5, 16, 0, 900, 0, 0, False,
+    ...                 connected=9, refused=214)
+    >>> print(header_text(h, 100).plain.splitlines()[1])
+    threads: 9/16 connected  refused: 214  rate: unlimited (900 tps)  errors: 0  reconnects: 0
     """
     width = max(width, 20)
     t = Text(no_wrap=True, overflow="crop")
@@ -57,7 +63,14 @@ def header_text(s: HeaderState, width: int = 200) -> Text:
         items.append((f"■ {s.status.upper()}", "bold reverse"))
     elif s.paused:
         items.append(("‖ PAUSED", "bold reverse yellow"))
-    items.append((f"threads: {s.threads}", "bold"))
+    # fewer workers connected than asked (max_connections, a password changed)
+    # is said where the thread count is, with the refusals next to it
+    if 0 <= s.connected < s.threads:
+        items.append((f"threads: {s.connected}/{s.threads} connected", "bold red"))
+    else:
+        items.append((f"threads: {s.threads}", "bold"))
+    if s.refused:
+        items.append((f"refused: {s.refused}", "bold red"))
     if s.rate > 0:
         items.append((f"rate: {num(s.rate)}/s target, {num(s.achieved_tps)}/s achieved", ""))
     else:
