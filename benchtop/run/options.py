@@ -462,6 +462,13 @@ NUMBER_RANGES: dict[str, tuple[str, float, float, str]] = {
     "tables": ("--tables", 1, 1_000_000, "tables"),
     "table_size": ("--table-size", 0, 10**12, "rows"),
     "load_hosts": ("--load-hosts", 0, 100_000, "load hosts"),
+    # sysbench's distribution knobs: out of these the engine used to put its default in silently
+    "rand_spec_iter": ("--rand-spec-iter", 1, 1000, "iterations"),
+    "rand_spec_pct": ("--rand-spec-pct", 0.000001, 100, "percent"),
+    "rand_spec_res": ("--rand-spec-res", 0.000001, 99.999999, "percent"),
+    "rand_pareto_h": ("--rand-pareto-h", 0.000001, 0.999999, "a fraction"),
+    "rand_zipfian_exp": ("--rand-zipfian-exp", 0, 1000, "the exponent"),
+    "rand_seed": ("--rand-seed", 0, 2**63 - 1, "0 = from the clock"),
 }
 
 
@@ -477,9 +484,10 @@ def check_number_ranges(ns: argparse.Namespace) -> None:
         if value is None:
             continue
         if not (math.isfinite(value) and least <= value <= most):
-            raise UsageError(f"{option} takes {unit}, from {least:g} to {most:.0f}, not {value:g}"
+            high = str(most) if isinstance(most, int) else f"{most:.0f}" if most.is_integer() else f"{most:g}"
+            raise UsageError(f"{option} takes {unit}, from {least:g} to {high}, not {value:g}"
                              if isinstance(value, float) else
-                             f"{option} takes {unit}, from {least:g} to {most:.0f}, not {value}")
+                             f"{option} takes {unit}, from {least:g} to {high}, not {value}")
 
 
 def ask_password(what: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping
 from benchtop.engine import MAX_THREADS
 from benchtop.errors import UsageError, one_line
 from benchtop.run.guards import parse_condition
-from benchtop.run.options import RunOptions, option_names, options_from_mapping
+from benchtop.run.options import NUMBER_RANGES, YEAR_S, RunOptions, option_names, options_from_mapping
 from benchtop.scenario.hooks import Hook, parse_hooks
 from benchtop.target.settings import SettingsError, check_name
 from benchtop.workload.groups import parse_group_setting
@@ -237,6 +237,8 @@ def parse_duration(value: Any) -> float:
         raise ValueError("a duration is a number of seconds or a string such as \"30s\" or \"5m\"")
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"{value!r} is not a duration")
+    if seconds > YEAR_S:  # as --time and --warmup
+        raise ValueError(f"{value!r} is longer than a year ({YEAR_S} s), the longest duration a step takes")
     return seconds
 
 
@@ -279,9 +281,14 @@ def _threads(value: Any) -> int:
     return int(value)
 
 
+MAX_RATE = NUMBER_RANGES["rate"][2]
+
+
 def _rate(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"rate must be a number of transactions/s (0 = unlimited), not {value!r}")
+    if value > MAX_RATE:  # as --rate
+        raise ValueError(f"rate {value!r} out of range (0..{MAX_RATE:.0f} transactions/s)")
     return float(value)
 
 

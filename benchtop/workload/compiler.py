@@ -7,6 +7,7 @@ file, the line and what is wrong.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.workload import program as P
-from benchtop.workload.expr import EXPR_FUNCTIONS, compile_expr, const_expr
+from benchtop.workload.expr import EXPR_FUNCTIONS, INT64_MAX, INT64_MIN, compile_expr, const_expr
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\$?" + _IDENT + r")")
@@ -104,12 +105,16 @@ def _linear(ctx: _Ctx, text: str, line: int) -> tuple[int, int]:
     other expression (`a * b`, `nurand(...)`) is computed by ops emitted
     first and its result register returned."""
     try:
-        return _linear_only(ctx, text, line)
+        reg, k = _linear_only(ctx, text, line)
     except WorkloadError:
         v = compile_expr(ctx, text, line)
         if v.s is not None:
             raise ctx.err(line, f"expression {text.strip()!r} is a string, not a number") from None
         return v.reg, v.k
+    if not INT64_MIN <= k <= INT64_MAX:  # the engine's registers are 64-bit
+        raise ctx.err(line, f"expression {text.strip()!r}: {k} is out of the 64-bit integer range "
+                            f"({INT64_MIN} to {INT64_MAX})")
+    return reg, k
 
 
 def _linear_only(ctx: _Ctx, text: str, line: int) -> tuple[int, int]:
@@ -232,6 +237,8 @@ def _compile_set(ctx: _Ctx, lhs: str, rhs: str, line: int) -> None:
             raise ctx.err(line, f"{m.group(1)}() takes two arguments (low, high)")
         r1, k1 = _linear(ctx, args[0], line)
         r2, k2 = _linear(ctx, args[1], line)
+        if r1 < 0 and r2 < 0 and k2 < k1:
+            raise ctx.err(line, f"{m.group(1)}({k1}, {k2}): empty range given to random")
         dst = ctx.reg(lhs, line, True)
         ctx.ops.append([P.OP_RAND, dst, r1, P.DIST[m.group(1)], r2, k1, k2])
         return
@@ -444,6 +451,38 @@ def on_off(value: Any) -> bool | None:
     return None
 
 
+def _option_where(src: SourceText, name: str) -> str:
+    """FILE:LINE of an option's line in [options] (the section's line when
+    the option comes from an included file)."""
+    m = re.compile(rf"^\s*{re.escape(name)}\s*=", re.M).search(src.text, max(src.text.find("[options]"), 0))
+    return f"{src.path}:{src.text.count(chr(10), 0, m.start()) + 1 if m else src.line_of('[options]')}"
+
+
+def _check_option_numbers(data: dict[str, Any], options: dict[str, Any], src: SourceText) -> None:
+    """Every numeric option (the file's default or the command line's value)
+    is finite, whole numbers within the engine's 64 bits, and within the
+    file's [minimum] and [maximum]; the error names the option's line."""
+    bounds = {name: data.get(name, {}) for name in ("minimum", "maximum")}
+    defaults = data.get("options", {})
+    for k, v in options.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        where = _option_where(src, k)
+        flag = f"--{k.replace('_', '-')}"
+        if isinstance(v, float) and not math.isfinite(v):
+            raise WorkloadError(f"{where}: option {flag} takes a finite number, not {v}")
+        if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+            raise WorkloadError(f"{where}: option {flag} is out of the 64-bit integer range, not {v}")
+        lo = bounds["minimum"].get(k) if isinstance(bounds["minimum"], dict) else None
+        hi = bounds["maximum"].get(k) if isinstance(bounds["maximum"], dict) else None
+        if lo is None and isinstance(v, int) and isinstance(defaults.get(k), int) and defaults[k] >= 0:
+            lo = 0  # a count, a size, a percentage: never negative unless [minimum] says so
+        if isinstance(lo, (int, float)) and v < lo:
+            raise WorkloadError(f"{where}: option {flag} must be at least {lo}, not {v}")
+        if isinstance(hi, (int, float)) and v > hi:
+            raise WorkloadError(f"{where}: option {flag} must be at most {hi}, not {v}")
+
+
 def _coerce_option(name: str, default: Any, value: Any, where: str) -> Any:
     if isinstance(default, bool):
         switch = on_off(value)
@@ -570,16 +609,13 @@ def compile_definition(
     options = dict(options_default)
     for k, v in (overrides or {}).items():
         if k in options and v is not None:
-            options[k] = _coerce_option(k, options_default[k], v, src.path)
+            options[k] = _coerce_option(k, options_default[k], v, _option_where(src, k))
     choices = data.get("choices", {})
     for k, allowed in (choices.items() if isinstance(choices, dict) else ()):
         if isinstance(allowed, list) and k in options and options[k] not in allowed:
             raise WorkloadError(f"{src.path}: option --{k.replace('_', '-')} takes "
                                 f"{', '.join(map(str, allowed))}, not {options[k]!r}")
-    minimum = data.get("minimum", {})
-    for k, lo in (minimum.items() if isinstance(minimum, dict) else ()):
-        if k in options and isinstance(options[k], (int, float)) and options[k] < lo:
-            raise WorkloadError(f"{src.path}: option --{k.replace('_', '-')} must be at least {lo}, not {options[k]}")
+    _check_option_numbers(data, options, src)
     strings = {k: str(v) for k, v in data.get("strings", {}).items()}
     ctx = _Ctx(engine=engine, options=options, strings=strings, src=src)
 

@@ -10,6 +10,7 @@ which the next statement may reuse.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass
@@ -51,6 +52,9 @@ class Val:
         return self.reg < 0
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _c_div(a: int, b: int) -> int:
     if b == 0:
         return 0
@@ -71,6 +75,12 @@ def fold_constant(op: str, a: int, b: int) -> int:
         "|": lambda: a | b, "&": lambda: a & b, "min": lambda: min(a, b), "max": lambda: max(a, b),
     }
     return table[op]()
+
+
+# pgbench's limits on the parameters (at least 2.0, above 0, 1.001 to 1000),
+# bounded above where the engine's 32-bit millionths end
+_PARAM_RANGE = {"random_gaussian": (2.0, 2000.0), "random_exponential": (0.000001, 2000.0),
+                "random_zipfian": (1.001, 1000.0)}
 
 
 class _Parser:
@@ -118,20 +128,31 @@ class _Parser:
                                               "with == or != to other strings or options")
             return Val(k=int((a.s == b.s) == (op == "==")))
         if a.const and b.const:
-            return Val(k=fold_constant(op, a.k, b.k))
+            if op in ("/", "%") and b.k == 0:
+                raise self.ctx.err(self.line, f"expression {self.text!r}: division by zero")
+            return Val(k=self.int64(fold_constant(op, a.k, b.k)))
         if op == "+" and b.const:
-            return Val(a.reg, a.k + b.k)
+            return Val(a.reg, self.int64(a.k + b.k))
         if op == "+" and a.const:
-            return Val(b.reg, b.k + a.k)
+            return Val(b.reg, self.int64(b.k + a.k))
         if op == "-" and b.const:
-            return Val(a.reg, a.k - b.k)
+            return Val(a.reg, self.int64(a.k - b.k))
         if not self.emit:
             raise self.ctx.err(self.line, f"expression {self.text!r} must be constant here (numbers and options only)")
         dst = self.ctx.temp(self.line)
         self.ctx.ops.append([P.OP_ARITH, dst, a.reg, P.ARITH[op], b.reg, a.k, b.k])
         return Val(dst, 0)
 
+    def int64(self, k: int) -> int:
+        """A whole number the engine can hold (its registers are 64-bit)."""
+        if not INT64_MIN <= k <= INT64_MAX:
+            raise self.ctx.err(self.line, f"expression {self.text!r}: {k} is out of the 64-bit integer range "
+                                          f"({INT64_MIN} to {INT64_MAX})")
+        return k
+
     def rand(self, dist: int, lo: Val, hi: Val) -> Val:
+        if lo.const and hi.const and lo.s is None and hi.s is None and hi.k < lo.k:
+            raise self.ctx.err(self.line, f"expression {self.text!r}: empty range given to random ({lo.k} > {hi.k})")
         if not self.emit:
             raise self.ctx.err(self.line, f"expression {self.text!r}: random values are not allowed here")
         for v in (lo, hi):
@@ -143,15 +164,13 @@ class _Parser:
 
     def rand_param(self, fn: str, lo: Val, hi: Val, param: Val) -> Val:
         """pgbench's parameterised draws, with its limits on the parameter."""
-        value = param.f if param.f is not None else float(param.k)
         if not param.const or param.s is not None:
             raise self.ctx.err(self.line, f"{fn}(): the parameter must be a constant number")
-        ok = {"random_gaussian": value >= 2.0, "random_exponential": value > 0.0,
-              "random_zipfian": 1.001 <= value <= 1000.0}[fn]
-        if not ok:
-            need = {"random_gaussian": "at least 2.0", "random_exponential": "above 0",
-                    "random_zipfian": "between 1.001 and 1000"}[fn]
-            raise self.ctx.err(self.line, f"{fn}(): the parameter must be {need}, not {value:g}")
+        value = param.f if param.f is not None else float(param.k)
+        # the engine holds the parameter in millionths in 32 bits: at most 2147
+        low, high = _PARAM_RANGE[fn]
+        if not (math.isfinite(value) and low <= value <= high):
+            raise self.ctx.err(self.line, f"{fn}(): the parameter must be from {low:g} to {high:g}, not {value:g}")
         self.rand(0, lo, hi)  # checks the bounds; its op is replaced below
         op = self.ctx.ops[-1]
         op[0], op[3] = P.OP_RAND_PARAM[fn], round(value * 1_000_000)
@@ -233,7 +252,7 @@ class _Parser:
     def atom(self) -> Val:
         kind, tok = self.take()
         if kind == "num":
-            return Val(f=float(tok)) if "." in tok else Val(k=int(tok))
+            return Val(f=float(tok)) if "." in tok else Val(k=self.int64(int(tok)))
         if kind == "str":
             return Val(s=tok[1:-1])
         if tok == "(":
@@ -249,9 +268,9 @@ class _Parser:
             if isinstance(v, bool):
                 return Val(k=int(v))
             if isinstance(v, int):
-                return Val(k=v)
+                return Val(k=self.int64(v))
             if isinstance(v, float) and v.is_integer():
-                return Val(k=int(v))
+                return Val(k=self.int64(int(v)))
             if isinstance(v, str):
                 return Val(s=v)
             raise self.ctx.err(self.line, f"option {tok!r} is {v!r}, not a whole number")

@@ -74,3 +74,60 @@ def test_any_dsn_is_read_or_refused_in_one_line(dsn: str) -> None:
     except TargetError as exc:
         assert "\n" not in str(exc)
 
+
+
+def _fits_the_engine(program) -> bool:
+    """Every field of every op fits the C struct (int32 a..d, int64 x, y)."""
+    i32, i64 = 2**31, 2**63
+    return all(all(-i32 <= v < i32 for v in op[:5]) and all(-i64 <= v < i64 for v in op[5:]) for op in program.ops)
+
+
+@settings(max_examples=150, deadline=None)
+@given(option=st.sampled_from(["range_size", "point_selects", "table_size", "tables"]), value=HOSTILE_NUMBERS)
+def test_every_workload_option_is_checked_where_it_enters(option: str, value: str) -> None:
+    try:
+        program = load_program("oltp_read_write", "sqlite", {option: value})
+    except WorkloadError as exc:
+        assert "\n" not in str(exc) and "oltp_read_write.toml:" in str(exc)
+        return
+    assert _fits_the_engine(program)
+
+
+EXPRESSIONS = st.one_of(
+    HOSTILE_NUMBERS,
+    st.builds("{} {} {}".format, HOSTILE_NUMBERS, st.sampled_from(["+", "-", "*", "/", "%"]), HOSTILE_NUMBERS),
+    st.builds("random({}, {})".format, HOSTILE_NUMBERS, HOSTILE_NUMBERS),
+    st.builds("random_gaussian(1, 10, {})".format, HOSTILE_NUMBERS),
+    st.builds("random_zipfian(1, 10, {})".format, st.floats().map(lambda f: f"{abs(f):.3f}")),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(expr=EXPRESSIONS)
+def test_any_set_expression_compiles_or_names_file_and_line(tmp_path_factory, expr: str) -> None:
+    from benchtop.workload.pgbench_script import ScriptSpec, pgbench_program
+
+    f = tmp_path_factory.mktemp("s") / "s.sql"
+    f.write_text(f"SELECT 1;\n\\set x {expr}\nSELECT :x;\n")
+    try:
+        program = pgbench_program([ScriptSpec(str(f))], "sqlite", {"scale": 1})
+    except WorkloadError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(f"{f}:2: ")
+        return
+    assert _fits_the_engine(program) and program.strict_eval
+
+
+def test_scenario_durations_and_rates_have_the_run_options_ranges(tmp_path) -> None:
+    from benchtop.scenario.file import ScenarioError, load_scenario
+
+    for body, needle in (("duration = 1e300", "sc.toml:3: 1e+300 is longer than a year"),
+                         ("duration = 1\nrate = 1e12", "sc.toml:4: rate 1000000000000.0 out of range"),
+                         ("duration = 1\nthreads = nan", "sc.toml:4: threads must be whole numbers")):
+        f = tmp_path / "sc.toml"
+        f.write_text(f'engine = "null"\n[[step]]\n{body}\n')
+        try:
+            load_scenario(f)
+        except ScenarioError as exc:
+            assert needle in str(exc) and "\n" not in str(exc)
+        else:
+            raise AssertionError(f"{body!r} was taken")
