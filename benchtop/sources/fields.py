@@ -115,3 +115,54 @@ class DeadlockPanel:
 
     def as_panel(self) -> dict[str, Any]:
         return {"at": self.at, "victim": self.victim, "transactions": [asdict(t) for t in self.transactions]}
+
+
+REPLICA: Final = "replica"  # MySQL/MariaDB: this server's replication channels (list of ReplicaRow); Missing if none
+STANDBY: Final = "standby"  # PostgreSQL: this server as a standby (StandbyPanel); in_recovery False on a primary
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaRow:
+    """One replication channel of a MySQL/MariaDB replica (SHOW ALL SLAVES
+    STATUS / SHOW REPLICA STATUS), spelled the same for both servers."""
+
+    channel: str | None = None  # MariaDB's connection name, MySQL's channel ("" for the default)
+    primary: str | None = None  # host:port
+    io_running: str | None = None  # Yes / No / Connecting
+    sql_running: str | None = None
+    lag_s: float | None = None  # Seconds_Behind_Master: None when the SQL thread is stopped
+    io_state: str | None = None
+    read_pos: str | None = None  # primary's binlog file:position received
+    exec_pos: str | None = None  # and executed
+    relay_bytes: int | None = None  # relay log space: received, not yet applied
+    gtid: str | None = None  # received GTID position (MariaDB) / set (MySQL)
+    sql_delay_s: float | None = None
+    last_error: str | None = None
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> ReplicaRow:
+        return cls(**{f.name: row.get(f.name) for f in fields(cls)})
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StandbyPanel:
+    in_recovery: bool | None = None
+    receive_lsn: str | None = None
+    replay_lsn: str | None = None
+    replay_gap_bytes: float | None = None  # received, not yet replayed
+    last_replay_age_s: float | None = None  # since the last replayed commit (grows on an idle primary too)
+    receiver_status: str | None = None  # streaming, ... (None: no WAL receiver: archive recovery or none)
+    sender: str | None = None  # the upstream's host:port
+
+    @classmethod
+    def of(cls, panels: Mapping[str, Any]) -> StandbyPanel | None:
+        value = panels.get(STANDBY)
+        if not isinstance(value, Mapping):
+            return None
+        return cls(**{f.name: value.get(f.name) for f in fields(cls)})
+
+    def as_panel(self) -> dict[str, Any]:
+        return asdict(self)

@@ -29,7 +29,8 @@ from benchtop.sources.base import (
     scrub_setting,
     shut_down_socket,
 )
-from benchtop.sources.fields import DEADLOCK, INNODB, METADATA_LOCKS, TRANSACTIONS, InnoDBPanel
+from benchtop.sources.fields import DEADLOCK, INNODB, METADATA_LOCKS, REPLICA, TRANSACTIONS, InnoDBPanel
+from benchtop.sources.replication import replica_rows, replica_status_statement
 from benchtop.sources.mysql_trx import latest_deadlock, metadata_lock_rows, transaction_rows
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
@@ -632,7 +633,25 @@ class MySQLSource(Source):
         panels[TRANSACTIONS] = self._transactions()
         panels[DEADLOCK] = self._latest_deadlock(status)
         panels[METADATA_LOCKS] = self._metadata_locks(settings)
+        panels[REPLICA] = self._replica()
         return self.snapshot(panels, t0, iv.seconds)
+
+    def _replica(self) -> Any:
+        """This server's replication channels (a primary has none)."""
+        assert self.version is not None
+        try:
+            rows = self._dicts_of(sql.tagged(replica_status_statement(self.version.flavour, self.version.number)))
+        except PanelFailed as exc:
+            if exc.missing.what == "not permitted":
+                grant = "SLAVE MONITOR" if self.version.flavour == "mariadb" else "REPLICATION CLIENT"
+                return Missing("replica status not readable", f"GRANT {grant} ON *.* TO the monitor user")
+            return exc.missing
+        if not rows:
+            return Missing("not a replica", "no replication channel is configured on this server")
+        return replica_rows(rows)
+
+    def _dicts_of(self, stmt: str) -> list[dict[str, Any]]:
+        return cast("list[dict[str, Any]]", self._rows(stmt, None, pymysql.cursors.DictCursor))
 
     def _transactions(self) -> Any:
         """Open InnoDB transactions; without performance_schema, without

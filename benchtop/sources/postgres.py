@@ -24,6 +24,8 @@ from benchtop.sources.base import (
     shut_down_descriptor,
 )
 from benchtop.sources.rates import CounterTracker, Interval, to_number
+from benchtop.sources.fields import STANDBY
+from benchtop.sources.replication import standby_panel
 from benchtop.target import Target
 from benchtop.target.connection import libpq_conninfo, libpq_params
 from benchtop.target.pq import Connection, PqError
@@ -624,6 +626,9 @@ class PostgresSource(Source):
             current = pos["lsn_bytes"] if isinstance(pos, dict) else None
             panels["replication"] = replication_panel(self._query("replication"), current)
 
+        def standby() -> None:
+            panels[STANDBY] = standby_panel(self._query("standby")[0], parse_lsn).as_panel()
+
         guarded("settings", settings)
         guarded("checkpoints", checkpoints)
         guarded("wal", wal)
@@ -639,6 +644,7 @@ class PostgresSource(Source):
             for key in ("sessions", "wait_events", "autovacuum_workers"):
                 panels[key] = exc.missing
         guarded("replication", replication)
+        guarded(STANDBY, standby)
 
         def sessions_list() -> None:
             if self.hidden is not None:

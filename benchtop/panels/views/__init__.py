@@ -19,6 +19,12 @@ from benchtop.panels.views.mysql import (
     mysql_summary,
 )
 from benchtop.panels.views.mysql_trx import MYSQL_METADATA_LOCKS, MYSQL_TRANSACTIONS, locks_summary
+from benchtop.panels.views.replication import (
+    MYSQL_REPLICA,
+    PG_REPLICAS,
+    mysql_replication_summary,
+    pg_replication_summary,
+)
 from benchtop.panels.views.pgbouncer import PGB_POOLS, PGB_STATS, pgbouncer_summary, peer_spec
 from benchtop.panels.views.postgres import (
     PG_ACTIVITY,
@@ -53,6 +59,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("locks", "lock waits, metadata locks, the latest deadlock", locks_summary,
              (MYSQL_LOCKS, MYSQL_METADATA_LOCKS)),
         View("trx", "open transactions", None, (MYSQL_TRANSACTIONS,)),
+        View("repl", "replication, both sides", mysql_replication_summary, (MYSQL_REPLICA,)),
     ),
     "postgresql": (
         View("activity", "what runs now and what costs most", postgres_summary, (PG_ACTIVITY, PG_STATEMENTS)),
@@ -60,6 +67,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("checkpoints", "checkpointer, background writer, WAL", checkpointer_summary, ()),
         View("tables", "tables and indexes", database_summary, (PG_TABLES, PG_INDEXES)),
         View("vacuum", "vacuum progress", database_summary, (PG_VACUUM,)),
+        View("repl", "replication, both sides", pg_replication_summary, (PG_REPLICAS,)),
     ),
     "pgbouncer": (
         View("pools", "pools and traffic", pgbouncer_summary, (PGB_POOLS, PGB_STATS)),
