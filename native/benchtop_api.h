@@ -73,6 +73,7 @@ enum {
     BT_MAX_PARAMS = 32,
     BT_MAX_TXN_TYPES = 32,
     BT_MAX_THREADS = 4096,   /* over all thread groups */
+    BT_MAX_CONNECTIONS = 65536,  /* with event-loop workers (loop_threads > 0), over all groups */
     BT_MAX_GROUPS = 8
 };
 
@@ -295,6 +296,9 @@ typedef struct {
     int32_t ngroups;
     int32_t idle_workers;      /* 1: workers run under SCHED_IDLE from the start, so a server
                                   sharing this host takes its CPU first (target/locality.py) */
+    int32_t loop_threads;      /* 0: a thread per connection; J > 0: each group's threads (and
+                                  groups' threads) count connections, driven by J event-loop
+                                  threads per group (epoll; MySQL and PostgreSQL drivers) */
 } bt_config;
 
 /* ---- snapshot ------------------------------------------------------------ *
@@ -323,6 +327,8 @@ typedef struct {
     uint64_t connect_ns_max;
     uint64_t connect_failures;        /* connection attempts that failed (refused, too many, denied) */
     int32_t connected;                /* running workers holding a connection now */
+    int32_t connections_served;       /* connections that completed a transaction */
+    int32_t loops_running;            /* event-loop threads running */
     uint64_t latency_ns_sum;          /* corrected (from intended start) */
     uint64_t latency_ns_min;
     uint64_t latency_ns_max;

@@ -81,6 +81,10 @@ typedef struct bt_driver {
      * they run under SCHED_IDLE, or thousands of them spinning would starve
      * the controller's thread for minutes (its tick, a stop, a signal). */
     int never_waits;
+    /* Every wait of its connections (connect, replies, timeouts) goes through
+     * bt_io_wait (evloop.h), so many can share an event-loop thread
+     * (--connections); a driver without it keeps a thread per connection. */
+    int loops;
 } bt_driver;
 
 const bt_driver *bt_driver_get(int driver);

@@ -59,6 +59,7 @@
 #include <libpq-fe.h>
 
 #include "driver_pg.h"
+#include "evloop.h"
 
 /* Set once any connection finds named statements broken by a pooler. */
 static atomic_int bt_pg_unnamed_everywhere;
@@ -110,6 +111,10 @@ int bt_pg_classify(const bt_pg_conn *c, const char *st, const char *raw, bt_err 
     char msg[sizeof err->msg];
     bt_pg_msg(msg, sizeof msg, raw);
     int kind = BT_DERR_SQL, errk = BT_ERRK_FATAL;
+    if (c->aborted) {
+        bt_err_set(err, BT_DERR_LOST, BT_ERRK_LOST_CONNECTION, 0, "", "stopped");
+        return -1;
+    }
     if (c->timed_out) {
         snprintf(msg, sizeof msg, "no reply within --query-timeout %.3g s (statement cancelled)",
                  c->timeout_ms / 1000.0);
@@ -172,30 +177,71 @@ static int64_t bt_pg_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A non-blocking connection (event loop) may keep part of what PQsend*
+ * queued: send it, reading whatever arrives meanwhile.  0, or -1 when the
+ * connection broke or the wait was aborted. */
+static int bt_pg_flush(bt_pg_conn *c)
+{
+    int f;
+    while ((f = PQflush(c->pg)) == 1) {
+        int r = bt_io_wait(PQsocket(c->pg), POLLIN | POLLOUT, -1, 0);
+        if (r < 0) {
+            c->aborted = bt_io_aborted();
+            return -1;
+        }
+        if ((r & POLLIN) && !PQconsumeInput(c->pg))
+            return -1;
+    }
+    return f == 0 ? 0 : -1;
+}
+
+/* Waits (in bt_io_wait: a poll() on a thread, the loop on a fiber) until
+ * PQgetResult will not block, up to `deadline` (ms, 0: none).  0, or -1 on
+ * timeout (c->timed_out, the statement cancelled), abort or a broken
+ * connection. */
+static int bt_pg_ready(bt_pg_conn *c, int64_t deadline)
+{
+    if (c->async && bt_pg_flush(c) != 0)
+        return -1;
+    while (PQisBusy(c->pg)) {
+        int64_t left = -1;
+        if (deadline) {
+            left = deadline - bt_pg_now_ms();
+            if (left < 0)
+                left = 0;
+        }
+        int n = bt_io_wait(PQsocket(c->pg), POLLIN, left, 0);
+        if (n == 0) {
+            bt_pg_cancel(c);
+            c->timed_out = 1;
+            return -1;
+        }
+        if (n < 0) {
+            c->aborted = bt_io_aborted();
+            return -1;
+        }
+        if (!PQconsumeInput(c->pg))
+            return -1;
+    }
+    return 0;
+}
+
 /* The reply to a statement sent with PQsend* (`sent`: what it returned), as
- * PQexec would return it, or NULL when the deadline passed (c->timed_out)
- * or the connection broke. */
+ * PQexec would return it, or NULL when the deadline passed (c->timed_out),
+ * the wait was aborted (c->aborted) or the connection broke. */
 static PGresult *bt_pg_await(bt_pg_conn *c, int sent)
 {
     if (!sent)
         return NULL;
-    int64_t deadline = bt_pg_now_ms() + c->timeout_ms;
-    struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN};
+    int64_t deadline = c->timeout_ms > 0 ? bt_pg_now_ms() + c->timeout_ms : 0;
     PGresult *last = NULL;
     for (;;) {
-        while (PQisBusy(c->pg)) {
-            int64_t left = deadline - bt_pg_now_ms();
-            int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n == 0) {
-                bt_pg_cancel(c);
-                c->timed_out = 1;
+        if (bt_pg_ready(c, deadline) != 0) {
+            if (c->timed_out || c->aborted) {
                 PQclear(last);
                 return NULL;
             }
-            if (n < 0 || !PQconsumeInput(c->pg))
-                return last;
+            return last;
         }
         PGresult *r = PQgetResult(c->pg);
         if (!r)
@@ -205,9 +251,22 @@ static PGresult *bt_pg_await(bt_pg_conn *c, int sent)
     }
 }
 
+/* Pipeline mode's next result, without blocking an event loop. */
+static PGresult *bt_pg_next(bt_pg_conn *c)
+{
+    if (c->async && bt_pg_ready(c, 0) != 0)
+        return NULL;
+    return PQgetResult(c->pg);
+}
+
+/* Statements go out with PQsend* and their replies are awaited with
+ * bt_io_wait under --query-timeout and on an event loop; else libpq's
+ * blocking calls run (the fewest system calls). */
+#define BT_PG_AWAITS(c) ((c)->timeout_ms > 0 || (c)->async)
+
 static PGresult *bt_pg_exec(bt_pg_conn *c, const char *sql)
 {
-    return c->timeout_ms > 0 ? bt_pg_await(c, PQsendQuery(c->pg, sql)) : PQexec(c->pg, sql);
+    return BT_PG_AWAITS(c) ? bt_pg_await(c, PQsendQuery(c->pg, sql)) : PQexec(c->pg, sql);
 }
 
 int bt_pg_oom(bt_err *err)
@@ -259,6 +318,36 @@ static void bt_pg_kv(const char **keys, const char **vals, int *n, const char *k
     }
 }
 
+/* On an event loop: PQconnectStartParams, then PQconnectPoll each time the
+ * socket is ready (libpq applies connect_timeout only in its blocking
+ * connect, so the deadline is kept here).  NULL after a timeout or an abort. */
+static PGconn *bt_pg_connect_async(const char *const *keys, const char *const *vals, int expand, int32_t timeout_s)
+{
+    PGconn *pg = PQconnectStartParams(keys, vals, expand);
+    if (!pg || PQstatus(pg) == CONNECTION_BAD)
+        return pg;
+    int64_t deadline = timeout_s > 0 ? bt_pg_now_ms() + (int64_t)timeout_s * 1000 : 0;
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+        int64_t left = -1;
+        if (deadline) {
+            left = deadline - bt_pg_now_ms();
+            if (left < 0)
+                left = 0;
+        }
+        /* the socket may be a new one under an old number (libpq tries each
+         * address in turn): registered afresh every time */
+        int n = bt_io_wait(PQsocket(pg), st == PGRES_POLLING_READING ? POLLIN : POLLOUT, left, 1);
+        if (n <= 0) {
+            bt_io_forget(PQsocket(pg));
+            PQfinish(pg);
+            return NULL;
+        }
+        st = PQconnectPoll(pg);
+    }
+    return pg;
+}
+
 static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
 {
     const char *keys[12], *vals[12];
@@ -306,16 +395,25 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
     c->prepare = cfg->prepare;
     c->pipeline = cfg->pipeline;
     c->timeout_ms = cfg->query_timeout_ms > 0 ? cfg->query_timeout_ms : 0;
-    c->pg = PQconnectdbParams(keys, vals, expand);
+    c->async = bt_fiber_self() != NULL;
+    c->pg = c->async ? bt_pg_connect_async(keys, vals, expand, cfg->connect_timeout_s)
+                     : PQconnectdbParams(keys, vals, expand);
     if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
         char msg[sizeof err->msg];
-        bt_pg_msg(msg, sizeof msg, c->pg ? PQerrorMessage(c->pg) : "out of memory");
+        const char *why = c->async ? (bt_io_aborted() ? "stopped" : "timeout expired") : "out of memory";
+        bt_pg_msg(msg, sizeof msg, c->pg ? PQerrorMessage(c->pg) : why);
+        if (c->pg && c->async)
+            bt_io_forget(PQsocket(c->pg));
         bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", msg);
         goto out;
     }
     /* libpq prints NOTICEs on stderr by default, which would scribble over
      * the live display (DROP ... IF EXISTS during cleanup, for one). */
     PQsetNoticeProcessor(c->pg, bt_pg_ignore_notice, NULL);
+    if (c->async && PQsetnonblocking(c->pg, 1) != 0) {
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", "cannot make the connection non-blocking");
+        goto out;
+    }
     c->wire = c->prepare && !c->pipeline && c->timeout_ms == 0 && !PQsslInUse(c->pg) &&
               PQprotocolVersion(c->pg) == 3;
     rc = 0;
@@ -599,7 +697,7 @@ static int bt_pg_pipeline_finish(bt_pg_conn *c, bt_result *res, bt_err *err)
     }
     for (int i = 0; i < c->npending; i++) {
         bt_pg_pending *p = &c->pending[i];
-        PGresult *r = PQgetResult(c->pg);
+        PGresult *r = bt_pg_next(c);
         if (!r) {
             if (rc == 0)
                 rc = bt_pg_fail(c, NULL, err);
@@ -620,10 +718,10 @@ static int bt_pg_pipeline_finish(bt_pg_conn *c, bt_result *res, bt_err *err)
             PQclear(r);
         }
         /* each statement's results end with a NULL */
-        while ((r = PQgetResult(c->pg)) != NULL)
+        while ((r = bt_pg_next(c)) != NULL)
             PQclear(r);
     }
-    PGresult *r = PQgetResult(c->pg);
+    PGresult *r = bt_pg_next(c);
     if (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
         if (rc == 0)
             rc = bt_pg_fail(c, r, err);
@@ -727,7 +825,7 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
         PGresult *r;
         if (!st->prepared) {
             bt_pg_blocking(c, 0);
-            r = c->timeout_ms > 0 ? bt_pg_await(c, PQsendPrepare(c->pg, st->name, st->sql, st->nparams, NULL))
+            r = BT_PG_AWAITS(c) ? bt_pg_await(c, PQsendPrepare(c->pg, st->name, st->sql, st->nparams, NULL))
                                   : PQprepare(c->pg, st->name, st->sql, st->nparams, NULL);
             if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
                 st->prepared = 1;
@@ -751,7 +849,7 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
                 return bt_pg_lost_to_pooler(err);
         } else if (!c->unnamed) {
             bt_pg_blocking(c, 0);
-            r = c->timeout_ms > 0
+            r = BT_PG_AWAITS(c)
                     ? bt_pg_await(c, PQsendQueryPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0))
                     : PQexecPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0);
             if (!r || PQresultStatus(r) != PGRES_FATAL_ERROR || !bt_pg_broken_name(r))
@@ -762,7 +860,7 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
         }
     }
     bt_pg_blocking(c, 0);
-    PGresult *r = c->timeout_ms > 0
+    PGresult *r = BT_PG_AWAITS(c)
                       ? bt_pg_await(c, PQsendQueryParams(c->pg, st->sql, st->nparams, NULL, st->values, NULL,
                                                          NULL, 0))
                       : PQexecParams(c->pg, st->sql, st->nparams, NULL, st->values, NULL, NULL, 0);
@@ -778,4 +876,5 @@ const bt_driver bt_driver_pgsql = {
     .quote = bt_pg_quote,
     .thread_end = NULL,
     .socket = bt_pg_socket,
+    .loops = 1,
 };

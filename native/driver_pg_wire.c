@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 
 #include "driver_pg.h"
+#include "evloop.h"
 
 /* The wire path waits for a reply inside recv(): one system call per
  * reply instead of poll() + recv(), 3-4% of a point select's client CPU.
@@ -30,7 +31,7 @@
  * When fcntl fails the socket stays as it is and the reads poll. */
 void bt_pg_blocking(bt_pg_conn *c, int on)
 {
-    if (c->blocking == on)
+    if (c->blocking == on || c->async)
         return;
     int fd = PQsocket(c->pg);
     int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
@@ -108,9 +109,8 @@ static int bt_pg_wire_send(bt_pg_conn *c, bt_err *err)
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-                return bt_pg_wire_lost(err, strerror(errno));
+            if (bt_io_wait(fd, POLLOUT, -1, 0) < 0)
+                return bt_pg_wire_lost(err, bt_io_aborted() ? "stopped" : strerror(errno));
         } else {
             return bt_pg_wire_lost(err, n < 0 ? strerror(errno) : "server closed the connection");
         }
@@ -141,17 +141,23 @@ static int bt_pg_wire_fill(bt_pg_conn *c, size_t need, bt_err *err)
     }
     int fd = PQsocket(c->pg);
     while (c->in_len < need) {
-        struct pollfd pfd = {.fd = fd, .events = POLLIN};
-        if (!c->blocking && poll(&pfd, 1, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            return bt_pg_wire_lost(err, strerror(errno));
+        /* on a loop the first read after a send waits first: the reply is
+         * never there yet, and a recv that says so is a wasted system call */
+        if (!c->blocking && (!c->async || c->just_sent) && bt_io_wait(fd, POLLIN, -1, 0) < 0) {
+            c->just_sent = 0;
+            return bt_pg_wire_lost(err, bt_io_aborted() ? "stopped" : strerror(errno));
         }
+        c->just_sent = 0;
         ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
         if (n > 0)
             c->in_len += (size_t)n;
-        else if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        else if (n < 0 && errno == EINTR)
             continue;
+        else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (c->async && bt_io_wait(fd, POLLIN, -1, 0) < 0)
+                return bt_pg_wire_lost(err, bt_io_aborted() ? "stopped" : strerror(errno));
+            continue;
+        }
         else
             return bt_pg_wire_lost(err, n < 0 ? strerror(errno) : "server closed the connection");
     }
@@ -223,6 +229,7 @@ int bt_pg_wire_execute(bt_pg_conn *c, const bt_pg_stmt *st, bt_result *res, bt_e
         return bt_pg_oom(err);
     if (bt_pg_wire_send(c, err) != 0)
         return -1;
+    c->just_sent = c->async;
     char state[6] = "", msg[sizeof err->msg] = "";
     int64_t rows = 0, tag_rows = 0;
     int failed = 0;

@@ -180,11 +180,13 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
 {
     int rc = BT_ENOMEM;
     *out = NULL;
-    if (!cfg || cfg->threads < 0 || cfg->threads > BT_MAX_THREADS || cfg->rate < 0)
+    if (!cfg || cfg->threads < 0 || cfg->rate < 0 || cfg->loop_threads < 0 || cfg->loop_threads > BT_MAX_THREADS)
         return BT_EINVAL;
     const bt_driver *drv = bt_driver_get(cfg->conn.driver);
     if (!drv)
         return BT_EDRIVER;
+    if (cfg->threads > (cfg->loop_threads > 0 && drv->loops ? BT_MAX_CONNECTIONS : BT_MAX_THREADS))
+        return BT_EINVAL;
     if (cfg->program && validate_program(cfg->program) != BT_OK)
         return BT_EINVAL;
 
@@ -198,6 +200,8 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     e->ncpu = ncpu > 0 ? (int32_t)ncpu : 1;
     e->idle_workers = cfg->idle_workers ? 1 : 0;
+    /* SQLite and fileio keep a thread per connection */
+    e->loop_threads = drv->loops ? cfg->loop_threads : 0;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -374,16 +378,20 @@ int32_t bt_engine_abort_io(bt_engine *e)
         return BT_EINVAL;
     int32_t n = 0;
     pthread_mutex_lock(&e->ctl_mu);
-    for (int32_t i = 0; i < e->nworkers; i++) {
-        bt_worker *w = e->workers[i];
-        if (!w)
-            continue;
-        pthread_mutex_lock(&w->io_mu);
-        atomic_store(&w->io_abort, 1);
-        if (w->io_fd >= 0 && shutdown(w->io_fd, SHUT_RDWR) == 0)
-            n++;
-        pthread_mutex_unlock(&w->io_mu);
+    for (int32_t g = 0; g < e->ngroups; g++) {
+        for (int32_t i = 0; i < atomic_load(&e->groups[g].nclients); i++) {
+            bt_client *c = e->groups[g].clients[i];
+            pthread_mutex_lock(&c->io_mu);
+            atomic_store(&c->io_abort, 1);
+            if (c->io_fd >= 0 && shutdown(c->io_fd, SHUT_RDWR) == 0)
+                n++;
+            pthread_mutex_unlock(&c->io_mu);
+        }
     }
+    /* and an event loop's waits (a connect in progress, a sleep) return */
+    for (int32_t i = 0; i < e->nworkers; i++)
+        if (e->workers[i] && e->workers[i]->loop)
+            bt_loop_abort(e->workers[i]->loop);
     pthread_mutex_unlock(&e->ctl_mu);
     return n;
 }
@@ -411,13 +419,26 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
         bt_worker *w = e->workers[i];
         if (!w)
             continue;
-        if (atomic_load(&w->state) == BT_W_RUNNING &&
-            w->gindex < atomic_load(&e->groups[w->group].threads_target)) {
+        if (atomic_load(&w->state) == BT_W_RUNNING && w->loop) {
+            out->loops_running++;
+            out->threads_running += BT_GET(w->clients_running);
+            out->connected += BT_GET(w->connected);
+        } else if (atomic_load(&w->state) == BT_W_RUNNING &&
+                   w->gindex < atomic_load(&e->groups[w->group].threads_target)) {
             out->threads_running++;
-            out->connected += atomic_load(&w->connected);
+            out->connected += BT_GET(w->connected);
         }
         bt_worker_add_counters(w, now, out);
         bt_worker_merge_latency(w, lat_hist, svc_hist);
+    }
+    for (int32_t g = 0; g < e->ngroups; g++) {
+        for (int32_t i = 0; i < atomic_load(&e->groups[g].nclients); i++) {
+            uint64_t since = BT_GET(e->groups[g].clients[i]->busy_since);
+            if (since)
+                out->in_flight++;
+            if (since && since < now)
+                out->busy_ns += now - since;
+        }
     }
     memcpy(out->error, e->error, sizeof out->error);
     pthread_mutex_unlock(&e->ctl_mu);
@@ -516,7 +537,8 @@ void bt_engine_destroy(bt_engine *e)
             continue;
         if (w->has_thread)
             pthread_join(w->thread, NULL);  /* exited (live == 0): returns at once */
-        pthread_mutex_destroy(&w->io_mu);
+        bt_loop_free(w->loop);
+        free(w->mine);
         free(w->lat);
         free(w->svc);
         free(w->same);

@@ -48,6 +48,7 @@ struct bt_engine {
     int idle_workers;        /* workers run under SCHED_IDLE, for the rest of the run (ctl_mu):
                                 asked for (bt_config), or a driver that never waits */
     int32_t ncpu;
+    int32_t loop_threads;    /* > 0: that many event loops per group drive its connections */
     pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
     char error[512];
 };

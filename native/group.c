@@ -50,7 +50,7 @@ int bt_groups_init(bt_engine *e, const bt_config *cfg)
             return BT_EINVAL;
         total += gc->threads;
     }
-    if (total > BT_MAX_THREADS)
+    if (total > (e->loop_threads > 0 ? BT_MAX_CONNECTIONS : BT_MAX_THREADS))
         return BT_EINVAL;
     e->groups = calloc((size_t)n, sizeof *e->groups);
     if (!e->groups)
@@ -74,8 +74,13 @@ int bt_groups_init(bt_engine *e, const bt_config *cfg)
 
 void bt_groups_destroy(bt_engine *e)
 {
-    for (int32_t i = 0; i < e->ngroups; i++)
-        bt_sched_destroy(&e->groups[i].sched);
+    for (int32_t i = 0; i < e->ngroups; i++) {
+        bt_group_rt *g = &e->groups[i];
+        for (int32_t k = 0; k < atomic_load(&g->nclients); k++)
+            bt_client_free(g->clients[k]);
+        free(g->clients);
+        bt_sched_destroy(&g->sched);
+    }
     free(e->groups);
     e->groups = NULL;
     e->ngroups = 0;
@@ -89,6 +94,44 @@ int32_t bt_groups_threads_target(bt_engine *e)
     return n;
 }
 
+bt_client *bt_client_new(bt_engine *e, int32_t group, int32_t gindex, uint64_t seed_index)
+{
+    /* calloc, not memset: the string registers' pages stay untouched (and
+     * out of the RSS) until a workload writes them, 10,000 connections over */
+    bt_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    bt_group_rt *g = &e->groups[group];
+    if (gindex >= g->clients_cap) {
+        int32_t cap = g->clients_cap ? g->clients_cap : 16;
+        while (cap <= gindex)
+            cap *= 2;
+        bt_client **a = realloc(g->clients, sizeof *a * (size_t)cap);
+        if (!a) {
+            free(c);
+            return NULL;
+        }
+        g->clients = a;
+        g->clients_cap = cap;
+    }
+    c->gindex = gindex;
+    c->io_fd = -1;
+    pthread_mutex_init(&c->io_mu, NULL);
+    bt_rng_seed(&c->rng, e->seed + 0x9e3779b97f4a7c15ULL * (seed_index + 1));
+    /* handed out in order (ctl_mu): gindex == nclients */
+    g->clients[gindex] = c;
+    atomic_store(&g->nclients, gindex + 1);
+    return c;
+}
+
+void bt_client_free(bt_client *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_destroy(&c->io_mu);
+    free(c);
+}
+
 static bt_worker *worker_new(bt_engine *e, int32_t index, int32_t group, int32_t gindex)
 {
     bt_worker *w = aligned_alloc(64, (sizeof(bt_worker) + 63) / 64 * 64);
@@ -98,10 +141,15 @@ static bt_worker *worker_new(bt_engine *e, int32_t index, int32_t group, int32_t
     w->lat = calloc(1, sizeof(bt_hist));
     w->svc = calloc(1, sizeof(bt_hist));
     w->same = calloc(1, sizeof(bt_hist));
-    if (!w->lat || !w->svc || !w->same) {
+    if (e->loop_threads > 0)
+        w->loop = bt_loop_new();
+    else if (w->lat && w->svc && w->same)
+        w->one = bt_client_new(e, group, gindex, (uint64_t)index);
+    if (!w->lat || !w->svc || !w->same || (!w->loop && !w->one)) {
         free(w->lat);
         free(w->svc);
         free(w->same);
+        bt_loop_free(w->loop);
         free(w);
         return NULL;
     }
@@ -110,10 +158,24 @@ static bt_worker *worker_new(bt_engine *e, int32_t index, int32_t group, int32_t
     w->group = group;
     w->gindex = gindex;
     w->e = e;
-    pthread_mutex_init(&w->io_mu, NULL);
-    w->io_fd = -1;
-    bt_rng_seed(&w->rng, e->seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(index + 1));
+    if (w->one)
+        w->one->w = w;
     return w;
+}
+
+/* An event loop's connections, [nclients, n) of group gi (ctl_mu). */
+static int clients_grow(bt_engine *e, int32_t gi, int32_t n)
+{
+    bt_group_rt *g = &e->groups[gi];
+    int32_t J = e->loop_threads;
+    for (int32_t i = atomic_load(&g->nclients); i < n; i++) {
+        /* connection i runs on loop i % J: its worker exists by then */
+        bt_client *c = bt_client_new(e, gi, i, (uint64_t)gi * BT_MAX_CONNECTIONS + (uint64_t)i);
+        if (!c)
+            return BT_ENOMEM;
+        c->w = e->workers[g->slots[i % J]];
+    }
+    return BT_OK;
 }
 
 static void make_idle(pthread_t t)
@@ -142,7 +204,9 @@ int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
             if (e->workers[i] && e->workers[i]->has_thread && idle_class(e, e->workers[i]->group))
                 make_idle(e->workers[i]->thread);
     }
-    for (int32_t i = 0; i < n && !atomic_load(&e->stop); i++) {
+    /* with event loops: min(J, n) loop threads for n connections */
+    int32_t nthreads = e->loop_threads > 0 ? (n < e->loop_threads ? n : e->loop_threads) : n;
+    for (int32_t i = 0; i < nthreads && !atomic_load(&e->stop); i++) {
         if (i >= g->nslots) {
             /* slots are handed out in order, so i == nslots here */
             if (e->nworkers >= BT_MAX_THREADS)
@@ -171,6 +235,8 @@ int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
                 make_idle(w->thread);
         }
     }
+    if (e->loop_threads > 0 && nthreads == (n < e->loop_threads ? n : e->loop_threads))
+        return clients_grow(e, gi, n);
     return BT_OK;
 }
 
@@ -221,12 +287,13 @@ static void renice_all(bt_engine *e)
 
 int bt_engine_set_group_threads(bt_engine *e, int32_t gi, int32_t n)
 {
-    if (!e || gi < 0 || gi >= e->ngroups || n < 0 || n > BT_MAX_THREADS)
+    if (!e || gi < 0 || gi >= e->ngroups || n < 0 || n > (e->loop_threads > 0 ? BT_MAX_CONNECTIONS : BT_MAX_THREADS))
         return BT_EINVAL;
     bt_group_rt *g = &e->groups[gi];
     pthread_mutex_lock(&e->ctl_mu);
     /* the slots of every group together stay within BT_MAX_THREADS */
-    if (n > g->nslots && e->nworkers + (n - g->nslots) > BT_MAX_THREADS) {
+    int32_t nthreads = e->loop_threads > 0 && n > e->loop_threads ? e->loop_threads : n;
+    if (nthreads > g->nslots && e->nworkers + (nthreads - g->nslots) > BT_MAX_THREADS) {
         pthread_mutex_unlock(&e->ctl_mu);
         return BT_EINVAL;
     }
@@ -268,10 +335,17 @@ int bt_engine_group_snapshot(bt_engine *e, int32_t gi, bt_group_snapshot *out, u
         bt_worker *w = e->workers[g->slots[i]];
         if (!w)
             continue;
-        if (atomic_load(&w->state) == BT_W_RUNNING && i < target)
-            out->threads_running++;
+        if (atomic_load(&w->state) == BT_W_RUNNING && (w->loop || i < target))
+            out->threads_running += w->loop ? BT_GET(w->clients_running) : 1;
         bt_worker_add_counters(w, now, &sum);
         bt_worker_merge_latency(w, lat_hist, svc_hist);
+    }
+    /* transactions under way count their time so far: a long one shows as
+     * busy in the intervals it spans, not all at once when it ends */
+    for (int32_t i = 0; i < atomic_load(&g->nclients); i++) {
+        uint64_t since = BT_GET(g->clients[i]->busy_since);
+        if (since && since < now)
+            sum.busy_ns += now - since;
     }
     pthread_mutex_unlock(&e->ctl_mu);
     out->transactions = sum.transactions;

@@ -13,6 +13,7 @@
 #include "scheduler.h"
 
 typedef struct bt_worker bt_worker;
+typedef struct bt_client bt_client;
 
 typedef struct {
     _Atomic int32_t threads_target;
@@ -22,6 +23,11 @@ typedef struct {
     int32_t only_type;      /* >= 0: the group runs this one type (no draw) */
     int32_t nslots;
     int32_t slots[BT_MAX_THREADS];
+    /* its connections, by number (ctl_mu; never freed before the engine):
+     * a thread per connection has one each, an event loop many */
+    bt_client **clients;
+    _Atomic int32_t nclients;
+    int32_t clients_cap;
 } bt_group_rt;
 
 #define BT_CLOSED_LOOP_NICE 19  /* the lowest priority: closed loop takes what CPU is left */

@@ -16,9 +16,7 @@
 
 static void sleep_until(uint64_t when_ns)
 {
-    struct timespec ts = {(time_t)(when_ns / BT_NS_PER_S), (long)(when_ns % BT_NS_PER_S)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-        ;
+    bt_io_sleep_until(when_ns);   /* a fiber's sleep lets the loop run the others */
 }
 
 static void sleep_ms(uint64_t ms)
@@ -26,67 +24,74 @@ static void sleep_ms(uint64_t ms)
     sleep_until(bt_now_ns() + ms * 1000000ULL);
 }
 
-static int should_exit(const bt_worker *w)
+static int should_exit(const bt_client *c)
 {
-    const bt_engine *e = w->e;
-    return atomic_load(&e->stop) || w->gindex >= atomic_load(&e->groups[w->group].threads_target);
+    const bt_engine *e = c->w->e;
+    return atomic_load(&e->stop) || c->gindex >= atomic_load(&e->groups[c->w->group].threads_target);
 }
 
-int bt_worker_connect(bt_worker *w, bt_err *err)
+int bt_worker_connect(bt_client *c, bt_err *err)
 {
+    bt_worker *w = c->w;
     bt_engine *e = w->e;
     uint64_t t0 = bt_now_ns();
-    int rc = e->drv->connect(&e->cfg.conn, &w->conn, err);
+    int rc = e->drv->connect(&e->cfg.conn, &c->conn, err);
     if (rc != 0) {
-        w->conn = NULL;
+        c->conn = NULL;
         BT_ADD(w->connect_failures, 1);
         return rc;
     }
     /* publish the socket, unless the controller already aborted our I/O */
-    pthread_mutex_lock(&w->io_mu);
-    if (atomic_load(&w->io_abort)) {
-        pthread_mutex_unlock(&w->io_mu);
-        e->drv->disconnect(w->conn);
-        w->conn = NULL;
+    pthread_mutex_lock(&c->io_mu);
+    if (atomic_load(&c->io_abort)) {
+        pthread_mutex_unlock(&c->io_mu);
+        bt_io_forget(e->drv->socket ? e->drv->socket(c->conn) : -1);
+        e->drv->disconnect(c->conn);
+        c->conn = NULL;
         bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_LOST_CONNECTION, 0, "", "stopped");
         return -1;
     }
-    w->io_fd = e->drv->socket ? e->drv->socket(w->conn) : -1;
-    pthread_mutex_unlock(&w->io_mu);
+    c->io_fd = e->drv->socket ? e->drv->socket(c->conn) : -1;
+    pthread_mutex_unlock(&c->io_mu);
     uint64_t dt = bt_now_ns() - t0;
     BT_ADD(w->connects, 1);
     BT_ADD(w->connect_ns_sum, dt);
     if (dt > BT_GET(w->connect_ns_max))
         BT_PUT(w->connect_ns_max, dt);
-    w->txns_since_connect = 0;
-    atomic_store(&w->connected, 1);
+    c->txns_since_connect = 0;
+    BT_PUT(w->connected, BT_GET(w->connected) + 1);
     atomic_store(&e->ever_connected, 1);
     return 0;
 }
 
-void bt_worker_disconnect(bt_worker *w)
+void bt_worker_disconnect(bt_client *c)
 {
-    if (w->conn) {
-        atomic_store(&w->connected, 0);
-        pthread_mutex_lock(&w->io_mu);
-        w->io_fd = -1;   /* before close: the number may be reused at once */
-        pthread_mutex_unlock(&w->io_mu);
-        w->e->drv->disconnect(w->conn);
-        w->conn = NULL;
+    if (c->conn) {
+        bt_worker *w = c->w;
+        BT_PUT(w->connected, BT_GET(w->connected) - 1);
+        pthread_mutex_lock(&c->io_mu);
+        c->io_fd = -1;   /* before close: the number may be reused at once */
+        pthread_mutex_unlock(&c->io_mu);
+        /* the driver's socket now (-1 when the library already closed it) */
+        bt_io_forget(w->e->drv->socket ? w->e->drv->socket(c->conn) : -1);
+        w->e->drv->disconnect(c->conn);
+        c->conn = NULL;
     }
 }
 
 /* Reconnect with exponential backoff until connected or told to stop. */
-static int reconnect(bt_worker *w)
+static int reconnect(bt_client *c)
 {
     uint64_t backoff = BT_RECONNECT_MIN_MS;
-    bt_worker_disconnect(w);
-    while (!should_exit(w)) {
+    bt_worker_disconnect(c);
+    while (!should_exit(c)) {
         bt_err err = {0};
-        if (bt_worker_connect(w, &err) == 0) {
-            BT_ADD(w->reconnects, 1);
+        if (bt_worker_connect(c, &err) == 0) {
+            BT_ADD(c->w->reconnects, 1);
             return 0;
         }
+        if (bt_io_aborted())
+            return -1;
         sleep_ms(backoff);
         backoff = backoff * 2 > BT_RECONNECT_MAX_MS ? BT_RECONNECT_MAX_MS : backoff * 2;
     }
@@ -121,15 +126,11 @@ void bt_worker_add_counters(const bt_worker *w, uint64_t now, bt_snapshot *out)
     v = BT_GET(w->svc_max);
     if (v > out->service_ns_max)
         out->service_ns_max = v;
-    /* a transaction under way counts its time so far: a long one shows as
-     * busy in the intervals it spans, not all at once when it ends */
-    uint64_t busy = BT_GET(w->busy_ns);
-    uint64_t since = BT_GET(w->busy_since);
-    if (since)
-        out->in_flight++;
-    if (since && since < now)
-        busy += now - since;
-    out->busy_ns += busy;
+    /* finished transactions; those under way are their connections' (the
+     * caller adds them: bt_engine_snapshot) */
+    (void)now;
+    out->busy_ns += BT_GET(w->busy_ns);
+    out->connections_served += (int32_t)BT_GET(w->served);
     for (int k = 0; k < BT_MAX_TXN_TYPES; k++) {
         out->txn_by_type[k] += BT_GET(w->txn_by_type[k]);
         out->txn_ns_by_type[k] += BT_GET(w->txn_ns_by_type[k]);
@@ -152,9 +153,14 @@ void bt_worker_merge_latency(const bt_worker *w, uint64_t *lat_hist, uint64_t *s
 /* Every transaction counts in the totals and the histograms; the per-type
  * figures count committed ones only, so a type's rate (tpmC) leaves out the
  * workload's deliberate rollbacks. */
-static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t started, uint64_t done,
+static void record(bt_client *c, int32_t type, uint64_t intended, uint64_t started, uint64_t done,
                    int rolled_back)
 {
+    bt_worker *w = c->w;
+    if (!c->served) {
+        c->served = 1;
+        BT_ADD(w->served, 1);
+    }
     uint64_t lat = done - intended;
     uint64_t svc = done - started;
     if (lat == svc) {
@@ -194,83 +200,83 @@ static void record(bt_worker *w, int32_t type, uint64_t intended, uint64_t start
 /* Rolls back after a failed statement.  A retry must never start with BEGIN
  * on a connection whose transaction is still open: that would commit the
  * half-done work. */
-static int rollback(bt_worker *w)
+static int rollback(bt_client *c)
 {
-    if (!w->in_txn || !w->conn)
+    if (!c->in_txn || !c->conn)
         return 0;
     bt_err err = {0};
-    w->in_txn = 0;
-    return w->e->drv->exec_text(w->conn, "ROLLBACK", NULL, &err);
+    c->in_txn = 0;
+    return c->w->e->drv->exec_text(c->conn, "ROLLBACK", NULL, &err);
 }
 
 /* Runs one transaction to completion, retrying retryable failures.  Returns 0
  * when it committed (or the workload rolled back by design), 1 when the
  * worker should go on without counting it, -1 when the run must stop. */
-static int run_one(bt_worker *w, int32_t type, int *rolled_back)
+static int run_one(bt_client *c, int32_t type, int *rolled_back)
 {
+    bt_worker *w = c->w;
     bt_engine *e = w->e;
     int attempts = 0;
     for (;;) {
         bt_err err = {0};
-        int rc = bt_workload_run_txn(w, type, &err, rolled_back);
+        int rc = bt_workload_run_txn(c, type, &err, rolled_back);
         if (rc == BT_DERR_NONE)
             return 0;
-        if ((rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) && atomic_load(&w->io_abort)) {
-            w->in_txn = 0;   /* our own shutdown(): unfinished, not an outage */
+        if ((rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) && (atomic_load(&c->io_abort) || bt_io_aborted())) {
+            c->in_txn = 0;   /* our own shutdown(): unfinished, not an outage */
             BT_ADD(w->unfinished, 1);
             return -1;
         }
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
             BT_ADD(w->errors[err.errk == BT_ERRK_TIMEOUT ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
-            w->in_txn = 0;
-            return reconnect(w) == 0 ? 1 : -1;
+            c->in_txn = 0;
+            return reconnect(c) == 0 ? 1 : -1;
         }
         if (rc == BT_DERR_EVAL) {
             /* pgbench aborts the client: this worker stops, the others go on */
             BT_ADD(w->errors[BT_ERRK_ABORTED], 1);
-            rollback(w);
+            rollback(c);
             bt_engine_client_aborted(e, e->prog->txn_types[type].name, err.msg);
             return -1;
         }
         if (rc == BT_DERR_RETRY || bt_engine_error_ignored(e, &err)) {
             int k = rc == BT_DERR_RETRY ? err.errk : BT_ERRK_IGNORED;
             BT_ADD(w->errors[k >= 0 && k < BT_ERRK_COUNT ? k : BT_ERRK_IGNORED], 1);
-            if (rollback(w) != 0) {
+            if (rollback(c) != 0) {
                 BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
-                return reconnect(w) == 0 ? 1 : -1;
+                return reconnect(c) == 0 ? 1 : -1;
             }
             BT_ADD(w->retries, 1);
             attempts++;
-            if (should_exit(w))
+            if (should_exit(c))
                 return 1;
             if (e->cfg.max_retries > 0 && attempts >= e->cfg.max_retries)
                 return 1;
             continue;
         }
         BT_ADD(w->errors[BT_ERRK_FATAL], 1);
-        rollback(w);
+        rollback(c);
         bt_engine_fail(e, "%s", err.msg[0] ? err.msg : "statement failed");
         return -1;
     }
 }
 
-void *bt_worker_main(void *arg)
+/* One connection's life: connect, then transactions until told to stop (or
+ * until the group's target drops below its number), then disconnect.  The
+ * same on a thread of its own and on an event loop's fiber. */
+static void client_run(bt_client *c)
 {
-    bt_worker *w = arg;
+    bt_worker *w = c->w;
     bt_engine *e = w->e;
     const bt_program *p = e->prog;
-    bt_group_worker_started(w);
     for (int32_t i = 0; i < p->ninit_regs && i < BT_NREGS; i++)
-        w->regs[i] = p->init_regs[i];
+        c->regs[i] = p->init_regs[i];
 
-    /* the spawner holds it until every worker of the batch exists */
-    pthread_mutex_lock(&e->ctl_mu);
-    pthread_mutex_unlock(&e->ctl_mu);
     bt_err err = {0};
-    while (!w->conn && !should_exit(w)) {
-        if (bt_worker_connect(w, &err) == 0)
+    while (!c->conn && !should_exit(c)) {
+        if (bt_worker_connect(c, &err) == 0)
             break;
-        if (should_exit(w))
+        if (should_exit(c) || bt_io_aborted())
             break;
         /* The first connection of the run failing is bad input (wrong port,
          * password, host); once the server has been reached, it is an outage
@@ -282,7 +288,7 @@ void *bt_worker_main(void *arg)
         sleep_ms(BT_RECONNECT_MAX_MS);
     }
 
-    while (!should_exit(w)) {
+    while (!should_exit(c)) {
         if (atomic_load(&e->paused)) {
             sleep_ms(BT_IDLE_POLL_MS);
             continue;
@@ -298,35 +304,121 @@ void *bt_worker_main(void *arg)
         if (bt_sched_take(&e->groups[w->group].sched, now, &intended) == BT_TAKE_TICKET && intended > now) {
             waited = 1;
             /* Sleep in short steps so stop, pause and thread changes are seen. */
-            while (intended > bt_now_ns() + BT_IDLE_POLL_MS * 1000000ULL && !should_exit(w))
+            while (intended > bt_now_ns() + BT_IDLE_POLL_MS * 1000000ULL && !should_exit(c))
                 sleep_ms(BT_IDLE_POLL_MS);
             if (atomic_load(&e->stop))
                 break;  /* a ticket due after the stop is not run (at --rate 1 it was seconds away) */
             sleep_until(intended);
         }
-        int32_t type = bt_workload_pick_type(w);
+        int32_t type = bt_workload_pick_type(c);
         /* without a wait the transaction starts now: one clock read fewer */
         uint64_t started = waited ? bt_now_ns() : now;
-        BT_PUT(w->busy_since, started);
+        BT_PUT(c->busy_since, started);
         int rolled_back = 0;
-        int rc = run_one(w, type, &rolled_back);
+        int rc = run_one(c, type, &rolled_back);
         uint64_t done = bt_now_ns();
-        BT_PUT(w->busy_since, 0);
+        BT_PUT(c->busy_since, 0);
         BT_ADD(w->busy_ns, done - started);
         if (rc < 0)
             break;
         if (rc == 0) {
-            record(w, type, intended, started, done, rolled_back);
+            record(c, type, intended, started, done, rolled_back);
             if (e->cfg.reconnect_every > 0 &&
-                ++w->txns_since_connect >= (uint64_t)e->cfg.reconnect_every) {
-                bt_worker_disconnect(w);
-                if (bt_worker_connect(w, &err) != 0 && reconnect(w) != 0)
+                ++c->txns_since_connect >= (uint64_t)e->cfg.reconnect_every) {
+                bt_worker_disconnect(c);
+                if (bt_worker_connect(c, &err) != 0 && reconnect(c) != 0)
                     break;
             }
         }
     }
 out:
-    bt_worker_disconnect(w);
+    bt_worker_disconnect(c);
+}
+
+static void client_fiber(void *arg)
+{
+    client_run(arg);
+}
+
+/* An event loop's connections are numbers gindex, gindex + J, gindex + 2J ...
+ * of its group; it starts a fiber for each below the group's target that has
+ * none (at the start, and whenever the target or the table grows). */
+static void loop_start_clients(bt_worker *w, int32_t target)
+{
+    bt_engine *e = w->e;
+    bt_group_rt *g = &e->groups[w->group];
+    int32_t J = e->loop_threads;
+    pthread_mutex_lock(&e->ctl_mu);
+    int32_t n = atomic_load(&g->nclients);
+    for (int32_t i = w->gindex; i < target && i < n && !atomic_load(&e->stop); i += J) {
+        bt_client *c = g->clients[i];
+        if (c->active)
+            continue;
+        if (w->nmine == w->mine_cap) {
+            int32_t cap = w->mine_cap ? w->mine_cap * 2 : 16;
+            bt_client **m = realloc(w->mine, sizeof *m * (size_t)cap);
+            if (!m)
+                break;
+            w->mine = m;
+            w->mine_cap = cap;
+        }
+        if (bt_loop_spawn(w->loop, &c->fiber, client_fiber, c) != 0) {
+            pthread_mutex_unlock(&e->ctl_mu);
+            bt_engine_fail(e, "cannot start connection %d: out of memory for its stack", (int)i);
+            return;
+        }
+        c->active = 1;
+        w->mine[w->nmine++] = c;
+        BT_PUT(w->clients_running, BT_GET(w->clients_running) + 1);
+    }
+    pthread_mutex_unlock(&e->ctl_mu);
+}
+
+static void loop_main(bt_worker *w)
+{
+    bt_engine *e = w->e;
+    bt_group_rt *g = &e->groups[w->group];
+    int32_t seen_target = -1, seen_n = -1;
+    for (;;) {
+        int32_t target = atomic_load(&g->threads_target);
+        int32_t n = atomic_load(&g->nclients);
+        if (!atomic_load(&e->stop) && (target != seen_target || n != seen_n)) {
+            seen_target = target;
+            seen_n = n;
+            loop_start_clients(w, target);
+        }
+        int live = bt_loop_run_once(w->loop, BT_IDLE_POLL_MS);
+        /* fibers that ended give their stacks back */
+        int32_t k = 0;
+        for (int32_t i = 0; i < w->nmine; i++) {
+            bt_client *c = w->mine[i];
+            if (c->fiber.state == BT_FIBER_DONE) {
+                bt_fiber_release(&c->fiber);
+                c->active = 0;
+                BT_PUT(w->clients_running, BT_GET(w->clients_running) - 1);
+            } else {
+                w->mine[k++] = c;
+            }
+        }
+        w->nmine = k;
+        if (live == 0 && (atomic_load(&e->stop) || w->gindex >= atomic_load(&g->threads_target)))
+            break;
+    }
+}
+
+void *bt_worker_main(void *arg)
+{
+    bt_worker *w = arg;
+    bt_engine *e = w->e;
+    bt_group_worker_started(w);
+
+    /* the spawner holds it until every worker of the batch exists */
+    pthread_mutex_lock(&e->ctl_mu);
+    pthread_mutex_unlock(&e->ctl_mu);
+    if (w->loop)
+        loop_main(w);
+    else
+        client_run(w->one);
     if (e->drv->thread_end)
         e->drv->thread_end();
     pthread_mutex_lock(&e->ctl_mu);

@@ -9,6 +9,7 @@
 
 #include "benchtop_api.h"
 #include "driver.h"
+#include "evloop.h"
 #include "histogram.h"
 #include "rand.h"
 
@@ -27,17 +28,47 @@
 
 enum { BT_W_FREE = 0, BT_W_RUNNING = 1, BT_W_EXITED = 2 };
 
+/* One connection: its client's state.  A thread per connection (no
+ * --connections) has one; an event-loop worker runs many, each on a fiber. */
+typedef struct bt_client {
+    struct bt_worker *w;    /* the thread that runs it: its counters */
+    int32_t gindex;         /* its number in the group */
+    int served;             /* completed a transaction (connections_served) */
+    int active;             /* a fiber runs it (the loop thread's) */
+    _Atomic uint64_t busy_since;
+    /* the connection's socket for bt_engine_abort_io: set after connect and
+     * cleared before disconnect under io_mu, so it is never shut after close */
+    pthread_mutex_t io_mu;
+    int io_fd;
+    _Atomic int io_abort;
+
+    /* interpreter state (the client's own) */
+    bt_rng rng;
+    void *conn;
+    int in_txn;
+    uint64_t txns_since_connect;
+    int64_t regs[BT_NREGS];
+    char sregs[BT_NSREGS][BT_SREG_CAP];
+    uint32_t slen[BT_NSREGS];
+    int32_t deck[BT_DECK_MAX];  /* transaction types still to deal (bt_workload_pick_type) */
+    int32_t deck_left;
+    bt_fiber fiber;
+} bt_client;
+
 typedef struct bt_worker {
-    /* counters: written by this worker only */
+    /* counters: written by this worker only (on a loop, by its fibers, which
+     * never run at the same time) */
     _Atomic uint64_t txns, rollbacks, retries, reconnects, connects;
     _Atomic uint64_t connect_failures;  /* attempts the server refused or never answered */
-    _Atomic int connected;              /* holds a connection now (read by snapshots) */
+    _Atomic int32_t connected;          /* its connections connected now (read by snapshots) */
+    _Atomic int32_t clients_running;    /* event loop: its connections running now */
+    _Atomic uint64_t served;            /* its connections that completed a transaction */
     _Atomic uint64_t unfinished;  /* transactions cut short by bt_engine_abort_io */
     _Atomic uint64_t queries[3];
     _Atomic uint64_t errors[BT_ERRK_COUNT];
     _Atomic uint64_t connect_ns_sum, connect_ns_max;
     _Atomic uint64_t lat_sum, lat_min, lat_max, svc_sum, svc_max;
-    _Atomic uint64_t busy_ns, busy_since;
+    _Atomic uint64_t busy_ns;
     _Atomic uint64_t txn_by_type[BT_MAX_TXN_TYPES];
     _Atomic uint64_t txn_ns_by_type[BT_MAX_TXN_TYPES];
     /* latency from the intended start (lat) and from the actual one (svc);
@@ -57,38 +88,30 @@ typedef struct bt_worker {
     /* control */
     int32_t index;          /* slot in the engine */
     int32_t group;          /* its thread group, and its place there */
-    int32_t gindex;
+    int32_t gindex;         /* (an event loop: its number among the group's loops) */
     int32_t tid;            /* kernel thread id, for its nice value (group.c) */
     int nice;
     _Atomic int state;
     int has_thread;
     pthread_t thread;
     bt_engine *e;
-    /* the connection's socket for bt_engine_abort_io: set after connect and
-     * cleared before disconnect under io_mu, so it is never shut after close */
-    pthread_mutex_t io_mu;
-    int io_fd;
-    _Atomic int io_abort;
-
-    /* interpreter state (worker-private) */
-    bt_rng rng;
-    void *conn;
-    int in_txn;
-    uint64_t txns_since_connect;
-    int64_t regs[BT_NREGS];
-    char sregs[BT_NSREGS][BT_SREG_CAP];
-    uint32_t slen[BT_NSREGS];
-    int32_t deck[BT_DECK_MAX];  /* transaction types still to deal (bt_workload_pick_type) */
-    int32_t deck_left;
+    bt_client *one;         /* a thread per connection: its connection */
+    bt_loop *loop;          /* an event loop (--connections): its epoll and fibers */
+    bt_client **mine;       /* an event loop: its connections started so far (its thread's) */
+    int32_t nmine, mine_cap;
 } bt_worker;
 
 void *bt_worker_main(void *arg);
-int bt_worker_connect(bt_worker *w, bt_err *err);
-void bt_worker_disconnect(bt_worker *w);
+int bt_worker_connect(bt_client *c, bt_err *err);
+void bt_worker_disconnect(bt_client *c);
+/* A connection's state, ready for its first transaction (group.c). */
+bt_client *bt_client_new(bt_engine *e, int32_t group, int32_t gindex, uint64_t seed_index);
+void bt_client_free(bt_client *c);
 /* Adds the worker's counters into `out`: sums, maxima, the latency minimum
- * (start it at UINT64_MAX), busy time up to `now` and whether it is inside a
- * transaction (in_flight).  Threads and connections are left to the caller,
- * which knows its group's target. */
+ * (start it at UINT64_MAX) and busy time of its finished transactions.
+ * Threads and connections, and the busy time and in_flight of transactions
+ * under way (a connection's), are left to the caller, which knows its
+ * group's target and connections. */
 void bt_worker_add_counters(const bt_worker *w, uint64_t now, bt_snapshot *out);
 /* Adds the worker's latency and service-time counts into the arrays given
  * (either may be NULL). */

@@ -16,9 +16,9 @@
 
 enum { BT_RUN_OK = 0, BT_RUN_ROLLBACK = -1 };
 
-static inline int64_t expr(const bt_worker *w, int32_t reg, int64_t k)
+static inline int64_t expr(const bt_client *c, int32_t reg, int64_t k)
 {
-    return (reg >= 0 ? w->regs[reg] : 0) + k;
+    return (reg >= 0 ? c->regs[reg] : 0) + k;
 }
 
 static int64_t arith(int32_t op, int64_t l, int64_t r)
@@ -114,32 +114,33 @@ void bt_words(const char *list, int64_t n, int32_t digits, char *out, uint32_t c
  * exact mix, so every interval longer than a few decks meets it, where
  * independent draws drift below a minimum in about half of all runs.  A mix
  * heavier than BT_DECK_MAX cards is drawn at random instead. */
-int32_t bt_workload_pick_type(bt_worker *w)
+int32_t bt_workload_pick_type(bt_client *c)
 {
+    const bt_worker *w = c->w;
     const bt_engine *e = w->e;
     const bt_group_rt *g = &e->groups[w->group];
     if (g->only_type >= 0)
         return g->only_type;
     int32_t ntypes = e->prog->ntxn_types;
     if (g->total_weight > BT_DECK_MAX) {
-        int64_t r = bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 1, g->total_weight);
+        int64_t r = bt_rand_dist(&c->rng, &e->rp, BT_DIST_UNIFORM, 1, g->total_weight);
         for (int32_t i = 0; i < ntypes; i++)
             if (r <= g->cum_weight[i])
                 return i;
         return ntypes - 1;
     }
-    if (w->deck_left == 0) {
+    if (c->deck_left == 0) {
         int32_t n = 0;
         for (int32_t i = 0; i < ntypes; i++) {
             int32_t weight = g->cum_weight[i] - (i > 0 ? g->cum_weight[i - 1] : 0);
-            for (int32_t c = 0; c < weight && n < BT_DECK_MAX; c++)
-                w->deck[n++] = i;
+            for (int32_t k = 0; k < weight && n < BT_DECK_MAX; k++)
+                c->deck[n++] = i;
         }
-        w->deck_left = n;
+        c->deck_left = n;
     }
-    int32_t j = (int32_t)bt_rand_dist(&w->rng, &e->rp, BT_DIST_UNIFORM, 0, w->deck_left - 1);
-    int32_t type = w->deck[j];
-    w->deck[j] = w->deck[--w->deck_left];
+    int32_t j = (int32_t)bt_rand_dist(&c->rng, &e->rp, BT_DIST_UNIFORM, 0, c->deck_left - 1);
+    int32_t type = c->deck[j];
+    c->deck[j] = c->deck[--c->deck_left];
     return type;
 }
 
@@ -156,14 +157,15 @@ static void record_query(bt_worker *w, int32_t kind, uint64_t ns)
         bt_hist_record(qh, ns);
 }
 
-static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
+static int exec_stmt(bt_client *c, const bt_op *op, bt_err *err)
 {
+    bt_worker *w = c->w;
     bt_engine *e = w->e;
     const bt_program *p = e->prog;
     const bt_stmt *st = &p->stmts[op->c];
     int32_t table = 0;
     if (st->table_reg >= 0) {
-        int64_t t = w->regs[st->table_reg];
+        int64_t t = c->regs[st->table_reg];
         table = (int32_t)(t < 1 ? 1 : (t > p->max_table ? p->max_table : t));
     }
     int32_t key = op->c * (p->max_table + 1) + table;
@@ -174,8 +176,8 @@ static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
         switch (pa->kind) {
         case BT_PARAM_SREG:
             vals[i].type = BT_VAL_STR;
-            vals[i].s = w->sregs[pa->reg];
-            vals[i].len = w->slen[pa->reg];
+            vals[i].s = c->sregs[pa->reg];
+            vals[i].len = c->slen[pa->reg];
             break;
         case BT_PARAM_NULL:
             vals[i].type = BT_VAL_NULL;
@@ -186,7 +188,7 @@ static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
             break;
         default:
             vals[i].type = BT_VAL_INT;
-            vals[i].i = w->regs[pa->reg] + pa->k;
+            vals[i].i = c->regs[pa->reg] + pa->k;
             break;
         }
     }
@@ -195,10 +197,10 @@ static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
         res.want = 1;
     } else if (op->a <= -2) {
         res.want = 2;
-        res.s = w->sregs[-op->a - 2];
+        res.s = c->sregs[-op->a - 2];
     }
     uint64_t t0 = p->time_queries ? bt_now_ns() : 0;
-    int rc = e->drv->execute(w->conn, key, e->sql_by_key[key], vals, n, &res, err);
+    int rc = e->drv->execute(c->conn, key, e->sql_by_key[key], vals, n, &res, err);
     if (rc != 0)
         return err->kind ? err->kind : BT_DERR_SQL;
     int32_t qk = op->x >= 0 && op->x <= 2 ? (int32_t)op->x : BT_QK_OTHER;
@@ -206,24 +208,25 @@ static int exec_stmt(bt_worker *w, const bt_op *op, bt_err *err)
     if (p->time_queries)
         record_query(w, qk, bt_now_ns() - t0);
     if (st->is_begin == 1)
-        w->in_txn = 1;
+        c->in_txn = 1;
     else if (st->is_begin == 2)
-        w->in_txn = 0;
+        c->in_txn = 0;
     if (op->a >= 0) {
-        w->regs[op->a] = res.has_value ? res.i : 0;
+        c->regs[op->a] = res.has_value ? res.i : 0;
     } else if (op->a <= -2) {
         int32_t s = -op->a - 2;
         if (!res.has_value) {
-            w->sregs[s][0] = '\0';
+            c->sregs[s][0] = '\0';
             res.slen = 0;
         }
-        w->slen[s] = res.slen;
+        c->slen[s] = res.slen;
     }
     return BT_DERR_NONE;
 }
 
-static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
+static int run_ops(bt_client *c, int32_t first, int32_t nops, bt_err *err)
 {
+    bt_worker *w = c->w;
     bt_engine *e = w->e;
     const bt_program *p = e->prog;
     int32_t end = first + nops;
@@ -231,30 +234,30 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
         const bt_op *op = &p->ops[pc];
         switch (op->code) {
         case BT_OP_SET:
-            w->regs[op->a] = expr(w, op->b, op->x);
+            c->regs[op->a] = expr(c, op->b, op->x);
             break;
         case BT_OP_RAND: {
-            int64_t lo = expr(w, op->b, op->x), hi = expr(w, op->d, op->y);
+            int64_t lo = expr(c, op->b, op->x), hi = expr(c, op->d, op->y);
             const char *why = p->strict_eval ? strict_range_error(lo, hi) : NULL;
             if (why)
                 return eval_failed(err, why);
-            w->regs[op->a] = bt_rand_dist(&w->rng, &e->rp, op->c, lo, hi);
+            c->regs[op->a] = bt_rand_dist(&c->rng, &e->rp, op->c, lo, hi);
             break;
         }
         case BT_OP_STR:
-            bt_rand_template(&w->rng, p->strings[op->c], w->sregs[op->a], BT_SREG_CAP,
-                             &w->slen[op->a]);
+            bt_rand_template(&c->rng, p->strings[op->c], c->sregs[op->a], BT_SREG_CAP,
+                             &c->slen[op->a]);
             break;
         case BT_OP_EXEC: {
-            int rc = exec_stmt(w, op, err);
+            int rc = exec_stmt(c, op, err);
             if (rc != BT_DERR_NONE)
                 return rc;
             break;
         }
         case BT_OP_LOOP: {
-            int64_t count = expr(w, op->b, op->x);
+            int64_t count = expr(c, op->b, op->x);
             for (int64_t i = 0; i < count; i++) {
-                int rc = run_ops(w, pc + 1, op->d, err);
+                int rc = run_ops(c, pc + 1, op->d, err);
                 if (rc != BT_DERR_NONE)
                     return rc;
             }
@@ -262,24 +265,24 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
             break;
         }
         case BT_OP_BEGIN_IF:
-            if (w->regs[op->a] == 0)
+            if (c->regs[op->a] == 0)
                 pc += op->d;
             break;
         case BT_OP_UNIQUE: {
             uint32_t idx = atomic_fetch_add_explicit(&e->unique_index, 1, memory_order_relaxed);
-            w->regs[op->a] = (int64_t)bt_rand_unique_permute(idx, e->unique_offset);
+            c->regs[op->a] = (int64_t)bt_rand_unique_permute(idx, e->unique_offset);
             break;
         }
         case BT_OP_ROLLBACK_IF:
-            if (w->regs[op->a] != 0) {
-                if (w->in_txn && e->drv->exec_text(w->conn, "ROLLBACK", NULL, err) != 0)
+            if (c->regs[op->a] != 0) {
+                if (c->in_txn && e->drv->exec_text(c->conn, "ROLLBACK", NULL, err) != 0)
                     return err->kind ? err->kind : BT_DERR_SQL;
-                w->in_txn = 0;
+                c->in_txn = 0;
                 return BT_RUN_ROLLBACK;
             }
             break;
         case BT_OP_SLEEP_US: {
-            int64_t us = expr(w, op->b, op->x);
+            int64_t us = expr(c, op->b, op->x);
             if (us > 0) {
                 struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
                 nanosleep(&ts, NULL);
@@ -291,28 +294,28 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
             if (op->a < 0 || op->a >= BT_NREGS || op->d >= BT_NREGS)
                 goto bad;
         {
-            int64_t l = expr(w, op->b, op->x), r = expr(w, op->d, op->y);
+            int64_t l = expr(c, op->b, op->x), r = expr(c, op->d, op->y);
             const char *why = p->strict_eval ? strict_arith_error(op->c, l, r) : NULL;
             if (why)
                 return eval_failed(err, why);
-            w->regs[op->a] = arith(op->c, l, r);
+            c->regs[op->a] = arith(op->c, l, r);
             break;
         }
         case BT_OP_RAND_GAUSSIAN:
         case BT_OP_RAND_EXPONENTIAL:
         case BT_OP_RAND_ZIPFIAN: {
-            int64_t lo = expr(w, op->b, op->x), hi = expr(w, op->d, op->y);
+            int64_t lo = expr(c, op->b, op->x), hi = expr(c, op->d, op->y);
             const char *why = p->strict_eval ? strict_range_error(lo, hi) : NULL;
             if (why)
                 return eval_failed(err, why);
-            w->regs[op->a] = bt_rand_pgbench(&w->rng, op->code, lo, hi, op->c / 1e6);
+            c->regs[op->a] = bt_rand_pgbench(&c->rng, op->code, lo, hi, op->c / 1e6);
             break;
         }
         case BT_OP_WORDS:
             if (op->a < 0 || op->a >= BT_NSREGS || op->c < 0 || op->c >= p->nstrings)
                 goto bad;
-            bt_words(p->strings[op->c], expr(w, op->b, op->x), op->d, w->sregs[op->a],
-                     BT_SREG_CAP, &w->slen[op->a]);
+            bt_words(p->strings[op->c], expr(c, op->b, op->x), op->d, c->sregs[op->a],
+                     BT_SREG_CAP, &c->slen[op->a]);
             break;
         default:
         bad:
@@ -323,12 +326,13 @@ static int run_ops(bt_worker *w, int32_t first, int32_t nops, bt_err *err)
     return BT_DERR_NONE;
 }
 
-int bt_workload_run_txn(bt_worker *w, int32_t type, bt_err *err, int *rolled_back)
+int bt_workload_run_txn(bt_client *c, int32_t type, bt_err *err, int *rolled_back)
 {
+    bt_worker *w = c->w;
     const bt_txn_type *tt = &w->e->prog->txn_types[type];
     *rolled_back = 0;
-    w->in_txn = 0;
-    int rc = run_ops(w, tt->first_op, tt->nops, err);
+    c->in_txn = 0;
+    int rc = run_ops(c, tt->first_op, tt->nops, err);
     if (rc == BT_RUN_ROLLBACK) {
         *rolled_back = 1;
         return BT_DERR_NONE;

@@ -37,6 +37,7 @@ DISTRIBUTIONS = {"uniform": lib.BT_DIST_UNIFORM, "gaussian": lib.BT_DIST_GAUSSIA
                  "zipfian": lib.BT_DIST_ZIPFIAN}
 ARRIVALS = {"uniform": lib.BT_ARRIVAL_UNIFORM, "poisson": lib.BT_ARRIVAL_POISSON}
 MAX_THREADS = lib.BT_MAX_THREADS
+MAX_CONNECTIONS = lib.BT_MAX_CONNECTIONS
 MAX_GROUPS = lib.BT_MAX_GROUPS
 _ABANDONED: list[Any] = []  # cffi memory of engines whose blocked workers outlive close()
 
@@ -113,6 +114,9 @@ class EngineSettings:
     max_retries: int = 0
     groups: tuple[GroupSettings, ...] = ()
     idle_workers: bool = False  # workers under SCHED_IDLE: the server on this host takes the CPU first
+    # > 0: `threads` (and each group's) count connections, driven by this many event-loop threads
+    # per group (MySQL, PostgreSQL); SQLite and fileio keep a thread per connection
+    loop_threads: int = 0
 
 
 class _Keep:
@@ -228,8 +232,12 @@ class Engine:
     """
 
     def __init__(self, conn: ConnSettings, settings: EngineSettings, program: Any | None) -> None:
-        if not 0 <= settings.threads <= MAX_THREADS:
-            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {settings.threads}")
+        limit = MAX_CONNECTIONS if settings.loop_threads > 0 else MAX_THREADS
+        if not 0 <= settings.threads <= limit:
+            what = "connections" if settings.loop_threads > 0 else "threads"
+            raise EngineError(f"{what} must be between 0 and {limit}, not {settings.threads}")
+        if not 0 <= settings.loop_threads <= MAX_THREADS:
+            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {settings.loop_threads}")
         if settings.rate < 0:
             raise EngineError(f"rate must be >= 0, not {settings.rate}")
         if settings.arrival not in ARRIVALS:
@@ -264,6 +272,8 @@ class Engine:
         cfg.nignore_codes = len(settings.ignore_codes)
         cfg.max_retries = settings.max_retries
         cfg.idle_workers = 1 if settings.idle_workers else 0
+        cfg.loop_threads = settings.loop_threads
+        self.loop_threads = settings.loop_threads
         self.group_names = tuple(g.name for g in settings.groups)
         if settings.groups:
             _fill_groups(cfg, settings.groups, self._keep)
@@ -318,8 +328,10 @@ class Engine:
 
     # -- knobs -----------------------------------------------------------------
     def set_threads(self, n: int) -> None:
-        if not 0 <= n <= MAX_THREADS:
-            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {n}")
+        """Threads, or with event loops (loop_threads) connections."""
+        limit = MAX_CONNECTIONS if self.loop_threads > 0 else MAX_THREADS
+        if not 0 <= n <= limit:
+            raise EngineError(f"{'connections' if self.loop_threads > 0 else 'threads'} must be between 0 and {limit}, not {n}")
         _check(lib.bt_engine_set_threads(self._h, n), "cannot change threads")
 
     def set_rate(self, rate: float, arrival: str | None = None) -> None:
@@ -332,8 +344,9 @@ class Engine:
         _check(lib.bt_engine_set_rate(self._h, float(rate), ARRIVALS[arrival]), "cannot change rate")
 
     def set_group_threads(self, group: int, n: int) -> None:
-        if not 0 <= n <= MAX_THREADS:
-            raise EngineError(f"threads must be between 0 and {MAX_THREADS}, not {n}")
+        limit = MAX_CONNECTIONS if self.loop_threads > 0 else MAX_THREADS
+        if not 0 <= n <= limit:
+            raise EngineError(f"{'connections' if self.loop_threads > 0 else 'threads'} must be between 0 and {limit}, not {n}")
         _check(lib.bt_engine_set_group_threads(self._h, group, n), "cannot change the group's threads")
 
     def set_group_rate(self, group: int, rate: float, arrival: str | None = None) -> None:
@@ -393,6 +406,9 @@ class Engine:
             connect_ns_max=s.connect_ns_max,
             connect_failures=s.connect_failures,
             connected=s.connected,
+            connections_served=s.connections_served,
+            loops_running=s.loops_running,
+            loop_threads=self.loop_threads,
             latency_ns_sum=s.latency_ns_sum,
             latency_ns_min=s.latency_ns_min,
             latency_ns_max=s.latency_ns_max,

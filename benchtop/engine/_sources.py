@@ -8,8 +8,9 @@ engine is built.
 """
 
 # every driver links these (error helpers, text interpolation, buffers, the
-# table of prepared statements)
-DRIVER_SUPPORT = ["driver_common.c", "textbuf.c", "stmt_slots.c"]
+# table of prepared statements, the waits that let an event loop run many
+# connections)
+DRIVER_SUPPORT = ["driver_common.c", "textbuf.c", "stmt_slots.c", "evloop.c"]
 
 # the engine, and the drivers that need no client library
 CORE = ["engine.c", "group.c", "worker.c", "scheduler.c", "histogram.c", "workload.c", "rand.c", "load.c",

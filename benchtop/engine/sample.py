@@ -73,6 +73,9 @@ class EngineSample:
     groups: tuple[GroupSample, ...] = ()  # when the workload declares thread groups
     connect_failures: int = 0  # connection attempts refused or unanswered (too many connections, denied, down)
     connected: int = -1  # running workers holding a connection now; -1: not known (a reading without it)
+    connections_served: int = 0  # connections that completed at least one transaction
+    loops_running: int = 0  # event-loop threads running (--connections); 0 with a thread per connection
+    loop_threads: int = 0  # --connections: event-loop threads asked for (threads_* then count connections)
     # latency per query kind, for programs that time their statements (fileio)
     query_latency: dict[str, Histogram] = field(default_factory=dict)
 

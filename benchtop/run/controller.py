@@ -74,6 +74,7 @@ def engine_settings(cfg: RunOptions, program: Program) -> EngineSettings:
                                    else g.arrival, g.weights)
                      for g in resolve_groups(program, cfg.preset, cfg.groups)),
         idle_workers=idle_workers(cfg),
+        loop_threads=cfg.loop_threads,
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from benchtop import __version__
-from benchtop.engine import MAX_THREADS, ConnSettings, RandomSettings
+from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS, ConnSettings, RandomSettings
 from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn, tls_of
@@ -68,7 +68,8 @@ class RunOptions:
     target: Target = field(default_factory=lambda: Target(kind="sqlite"))
     workload: str = "oltp_read_write"
     workload_options: dict[str, Any] = field(default_factory=dict)
-    threads: int = 1
+    threads: int = 1  # the engine's workers: threads, or with --connections the connections
+    loop_threads: int = 0  # --connections: the --threads event-loop threads that drive them (0: a thread each)
     time_s: float = HEADLESS_TIME_S  # 0 = until stopped (the TUI's default)
     events: int = 0
     rate: float = 0.0
@@ -159,7 +160,14 @@ def _add_workload_options(p: argparse.ArgumentParser, cmd: str) -> None:
     g.add_argument("--tables", type=int, help="number of tables (the workload's default)")
     g.add_argument("--table-size", dest="table_size", type=int, help="rows per table (the workload's default)")
     g.add_argument("--threads", type=int, default=RunOptions.threads,
-                   help="loader threads (default 1)" if cmd == "prepare" else "worker threads (default 1)")
+                   help="loader threads (default 1)" if cmd == "prepare" else
+                   "worker threads (default 1); alone, each holds one connection (as sysbench's --threads)")
+    if cmd == "run":
+        g.add_argument("--connections", type=int, default=0, metavar="N",
+                       help="client connections, driven by --threads event-loop threads (epoll; pgbench's -c with "
+                            "-j): each is its own closed-loop client or open-loop consumer, and the live keys and "
+                            f"scenario steps change connections instead of threads; up to {MAX_CONNECTIONS}. "
+                            "MySQL and PostgreSQL; SQLite and fileio keep a thread per connection")
     g.add_argument("--rand-type", dest="rand_type", default=rand.type, choices=DISTRIBUTIONS,
                    help=f"row access distribution (default {rand.type}, as sysbench 1.0.20)")
     g.add_argument("--rand-spec-iter", type=int, default=rand.spec_iter)
@@ -520,12 +528,26 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
     threads = getattr(ns, "threads", RunOptions.threads)
     if not 1 <= threads <= MAX_THREADS and hasattr(ns, "time"):
         raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {threads}")
+    loop_threads = 0
+    connections = getattr(ns, "connections", 0) or 0
+    if connections:
+        if engine in ("mysql", "postgresql"):
+            if not 1 <= connections <= MAX_CONNECTIONS:
+                raise UsageError(f"--connections must be between 1 and {MAX_CONNECTIONS}, not {connections}")
+            threads, loop_threads = connections, threads
+        else:
+            # SQLite and fileio: a thread per connection
+            if not 1 <= connections <= MAX_THREADS:
+                raise UsageError(f"--connections with --engine {engine} is a thread each: between 1 and "
+                                 f"{MAX_THREADS}, not {connections}")
+            threads = connections
     kw: dict[str, Any] = dict(
         engine=engine,
         target=target,
         workload=ns.workload,
         workload_options=overrides,
         threads=threads,
+        loop_threads=loop_threads,
         fileio=fileio_overrides(ns) if engine == "fileio" and hasattr(ns, "file_num") else None,
         pgbench_scripts=tuple(getattr(ns, "pgbench_scripts", None) or ()),
         defines=tuple(getattr(ns, "defines", None) or ()),

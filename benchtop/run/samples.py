@@ -276,6 +276,8 @@ class RunSummary:
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
     hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
     connect_failures: int = 0  # connection attempts refused or unanswered
+    loop_threads: int = 0  # --connections: the event-loop threads (then `threads` counts connections)
+    connections_served: int = 0  # connections that completed at least one transaction
     connected_max: int = -1  # the most workers connected at once in an interval (-1: not known)
     aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
 
@@ -350,6 +352,8 @@ class RunSummary:
             connect_failures=max(0, last.connect_failures - first.connect_failures),
             aborted_reason=last.error if last.errors.get("client_aborted", 0) > first.errors.get("client_aborted", 0)
             else "",
+            loop_threads=last.loop_threads,
+            connections_served=last.connections_served,
         )
 
     @property
@@ -387,7 +391,10 @@ class RunSummary:
             **({"connected": self.connected_max} if self.connected_max >= 0 else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
             "time_s": round(self.time_s, 3),
-            "threads": self.threads,
+            # with --connections the workers are connections on --threads event loops
+            "threads": self.loop_threads or self.threads,
+            "connections": self.threads,
+            "connections_served": self.connections_served,
             "rate": self.rate,
             "tps": round(self.tps, 2),
             "qps": round(self.qps, 2),

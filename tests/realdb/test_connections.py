@@ -1,0 +1,161 @@
+"""--connections N --threads J: J event-loop threads driving N connections,
+against the harness's real servers: results as correct as with a thread per
+connection, one connection's loss or timeout leaves the others alone, 2,000
+connections through PgBouncer, and the stop path's 5 s bound on a hung
+server holds for every connection of every loop."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.dbhelpers import pg_connect
+from tests.fixtures.servers import pg_admin_exec
+from tests.realdb.test_faults import SIZE, start_run, wait_intervals
+from tests.realdb.test_run_servers import bt, summary_of
+from tests.realdb.test_stop_path import ENDS_WITHIN_S, assert_true_summary, finish, freeze
+
+pytestmark = pytest.mark.realdb
+TPCB = ["--workload", "tpcb", "--scale", "1"]
+
+
+@pytest.fixture(scope="module")
+def tpcb_pg(pg_server):
+    assert bt(pg_server, "prepare", *TPCB).returncode in (0, 1)
+    assert bt(pg_server, "prepare", *SIZE).returncode in (0, 1)  # start_run's oltp_point_select
+    return pg_server
+
+
+def history_rows(server) -> int:
+    return int(pg_admin_exec(server, "SELECT count(*) FROM pgbench_history")[0][0])
+
+
+def test_tpcb_on_event_loops_commits_what_it_counts(tpcb_pg) -> None:
+    """Every committed tpcb transaction inserts one history row: the rows
+    added are the transactions counted, with 24 connections on 2 loops."""
+    before = history_rows(tpcb_pg)
+    s = summary_of(bt(tpcb_pg, "--headless", "--json", *TPCB, "--connections", "24", "--threads", "2",
+                      "--time", "3", "--report-interval", "0", "--warmup", "0"))
+    assert (s["threads"], s["connections"], s["connections_served"]) == (2, 24, 24), s
+    assert s["transactions"] > 24 and s["errors_by_kind"].get("fatal", 0) == 0
+    # a transaction still committing when the summary was taken is in the table only
+    assert 0 <= history_rows(tpcb_pg) - before - s["transactions"] <= 24, s
+
+
+def test_threads_alone_keep_one_connection_each(tpcb_pg) -> None:
+    s = summary_of(bt(tpcb_pg, "--headless", "--json", *TPCB, "--threads", "3", "--time", "1",
+                      "--report-interval", "0"))
+    assert (s["threads"], s["connections"], s["connections_served"]) == (3, 3, 3), s
+
+
+def test_one_connection_lost_inside_a_loop_leaves_the_others_alone(tpcb_pg, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    proc = start_run(tpcb_pg, out, 5, "--connections", "12")
+    try:
+        wait_intervals(out, 2)
+        pids = [r[0] for r in pg_admin_exec(
+            tpcb_pg, "SELECT pid FROM pg_stat_activity WHERE application_name = 'benchtop' "
+                     "AND query ILIKE '%sbtest1%' ORDER BY pid")]
+        assert len(pids) >= 10
+        pg_admin_exec(tpcb_pg, "SELECT pg_terminate_backend(%s)", (pids[0],))
+        stdout, stderr, _ = finish(proc, 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
+    assert s["reconnects"] == 1 and s["errors_by_kind"] == {"lost_connection": 1}, s
+    assert s["connections_served"] == 12 and s["connects"] == 13
+    # the other eleven never stopped: every interval after the loss has transactions
+    ivs = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    assert all(iv["tps"] > 0 for iv in ivs[1:]), ivs
+
+
+def test_query_timeout_is_each_connections_own(tpcb_pg, tmp_path: Path) -> None:
+    """A lock held from outside blocks every connection of both loops: each
+    one times out on its own deadline, is replaced, and the run goes on."""
+    out = tmp_path / "res"
+    proc = start_run(tpcb_pg, out, 6, "--connections", "10", "--query-timeout", "0.5")
+    locker = pg_connect(tpcb_pg, admin=True, autocommit=False)
+    try:
+        wait_intervals(out, 1)
+        with locker.cursor() as cur:
+            cur.execute("LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE")
+            time.sleep(1.5)
+        locker.rollback()
+        stdout, stderr, _ = finish(proc, 30)
+    finally:
+        locker.close()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
+    assert s["errors_by_kind"].get("query_timeout", 0) >= 10, s
+    assert s["connections_served"] == 10 and s["transactions"] > 0
+    ivs = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    assert ivs[-1]["tps"] > 0, ivs  # served again after the lock
+
+
+def test_2000_connections_through_pgbouncer(pgbouncer_server, tpcb_pg) -> None:
+    old = pg_admin_exec(pgbouncer_server, "SHOW CONFIG", as_dict=True)
+    was = next(r["value"] for r in old if r["key"] == "max_client_conn")
+    pg_admin_exec(pgbouncer_server, "SET max_client_conn = 2500")
+    try:
+        s = summary_of(bt(pgbouncer_server, "--headless", "--json", "--workload", "tpcb_select_only", "--scale", "1",
+                          "--connections", "2000", "--threads", "4", "--time", "6", "--report-interval", "0",
+                          "--warmup", "0", timeout=180))
+    finally:
+        pg_admin_exec(pgbouncer_server, f"SET max_client_conn = {was}")
+    assert (s["threads"], s["connections"], s["connections_served"]) == (4, 2000, 2000), s
+    assert s["errors"] == 0 and s["transactions"] >= 2000
+
+
+def test_time_limit_ends_on_time_with_event_loops_on_a_hung_postgresql(tpcb_pg, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    proc = start_run(tpcb_pg, out, 6, "--connections", "16")
+    try:
+        wait_intervals(out, 2)
+        freeze(tpcb_pg, signal.SIGSTOP)
+        stdout, stderr, _ = finish(proc, 6 + ENDS_WITHIN_S + 2)
+    finally:
+        freeze(tpcb_pg, signal.SIGCONT)
+    assert proc.returncode == 0, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
+    assert_true_summary(s, 6.0)
+    assert s["connections"] == 16
+
+
+def test_sigterm_ends_within_5s_with_event_loops_on_a_hung_postgresql(tpcb_pg, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    proc = start_run(tpcb_pg, out, 60, "--connections", "16")
+    try:
+        wait_intervals(out, 2)
+        freeze(tpcb_pg, signal.SIGSTOP)
+        time.sleep(1.0)
+        asked = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr, _ = finish(proc, ENDS_WITHIN_S + 2)
+        ended_after = time.monotonic() - asked
+    finally:
+        freeze(tpcb_pg, signal.SIGCONT)
+    assert ended_after < ENDS_WITHIN_S, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
+    assert s["stopped_by"].startswith("signal SIGTERM") and s["unfinished"] >= 1
+
+
+def test_connections_with_sqlite_are_threads(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    from tests.e2e.conftest import run_benchtop
+
+    args = ["--engine", "sqlite", "--db", str(db), "--workload", "oltp_point_select", "--tables", "1",
+            "--table-size", "100"]
+    assert run_benchtop("prepare", *args).returncode == 0
+    res = run_benchtop("--headless", "--json", *args, "--connections", "3", "--threads", "1", "--time", "1",
+                       "--report-interval", "0")
+    s = json.loads(res.stdout.strip().splitlines()[-1])
+    assert (s["threads"], s["connections"], s["connections_served"]) == (3, 3, 3), s
+
