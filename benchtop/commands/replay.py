@@ -87,7 +87,10 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     if not folder.is_dir():
         print(f"benchtop replay: error: {folder}: not a folder", file=sys.stderr)
         return 1
-    evs = events(folder)
+    problems: list[str] = []
+    evs = events(folder, problems)
+    for problem in problems:
+        print(f"benchtop replay: warning: {problem}", file=sys.stderr)
     if not evs:
         names = ("monitor.jsonl", "intervals.jsonl", "timeline.jsonl")
         there = [n for n in names if (folder / n).is_file()]

@@ -74,11 +74,28 @@ def settings_text(step: dict[str, Any]) -> str:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text())
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: unreadable ({exc})") from None
+    except OSError as exc:
+        raise ReportError(f"{path}: unreadable ({exc.strerror})") from None
+    try:
+        return json.loads(data.decode())
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ReportError(f"{path}:{line}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+
+
+def _read_object(path: Path, problems: list[str]) -> dict[str, Any] | None:
+    """A results file holding one JSON object; another shape is named in
+    `problems` and left out (None), as a missing file is."""
+    value = _read_json(path)
+    if value is None or isinstance(value, dict):
+        return value
+    problems.append(f"{path}:1: not a JSON object ({json.dumps(value)[:20]}), left out")
+    return None
 
 
 def _validity(summary: dict[str, Any], target: Any, config: dict[str, Any]) -> Validity:
@@ -131,9 +148,13 @@ def unfinished_summary(intervals: list[dict[str, Any]]) -> dict[str, Any]:
 def load_run(folder: Path) -> RunData:
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder")
-    summary = _read_json(folder / "summary.json")
-    config = _read_json(folder / "config.json") or {}
     problems: list[str] = []
+    try:
+        summary = _read_object(folder / "summary.json", problems)
+    except ReportError as exc:  # torn by a full disk: the interval lines still tell what was measured
+        problems.append(f"{exc}, left out")
+        summary = None
+    config = _read_object(folder / "config.json", problems) or {}
     intervals = [iv for iv in read_jsonl(folder / "intervals.jsonl", problems) if "tps" in iv and "t" in iv]
     if not isinstance(summary, dict):
         if not intervals:
@@ -150,10 +171,10 @@ def load_run(folder: Path) -> RunData:
         config=config,
         intervals=intervals,
         timeline=read_jsonl(folder / "timeline.jsonl", problems),
-        histogram=_read_json(folder / "histogram.json") or {},
-        validity=_validity(summary, _read_json(folder / "target.json"), config),
+        histogram=_read_object(folder / "histogram.json", problems) or {},
+        validity=_validity(summary, _read_object(folder / "target.json", problems), config),
         steps=steps,
-        settings=_read_json(folder / "settings.json") or {},
+        settings=_read_object(folder / "settings.json", problems) or {},
         monitor=[r for r in read_jsonl(folder / "monitor.jsonl", problems) if isinstance(r.get("sources"), dict)],
         problems=problems,
     )

@@ -5,11 +5,12 @@ order on one clock, for `benchtop replay` (printed or in the TUI)."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from benchtop.run.results import read_jsonl
+from benchtop.run.results import read_jsonl_lines
 from benchtop.sources.base import Missing, SourceSnapshot, panel_from_json
 
 _META = {"kind", "ok", "poll_ms", "error", "interval_s"}
@@ -22,17 +23,38 @@ class ReplayEvent:
     record: dict[str, Any]
 
 
-def events(folder: Path) -> list[ReplayEvent]:
+def _timed(path: Path, problems: list[str] | None, keep: Callable[[dict[str, Any]], bool],
+           run_t: bool = False) -> list[dict[str, Any]]:
+    """The records of one recording file that `keep` accepts and whose time
+    (`run_t` if asked and there, else `t`) is a number; the others are named
+    (FILE:LINE) in `problems`."""
+    out = []
+    for n, r in read_jsonl_lines(path, problems):
+        if not keep(r):
+            continue
+        t = r["run_t"] if run_t and "run_t" in r else r.get("t")
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+            if problems is not None:
+                problems.append(f"{path}:{n}: no time (t is {json.dumps(t)[:20]}), left out")
+            continue
+        out.append(r)
+    return out
+
+
+def events(folder: Path, problems: list[str] | None = None) -> list[ReplayEvent]:
     """Everything recorded in `folder`, in time order, on one clock: run
-    seconds when the run's start is known, else from the first snapshot."""
-    snaps = [r for r in read_jsonl(folder / "monitor.jsonl") if isinstance(r.get("sources"), dict)]
-    intervals = [r for r in read_jsonl(folder / "intervals.jsonl") if "t" in r]
-    timeline = [r for r in read_jsonl(folder / "timeline.jsonl") if "t" in r]
+    seconds when the run's start is known, else from the first snapshot.
+    Lines that are not records, or have no time, are named in `problems`."""
+    snaps = _timed(folder / "monitor.jsonl", problems, lambda r: isinstance(r.get("sources"), dict), run_t=True)
+    intervals = _timed(folder / "intervals.jsonl", problems, lambda r: "t" in r)
+    timeline = _timed(folder / "timeline.jsonl", problems, lambda r: "t" in r)
     started_at = None
     try:
         started_at = json.loads((folder / "summary.json").read_text()).get("started_at")
     except (OSError, ValueError, AttributeError):
         pass
+    if isinstance(started_at, bool) or not isinstance(started_at, (int, float)):
+        started_at = None
     if started_at is None and snaps and not intervals:
         started_at = float(snaps[0].get("t", 0.0))
     out = []

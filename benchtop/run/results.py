@@ -224,7 +224,12 @@ def read_jsonl(path: Path, problems: list[str] | None = None) -> list[dict[str, 
     """The JSON objects of a results file, one a line.  A torn last line (a
     run killed mid-write) is left out silently; any other line that is not a
     JSON object is left out and named, as FILE:LINE, in `problems`."""
-    out: list[dict[str, Any]] = []
+    return [record for _, record in read_jsonl_lines(path, problems)]
+
+
+def read_jsonl_lines(path: Path, problems: list[str] | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """read_jsonl's objects with their line numbers (from 1)."""
+    out: list[tuple[int, dict[str, Any]]] = []
     if not path.is_file():
         return out
     lines = path.read_text(errors="replace").splitlines()
@@ -240,7 +245,7 @@ def read_jsonl(path: Path, problems: list[str] | None = None) -> list[dict[str, 
                 problems.append(f"{path}:{n + 1}: not JSON, left out")
             continue
         if isinstance(record, dict):
-            out.append(record)
+            out.append((n + 1, record))
         elif problems is not None:
             problems.append(f"{path}:{n + 1}: not a JSON object ({line[:20]}), left out")
     return out

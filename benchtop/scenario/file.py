@@ -535,11 +535,14 @@ def _group_settings(value: Any) -> tuple[tuple[str, ...], list[tuple[str, list[s
 
 def load_scenario(path: Path) -> Scenario:
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read the scenario ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not a text file") from None
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ScenarioError(f"{path}:{line}: not a text file (not UTF-8)") from None
     return parse_scenario(text, str(path), path)
 
 

@@ -223,11 +223,14 @@ def pgbench_program(scripts: list[ScriptSpec], engine: str, defines: dict[str, i
     txns: list[dict[str, Any]] = []
     for spec in scripts:
         try:
-            text = Path(spec.path).read_text(encoding="utf-8")
+            raw = Path(spec.path).read_bytes()
         except OSError as exc:
             raise WorkloadError(f"--pgbench-script {spec.path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise WorkloadError(f"--pgbench-script {spec.path}: not UTF-8 text") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[:exc.start].count(b"\n") + 1
+            raise WorkloadError(f"{spec.path}:{line}: not a pgbench script (not UTF-8 text)") from None
         script = translate(text, spec.path)
         # compiled alone first, so an error carries this file's name and line
         one = {"name": Path(spec.path).stem, "options": defines,

@@ -142,3 +142,36 @@ def test_a_short_table_is_refused_by_a_run_and_loaded_again_by_prepare(tmp_path:
     assert run_benchtop("--headless", *size, "--time", "1").returncode == 0
     r = run_benchtop("prepare", "--engine", "sqlite", "--db", db, "--tables", "2", "--table-size", "10")
     assert r.returncode == 1 and "sbtest1 already holds 3000 rows, more than the 10 asked" in r.stderr
+
+
+def test_damaged_results_and_recording_files_are_named_with_their_line(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_benchtop("--headless", "--engine", "sqlite", "--time", "2", "--out", str(out)).returncode == 0
+    summary = (out / "summary.json").read_bytes()
+    (out / "config.json").write_text("[3]")
+    for damaged, needle in ((b'{"tps": \n', "summary.json:2: not JSON"), (b"[1, 2]", "summary.json:1: not a JSON object"),
+                            (b"\xff\xfe", "summary.json:1: not UTF-8 text")):
+        (out / "summary.json").write_bytes(damaged)
+        r = run_benchtop("report", str(out))  # a full disk tears summary.json: the interval lines still tell
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        assert f"{out / needle}" in r.stderr and "unfinished" in r.stdout
+        assert f"{out / 'config.json'}:1: not a JSON object" in r.stderr
+    (out / "summary.json").write_bytes(summary)
+    with (out / "intervals.jsonl").open("a") as f:
+        f.write('{"t": "x", "tps": 1}\nnull\n{"t": 9, "tps": 1}\n')
+    r = run_benchtop("replay", str(out), "--no-wait")
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    n = len((out / "intervals.jsonl").read_text().splitlines())
+    assert f"{out / 'intervals.jsonl'}:{n - 2}: no time (t is \"x\"), left out" in r.stderr
+    assert f"{out / 'intervals.jsonl'}:{n - 1}: not a JSON object (null), left out" in r.stderr
+
+
+def test_binary_pgbench_scripts_and_scenarios_name_file_and_line(tmp_path: Path) -> None:
+    script = tmp_path / "s.sql"
+    script.write_bytes(b"SELECT 1;\n\xff\xfe binary\n")
+    r = run_benchtop("--headless", "--engine", "null", "--pgbench-script", str(script), "--time", "1")
+    assert r.returncode == 1 and f"{script}:2: not a pgbench script (not UTF-8 text)" in r.stderr
+    scenario = tmp_path / "sc.toml"
+    scenario.write_bytes(b'engine = "null"\n\xff\xfe\n')
+    r = run_benchtop("scenario", str(scenario), "--headless")
+    assert r.returncode != 0 and f"{scenario}:2: not a text file" in r.stderr and "Traceback" not in r.stderr
