@@ -647,7 +647,7 @@ class MySQLSource(Source):
                 return Missing("replica status not readable", f"GRANT {grant} ON *.* TO the monitor user")
             return exc.missing
         if not rows:
-            return Missing("not a replica", "no replication channel is configured on this server")
+            return Missing("not a replica: no replication channel is configured on this server")
         return replica_rows(rows)
 
     def _dicts_of(self, stmt: str) -> list[dict[str, Any]]:

@@ -228,7 +228,9 @@ def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None
                 "client_addr": row["client_addr"],
                 "state": row["state"],
                 "sync_state": row["sync_state"],
-                "replay_lag_bytes": current_lsn - replay if current_lsn is not None and replay is not None else None,
+                # the position is read a moment before the standbys: replay may have passed it
+                "replay_lag_bytes": max(current_lsn - replay, 0) if current_lsn is not None and replay is not None
+                else None,
                 "write_lag_s": row.get("write_lag_s"),
                 "flush_lag_s": row.get("flush_lag_s"),
                 "replay_lag_s": row.get("replay_lag_s"),

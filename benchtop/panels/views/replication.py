@@ -65,10 +65,7 @@ def mysql_replication_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     elif isinstance(procs, list):
         lines.append(Text("as a primary: no replica is reading the binlog", "dim"))
     value = panel_of(snap, REPLICA)
-    missing = missing_line("as a replica", value)
-    if missing is not None:
-        lines.append(missing)
-    elif isinstance(value, list):
+    if isinstance(value, list):  # a Missing panel says why in its table's place
         rows = [ReplicaRow.of(r) for r in value if isinstance(r, Mapping)]
         worst = max((r.lag_s for r in rows if r.lag_s is not None), default=None)
         stopped = [r for r in rows if r.io_running != "Yes" or r.sql_running != "Yes"]
@@ -117,7 +114,8 @@ def pg_replication_summary(snap: SourceSnapshot, width: int) -> list[Text]:
                   ("received", text(sb.receive_lsn) or "-"),
                   ("replayed", text(sb.replay_lsn) or "-"),
                   ("not yet replayed", mib(sb.replay_gap_bytes)),
-                  ("last replayed commit", f"{_lag(sb.last_replay_age_s)} ago")], width)
+                  ("last replayed commit", f"{_lag(sb.last_replay_age_s)} ago" if sb.last_replay_age_s is not None
+                   else "none since the standby started")], width)
     out = [line]
     if sb.receiver_status != "streaming":
         out.append(Text("⚠ no WAL receiver streaming: the standby replays only what it already has", "bold yellow"))
