@@ -30,6 +30,16 @@ static int should_exit(const bt_client *c)
     return atomic_load(&e->stop) || c->gindex >= atomic_load(&e->groups[c->w->group].threads_target);
 }
 
+/* The server refused the connection because it holds as many as it takes
+ * (MySQL 1040/1203, SQLSTATE 08004; PostgreSQL 53300, whose connect errors
+ * come without a SQLSTATE, so by its message). */
+static int server_full(const bt_err *err)
+{
+    return err->code == 1040 || err->code == 1203 || strcmp(err->sqlstate, "08004") == 0
+           || strcmp(err->sqlstate, "53300") == 0 || strstr(err->msg, "too many clients") != NULL
+           || strstr(err->msg, "connection slots are reserved") != NULL;
+}
+
 int bt_worker_connect(bt_client *c, bt_err *err)
 {
     bt_worker *w = c->w;
@@ -273,6 +283,7 @@ static void client_run(bt_client *c)
         c->regs[i] = p->init_regs[i];
 
     bt_err err = {0};
+    uint64_t first_try = bt_now_ns();
     while (!c->conn && !should_exit(c)) {
         if (bt_worker_connect(c, &err) == 0)
             break;
@@ -280,8 +291,14 @@ static void client_run(bt_client *c)
             break;
         /* The first connection of the run failing is bad input (wrong port,
          * password, host); once the server has been reached, it is an outage
-         * to ride out. */
+         * to ride out.  A server that is full answers its refusals sooner
+         * than it finishes the handshakes it accepted, so a refused client
+         * waits a little for the others before calling the run failed. */
         if (!atomic_load(&e->ever_connected)) {
+            if (server_full(&err) && bt_now_ns() - first_try < BT_FIRST_CONNECT_FULL_MS * 1000000ULL) {
+                sleep_ms(100);
+                continue;
+            }
             bt_engine_fail(e, "cannot connect: %s", err.msg);
             goto out;
         }

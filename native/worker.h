@@ -15,6 +15,9 @@
 
 #define BT_RECONNECT_MIN_MS 10
 #define BT_RECONNECT_MAX_MS 1000
+/* How long a worker whose first connection the server refused as full keeps
+ * trying while no worker of the run has connected yet. */
+#define BT_FIRST_CONNECT_FULL_MS 3000
 #define BT_DECK_MAX 1000       /* cards in a worker's deck of transaction types */
 
 /* Single-writer counter helpers: the owner thread increments with a relaxed
