@@ -189,6 +189,8 @@ def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
     marks: list[tuple[float, str]] = []
     if key == "threads" and fit.get("sigma") is not None and fit.get("lambda"):
         lo, hi = min(xs), max(xs) * 1.5
+        if fit.get("limit_threads"):  # where the limit breaks is worth seeing, if near the probes
+            hi = max(hi, min(fit["limit_threads"] * 1.1, max(xs) * 4))
         peak = fit.get("peak_threads")
         if peak:
             hi = max(hi, min(peak * 1.2, max(xs) * 4))
