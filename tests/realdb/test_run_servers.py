@@ -133,6 +133,13 @@ def test_deadlocks_are_rolled_back_retried_and_counted(prepared, tmp_path: Path)
         admin(prepared, "DROP TABLE IF EXISTS bt_dl")
 
 
+def _benchtop_sessions(server) -> int:
+    if server.kind == "mysql":
+        return len(mysql_admin_exec(server, "SELECT id FROM information_schema.processlist WHERE user = 'sbtest'"))
+    return len(pg_admin_exec(server, "SELECT pid FROM pg_stat_activity WHERE usename = 'sbtest' "
+                                     "AND pid <> pg_backend_pid()"))
+
+
 def _kill_benchtop_sessions(server) -> int:
     if server.kind == "mysql":
         rows = mysql_admin_exec(server, "SELECT id FROM information_schema.processlist WHERE user = 'sbtest'")
@@ -151,12 +158,16 @@ def test_killed_connections_reconnect_and_the_run_goes_on(prepared) -> None:
     killed: list[int] = []
 
     def killer() -> None:
-        time.sleep(1.5)
+        # once both workers hold their connection (on a loaded machine that can take seconds)
+        deadline = time.monotonic() + 10
+        while _benchtop_sessions(prepared) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
         killed.append(_kill_benchtop_sessions(prepared))
 
     t = threading.Thread(target=killer)
     t.start()
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "4", "--threads", "2",
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "6", "--threads", "2",
                       "--workload", "oltp_point_select", *SIZE, "--no-monitor"))
     t.join()
     assert killed and killed[0] >= 2
