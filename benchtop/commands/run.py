@@ -76,6 +76,16 @@ def main(argv: Sequence[str]) -> int:
     return EXIT_ERROR if writer and writer.failed else EXIT_OK
 
 
+def interval_dicts(ctl: RunController) -> list[dict[str, Any]]:
+    """The counted intervals as their JSON objects, with each one's verdict."""
+    out = [iv.to_dict() for iv in ctl.history]
+    verdicts = getattr(ctl, "verdicts", None)
+    if verdicts is not None:
+        for d, v in zip(out, verdicts.verdicts):
+            d["verdict"] = v.to_dict()
+    return out
+
+
 def _banner(ctl: RunController) -> str:
     opts: RunOptions = ctl.options
     rate = f", rate {opts.rate:g}/s ({opts.arrival} arrivals)" if opts.rate > 0 else ""
@@ -119,7 +129,7 @@ def _finish_results(session: RunSession, ctl: RunController, early: Validity | N
             enrich_results(writer.folder, validity)
         except OSError as exc:
             print(f"benchtop: warning: cannot update summary.json: {exc.strerror}", file=sys.stderr)
-    extra = analyse([iv.to_dict() for iv in ctl.history], events=[ev.to_dict() for ev in ctl.timeline])
+    extra = analyse(interval_dicts(ctl), events=[ev.to_dict() for ev in ctl.timeline])
     if validity is not None:
         extra["validity"] = validity.to_dict()
     text = "\n".join(line for line in [analysis_text(extra), *costs_text(summary.costs)] if line)

@@ -7,6 +7,7 @@ the same units.  No TUI: textual is never imported on this path."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -16,6 +17,7 @@ from benchtop.panels.views import cell_of, filtered, fits, rows_for, sorted_rows
 from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.poller import SourcePoller, poll_all
+from benchtop.verdict.snapshots import monitor_verdict
 
 # the summary's facts on one line each (the TUI breaks them to its width)
 TEXT_WIDTH = 400
@@ -36,13 +38,14 @@ def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event
             if observe is not None:
                 for snap in snaps:
                     observe(snap)
-            line = snapshot_line(snaps)
+            verdict = monitor_verdict(snaps, os.cpu_count() or 1)
+            line = {**snapshot_line(snaps), "verdict": verdict.to_dict()}
             if writer is not None:
                 writer.append("monitor.jsonl", line)
             if as_json:
                 out.write(json.dumps(line, default=str) + "\n")
             else:
-                out.write(format_text(snaps) + "\n")
+                out.write(format_text(snaps) + f"\n  {verdict.text()}\n")
             out.flush()
             if count is not None and n >= count:
                 break

@@ -11,6 +11,7 @@ from typing import Any
 
 from benchtop.run.analysis import Validity, analyse, validity_from_settings
 from benchtop.run.results import read_jsonl
+from benchtop.verdict.stretch import stretch_verdict
 
 
 class ReportError(Exception):
@@ -204,6 +205,7 @@ class Row:
     stddev_pct: float | None = None
     tps_median: float | None = None  # of the per-interval TPS (Callaghan's ipsAvg / ipsP95)
     tps_p95: float | None = None
+    limit: str | None = None  # the verdict of its steady stretch: `locks 92%`
 
 
 def table_rows(runs: list[RunData]) -> list[Row]:
@@ -231,6 +233,7 @@ def table_rows(runs: list[RunData]) -> list[Row]:
                 stddev_pct=round(100 * ss["cv"], 1) if ss.get("samples", 0) > 1 and "cv" in ss else None,
                 tps_median=_quantile(tps, 0.5) if tps else None,
                 tps_p95=_quantile(tps, 0.95) if tps else None,
+                limit=_limit_cell(run_verdict(r, s)),
             ))
     return rows
 
@@ -252,7 +255,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 COLUMNS = ("name", "threads", "rate", "tps", "ips med", "ips p95", "p95 ms", "p99 ms", "errors", "tps sd %",
-           "validity")
+           "limit", "validity")
 
 
 def row_cells(row: Row) -> list[str]:
@@ -261,7 +264,23 @@ def row_cells(row: Row) -> list[str]:
 
     return [row.name, num(row.threads, "d"), num(row.rate, "g"), f"{row.tps:.2f}", num(row.tps_median, ".1f"),
             num(row.tps_p95, ".1f"), num(row.p95, ".3f"), num(row.p99, ".3f"), str(row.errors),
-            num(row.stddev_pct, ".1f"), row.validity]
+            num(row.stddev_pct, ".1f"), row.limit or "-", row.validity]
+
+
+def run_verdict(r: RunData, s: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The verdict of a run's (or step's) steady stretch, from summary.json,
+    else from its interval lines (a run killed before its summary)."""
+    s = r.summary if s is None else s
+    v = (s.get("steady_state") or {}).get("verdict")
+    if isinstance(v, dict):
+        return v
+    return stretch_verdict(r.intervals) if s is r.summary else None
+
+
+def _limit_cell(v: dict[str, Any] | None) -> str | None:
+    if not v:
+        return None
+    return f"{v.get('limit')} {100 * float(v.get('share') or 0):.0f}%"
 
 
 OP_COLUMNS = ("name", "operation", "count", "p50 ms", "p95 ms", "p99 ms", "max ms")

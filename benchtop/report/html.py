@@ -10,7 +10,7 @@ import time
 from benchtop.knee.answer import answer_text
 from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.plots import Plot, render_png
-from benchtop.report.tables import Table, analysis_tables, validity_lines
+from benchtop.report.tables import Table, analysis_tables, validity_lines, verdict_lines
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1000px; }
@@ -75,6 +75,10 @@ def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop r
     if knees:
         parts.append("<h2>Knee</h2>")
         parts += [f"<p><b>{html.escape(r.name)}</b>: {html.escape(answer_text(k))}</p>" for r, k in knees]
+    limits = verdict_lines(runs)
+    if limits:
+        parts.append("<h2>What limits each run</h2>")
+        parts += [f"<p>{html.escape(line)}</p>" for line in limits]
     parts += [_analysis_table(t) for t in analysis_tables(runs)]
     verdicts = validity_lines(runs)
     if verdicts:

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from benchtop.report.data import RunData
+from benchtop.report.data import RunData, run_verdict
 from benchtop.run.costs import APPORTIONED
+from benchtop.verdict.stretch import stretch_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,25 @@ def validity_lines(runs: list[RunData]) -> list[str]:
         if warning:
             out.append(f"{r.name}: warning: {warning}")
     return out
+
+
+def verdict_lines(runs: list[RunData]) -> list[str]:
+    """What limits each run: its steady stretch's verdict, or one per stretch
+    between knob changes (docs/verdict.md)."""
+    lines = []
+    for r in runs:
+        segs = [seg for seg in r.summary.get("segments") or [] if isinstance(seg.get("verdict"), dict)]
+        if len(segs) > 1:
+            lines.append(f"{r.name}:")
+            for seg in segs:
+                rate = f", rate {seg['rate']:g}/s" if seg.get("rate") else ""
+                lines.append(f"  {seg.get('t_start', 0):.0f}-{seg.get('t_end', 0):.0f} s ({seg.get('threads')} threads{rate}): "
+                             f"{stretch_text(seg['verdict'])}")
+            continue
+        v = run_verdict(r)
+        if v:
+            lines.append(f"{r.name}: {stretch_text(v)}")
+    return lines
 
 
 def analysis_tables(runs: list[RunData]) -> list[Table]:

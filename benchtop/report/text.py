@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchtop.knee.answer import answer_text
 from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
-from benchtop.report.tables import analysis_tables, table_lines, validity_lines
+from benchtop.report.tables import analysis_tables, table_lines, validity_lines, verdict_lines
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -54,6 +54,9 @@ def report_text(runs: list[RunData], width: int = 60) -> str:
         tps = [float(iv["tps"]) for iv in r.intervals]
         peak = max(tps, default=0.0)
         out.append(f"{r.label.ljust(name_w)}  {sparkline(tps, width)}  max {peak:.0f} tps")
+    limits = verdict_lines(runs)
+    if limits:
+        out += ["", "What limits each run"] + limits
     for table in analysis_tables(runs):
         out += [""] + table_lines(table)
     verdicts = validity_lines(runs)

@@ -19,6 +19,7 @@ from benchtop.sources.base import SourceError
 from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.registry import source_class
 from benchtop.target import TargetError
+from benchtop.verdict.stretch import stretch_text, stretch_verdict
 
 DEFAULT_STALL_FRACTION = 0.5
 
@@ -553,6 +554,9 @@ def analyse(intervals: Sequence[Mapping[str, Any]], warmup_s: float = 0.0, start
              "threads": seg[-1].get("threads"), "rate": seg[-1].get("rate", 0), **ss.to_dict()}
         if seg[-1].get("step") is not None:
             d["step"] = seg[-1]["step"]
+        verdict = stretch_verdict(seg)
+        if verdict is not None:
+            d["verdict"] = verdict
         segments.append(d)
         stalls += find_stalls(seg, ss.median, fraction)
     stalls = annotate_stalls(stalls, records, started_at)
@@ -623,8 +627,12 @@ def analysis_text(summary: Mapping[str, Any]) -> str:
             lines.append("steady state per stretch between knob changes:")
             for seg in segs:
                 lines.append(f"  {_clock(seg['t_start'])}-{_clock(seg['t_end'])} ({_setting(seg)}): {_steady_line(seg)}")
+                if seg.get("verdict"):
+                    lines.append(f"    {stretch_text(seg['verdict'])}")
         elif ss and ss.get("samples"):
             lines.append(f"steady state: {_steady_line(ss)}")
+            if ss.get("verdict"):
+                lines.append(f"what limits it: {stretch_text(ss['verdict'])}")
     for st in summary.get("stalls") or []:
         seen = f"; {', '.join(st['seen'])}" if st.get("seen") else ""
         lines.append(f"stall at {st['start']:.0f}s for {st['duration']:.0f}s (min {st['min_tps']:.0f} tps){seen}")

@@ -16,6 +16,7 @@ from benchtop.run.formats import interval_line, summary_text
 from benchtop.run.options import RunOptions
 from benchtop.run.protocol import Controller, Notice, Sample
 from benchtop.run.samples import RunSummary
+from benchtop.verdict.stretch import interval_verdict
 from benchtop.workload import Program, workload_extra_fields, workload_extra_lines
 
 # the engine's clock lags ours a hair: a due deadline is never waited for in a spin
@@ -75,6 +76,9 @@ class LinePrinter:
             self._print(json.dumps(d))
         else:
             self._print(interval_line(iv, self.percentile, iv.t - sample.t))
+            verdict = interval_verdict(sample.fields)
+            if verdict is not None:
+                self._print(f"     {verdict.text()}")
 
     def notice(self, notice: Notice) -> None:
         if self.out is not None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from benchtop.run.samples import IntervalStats
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSDelta
+from benchtop.sources.process import process_name
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
 from benchtop.verdict import Signals, Verdict, decide
@@ -29,15 +29,6 @@ def client_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:
-    if pid is None:
-        return None
-    try:
-        return (proc / str(pid) / "comm").read_text().strip() or None
-    except OSError:
-        return None
 
 
 def host_signals(d: OSDelta | None) -> dict[str, Any]:
@@ -86,6 +77,7 @@ class VerdictMeter:
             "queries_per_txn": iv.qps / iv.tps if iv.tps > 0 else None,
             "writes_per_txn": iv.writes_per_s / iv.tps if iv.tps > 0 else None,
             "cpus": self._cpus, "client_cpus": self._client_cpus, "server_local": self._local,
+            "embedded": self.target.kind == "sqlite",
         }
         missing: list[str] = []
         if work is not None:
@@ -93,7 +85,7 @@ class VerdictMeter:
             if work.server_cpu_s is not None and work.seconds > 0:
                 kw["server_cores"] = round(work.server_cpu_s / work.seconds, 3)
                 kw["server_process"] = self._process_name()
-        if kw.get("server_cores") is None:
+        if kw.get("server_cores") is None and not kw["embedded"]:
             missing.append("server CPU (remote server)" if self._local is False else "server CPU")
         kw.update(host_signals(iv.costs.get("os")))
         now = time.time()

@@ -53,6 +53,8 @@ from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.source_pane import SourcePane
 from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
+from benchtop.screens.widgets.verdict_line import show_verdict
+from benchtop.verdict.stretch import interval_verdict
 
 MIN_RATE = 0.1
 WINDOW = 1000  # newest intervals the charts get outside the whole-run view (they show what fits)
@@ -453,6 +455,7 @@ class BenchScreen(Screen):
             self.server.hold(1)
         if sample.hosts:
             self.query_one(HostRows).show(sample.hosts, sample.interval)
+        show_verdict(self.query_one("#dashboard #lines"), interval_verdict(sample.fields))
         self.refresh_all()
         if sample.finished:
             error = sample.failed

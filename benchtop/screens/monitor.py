@@ -3,6 +3,7 @@ engine; refresh, pause and source keys."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,9 +14,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from benchtop.screens.help import HelpScreen
+from benchtop.screens.messages import SourcePolled
 from benchtop.screens.widgets.fmt import pane_id
 from benchtop.screens.widgets.source_pane import SourcePane
+from benchtop.screens.widgets.verdict_line import VerdictLine
+from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.poller import Poller
+from benchtop.verdict.snapshots import monitor_verdict
 
 
 REFRESH_STEPS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -51,10 +56,12 @@ class MonitorScreen(Screen):
         self.pollers = list(pollers)
         self.paused = False
         self.save_dir = save_dir  # --out: screenshots go with the recording
+        self._latest: dict[str, SourceSnapshot] = {}  # each source's newest snapshot, for the verdict line
 
     def compose(self) -> ComposeResult:
         names = ", ".join(p.name for p in self.pollers)
         yield Static(f"[b]benchtop monitor[/b]  {names}  (read-only polls)", id="monitor-header")
+        yield VerdictLine(id="verdict")
         with TabbedContent(id="tabs"):
             for p in self.pollers:
                 with TabPane(p.name, id=f"tab-{pane_id(p.name)}"):
@@ -74,6 +81,12 @@ class MonitorScreen(Screen):
         for pane in self.query(SourcePane).results():
             pane.want_focus = True
             break
+
+    @on(SourcePolled)
+    def _source_polled(self, event: SourcePolled) -> None:
+        """What limits the server now, from every source's newest poll (docs/verdict.md)."""
+        self._latest[event.source] = event.snapshot
+        self.query_one(VerdictLine).show(monitor_verdict(self._latest.values(), os.cpu_count() or 1))
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:

@@ -445,6 +445,70 @@ def digest_deltas(
     return out[:top]
 
 
+def prepared_deltas(
+    baseline: dict[Any, dict[str, float]],
+    rows: Iterable[Mapping[str, Any]],
+    seconds: float | None,
+    top: int = 20,
+) -> list[dict[str, Any]]:
+    """Prepared statements ranked by the time they took in the interval, from
+    performance_schema.prepared_statements_instances: each session's instance
+    is diffed against its previous read (`baseline`, instance -> totals,
+    updated), then the instances are summed per schema and statement text.
+    An instance new since the last read counts whole; one gone is dropped.
+
+    >>> base = {}
+    >>> rows = [{"instance": 1, "sql_text": "SELECT c FROM sbtest1 WHERE id=?", "schema_name": "sbtest",
+    ...          "calls": 100, "total_ps": 4e9},
+    ...         {"instance": 2, "sql_text": "SELECT c FROM sbtest1 WHERE id=?", "schema_name": "sbtest",
+    ...          "calls": 50, "total_ps": 2e9}]
+    >>> prepared_deltas(base, rows, None)
+    []
+    >>> later = [dict(rows[0], calls=300, total_ps=12e9), dict(rows[1], calls=150, total_ps=6e9, rows_examined=150)]
+    >>> r = prepared_deltas(base, later, 2.0)[0]
+    >>> r["calls_per_s"], r["total_ms_per_s"], r["avg_ms"], r["rows_examined_per_s"], r["prepared"], r["query"]
+    (150.0, 6.0, 0.04, 75.0, True, 'SELECT c FROM sbtest1 WHERE id=?')
+    """
+    current: dict[Any, dict[str, float]] = {}
+    sums: dict[tuple[Any, str], dict[str, float]] = {}
+    for row in rows:
+        text = flatten(row.get("sql_text")) or ""
+        if not text or is_monitoring(text):
+            continue
+        cur = {k: float(to_number(row.get(k)) or 0) for k in _DIGEST_COUNTERS}
+        key = row.get("instance")
+        current[key] = cur
+        before = baseline.get(key)
+        d = {k: cur[k] - (before or {}).get(k, 0.0) for k in cur}
+        if d["calls"] < 0 or d["total_ps"] < 0:  # the address was reused by a new statement
+            d = cur
+        total = sums.setdefault((row.get("schema_name"), text), dict.fromkeys(_DIGEST_COUNTERS, 0.0))
+        for k, v in d.items():
+            total[k] += v
+    baseline.clear()
+    baseline.update(current)
+    if not seconds:
+        return []
+    out = []
+    for (schema, text), d in sums.items():
+        if d["calls"] <= 0:
+            continue
+        out.append({
+            "schema": schema,
+            "calls_per_s": round(d["calls"] / seconds, 3),
+            "total_ms_per_s": round(d["total_ps"] / 1e9 / seconds, 3),
+            "avg_ms": round(d["total_ps"] / 1e9 / d["calls"], 4),
+            "rows_examined_per_s": round(d["rows_examined"] / seconds, 3),
+            "rows_sent_per_s": round(d["rows_sent"] / seconds, 3),
+            "rows_affected_per_s": round(d["rows_affected"] / seconds, 3),
+            "no_index_used_per_s": round(d["no_index_used"] / seconds, 3),
+            "prepared": True,
+            "query": text,
+        })
+    out.sort(key=lambda r: r["total_ms_per_s"], reverse=True)
+    return out[:top]
+
+
 def sampled_statements(processlist: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Prepared statements running now, from one processlist sample: MariaDB
     leaves binary-protocol executions (COM_STMT_EXECUTE, as benchtop's engine
@@ -490,6 +554,8 @@ class MySQLSource(Source):
         self._digest_since: Any = None  # server time of the previous digest read
         self._digest_t: float | None = None
         self._prepared_prev: tuple[dict[str, float] | None, float] | None = None
+        self._prepared: dict[Any, dict[str, float]] = {}  # prepared statement instance -> its totals
+        self._prepared_t: float | None = None
         self._polls = 0
         self._deadlocks_seen: float | None = None  # Innodb_deadlocks when the deadlock was last read
         self._deadlock: Any = None  # the latest deadlock panel (read again only when the count moves)
@@ -517,6 +583,8 @@ class MySQLSource(Source):
 
     def _reset_digests(self) -> None:
         self._prepared_prev = None
+        self._prepared = {}
+        self._prepared_t = None
         self._digests = {}
         self._digest_since = None
         self._digest_t = None
@@ -742,14 +810,26 @@ class MySQLSource(Source):
 
     def _with_prepared(self, top: list[dict[str, Any]], processlist: Any) -> list[dict[str, Any]]:
         """MariaDB's top statements plus what its digest table leaves out:
-        binary-protocol executions, as one total row and, for those caught
-        running, estimated per statement from the processlist."""
-        try:
-            rows = self._dicts("prepared_total")
-        except PanelFailed:
-            rows = []
+        binary-protocol executions, per prepared statement from
+        performance_schema.prepared_statements_instances; where that table
+        cannot be read, as one total row and, for those caught running,
+        estimated per statement from the processlist."""
         now = time.monotonic()
-        cur = {k: float(to_number(v) or 0) for k, v in rows[0].items()} if rows else None
+        try:
+            instances = self._dicts("prepared_statements")
+        except PanelFailed:
+            instances = None
+        if instances is not None:
+            seconds = None if self._prepared_t is None else now - self._prepared_t
+            self._prepared_t = now
+            rows = prepared_deltas(self._prepared, instances, seconds)
+            if rows or instances:
+                return sorted(top + rows, key=lambda r: -r["total_ms_per_s"])
+        try:
+            totals = self._dicts("prepared_total")
+        except PanelFailed:
+            totals = []
+        cur = {k: float(to_number(v) or 0) for k, v in totals[0].items()} if totals else None
         prev, self._prepared_prev = self._prepared_prev, (cur, now) if cur is not None else None
         extra: list[dict[str, Any]] = []
         if cur is not None and prev is not None and prev[0] is not None:
@@ -765,8 +845,9 @@ class MySQLSource(Source):
                         "rows_examined_per_s": round(d["rows_examined"] / seconds, 3),
                         "rows_sent_per_s": round(d["rows_sent"] / seconds, 3),
                         "aggregate": True,
-                        "query": "(all prepared statements run through the binary protocol: "
-                        "MariaDB keeps no per-statement digest for them)",
+                        "query": "(all prepared statements run through the binary protocol: MariaDB keeps no "
+                        "digest for them; performance_schema counts each one with the events_statements_current "
+                        "consumer on: --instrumentation statements_only)",
                     }
                 )
                 if isinstance(processlist, list):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
-from benchtop.sources.process import listener_pid, read_tree
+from benchtop.sources.process import listener_pid, process_name, read_tree
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
@@ -325,4 +325,5 @@ class OSSource(Source):
         cores = None
         if prev is not None and now > prev[0]:
             cores = round(max(reading.cpu_s - prev[1], 0.0) / (now - prev[0]), 3)
-        return {"pid": self._server_pid, "processes": reading.pids, "rss_bytes": reading.rss_bytes, "cpu_cores": cores}
+        return {"pid": self._server_pid, "name": process_name(self._server_pid), "processes": reading.pids,
+                "rss_bytes": reading.rss_bytes, "cpu_cores": cores}

@@ -167,6 +167,16 @@ def read_tree(root: int, proc: Path = Path("/proc")) -> ProcessReading | None:
     return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=anon + shmem + filemap)
 
 
+def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:
+    """The command name of `pid` (/proc/PID/comm: mariadbd, postgres, pgbouncer)."""
+    if pid is None:
+        return None
+    try:
+        return (proc / str(pid) / "comm").read_text().strip() or None
+    except OSError:
+        return None
+
+
 def self_cpu_s() -> float:
     """User+system CPU seconds of this process (all its threads)."""
     t = os.times()

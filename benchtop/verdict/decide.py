@@ -96,7 +96,8 @@ def decide(s: Signals) -> Verdict:
         # a verdict by elimination: only as sure as the signals that eliminated the rest
         return Verdict("network", round(0.6 * penalty, 2), NETWORK_RULE.evidence(s),
                        *(_next(second, s) if close else (None, None)))
-    evidence = "; ".join(f"{c.rule.limit} {c.score:.2f} (threshold {c.rule.threshold:g})" for c in ranked[:3])
+    evidence = ("no rule over its threshold: " + ", ".join(f"{c.rule.limit} {c.score:.2f} of {c.rule.threshold:g}"
+                                                            for c in ranked[:3])) if ranked else ""
     if s.open_loop:
         evidence = RATE_RULE.evidence(s) + (f"; {evidence}" if evidence else "")
     if s.missing:

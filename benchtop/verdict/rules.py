@@ -46,6 +46,14 @@ def _f(v: float | None, digits: int = 1) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def top_statement(s: Signals) -> str:
+    """`; top statement 62% of server time: SELECT c FROM sbtest1 WHERE id=?` (empty when unknown)."""
+    if not s.top_statement or not s.top_statement_share:
+        return ""
+    text = s.top_statement if len(s.top_statement) <= 60 else s.top_statement[:59] + "…"
+    return f"; top statement {100 * s.top_statement_share:.0f}% of server time: {text}"
+
+
 def off_cpu_share(s: Signals) -> float | None:
     """The workers' share of time spent neither in the server's CPU nor in the client's."""
     if s.busy_workers is None or s.busy_workers <= 0 or s.server_cores is None or s.client_cores is None:
@@ -96,7 +104,7 @@ def lock_evidence(s: Signals) -> str:
     per_txn = lock_waits_per_write(s)
     rate = f", {per_txn:.2f} row lock waits per write" if per_txn else ""
     top = f" ({s.top_lock_wait})" if s.top_lock_wait else ""
-    return f"{_f(s.lock_waiting)} of {_f(s.sessions, 0)} sessions waiting on locks{top}{rate}"
+    return f"{_f(s.lock_waiting)} of {_f(s.sessions, 0)} sessions waiting on locks{top}{rate}{top_statement(s)}"
 
 
 # -- disk: the server's sessions waiting on file I/O, the device's utilisation,
@@ -143,7 +151,7 @@ def disk_evidence(s: Signals) -> str:
         parts.append(f"workers off CPU {100 * off_cpu:.0f}% of the time")
     if s.iowait_pct:
         parts.append(f"iowait {s.iowait_pct:.0f}%")
-    return ", ".join(parts)
+    return ", ".join(parts) + top_statement(s)
 
 
 # -- server CPU: its processes' cores, or a saturated host it is the main user of
@@ -188,7 +196,7 @@ def server_cpu_evidence(s: Signals) -> str:
         parts.append(f"run queue {s.run_queue:.0f}")
     if s.client_cores is not None:
         parts.append(f"client {s.client_cores:.2f} cores")
-    return ", ".join(parts)
+    return ", ".join(parts) + top_statement(s)
 
 
 # -- client CPU: benchtop's own cores against those it may use
@@ -207,7 +215,8 @@ def client_cpu_score(s: Signals) -> float | None:
 
 def client_cpu_evidence(s: Signals) -> str:
     avail = client_cores_available(s)
-    parts = [f"benchtop {_f(s.client_cores, 2)} of the {avail} core{'s' if avail > 1 else ''} it can use"]
+    who = "benchtop (SQLite inside)" if s.embedded else "benchtop"
+    parts = [f"{who} {_f(s.client_cores, 2)} of the {avail} core{'s' if avail > 1 else ''} it can use"]
     if s.server_cores is not None:
         parts.append(f"{s.server_process or 'server'} {s.server_cores:.2f} cores")
     if s.host_busy_pct is not None:
@@ -231,7 +240,7 @@ def rate_evidence(s: Signals) -> str:
 
 # -- network round trips: a closed loop waiting on nothing but the wire
 def network_score(s: Signals) -> float | None:
-    if s.open_loop or s.latency_ms is None or not s.tps:
+    if s.open_loop or s.latency_ms is None or not s.tps or s.embedded:
         return None
     if _saturated(s):
         return 0.0  # the workers' time goes into the run queue, not the wire

@@ -71,7 +71,9 @@ class Signals:
     # the statement that took most of the server's time
     top_statement: str | None = None
     top_statement_ms_per_s: float | None = None
+    top_statement_share: float | None = None  # of the statements' time the server accounted for
     server_local: bool | None = None  # the server runs on this host (None: not known)
+    embedded: bool = False  # the database runs inside benchtop's workers (SQLite): no wire, no server process
     missing: tuple[str, ...] = ()  # signals that could not be read, in words
 
     @property

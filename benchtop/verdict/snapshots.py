@@ -12,6 +12,8 @@ from typing import Any, Iterable, Mapping, Protocol
 
 from benchtop.sources.base import Missing
 from benchtop.sources.fields import InnoDBPanel
+from benchtop.verdict.decide import Verdict, decide
+from benchtop.verdict.signals import Signals
 
 # performance_schema instruments that are the server's sessions waiting on files
 _MYSQL_IO = ("wait/io/file/",)
@@ -133,10 +135,13 @@ def postgres_signals(snap: Snapshot) -> dict[str, Any]:
 def _top_statement(rows: Any) -> dict[str, Any]:
     if not isinstance(rows, list) or not rows:
         return {}
-    top = max(rows, key=lambda r: float(r.get("total_ms_per_s") or 0))
-    if not top.get("query") or top.get("aggregate"):
+    named = [r for r in rows if r.get("query") and not r.get("aggregate") and not r.get("sampled")]
+    if not named:
         return {}
-    return {"top_statement": str(top["query"])[:120], "top_statement_ms_per_s": _num(top.get("total_ms_per_s"))}
+    top = max(named, key=lambda r: float(r.get("total_ms_per_s") or 0))
+    ms, total = _num(top.get("total_ms_per_s")), sum(_num(r.get("total_ms_per_s")) or 0.0 for r in named)
+    return {"top_statement": str(top["query"])[:120], "top_statement_ms_per_s": ms,
+            "top_statement_share": round(ms / total, 3) if ms and total else None}
 
 
 def pgbouncer_signals(snap: Snapshot, database: str | None) -> dict[str, Any]:
@@ -242,3 +247,9 @@ def from_snapshots(snaps: Iterable[Snapshot], database: str | None = None, with_
         out.update({k: v for k, v in part.items() if v is not None})
     out["missing"] = tuple(missing)
     return out
+
+
+def monitor_verdict(snaps: Iterable[Snapshot], cpus: int, database: str | None = None) -> Verdict:
+    """What limits the server now, from the monitor's newest snapshots alone
+    (no load of benchtop's own: no client CPU, no rate, no round trips)."""
+    return decide(Signals(cpus=cpus, **from_snapshots(snaps, database, with_os=True)))

@@ -1,0 +1,67 @@
+"""The verdict line under the charts: what limits the run in the newest
+interval, its evidence in numbers and the next limit when it is close
+(benchtop.verdict; docs/verdict.md).  It fits its width: the evidence is
+cut at the end, the limit's name never."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from benchtop.verdict import Verdict
+
+_STYLE = {"unclear": "dim", "rate": "green", "network": "cyan"}
+
+
+def verdict_text(v: Verdict | None, width: int = 1000) -> Text:
+    """
+    >>> v = Verdict("server_cpu", 0.64, "postgres 1.62 of 2 cores, run queue 9", "locks", "2.0 of 16 sessions waiting")
+    >>> print(verdict_text(v).plain)
+    limit: server CPU (0.64): postgres 1.62 of 2 cores, run queue 9; next: lock waits (2.0 of 16 sessions waiting)
+    >>> print(verdict_text(v, 40).plain)
+    limit: server CPU (0.64): postgres 1.62…
+    >>> print(verdict_text(None).plain)
+    limit: -
+    """
+    if v is None:
+        return Text("limit: -", no_wrap=True)
+    t = Text("limit: ", no_wrap=True, overflow="ellipsis")
+    t.append(v.name, f"bold {_STYLE.get(v.limit, 'yellow')}")
+    t.append(f" ({v.confidence:.2f})")
+    rest = f": {v.evidence}" if v.evidence else ""
+    if v.next:
+        rest += f"; next: {Verdict(v.next, 0.0, '').name} ({v.next_evidence})"
+    t.append(rest)
+    if len(t.plain) > width:
+        t.truncate(max(width, len(v.name) + 8), overflow="ellipsis")
+    return t
+
+
+class VerdictLine(Widget):
+    DEFAULT_CSS = """
+    VerdictLine { height: 1; padding: 0 1; }
+    """
+
+    def __init__(self, verdict: Verdict | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._verdict = verdict
+
+    def show(self, verdict: Verdict | None) -> None:
+        self._verdict = verdict
+        self.refresh()
+
+    def render(self) -> Text:
+        return verdict_text(self._verdict, max(self.content_size.width, 1))
+
+
+def show_verdict(container: Widget, verdict: Verdict | None) -> None:
+    """The line at the end of `container`, mounted with the first verdict: a
+    run without verdicts (a cluster, a test's fake controller) keeps its
+    layout exactly as it was."""
+    if verdict is None:
+        return
+    lines = container.query(VerdictLine)
+    if lines:
+        lines.first().show(verdict)
+    else:
+        container.mount(VerdictLine(verdict, id="verdict"))

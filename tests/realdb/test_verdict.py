@@ -1,0 +1,147 @@
+"""The verdict under staged limits on the harness's private servers: each
+run stages one limit (durable single-row inserts, one hot set of rows,
+point selects from many threads, a PgBouncer pool of one connection, an
+open loop far below capacity, a costly client pinned to one CPU) and the
+JSON interval lines must name it in most intervals after the first two
+(the monitor's first poll has no rates).  Runs are a few seconds each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
+
+pytestmark = pytest.mark.realdb
+
+ROOT = Path(__file__).parents[2]
+SIZE = ["--tables", "1", "--table-size", "2000"]
+SECONDS = "6"
+MOST = 0.6  # of the intervals after the first two (the check asks 80% of fifteen on the shared servers)
+
+BUSY_CLIENT = """
+name = "client_busy"
+description = "a costly client-side loop around a statement the server answers at once"
+[[transaction]]
+name = "busy"
+script = '''
+loop 20000
+set x = (x + rand(1, 100) * 7) % 1013
+end
+exec read: SELECT 1
+'''
+"""
+
+
+def dsn(server, database: str | None = None) -> str:
+    scheme = "mysql" if server.kind == "mysql" else "postgresql"
+    return f"{scheme}://{server.user}@{server.host}:{server.port}/{database or server.database}"
+
+
+def run(server, *args: str, pin_cpu: int | None = None, target=None) -> tuple[list[str], dict, str]:
+    """A headless JSON run against `server` (or the `target` DSN through it);
+    the limits its counted intervals named after the first two, its summary and stderr."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               MYSQL_PWD=server.password or "", PGPASSWORD=server.password or "")
+    engine = "mysql" if server.kind == "mysql" else "postgres"
+    argv = [sys.executable, "-m", "benchtop", "--headless", "--json", "--time", SECONDS, "--monitor-interval", "1",
+            "--engine", engine, "--dsn", target or dsn(server), *args]
+    pin = (lambda: os.sched_setaffinity(0, {pin_cpu})) if pin_cpu is not None else None
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=str(ROOT),
+                         stdin=subprocess.DEVNULL, preexec_fn=pin)
+    assert res.returncode == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    intervals = [d for d in lines if d.get("type") == "interval"]
+    summary = next(d for d in lines if d.get("type") == "summary")
+    return [d["verdict"]["limit"] for d in intervals[2:]], summary, res.stderr
+
+
+def assert_named(limits: list[str], want: str, summary: dict) -> None:
+    got = Counter(limits)
+    assert limits and got[want] >= MOST * len(limits), f"{want}: {dict(got)}"
+    steady = summary["steady_state"]["verdict"]
+    assert steady["limit"] == want and steady["evidence"], steady
+
+
+@pytest.fixture(scope="module")
+def mysql_tables(mysql_server):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MYSQL_PWD=mysql_server.password or "")
+    subprocess.run([sys.executable, "-m", "benchtop", "prepare", "--engine", "mysql", "--dsn", dsn(mysql_server), *SIZE],
+                   capture_output=True, env=env, cwd=str(ROOT), timeout=120, check=False)
+    return mysql_server
+
+
+@pytest.fixture(scope="module")
+def pg_tables(pg_server):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PGPASSWORD=pg_server.password or "")
+    subprocess.run([sys.executable, "-m", "benchtop", "prepare", "--engine", "postgres", "--dsn", dsn(pg_server), *SIZE],
+                   capture_output=True, env=env, cwd=str(ROOT), timeout=120, check=False)
+    return pg_server
+
+
+def test_durable_single_row_inserts_are_bound_by_the_disk(mysql_tables):
+    before = mysql_admin_exec(mysql_tables, "SELECT @@innodb_flush_log_at_trx_commit")[0][0]
+    mysql_admin_exec(mysql_tables, "SET GLOBAL innodb_flush_log_at_trx_commit = 1")
+    try:
+        limits, summary, _ = run(mysql_tables, *SIZE, "--workload", "oltp_insert", "--threads", "1")
+    finally:
+        mysql_admin_exec(mysql_tables, f"SET GLOBAL innodb_flush_log_at_trx_commit = {int(before)}")
+    assert_named(limits, "disk", summary)
+    assert "syncs per transaction" in summary["steady_state"]["verdict"]["evidence"]
+
+
+def test_one_hot_set_of_rows_is_bound_by_lock_waits(mysql_tables):
+    before = mysql_admin_exec(mysql_tables, "SELECT @@innodb_flush_log_at_trx_commit")[0][0]
+    mysql_admin_exec(mysql_tables, "SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+    try:  # ten rows of the table, sixteen writers
+        limits, summary, _ = run(mysql_tables, "--tables", "1", "--table-size", "10", "--workload",
+                                 "oltp_update_non_index", "--threads", "16")
+    finally:
+        mysql_admin_exec(mysql_tables, f"SET GLOBAL innodb_flush_log_at_trx_commit = {int(before)}")
+    assert_named(limits, "locks", summary)
+    assert "row lock waits per write" in summary["steady_state"]["verdict"]["evidence"]
+
+
+def test_point_selects_from_many_threads_are_bound_by_the_server_cpu(pg_tables):
+    limits, summary, _ = run(pg_tables, *SIZE, "--workload", "oltp_point_select", "--threads", "8")
+    assert_named(limits, "server_cpu", summary)
+    assert "postgres" in summary["steady_state"]["verdict"]["evidence"]
+
+
+def test_a_pool_of_one_connection_is_bound_by_the_pool_queue(pg_tables, pgbouncer_server):
+    if pgbouncer_server.process is None:
+        pytest.skip("needs the harness's own PgBouncer (its pgbouncer.ini gets a pool of one)")
+    ini = pgbouncer_server.process.ini
+    original = ini.read_text()
+    line = f"sbtest_pool1 = host={pg_tables.host} port={pg_tables.port} dbname={pg_tables.database} pool_size=1"
+    ini.write_text(original.replace("[databases]\n", f"[databases]\n{line}\n", 1))
+    pg_admin_exec(pgbouncer_server, "RELOAD")
+    try:
+        admin = f"pgbouncer://{pgbouncer_server.user}@{pgbouncer_server.host}:{pgbouncer_server.port}/pgbouncer"
+        limits, summary, _ = run(pgbouncer_server, *SIZE, "--workload", "oltp_point_select", "--threads", "16",
+                                 "--pgbouncer", admin, target=dsn(pgbouncer_server, "sbtest_pool1"))
+    finally:
+        ini.write_text(original)
+        pg_admin_exec(pgbouncer_server, "RELOAD")
+    assert_named(limits, "pool", summary)
+    assert "waiting for a server connection" in summary["steady_state"]["verdict"]["evidence"]
+
+
+def test_an_open_loop_far_below_capacity_is_bound_by_its_rate(pg_tables):
+    limits, summary, _ = run(pg_tables, *SIZE, "--workload", "oltp_point_select", "--threads", "4", "--rate", "50")
+    assert_named(limits, "rate", summary)
+
+
+def test_a_costly_client_on_one_cpu_is_bound_by_the_client_cpu(pg_tables, tmp_path):
+    workload = tmp_path / "client_busy.toml"
+    workload.write_text(BUSY_CLIENT)
+    limits, summary, _ = run(pg_tables, "--workload", str(workload), "--threads", "2", "--worker-priority", "normal",
+                             pin_cpu=0)
+    assert_named(limits, "client_cpu", summary)
+    assert "of the 1 core it can use" in summary["steady_state"]["verdict"]["evidence"]
