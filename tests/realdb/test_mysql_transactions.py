@@ -55,7 +55,7 @@ def test_a_sleeping_lock_holder_shows_with_its_last_statement(mysql_server: Serv
                 snap = src.poll()
                 trx = {r["id"]: TrxRow.of(r) for r in snap.panels["transactions"]}
                 ok = holder.thread_id() in trx and trx.get(waiter.thread_id(), TrxRow()).state == "LOCK WAIT"
-                return snap if ok else None
+                return snap if ok else False
 
             snap = retry(seen, timeout=10, interval=0.2)
             holder.rollback()
@@ -101,9 +101,9 @@ def test_latest_deadlock_names_both_statements(mysql_server: Server) -> None:
                     cur.execute("UPDATE trx_dead SET v = v + 1 WHERE id = 1 /* dead_b */")
         a.rollback()
 
-        def seen() -> DeadlockPanel | None:
+        def seen() -> DeadlockPanel | bool:
             dl = DeadlockPanel.of(src.poll().panels)
-            return dl if dl and any("dead_b" in (t.query or "") for t in dl.transactions) else None
+            return dl if dl and any("dead_b" in (t.query or "") for t in dl.transactions) else False
 
         dl = retry(seen, timeout=25, interval=0.5)  # MySQL reads the status every tenth poll
         queries = {t.thread_id: t.query or "" for t in dl.transactions}
@@ -136,7 +136,7 @@ def test_metadata_locks_show_an_alter_behind_an_open_transaction(mysql_server: S
         with in_thread(altering):
             def seen() -> Any:
                 rows = src.poll().panels["metadata_locks"]
-                return rows if isinstance(rows, list) and any(r["status"] == "PENDING" for r in rows) else None
+                return rows if isinstance(rows, list) and any(r["status"] == "PENDING" for r in rows) else False
 
             rows = retry(seen, timeout=10, interval=0.2)
             holder.rollback()

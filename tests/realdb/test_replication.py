@@ -79,7 +79,7 @@ def test_mariadb_replica_and_primary_sides(mysql_server: Server, mysql_replica: 
             rows = snap.panels["replica"]
             ok = isinstance(rows, list) and rows and ReplicaRow.of(rows[0]).sql_running == "Yes" \
                 and ReplicaRow.of(rows[0]).io_running == "Yes" and ReplicaRow.of(rows[0]).lag_s is not None
-            return snap if ok else None
+            return snap if ok else False
 
         snap = retry(running, timeout=20, interval=0.3)
         row = ReplicaRow.of(snap.panels["replica"][0])
@@ -157,7 +157,7 @@ def test_postgres_standby_and_primary_sides(pg_server: Server, pg_standby: Serve
             snap = on_primary.poll()
             rows = snap.panels["replication"]
             return snap if isinstance(rows, list) and any(r["state"] == "streaming" and r["replay_lag_bytes"] is not None
-                                                          for r in rows) else None
+                                                          for r in rows) else False
 
         snap = retry(streaming, timeout=20, interval=0.3)
         spec = _view("postgresql", "repl").tables[0]
@@ -168,7 +168,7 @@ def test_postgres_standby_and_primary_sides(pg_server: Server, pg_standby: Serve
         def caught_up() -> Any:
             s = on_standby.poll()
             sb = StandbyPanel.of(s.panels)
-            return s if sb and sb.in_recovery and sb.receiver_status == "streaming" and sb.replay_gap_bytes == 0 else None
+            return s if sb and sb.in_recovery and sb.receiver_status == "streaming" and sb.replay_gap_bytes == 0 else False
 
         snap = retry(caught_up, timeout=20, interval=0.3)
         sb = StandbyPanel.of(snap.panels)
