@@ -79,9 +79,10 @@ void bt_engine_client_aborted(bt_engine *e, const char *script, const char *why)
     /* the first reason stays readable beside the count while the run goes on */
     if (atomic_load(&e->state) != BT_STATE_FAILED && e->error[0] == '\0')
         snprintf(e->error, sizeof e->error, "a client aborted in script %s: %s", script ? script : "?", why);
-    /* the aborting worker has not exited yet: it is the last one alive */
-    int every = e->live <= 1 && !atomic_load(&e->stop);
+    /* every client the groups ask for (threads, or connections on event
+     * loops) has aborted: none is left to run */
     int32_t n = e->aborted;
+    int every = n >= bt_groups_threads_target(e) && !atomic_load(&e->stop);
     pthread_mutex_unlock(&e->ctl_mu);
     if (every)
         bt_engine_fail(e, "every client aborted (%d), as pgbench aborts the run: in script %s: %s", (int)n,

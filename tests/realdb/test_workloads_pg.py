@@ -180,3 +180,8 @@ def test_pgbench_script_set_errors_abort_the_client_as_pgbench_does(pg_server, t
         assert res.stderr.strip().splitlines()[-1] == (
             f"benchtop: error: every client aborted (2), as pgbench aborts the run: in script every: {why}")
         assert "errors by kind: client_aborted 2" in res.stdout
+    # connections on event loops abort one by one too
+    res = bt(pg_server, "--headless", "--pgbench-script", str(every), "--connections", "8", "--threads", "2",
+             "--time", "5")
+    assert res.returncode == 3 and res.stderr.strip().splitlines()[-1].startswith(
+        "benchtop: error: every client aborted (8), as pgbench aborts the run")
