@@ -1,7 +1,7 @@
 """The verdict line under the charts: what limits the run in the newest
 interval, its evidence in numbers and the next limit when it is close
 (benchtop.verdict; docs/verdict.md).  It fits its width: the evidence is
-cut at the end, the limit's name never."""
+cut after its last whole figure that fits, the limit's name never."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ def verdict_text(v: Verdict | None, width: int = 1000) -> Text:
     >>> v = Verdict("server_cpu", 0.64, "postgres 1.62 of 2 cores, run queue 9", "locks", "2.0 of 16 sessions waiting")
     >>> print(verdict_text(v).plain)
     limit: server CPU (0.64): postgres 1.62 of 2 cores, run queue 9; next: lock waits (2.0 of 16 sessions waiting)
-    >>> print(verdict_text(v, 40).plain)
-    limit: server CPU (0.64): postgres 1.62…
+    >>> print(verdict_text(v, 53).plain)
+    limit: server CPU (0.64): postgres 1.62 of 2 cores…
+    >>> print(verdict_text(v, 30).plain)
+    limit: server CPU (0.64): pos…
     >>> print(verdict_text(None).plain)
     limit: -
     """
@@ -33,7 +35,12 @@ def verdict_text(v: Verdict | None, width: int = 1000) -> Text:
         rest += f"; next: {Verdict(v.next, 0.0, '').name} ({v.next_evidence})"
     t.append(rest)
     if len(t.plain) > width:
-        t.truncate(max(width, len(v.name) + 8), overflow="ellipsis")
+        # whole figures only: cut after the last `, ` or `; ` that leaves room for the mark
+        plain = t.plain[: max(width - 1, 0)]
+        cut = max(plain.rfind(", "), plain.rfind("; "))
+        keep = cut if cut > len("limit: ") + len(v.name) else max(width - 1, len(v.name) + 7)
+        t.truncate(keep, overflow="crop")
+        t.append("…")
     return t
 
 
