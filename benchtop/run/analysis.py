@@ -615,6 +615,8 @@ def analysis_text(summary: Mapping[str, Any]) -> str:
             ss = st.get("steady_state") or {}
             if ss.get("samples"):
                 lines.append(f"  step {st['index'] + 1} ({_setting(st)}): {_steady_line(ss)}")
+                if ss.get("verdict"):
+                    lines.append(f"    {stretch_text(ss['verdict'])}")
             segs = st.get("segments") or []
             if len(segs) > 1:
                 for seg in segs:

@@ -217,6 +217,9 @@ def client_cpu_evidence(s: Signals) -> str:
     avail = client_cores_available(s)
     who = "benchtop (SQLite inside)" if s.embedded else "benchtop"
     parts = [f"{who} {_f(s.client_cores, 2)} of the {avail} core{'s' if avail > 1 else ''} it can use"]
+    if s.client_cores is not None and s.busy_workers:
+        # the client's share of each transaction's latency: its own CPU over the workers' busy time
+        parts.append(f"{100 * min(1.0, s.client_cores / s.busy_workers):.0f}% of the workers' time in benchtop's CPU")
     if s.server_cores is not None:
         parts.append(f"{s.server_process or 'server'} {s.server_cores:.2f} cores")
     if s.host_busy_pct is not None:
