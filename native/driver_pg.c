@@ -23,8 +23,8 @@
  *
  * Pipeline mode (cfg->pipeline, prepared mode only): inside an explicit
  * transaction, statements without a captured result are queued and sent in
- * one batch when a result is needed or the transaction ends; see "pipeline
- * mode" below.  Outside transactions, in text mode and on unnamed statements
+ * one batch when a result is needed or the transaction ends; see
+ * driver_pg_pipeline.c.  Outside transactions, in text mode and on unnamed statements
  * (pooler) every statement runs on its own as without --pipeline.
  *
  * Connection: PQconnectdbParams with application_name=benchtop, then the
@@ -68,7 +68,7 @@ static atomic_int bt_pg_unnamed_everywhere;
 
 /* Copies a libpq message without its "ERROR:  " layout: newlines and tabs
  * become spaces so it stays one line, trailing space is dropped. */
-static void bt_pg_msg(char *out, size_t cap, const char *msg)
+void bt_pg_msg(char *out, size_t cap, const char *msg)
 {
     size_t o = 0;
     for (const char *p = msg ? msg : ""; *p && o + 1 < cap; p++) {
@@ -94,7 +94,7 @@ static int bt_pg_is_lost(const bt_pg_conn *c, const char *st)
 
 /* Classifies the error of result `r` (NULL: a connection-level failure);
  * always returns -1 for the caller to pass on. */
-static int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
+int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err)
 {
     const char *st = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     const char *raw = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
@@ -252,7 +252,7 @@ static PGresult *bt_pg_await(bt_pg_conn *c, int sent)
 }
 
 /* Pipeline mode's next result, without blocking an event loop. */
-static PGresult *bt_pg_next(bt_pg_conn *c)
+PGresult *bt_pg_next(bt_pg_conn *c)
 {
     if (c->async && bt_pg_ready(c, 0) != 0)
         return NULL;
@@ -445,7 +445,7 @@ int64_t bt_pg_parse_i64(const char *s)
 }
 
 /* Reads (and frees) the result of one statement into res. */
-static int bt_pg_result(const bt_pg_conn *c, PGresult *r, bt_result *res, bt_err *err)
+int bt_pg_result(const bt_pg_conn *c, PGresult *r, bt_result *res, bt_err *err)
 {
     int rc = -1;
     if (!r)
@@ -616,7 +616,7 @@ static int bt_pg_bind(bt_pg_stmt *st, const bt_value *params, bt_err *err)
     return 0;
 }
 
-static int bt_pg_broken_name(const PGresult *r)
+int bt_pg_broken_name(const PGresult *r)
 {
     const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
     return st && (strcmp(st, "26000") == 0 || strcmp(st, "42P05") == 0);
@@ -624,7 +624,7 @@ static int bt_pg_broken_name(const PGresult *r)
 
 /* Named statements failed the way a transaction pooler makes them fail:
  * switch to unnamed ones here and, through the flag, everywhere. */
-static void bt_pg_note_unnamed(bt_pg_conn *c)
+void bt_pg_note_unnamed(bt_pg_conn *c)
 {
     c->unnamed = 1;
     if (atomic_exchange(&bt_pg_unnamed_everywhere, 1) == 0)
@@ -632,7 +632,7 @@ static void bt_pg_note_unnamed(bt_pg_conn *c)
                         "statements\n");
 }
 
-static int bt_pg_lost_to_pooler(bt_err *err)
+int bt_pg_lost_to_pooler(bt_err *err)
 {
     bt_err_set(err, BT_DERR_RETRY, BT_ERRK_SERIALIZATION, bt_sqlstate_code("26000"), "26000",
                "named prepared statement lost to transaction pooling; "
@@ -648,131 +648,6 @@ static int bt_pg_go_unnamed(bt_pg_conn *c, bt_err *err)
     if (PQtransactionStatus(c->pg) != PQTRANS_INERROR)
         return 1;
     return bt_pg_lost_to_pooler(err);
-}
-
-/* ---- pipeline mode ----------------------------------------------------------
- * Inside an explicit transaction, statements whose result nobody reads (no
- * capture) are only queued; they go out together, with one Sync, when a
- * statement needs its result, when the transaction ends (COMMIT/ROLLBACK,
- * through execute or exec_text) or when the queue is full.  A whole
- * sysbench read-write transaction is then one round trip.  The price: an
- * error in a queued statement is reported by the statement that flushed the
- * queue (usually COMMIT), with the failing statement's own message and code,
- * and the rows count of a queued statement is not known (reported as 0).
- */
-
-enum { BT_PG_TXN_NONE = 0, BT_PG_TXN_BEGIN = 1, BT_PG_TXN_COMMIT = 2, BT_PG_TXN_ROLLBACK = 3 };
-
-static int bt_pg_word_is(const char *s, const char *word)
-{
-    size_t n = strlen(word);
-    for (size_t i = 0; i < n; i++)
-        if ((s[i] & ~0x20) != word[i])
-            return 0;
-    char next = s[n];
-    return !((next >= 'A' && next <= 'Z') || (next >= 'a' && next <= 'z') || next == '_');
-}
-
-static int bt_pg_txn_word(const char *sql)
-{
-    while (*sql == ' ' || *sql == '\t' || *sql == '\n' || *sql == '\r')
-        sql++;
-    if (bt_pg_word_is(sql, "BEGIN") || bt_pg_word_is(sql, "START"))
-        return BT_PG_TXN_BEGIN;
-    if (bt_pg_word_is(sql, "COMMIT") || bt_pg_word_is(sql, "END"))
-        return BT_PG_TXN_COMMIT;
-    if (bt_pg_word_is(sql, "ROLLBACK") || bt_pg_word_is(sql, "ABORT"))
-        return BT_PG_TXN_ROLLBACK;
-    return BT_PG_TXN_NONE;
-}
-
-/* Syncs and reads back every queued statement, in order; the first error is
- * reported, and the last statement's result goes to res. */
-static int bt_pg_pipeline_finish(bt_pg_conn *c, bt_result *res, bt_err *err)
-{
-    int rc = 0, pooler = 0;
-    if (PQpipelineSync(c->pg) != 1) {
-        rc = bt_pg_fail(c, NULL, err);
-        goto out;
-    }
-    for (int i = 0; i < c->npending; i++) {
-        bt_pg_pending *p = &c->pending[i];
-        PGresult *r = bt_pg_next(c);
-        if (!r) {
-            if (rc == 0)
-                rc = bt_pg_fail(c, NULL, err);
-            goto out;
-        }
-        ExecStatusType status = PQresultStatus(r);
-        if (status == PGRES_FATAL_ERROR || status == PGRES_PIPELINE_ABORTED) {
-            if (p->is_prepare)
-                p->st->prepared = 0;
-            if (status == PGRES_FATAL_ERROR && rc == 0) {
-                pooler = bt_pg_broken_name(r);
-                rc = bt_pg_fail(c, r, err);
-            }
-            PQclear(r);
-        } else if (i == c->npending - 1 && rc == 0) {
-            rc = bt_pg_result(c, r, res, err);
-        } else {
-            PQclear(r);
-        }
-        /* each statement's results end with a NULL */
-        while ((r = bt_pg_next(c)) != NULL)
-            PQclear(r);
-    }
-    PGresult *r = bt_pg_next(c);
-    if (!r || PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
-        if (rc == 0)
-            rc = bt_pg_fail(c, r, err);
-    }
-    PQclear(r);
-out:
-    c->npending = 0;
-    if (pooler) {
-        bt_pg_note_unnamed(c);
-        rc = bt_pg_lost_to_pooler(err);
-    }
-    if (PQpipelineStatus(c->pg) != PQ_PIPELINE_OFF && PQexitPipelineMode(c->pg) != 1) {
-        /* results still owed: the connection cannot be trusted any more */
-        char msg[sizeof err->msg];
-        bt_pg_msg(msg, sizeof msg, PQerrorMessage(c->pg));
-        bt_err_set(err, BT_DERR_LOST, BT_ERRK_LOST_CONNECTION, 0, "", msg);
-        rc = -1;
-    }
-    return rc;
-}
-
-static int bt_pg_pipeline_execute(bt_pg_conn *c, bt_pg_stmt *st, int txn, bt_result *res,
-                                  bt_err *err)
-{
-    if (c->npending == 0 && PQenterPipelineMode(c->pg) != 1)
-        return bt_pg_fail(c, NULL, err);
-    if (!st->prepared) {
-        if (PQsendPrepare(c->pg, st->name, st->sql, st->nparams, NULL) != 1)
-            goto send_failed;
-        c->pending[c->npending++] = (bt_pg_pending){st, 1};
-        st->prepared = 1;   /* the drain clears it again if the Parse fails */
-    }
-    if (PQsendQueryPrepared(c->pg, st->name, st->nparams, st->values, NULL, NULL, 0) != 1)
-        goto send_failed;
-    c->pending[c->npending++] = (bt_pg_pending){st, 0};
-    if (txn == BT_PG_TXN_BEGIN)
-        c->in_txn = 1;
-    if ((txn == BT_PG_TXN_NONE || txn == BT_PG_TXN_BEGIN) && c->in_txn &&
-        !(res && res->want) && c->npending + 2 <= BT_PG_MAX_PENDING)
-        return 0;
-    if (txn == BT_PG_TXN_COMMIT || txn == BT_PG_TXN_ROLLBACK)
-        c->in_txn = 0;
-    return bt_pg_pipeline_finish(c, res, err);
-send_failed:
-    /* part of the queue may be on the wire: nothing sensible is left to do
-     * with this connection but drop it */
-    bt_pg_fail(c, NULL, err);
-    err->kind = BT_DERR_LOST;
-    err->errk = BT_ERRK_LOST_CONNECTION;
-    c->npending = 0;
-    return -1;
 }
 
 static int bt_pg_exec_text(void *conn, const char *sql, bt_result *res, bt_err *err)

@@ -1,8 +1,9 @@
-/* driver_pg.h: what the PostgreSQL driver's two halves share: driver_pg.c
- * (libpq: connect, prepare, text statements, pipeline mode, the pooler
- * fallback) and driver_pg_wire.c (benchtop's own Bind/Execute/Sync and the
- * reply read on the socket).  Not seen by cffi or by the engine, which knows
- * the driver only as bt_driver_pgsql (driver.h). */
+/* driver_pg.h: what the PostgreSQL driver's parts share: driver_pg.c
+ * (libpq: connect, prepare, text statements, the pooler fallback),
+ * driver_pg_pipeline.c (--pipeline: a transaction's statements queued and
+ * sent together) and driver_pg_wire.c (benchtop's own Bind/Execute/Sync and
+ * the reply read on the socket).  Not seen by cffi or by the engine, which
+ * knows the driver only as bt_driver_pgsql (driver.h). */
 #ifndef BT_DRIVER_PG_H
 #define BT_DRIVER_PG_H
 
@@ -69,6 +70,35 @@ int bt_pg_oom(bt_err *err);
 /* A decimal integer as libpq and the server print it (no checks: the
  * server's own output). */
 int64_t bt_pg_parse_i64(const char *s);
+
+/* Copies a libpq message as one line (no "ERROR:  " layout). */
+void bt_pg_msg(char *out, size_t cap, const char *msg);
+/* Classifies the error of result `r` (NULL: a connection-level failure);
+ * always returns -1. */
+int bt_pg_fail(const bt_pg_conn *c, const PGresult *r, bt_err *err);
+/* Reads (and frees) the result of one statement into res. */
+int bt_pg_result(const bt_pg_conn *c, PGresult *r, bt_result *res, bt_err *err);
+/* The error a transaction pooler gives a named statement (26000, 42P05). */
+int bt_pg_broken_name(const PGresult *r);
+/* Switches this connection, and through a process-wide flag every other, to
+ * unnamed statements, saying so once on stderr. */
+void bt_pg_note_unnamed(bt_pg_conn *c);
+/* The transaction lost its named statement to a pooler: retryable; returns -1. */
+int bt_pg_lost_to_pooler(bt_err *err);
+/* Pipeline mode's next result, without blocking an event loop. */
+PGresult *bt_pg_next(bt_pg_conn *c);
+
+/* driver_pg_pipeline.c */
+/* What a statement does to the transaction, from its first word. */
+enum { BT_PG_TXN_NONE = 0, BT_PG_TXN_BEGIN = 1, BT_PG_TXN_COMMIT = 2, BT_PG_TXN_ROLLBACK = 3 };
+int bt_pg_txn_word(const char *sql);
+/* Syncs and reads back every queued statement, in order; the first error is
+ * reported, and the last statement's result goes to res. */
+int bt_pg_pipeline_finish(bt_pg_conn *c, bt_result *res, bt_err *err);
+/* Queues prepared statement `st` (bound) inside a transaction, or sends the
+ * queue with it when its result is needed or the transaction ends (`txn`:
+ * BT_PG_TXN_* of its SQL). */
+int bt_pg_pipeline_execute(bt_pg_conn *c, bt_pg_stmt *st, int txn, bt_result *res, bt_err *err);
 
 /* driver_pg_wire.c */
 /* Puts the socket in blocking mode for the wire path's reads (on) or back in

@@ -20,4 +20,4 @@ CORE = ["engine.c", "group.c", "worker.c", "scheduler.c", "histogram.c", "worklo
 MYSQL = ["driver_mysql.c", "driver_mysql_wire.c"]
 
 # compiled in with -DBT_HAVE_PGSQL when libpq is found
-PGSQL = ["driver_pg.c", "driver_pg_wire.c"]
+PGSQL = ["driver_pg.c", "driver_pg_pipeline.c", "driver_pg_wire.c"]
