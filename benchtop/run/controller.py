@@ -521,7 +521,9 @@ class RunController:
                      if self.meter is not None else {})
             self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
                                     groups=self._with_interval_rates(summary.groups),
-                                    connected_max=max((iv.connected for iv in self.history), default=-1))
+                                    connected_max=max((iv.connected for iv in self.history), default=-1),
+                                    connected_min=min((iv.connected for iv in self.history if iv.connected >= 0),
+                                                      default=-1))
             self._summary = self.finish_summary(self._summary)
             if self.writer:
                 self.save_summary(self._summary)

@@ -279,6 +279,7 @@ class RunSummary:
     loop_threads: int = 0  # --connections: the event-loop threads (then `threads` counts connections)
     connections_served: int = 0  # connections that completed at least one transaction
     connected_max: int = -1  # the most workers connected at once in an interval (-1: not known)
+    connected_min: int = -1  # the fewest workers connected at an interval's end (-1: not known)
     aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
 
     @property
@@ -366,6 +367,12 @@ class RunSummary:
             out.append(f"only {self.connected_max} of {self.threads} workers were connected at once: the server refused "
                        f"{self.connect_failures} connection attempts (max_connections? access denied? down?); "
                        f"the results are for {self.connected_max} workers")
+        elif self.connect_failures and 0 <= self.connected_min < self.threads:
+            # all were connected at first, then the server refused them (a
+            # restart with another password, max_connections lowered)
+            out.append(f"the server refused {self.connect_failures} connection attempts and some intervals ran with "
+                       f"as few as {self.connected_min} of {self.threads} workers connected (access denied? "
+                       "max_connections? down?): those intervals measure fewer workers")
         if aborted:
             out.append(f"{aborted} of {self.threads} clients aborted, as pgbench aborts a client whose script fails"
                        + (f" ({self.aborted_reason})" if self.aborted_reason else "")
@@ -389,6 +396,7 @@ class RunSummary:
             "connect_ms_avg": round(self.connect_ms_avg, 3),
             "connect_failures": self.connect_failures,
             **({"connected": self.connected_max} if self.connected_max >= 0 else {}),
+            **({"connected_min": self.connected_min} if 0 <= self.connected_min < self.threads else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
             "time_s": round(self.time_s, 3),
             # with --connections the workers are connections on --threads event loops

@@ -34,3 +34,43 @@ def test_max_connections_below_threads_is_counted_and_warned(prepared_mysql, tmp
     assert any(f"of 12 workers were connected" in w for w in summary["warnings"])
     saved = json.loads((tmp_path / "res" / "summary.json").read_text())
     assert saved["connected"] == summary["connected"]
+
+
+def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_path: Path) -> None:
+    """All connected at first, then refused: the issue's server restarted
+    with another password (here the password changed and the sessions
+    killed). The intervals say how many were connected, the summary warns."""
+    import time
+
+    from tests.realdb.test_faults import wait_intervals
+
+    if prepared_mysql.process is None:
+        pytest.skip("changes the test user's password: only on a server the harness started")
+    user = f"'{prepared_mysql.user}'@'%'"
+    out = tmp_path / "res"
+    proc = start_run(prepared_mysql, out, 8, "--threads", "4", "--no-monitor")
+    try:
+        wait_intervals(out, 2)
+        mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY 'another-password'")
+        for (pid,) in mysql_admin_exec(prepared_mysql, "SELECT id FROM information_schema.processlist "
+                                                       f"WHERE user = '{prepared_mysql.user}'"):
+            try:
+                mysql_admin_exec(prepared_mysql, f"KILL {int(pid)}")
+            except Exception:  # gone already
+                pass
+        time.sleep(3)
+    finally:
+        mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY '{prepared_mysql.password}'")
+    try:
+        stdout, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    intervals = [d for d in lines if d.get("type") == "interval"]
+    summary = [d for d in lines if d.get("type") == "summary"][-1]
+    assert intervals[0]["connected"] == 4 and min(d["connected"] for d in intervals) < 4
+    assert sum(d.get("connect_failures", 0) for d in intervals) > 0
+    assert summary["connect_failures"] > 0 and summary["connected_min"] < 4 and summary["connected"] == 4
+    assert any("some intervals ran with as few as" in w for w in summary["warnings"]), summary.get("warnings")
