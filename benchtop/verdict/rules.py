@@ -29,7 +29,7 @@ HOST_SATURATED: Final = 0.90  # host CPU busy: saturated when the run queue exce
 MAIN_USER_SHARE: Final = 0.10  # of the busy cores: a saturated host is the server's (client's) limit
 CLIENT_CPU_SHARE: Final = 0.80  # of the cores the client can use (its CPUs, at most one per worker)
 RATE_DELIVERED: Final = 0.90  # of the asked rate delivered, with ...
-RATE_BACKLOG: Final = 1.0  # ... fewer transactions than this due and not started, on average
+RATE_BACKLOG_S: Final = 0.1  # ... fewer transactions due and not started than this many seconds of the rate (1 at least)
 NETWORK_MAX_QUERY_MS: Final = 2.0  # a round trip's worth: more per query and something else is slow
 
 
@@ -233,7 +233,8 @@ def rate_score(s: Signals) -> float | None:
         return None
     delivered = s.tps / s.rate_target
     backlog = s.backlog if s.backlog is not None else 0.0
-    return 1.0 if delivered >= RATE_DELIVERED and backlog < RATE_BACKLOG else 0.0
+    # a backlog worth a tenth of a second of arrivals is a hiccup caught up within the interval
+    return 1.0 if delivered >= RATE_DELIVERED and backlog < max(1.0, RATE_BACKLOG_S * s.rate_target) else 0.0
 
 
 def rate_evidence(s: Signals) -> str:
