@@ -178,3 +178,21 @@ def test_errors_are_one_line(tmp_path, capsys, monkeypatch, folders):
     err = capsys.readouterr().err
     # the pip of the Python benchtop runs in, not whichever `pip` is first on PATH
     assert err.strip() == f"benchtop report: error: plots need matplotlib: {sys.executable} -m pip install 'matplotlib>=3.7'"
+
+
+def test_verdict_column_and_paragraph(tmp_path, capsys):
+    # a run whose summary.json predates the verdict: computed from its interval lines
+    verdicts = ["locks"] * 5 + ["server_cpu"]
+    ivs = [{"type": "interval", "t": float(i + 1), "tps": 900.0 + i, "threads": 16,
+            "verdict": {"limit": v, "confidence": 0.9, "evidence": f"{i} of 16 sessions waiting on locks",
+                        "next": None}} for i, v in enumerate(verdicts)]
+    folder = _write(tmp_path / "hot", {"type": "summary", "tps": 902.5, "threads": 16, "rate": 0.0, "errors": 0,
+                                       "latency_ms": {"p95": 9.0, "p99": 12.0}}, ivs, [1_000_000] * 10)
+    rows = table_rows(load_runs([folder]))
+    assert rows[0].limit == "locks 83%"
+    assert cli.main([str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"hot\s+16\s+.*\s+locks 83%\s+", out)
+    assert "What limits each run" in out
+    assert re.search(r"hot: bound by lock waits in 83% of 6 intervals \(\d of 16 sessions waiting on locks\); "
+                     r"server CPU 17%", out)

@@ -124,3 +124,35 @@ def test_missing_signals_never_raise(field):
         v = decide(s)
         assert v.limit in LIMITS
         assert [c.rule.limit for c in rank(s)]
+
+
+def test_summary_names_the_limit_of_each_steady_stretch():
+    from benchtop.run.analysis import analyse, analysis_text
+
+    def iv(t: float, threads: int, limit: str) -> dict:
+        return {"t": t, "dt": 1.0, "tps": 1000.0 + t, "threads": threads,
+                "verdict": {"limit": limit, "confidence": 0.9, "evidence": f"{limit} evidence", "next": None}}
+
+    ivs = [iv(float(t), 4, "server_cpu") for t in range(1, 7)] + [iv(float(t), 16, "locks") for t in range(7, 13)]
+    out = analyse(ivs, events=[{"t": 6.0, "kind": "threads", "text": "threads 16"}])
+    segs = out["segments"]
+    assert [s["verdict"]["limit"] for s in segs] == ["server_cpu", "locks"]
+    assert segs[0]["verdict"]["share"] == 1.0 and segs[0]["verdict"]["evidence"] == "server_cpu evidence"
+    text = analysis_text(out)
+    assert "bound by server CPU in 100% of" in text and "bound by lock waits in 100% of" in text
+
+
+def test_text_mode_prints_the_verdict_under_each_interval(capsys):
+    import sys
+
+    from benchtop.engine.histogram import Histogram
+    from benchtop.run.headless import LinePrinter
+    from benchtop.run.protocol import Sample
+    from benchtop.run.samples import IntervalStats
+
+    h = Histogram.empty()
+    stats = IntervalStats(1.0, 1.0, 2, 0.0, False, 100, 100.0, 0, 0, 0, 0, 0, 0, {}, {"p95": 1.0}, {}, 0, 0, h, h)
+    verdict = decide(stage("PostgreSQL tpcb-select-only")[2]).to_dict()
+    LinePrinter(sys.stdout, False, 95.0).interval(Sample(stats, True, 1.0, fields={"verdict": verdict}))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[ 1s ]") and lines[1].startswith("     bound by pool queue: PgBouncer: ")
