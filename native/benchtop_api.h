@@ -341,6 +341,7 @@ typedef struct {
     uint64_t txn_ns_by_type[32];      /* latency sum, per transaction type */
     uint64_t rows_loaded;             /* bulk load progress */
     char error[512];                  /* the fatal error, if state == FAILED */
+    char connect_error[256];          /* the server's word on the latest refused connection attempt */
 } bt_snapshot;
 
 typedef struct bt_engine bt_engine;

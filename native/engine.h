@@ -51,6 +51,7 @@ struct bt_engine {
     int32_t loop_threads;    /* > 0: that many event loops per group drive its connections */
     pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
     char error[512];
+    char connect_error[256]; /* the latest refused connection attempt's message (ctl_mu) */
 };
 
 /* Starts a snapshot: zeroes `out` and the caller's histogram buffers (either

@@ -49,6 +49,12 @@ int bt_worker_connect(bt_client *c, bt_err *err)
     if (rc != 0) {
         c->conn = NULL;
         BT_ADD(w->connect_failures, 1);
+        /* why, for the summary (Too many connections, Access denied): best
+         * effort, never waiting for the lock a snapshot holds */
+        if (pthread_mutex_trylock(&e->ctl_mu) == 0) {
+            snprintf(e->connect_error, sizeof e->connect_error, "%.255s", err->msg);
+            pthread_mutex_unlock(&e->ctl_mu);
+        }
         return rc;
     }
     /* publish the socket, unless the controller already aborted our I/O */

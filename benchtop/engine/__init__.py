@@ -421,6 +421,7 @@ class Engine:
             txn_ns_by_type=tuple(s.txn_ns_by_type),
             rows_loaded=s.rows_loaded,
             error=ffi.string(s.error).decode(errors="replace"),
+            connect_error=ffi.string(s.connect_error).decode(errors="replace"),
             latency=lat,
             service=svc,
             groups=tuple(self._group_sample(i, name) for i, name in enumerate(self.group_names)) if with_groups else (),

@@ -281,6 +281,7 @@ class RunSummary:
     connected_max: int = -1  # the most workers connected at once in an interval (-1: not known)
     connected_min: int = -1  # the fewest workers connected at an interval's end (-1: not known)
     aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
+    refused_reason: str = ""  # the server's word on the latest refused connection attempt
 
     @property
     def queries(self) -> int:
@@ -351,11 +352,16 @@ class RunSummary:
             unfinished=(last.unfinished - first.unfinished
                         + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
             connect_failures=max(0, last.connect_failures - first.connect_failures),
+            refused_reason=last.connect_error if last.connect_failures > first.connect_failures else "",
             aborted_reason=last.error if last.errors.get("client_aborted", 0) > first.errors.get("client_aborted", 0)
             else "",
             loop_threads=last.loop_threads,
             connections_served=last.connections_served,
         )
+
+    @property
+    def _refused_why(self) -> str:
+        return f"the server said: {self.refused_reason}" if self.refused_reason else "max_connections? access denied? down?"
 
     @property
     def warnings(self) -> list[str]:
@@ -365,14 +371,14 @@ class RunSummary:
         aborted = self.errors.get("client_aborted", 0)
         if 0 <= self.connected_max < self.threads and (self.connect_failures or not aborted):
             out.append(f"only {self.connected_max} of {self.threads} workers were connected at once: the server refused "
-                       f"{self.connect_failures} connection attempts (max_connections? access denied? down?); "
+                       f"{self.connect_failures} connection attempts ({self._refused_why}); "
                        f"the results are for {self.connected_max} workers")
         elif self.connect_failures and 0 <= self.connected_min < self.threads:
             # all were connected at first, then the server refused them (a
             # restart with another password, max_connections lowered)
             out.append(f"the server refused {self.connect_failures} connection attempts and some intervals ran with "
-                       f"as few as {self.connected_min} of {self.threads} workers connected (access denied? "
-                       "max_connections? down?): those intervals measure fewer workers")
+                       f"as few as {self.connected_min} of {self.threads} workers connected ({self._refused_why}): "
+                       "those intervals measure fewer workers")
         if aborted:
             out.append(f"{aborted} of {self.threads} clients aborted, as pgbench aborts a client whose script fails"
                        + (f" ({self.aborted_reason})" if self.aborted_reason else "")
@@ -395,6 +401,7 @@ class RunSummary:
             "connects": self.connects,
             "connect_ms_avg": round(self.connect_ms_avg, 3),
             "connect_failures": self.connect_failures,
+            **({"connect_error": self.refused_reason} if self.refused_reason else {}),
             **({"connected": self.connected_max} if self.connected_max >= 0 else {}),
             **({"connected_min": self.connected_min} if 0 <= self.connected_min < self.threads else {}),
             **({"warnings": self.warnings} if self.warnings else {}),

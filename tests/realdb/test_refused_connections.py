@@ -31,7 +31,9 @@ def test_max_connections_below_threads_is_counted_and_warned(prepared_mysql, tmp
     assert intervals and all(0 < d["connected"] < 12 for d in intervals)
     assert sum(d.get("connect_failures", 0) for d in intervals) > 0
     assert 0 < summary["connected"] < 12 and summary["connect_failures"] > 0
-    assert any(f"of 12 workers were connected" in w for w in summary["warnings"])
+    assert any("of 12 workers were connected" in w and "the server said: Too many connections" in w
+               for w in summary["warnings"]), summary["warnings"]
+    assert "Too many connections" in summary["connect_error"]
     saved = json.loads((tmp_path / "res" / "summary.json").read_text())
     assert saved["connected"] == summary["connected"]
 
@@ -73,4 +75,6 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
     assert intervals[0]["connected"] == 4 and min(d["connected"] for d in intervals) < 4
     assert sum(d.get("connect_failures", 0) for d in intervals) > 0
     assert summary["connect_failures"] > 0 and summary["connected_min"] < 4 and summary["connected"] == 4
-    assert any("some intervals ran with as few as" in w for w in summary["warnings"]), summary.get("warnings")
+    assert any("some intervals ran with as few as" in w and "Access denied" in w for w in summary["warnings"]), \
+        summary.get("warnings")
+    assert "Access denied" in summary["connect_error"]
