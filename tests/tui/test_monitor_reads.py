@@ -60,3 +60,21 @@ def test_postgres_headless_never_prints_a_negative_age() -> None:
     snap = SourceSnapshot("pg", "postgresql", 0.0, True, panels=dict(PG_TOP_PANELS, activity=activity))
     text = "\n".join(summary_lines(snap))
     assert "-0" not in text and "sessions now" in text, text
+
+
+async def test_history_view_charts_the_main_rates() -> None:
+    """dolphie's graphs: each poll's rates kept, charted in the history view."""
+    from benchtop.screens.widgets.history import HistoryCharts
+
+    polls = [dict(MYSQL_PANELS, status_rates=dict(MYSQL_PANELS["status_rates"], questions_per_s=1000.0 * (i + 1)))
+             for i in range(5)]
+    app = _monitor(FakeSource("mysql", polls, kind="mysql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _ready(pilot, app)
+        keys = [v.key for v in pane.views]
+        await pilot.press(str(keys.index("history") + 1))
+        await pilot.pause(0.5)
+        charts = pane.query_one(HistoryCharts)
+        assert pane.history is not None and len(pane.history) >= 1
+        text = str(charts.render())
+        assert "queries" in text and "commits" in text and "┤" in text, text

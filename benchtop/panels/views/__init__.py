@@ -60,6 +60,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
              (MYSQL_LOCKS, MYSQL_METADATA_LOCKS)),
         View("trx", "open transactions", None, (MYSQL_TRANSACTIONS,)),
         View("repl", "replication, both sides", mysql_replication_summary, (MYSQL_REPLICA,)),
+        View("history", "main rates over the last minutes", history=True),
     ),
     "postgresql": (
         View("activity", "what runs now and what costs most", postgres_summary, (PG_ACTIVITY, PG_STATEMENTS)),
@@ -68,11 +69,13 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("tables", "tables and indexes", database_summary, (PG_TABLES, PG_INDEXES)),
         View("vacuum", "vacuum progress", database_summary, (PG_VACUUM,)),
         View("repl", "replication, both sides", pg_replication_summary, (PG_REPLICAS,)),
+        View("history", "main rates over the last minutes", history=True),
     ),
     "pgbouncer": (
         View("pools", "pools and traffic", pgbouncer_summary, (PGB_POOLS, PGB_STATS)),
         View("clients", "clients (SHOW CLIENTS)", pgbouncer_summary, (peer_spec("clients", "clients"),)),
         View("servers", "servers (SHOW SERVERS)", pgbouncer_summary, (peer_spec("servers", "server connections"),)),
+        View("history", "main rates over the last minutes", history=True),
     ),
     "proxysql": (
         View("connpool", "ConnPool", proxysql_summary, (PSQL_POOL, PSQL_DIGESTS)),
@@ -82,7 +85,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("comcount", "ComCount", None, (PSQL_COMMANDS,)),
         View("digests", "query digests", None, (PSQL_DIGESTS,)),
     ),
-    "os": (View("host", "this host", os_summary, ()),),
+    "os": (View("host", "this host", os_summary, ()), View("history", "main rates over the last minutes", history=True)),
 }
 
 

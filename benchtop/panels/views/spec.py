@@ -61,6 +61,7 @@ class View:
     title: str
     summary: Callable[[SourceSnapshot, int], list[Text]] | None = None
     tables: tuple[TableSpec, ...] = field(default_factory=tuple)
+    history: bool = False  # charts of the source's main rates over the last polls (panels/history.py)
 
 
 def sort_value(v: Any) -> tuple[int, Any]:

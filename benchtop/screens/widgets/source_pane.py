@@ -20,8 +20,10 @@ from textual.widgets import DataTable, Label, Static, TabbedContent
 from benchtop.screens.details import RowDetails
 from benchtop.screens.messages import SourceLost, SourcePolled
 from benchtop.screens.modals import FilterModal
+from benchtop.panels.history import History, metrics_for
 from benchtop.panels.views import View, views_for
 from benchtop.screens.widgets.fmt import crop, pane_id
+from benchtop.screens.widgets.history import HistoryCharts
 from benchtop.screens.widgets.panel_table import PanelTable, table_of
 from benchtop.screens.widgets.table_block import TableBlock
 from benchtop.screens.widgets.top_table import FocusHolder, TopTable
@@ -78,6 +80,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         self._blocks: list[TableBlock] = []
         self._views_built: dict[str, tuple[Widget, Static | None, list[TableBlock]]] = {}
         self.want_focus = False  # the monitor screen focuses the table of the view on show
+        self.history: History | None = None  # the main rates of every poll, for the history view
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="banner")
@@ -129,6 +132,9 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
             self._label_tab(self.poller.name)
         self.lost_error = None
         self.remove_class("lost")
+        if self.history is None:
+            self.history = History(metrics_for(event.snapshot.kind))
+        self.history.add(event.snapshot)
         self.show(event.snapshot)
 
     def _label_tab(self, label: str) -> None:
@@ -181,6 +187,8 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
             summary = Static("", classes="summary") if view.summary is not None else None
             blocks = [TableBlock(spec) for spec in view.tables]
             widgets: list[Widget] = [summary] if summary is not None else []
+            if view.history:
+                widgets.append(HistoryCharts(self.history or History(()), classes="history"))
             box = Vertical(*widgets, *blocks, classes="view")
             self._views_built[view.key] = (box, summary, blocks)
             self.query_one("#body", Vertical).mount(box)
@@ -211,6 +219,10 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
             if not last:
                 block.table.styles.max_height = max(room // len(blocks) - 1, 4)
             block.show(snap, self.needle, self.show_idle)
+        if view.history and self.history is not None:
+            for charts in self.query(HistoryCharts):
+                charts.history = self.history
+                charts.refresh()
 
     def on_resize(self) -> None:
         self.refresh_view()
