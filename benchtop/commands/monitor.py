@@ -112,7 +112,10 @@ def main(
         sources = build_sources(specs, timeout_s=timeout)
         # The OS panel only describes the server when the server runs here.
         if args.os if args.os is not None else any(is_local(s.target) for s in sources):
-            sources.append(OSSource(timeout_s=timeout))
+            # the first local database server's processes: their CPU and I/O (pg_activity's columns)
+            local = [s.target for s in sources if s.kind in ("mysql", "postgresql") and is_local(s.target)
+                     and not s.target.socket]
+            sources.append(OSSource(timeout_s=timeout, server_port=local[0].effective_port if local else None))
     except (_UsageError, TargetError) as exc:
         print(f"benchtop monitor: {exc}", file=sys.stderr)
         return 2

@@ -166,3 +166,11 @@ class StandbyPanel:
 
     def as_panel(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# The host (the OS source): top's and iostat -x's figures.  Their dict keys
+# are listed in benchtop/sources/host_state.py's parsers, which build them.
+LOAD: Final = "load"  # load averages, runnable tasks, CPUs
+MEMORY: Final = "memory"  # used/available/cached/dirty bytes, swap used and swapping rates
+DISKS: Final = "disks"  # one row per whole disk: util, requests, bytes, await, queue
+SERVER_PROCESSES: Final = "server_processes"  # the local server's processes: CPU %, I/O rates, RSS, title

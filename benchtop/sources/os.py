@@ -12,6 +12,19 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.fields import DISKS, LOAD, MEMORY, SERVER_PROCESSES
+from benchtop.sources.host_state import (
+    DiskCounters,
+    ProcCounters,
+    disk_rows,
+    parse_disks,
+    parse_loadavg,
+    parse_meminfo,
+    parse_swapping,
+    process_rows,
+    read_process,
+    tree_pids,
+)
 from benchtop.sources.process import listener_pid, process_name, read_tree
 from benchtop.target import Target
 
@@ -271,6 +284,9 @@ class OSSource(Source):
         self._server_port = server_port  # the local server's port: its process's CPU and memory too
         self._server_pid: int | None = None
         self._server_prev: tuple[float, float] | None = None  # (monotonic, cpu_s)
+        self._disks_prev: tuple[float, dict[str, DiskCounters]] | None = None
+        self._swap_prev: tuple[float, tuple[int, int]] | None = None
+        self._procs_prev: tuple[float, dict[int, ProcCounters]] | None = None
 
     def connect(self) -> None:
         try:
@@ -307,9 +323,50 @@ class OSSource(Source):
             if d.procs_running is not None:
                 panels["run_queue"] = d.procs_running
             panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
+        self._host_state(panels)
         if self._server_port:
             panels["server_process"] = self._server_process()
+            panels[SERVER_PROCESSES] = self._server_processes()
         return self.snapshot(panels, t0, interval_s)
+
+    def _host_state(self, panels: dict[str, Any], proc: Path = Path("/proc")) -> None:
+        """Load, memory and swap, and each disk (iostat -x)."""
+        now = time.monotonic()
+        try:
+            panels[LOAD] = parse_loadavg((proc / "loadavg").read_text(), os.cpu_count() or 1)
+        except (OSError, ValueError, IndexError):
+            panels[LOAD] = Missing("no /proc/loadavg")
+        try:
+            memory: dict[str, Any] = dict(parse_meminfo((proc / "meminfo").read_text()))
+            swap = parse_swapping((proc / "vmstat").read_text())
+            prev, self._swap_prev = self._swap_prev, (now, swap)
+            if prev is not None and now > prev[0]:
+                page = os.sysconf("SC_PAGE_SIZE")
+                memory["swap_in_bytes_per_s"] = round(max(swap[0] - prev[1][0], 0) * page / (now - prev[0]), 1)
+                memory["swap_out_bytes_per_s"] = round(max(swap[1] - prev[1][1], 0) * page / (now - prev[0]), 1)
+            panels[MEMORY] = memory
+        except (OSError, ValueError):
+            panels[MEMORY] = Missing("no /proc/meminfo")
+        try:
+            cur = parse_disks((proc / "diskstats").read_text(), self._disks, _looks_virtual_or_partition)
+        except (OSError, ValueError):
+            panels[DISKS] = Missing("no /proc/diskstats")
+            return
+        prev_disks, self._disks_prev = self._disks_prev, (now, cur)
+        if prev_disks is not None and now > prev_disks[0]:
+            panels[DISKS] = disk_rows(prev_disks[1], cur, now - prev_disks[0])
+
+    def _server_processes(self, top: int = 50) -> Any:
+        """Each process of the local server's tree with its CPU and I/O
+        (pg_activity's per-backend CPU%, READ/s, WRITE/s)."""
+        if self._server_pid is None:
+            return Missing("server process not found", "run as root or as the server's user to find it by its port")
+        now = time.monotonic()
+        cur = {pid: c for pid in tree_pids(self._server_pid) if (c := read_process(pid)) is not None}
+        prev, self._procs_prev = self._procs_prev, (now, cur)
+        if prev is None or now <= prev[0]:
+            return []
+        return process_rows(prev[1], cur, now - prev[0], _clock_ticks())[:top]
 
     def _server_process(self) -> Any:
         """The server's process tree: memory, and CPU in cores over the interval."""

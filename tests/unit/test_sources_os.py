@@ -30,3 +30,36 @@ def test_cpu_split_and_per_transaction():
     assert per["context_switches"] == 40.0
     assert per["cpu_ms"] == round(150 * 1000 / 100 / 100, 4)  # 150 busy jiffies at 100 Hz over 100 transactions
     assert per_transaction(d, 0)["cpu_ms"] is None
+
+
+def test_host_state_panels_from_this_host() -> None:
+    """top/vmstat/iostat -x's rest: load, memory and swap, each disk, and the
+    local server's processes with CPU and I/O (here: this test process, found
+    by the port it listens on)."""
+    import os
+    import socket
+    import time
+
+    from benchtop.sources.fields import DISKS, LOAD, MEMORY, SERVER_PROCESSES
+    from benchtop.sources.os import OSSource
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        src = OSSource(server_port=listener.getsockname()[1])
+        src.connect()
+        src.poll()
+        deadline = time.monotonic() + 0.3
+        while time.monotonic() < deadline:  # some CPU of our own to see
+            sum(range(10000))
+        snap = src.poll()
+    finally:
+        listener.close()
+    load, memory = snap.panels[LOAD], snap.panels[MEMORY]
+    assert load["cpus"] == os.cpu_count() and load["load_1m"] >= 0
+    assert 0 < memory["used_bytes"] <= memory["total_bytes"] and "swap_out_bytes_per_s" in memory
+    assert isinstance(snap.panels[DISKS], list)
+    procs = snap.panels[SERVER_PROCESSES]
+    mine = next(r for r in procs if r["pid"] == os.getpid())
+    assert mine["cpu_pct"] > 0 and mine["rss_bytes"] > 0 and "python" in mine["title"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchtop.panels.views.host import os_summary
+from benchtop.panels.views.host import OS_DISKS, OS_PROCESSES, os_summary
 from benchtop.panels.views.mysql import (
     MYSQL_LOCKS,
     MYSQL_PROCESSLIST,
@@ -85,7 +85,10 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("comcount", "ComCount", None, (PSQL_COMMANDS,)),
         View("digests", "query digests", None, (PSQL_DIGESTS,)),
     ),
-    "os": (View("host", "this host", os_summary, ()), View("history", "main rates over the last minutes", history=True)),
+    "os": (
+        View("host", "this host", os_summary, (OS_DISKS, OS_PROCESSES)),
+        View("history", "main rates over the last minutes", history=True),
+    ),
 }
 
 
