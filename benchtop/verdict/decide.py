@@ -108,6 +108,7 @@ def decide(s: Signals) -> Verdict:
 def _next(c: Candidate | None, s: Signals) -> tuple[str | None, str | None]:
     if c is None:
         return None, None
-    return c.rule.limit, c.rule.evidence(s)
+    # the top statement is the first limit's to name; the second's evidence stops before it
+    return c.rule.limit, c.rule.evidence(s).split("; top statement")[0]
 
 

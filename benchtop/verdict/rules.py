@@ -126,7 +126,9 @@ def disk_score(s: Signals) -> float | None:
     scores = []
     per_txn, off_cpu = flushes_per_txn(s), off_cpu_share(s)
     if per_txn is not None and off_cpu is not None and not s.open_loop and per_txn >= COMMIT_FLUSHES:
-        scores.append(off_cpu)
+        # the time off the CPUs that the server's lock waits and the pooler's queue do not explain
+        named = (lock_score(s) if s.lock_waiting is not None else 0.0) or 0.0
+        scores.append(max(0.0, off_cpu - named - (pool_score(s) or 0.0)))
     if s.io_waiting is not None:
         scores.append(s.io_waiting / max(s.sessions, s.io_waiting, 1.0))
     if s.disk_util_pct is not None and s.server_local is not False:

@@ -108,6 +108,13 @@ def test_one_hot_set_of_rows_is_bound_by_lock_waits(mysql_tables):
     assert "row lock waits per write" in summary["steady_state"]["verdict"]["evidence"]
 
 
+def test_one_hot_set_of_rows_on_postgresql_is_bound_by_lock_waits_though_every_commit_syncs(pg_tables):
+    limits, summary, _ = run(pg_tables, "--tables", "1", "--table-size", "10", "--workload", "oltp_update_non_index",
+                             "--threads", "16")
+    assert_named(limits, "locks", summary)
+    assert "Lock:" in summary["steady_state"]["verdict"]["evidence"]
+
+
 def test_point_selects_from_many_threads_are_bound_by_the_server_cpu(pg_tables):
     limits, summary, _ = run(pg_tables, *SIZE, "--workload", "oltp_point_select", "--threads", "8")
     assert_named(limits, "server_cpu", summary)

@@ -32,7 +32,7 @@ def test_every_recorded_interval_names_its_staged_limit():
     by_stage: dict[str, Counter] = defaultdict(Counter)
     for r in recorded():
         by_stage[(r["stage"], r["want"])][decide(Signals.from_dict(r["signals"])).limit] += 1
-    assert len(by_stage) == 8
+    assert len(by_stage) == 9
     for (name, want), got in by_stage.items():
         assert got[want] == sum(got.values()), f"{name}: {dict(got)}"
 
@@ -53,6 +53,15 @@ def test_disk_evidence_names_the_syncs():
     v = decide(stage("PostgreSQL oltp_insert")[1])
     assert v.limit == "disk"
     assert "syncs per transaction" in v.evidence and "IO:WALSync" in v.evidence
+
+
+def test_durable_commits_do_not_take_the_time_lock_waits_explain():
+    s = stage("PostgreSQL oltp_update_non_index")[0]
+    assert rules.flushes_per_txn(s) >= rules.COMMIT_FLUSHES  # every commit syncs the WAL
+    v = decide(s)
+    assert v.limit == "locks" and "Lock:transactionid" in v.evidence
+    # the same syncs without the lock waits: the commits' flushes are the limit
+    assert decide(replace(s, lock_waiting=0.0, top_lock_wait=None)).limit == "disk"
 
 
 def test_quiet_host_closed_loop_with_nothing_busy_is_network():
