@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -152,3 +153,35 @@ def test_a_costly_client_on_one_cpu_is_bound_by_the_client_cpu(pg_tables, tmp_pa
                              pin_cpu=0)
     assert_named(limits, "client_cpu", summary)
     assert "of the 1 core it can use" in summary["steady_state"]["verdict"]["evidence"]
+
+
+def test_mariadb_prepared_statements_are_named_in_the_top_list(mysql_tables):
+    """Binary-protocol statements (benchtop's engine, sysbench) have no digest
+    on MariaDB: with the events_statements_current consumer on, each one is
+    a top-list row from prepared_statements_instances, not one `all prepared` row."""
+    from benchtop.sources.mysql import MySQLSource
+
+    consumer = "UPDATE performance_schema.setup_consumers SET ENABLED = %s WHERE NAME = 'events_statements_current'"
+    before = mysql_admin_exec(mysql_tables, "SELECT ENABLED FROM performance_schema.setup_consumers "
+                                            "WHERE NAME = 'events_statements_current'")[0][0]
+    mysql_admin_exec(mysql_tables, consumer, ("YES",))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MYSQL_PWD=mysql_tables.password or "")
+    load = subprocess.Popen([sys.executable, "-m", "benchtop", "--headless", "--time", "6", "--no-monitor", "--engine",
+                             "mysql", "--dsn", dsn(mysql_tables), *SIZE, "--workload", "oltp_point_select",
+                             "--threads", "2"], env=env, cwd=str(ROOT), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    src = MySQLSource("mysql", mysql_tables.target(), timeout_s=2.0)
+    try:
+        src.connect()
+        time.sleep(2.0)
+        src.poll()
+        time.sleep(1.5)
+        top = src.poll().panels["top_statements"]
+    finally:
+        src.close()
+        load.wait(30)
+        mysql_admin_exec(mysql_tables, consumer, (before,))
+    row = next(r for r in top if r.get("prepared") and "sbtest1" in r["query"])
+    assert row["query"].startswith("SELECT c FROM sbtest1 WHERE id") and row["calls_per_s"] > 5
+    assert row["total_ms_per_s"] > 0 and row["schema"] == mysql_tables.database
+    assert not [r for r in top if r.get("aggregate")]
