@@ -50,6 +50,7 @@
  * with the server's errno and message.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@
 #include <mysql.h>
 
 #include "driver_mysql.h"
+#include "evloop.h"
 
 enum { BT_MY_DEFAULT_IO_TIMEOUT_S = 3600 };
 
@@ -308,12 +310,55 @@ static void bt_my_disconnect(void *conn)
         return;
     /* Closing the connection first detaches the statements, so closing them
      * afterwards only frees memory instead of sending one COM_STMT_CLOSE each. */
-    if (c->my)
+    if (c->my) {
+        bt_io_forget((int)mysql_get_socket(c->my));  /* an event loop's: before the close */
         mysql_close(c->my);
+    }
     bt_stmt_slots_free(&c->stmts, bt_my_stmt_free);
     bt_textbuf_free(&c->text);
     bt_textbuf_free(&c->wire);
     free(c);
+}
+
+/* On an event loop: the client library's non-blocking connect
+ * (mysql_real_connect_start/_cont), each wait in bt_io_wait; the library
+ * keeps the connect timeout (MYSQL_WAIT_TIMEOUT).  Afterwards its blocking
+ * calls run with our read, write and wait methods (bt_my_blocking_reads),
+ * which switch to the loop where the library would poll. */
+static MYSQL *bt_my_connect_async(MYSQL *my, const char *host, const char *user, const char *pw,
+                                  const char *db, unsigned int port, const char *sock)
+{
+    MYSQL *ret = NULL;
+    if (mysql_options(my, MYSQL_OPT_NONBLOCK, 0) != 0)
+        return NULL;
+    int status = mysql_real_connect_start(&ret, my, host, user, pw, db, port, sock, CLIENT_MULTI_RESULTS);
+    while (status) {
+        int fd = (int)mysql_get_socket(my);
+        int ev = ((status & MYSQL_WAIT_READ) ? POLLIN : 0) | ((status & MYSQL_WAIT_WRITE) ? POLLOUT : 0);
+        int64_t to = (status & MYSQL_WAIT_TIMEOUT) ? (int64_t)mysql_get_timeout_value_ms(my) : -1;
+        int r;
+        if (fd >= 0 && ev) {
+            /* a new socket may have an old number (one address after another) */
+            r = bt_io_wait(fd, ev, to, 1);
+        } else {
+            r = bt_io_sleep_until(bt_evloop_now_ns() + (uint64_t)(to > 0 ? to : 0) * 1000000ULL) == 0 ? 0 : -1;
+        }
+        if (r < 0) {
+            bt_io_forget(fd);
+            return NULL;   /* aborted: the caller closes (which ends the library's connect) */
+        }
+        int got = r == 0 ? MYSQL_WAIT_TIMEOUT : 0;
+        if (r > 0) {
+            if (r & POLLIN)
+                got |= MYSQL_WAIT_READ;
+            if (r & POLLOUT)
+                got |= MYSQL_WAIT_WRITE;
+            if (r & (POLLERR | POLLHUP))
+                got |= status & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE);
+        }
+        status = mysql_real_connect_cont(&ret, my, got);
+    }
+    return ret;
 }
 
 static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
@@ -341,8 +386,17 @@ static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
     const char *db = cfg->database && cfg->database[0] ? cfg->database : NULL;
     const char *user = cfg->user && cfg->user[0] ? cfg->user : NULL;
     unsigned int port = cfg->port > 0 ? (unsigned int)cfg->port : 0;
-    if (!mysql_real_connect(c->my, host, user, cfg->password, db, port, sock,
-                            CLIENT_MULTI_RESULTS)) {
+#ifdef BT_MY_BLOCKING_READS
+    c->opts.async = bt_fiber_self() != NULL;
+#endif
+    MYSQL *ok = c->opts.async ? bt_my_connect_async(c->my, host, user, cfg->password, db, port, sock)
+                              : mysql_real_connect(c->my, host, user, cfg->password, db, port, sock,
+                                                   CLIENT_MULTI_RESULTS);
+    if (!ok && c->opts.async && bt_io_aborted()) {
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_LOST_CONNECTION, 0, "", "stopped");
+        goto out;
+    }
+    if (!ok) {
         unsigned int code = mysql_errno(c->my);
         bt_err_set(err, BT_DERR_CONNECT,
                    bt_my_is_lost(code) ? BT_ERRK_LOST_CONNECTION : BT_ERRK_FATAL,
@@ -821,4 +875,7 @@ const bt_driver bt_driver_mysql = {
     .quote = bt_my_quote,
     .thread_end = bt_my_thread_end,
     .socket = bt_my_socket,
+#ifdef BT_MY_BLOCKING_READS
+    .loops = 1,
+#endif
 };

@@ -25,6 +25,8 @@
 typedef struct {
     PVIO_METHODS m;          /* first: pvio->methods points here */
     int fd;
+    int async;               /* an event loop's: non-blocking, waits switch to the loop */
+    int read_ms;             /* an event loop's read timeout: --query-timeout's, or the read timeout */
 } bt_my_pvio_methods;
 #endif
 
@@ -94,6 +96,7 @@ typedef struct {
     unsigned int write_timeout_s;
     int blocking_reads;
     int32_t query_timeout_ms;  /* --query-timeout: what a lost connection this late is */
+    int async;                 /* on an event loop's fiber: every wait goes through bt_io_wait */
 } bt_my_opts;
 
 typedef struct {
@@ -124,7 +127,7 @@ static inline int bt_my_own_reads(const bt_my_conn *c)
 {
     const NET *net = &c->my->net;
     const MARIADB_PVIO *pvio = net->pvio;
-    return pvio && pvio->methods == &c->pvio_methods.m && pvio->cache && !net->compress;
+    return pvio && pvio->methods == &c->pvio_methods.m && !pvio->ctls && pvio->cache && !net->compress;
 }
 /* Skips the rows of the pending binary result set; the rows skipped, -1
  * when the connection failed. */

@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 
 #include "driver_mysql.h"
+#include "evloop.h"
 
 #ifdef BT_MY_BLOCKING_READS
 /* libmariadb reads with recv(MSG_DONTWAIT) and, when the reply is not there
@@ -32,15 +34,76 @@ static ssize_t bt_my_pvio_read(MARIADB_PVIO *pvio, uchar *buf, size_t len)
 {
     const bt_my_pvio_methods *bm = (const bt_my_pvio_methods *)pvio->methods;
     ssize_t r;
-    do
+    for (;;) {
         r = recv(bm->fd, buf, len, 0);
-    while (r < 0 && errno == EINTR);
-    return r;
+        if (r >= 0)
+            return r;
+        if (errno == EINTR)
+            continue;
+        /* an event loop's socket stays non-blocking: the fiber waits for it,
+         * up to the read timeout (the library's own, in ms: 0 or less is none) */
+        if (!bm->async || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return r;
+        int w = bt_io_wait(bm->fd, POLLIN, bm->read_ms > 0 ? bm->read_ms : -1, 0);
+        if (w <= 0) {
+            errno = w == 0 ? EAGAIN : ECONNABORTED;
+            return -1;
+        }
+    }
+}
+
+/* An event loop's writes and the library's waits (TLS reads and writes
+ * wait through wait_io_or_timeout) switch to the loop instead of poll(). */
+static ssize_t bt_my_pvio_write(MARIADB_PVIO *pvio, const uchar *buf, size_t len)
+{
+    const bt_my_pvio_methods *bm = (const bt_my_pvio_methods *)pvio->methods;
+    for (;;) {
+        ssize_t r = send(bm->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r >= 0)
+            return r;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return r;
+        int t = pvio->timeout[PVIO_WRITE_TIMEOUT];
+        int w = bt_io_wait(bm->fd, POLLOUT, t > 0 ? t : -1, 0);
+        if (w <= 0) {
+            errno = w == 0 ? EAGAIN : ECONNABORTED;
+            return -1;
+        }
+    }
+}
+
+static int bt_my_pvio_wait(MARIADB_PVIO *pvio, my_bool is_read, int timeout)
+{
+    const bt_my_pvio_methods *bm = (const bt_my_pvio_methods *)pvio->methods;
+    return bt_io_wait(bm->fd, is_read ? POLLIN : POLLOUT, timeout, 0);
 }
 
 void bt_my_blocking_reads(bt_my_conn *c)
 {
     MARIADB_PVIO *pvio = c->my->net.pvio;
+    if (c->opts.async && pvio && pvio->methods) {
+        /* an event loop: the socket stays non-blocking and every wait, the
+         * library's included (TLS), switches to the loop */
+        int fd = (int)mysql_get_socket(c->my);
+        int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+        /* the library leaves it blocking after its non-blocking connect */
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+            return;
+        c->pvio_methods.m = *pvio->methods;
+        c->pvio_methods.fd = fd;
+        c->pvio_methods.async = 1;
+        c->pvio_methods.read_ms = c->opts.query_timeout_ms > 0 ? c->opts.query_timeout_ms
+                                                               : (int)c->opts.read_timeout_s * 1000;
+        c->pvio_methods.m.wait_io_or_timeout = bt_my_pvio_wait;
+        if (!pvio->ctls) {
+            c->pvio_methods.m.read = bt_my_pvio_read;
+            c->pvio_methods.m.write = bt_my_pvio_write;
+        }
+        pvio->methods = &c->pvio_methods.m;
+        return;
+    }
     if (!c->opts.blocking_reads || !pvio || pvio->ctls || !pvio->methods ||
         (pvio->type != PVIO_TYPE_SOCKET && pvio->type != PVIO_TYPE_UNIXSOCKET))
         return;
@@ -338,6 +401,9 @@ int bt_my_wire_execute(bt_my_conn *c, bt_my_stmt *st, const bt_value *params, in
     for (size_t off = 0; off < c->wire.len;) {
         ssize_t w = send(c->pvio_methods.fd, c->wire.buf + off, c->wire.len - off, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && c->pvio_methods.async &&
+            bt_io_wait(c->pvio_methods.fd, POLLOUT, -1, 0) > 0)
             continue;
         if (w <= 0)
             return bt_my_fail(err, BT_MY_CR_SERVER_GONE, "HY000", "lost connection to the server while sending");

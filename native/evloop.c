@@ -67,6 +67,13 @@ struct bt_loop {
 
 static __thread bt_fiber *tl_cur;
 
+uint64_t bt_evloop_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;

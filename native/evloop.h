@@ -69,6 +69,8 @@ int bt_io_sleep_until(uint64_t ns);
 /* Before the running fiber's connection closes socket fd (its current one):
  * forget its epoll registration, whose number may be reused at once. */
 void bt_io_forget(int fd);
+/* CLOCK_MONOTONIC in ns (the loop's clock). */
+uint64_t bt_evloop_now_ns(void);
 /* The running loop was aborted (waits return at once). */
 int bt_io_aborted(void);
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.dbhelpers import pg_connect
-from tests.fixtures.servers import pg_admin_exec
-from tests.realdb.test_faults import SIZE, start_run, wait_intervals
+from tests.fixtures.dbhelpers import mysql_connect, pg_connect
+from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
+from tests.realdb.test_faults import SIZE, prepared_mysql, start_run, wait_intervals  # noqa: F401 (fixture)
 from tests.realdb.test_run_servers import bt, summary_of
 from tests.realdb.test_stop_path import ENDS_WITHIN_S, assert_true_summary, finish, freeze
 
@@ -159,3 +159,70 @@ def test_connections_with_sqlite_are_threads(tmp_path: Path) -> None:
     s = json.loads(res.stdout.strip().splitlines()[-1])
     assert (s["threads"], s["connections"], s["connections_served"]) == (3, 3, 3), s
 
+
+
+# ---- MySQL (MariaDB) -------------------------------------------------------
+
+def sbtest_rows(server) -> int:
+    return int(mysql_admin_exec(server, "SELECT count(*) FROM sbtest.sbtest1")[0][0])
+
+
+def test_inserts_on_event_loops_commit_what_they_count_on_mysql(mysql_server) -> None:
+    """oltp_insert adds one row per committed transaction: the rows added are
+    the transactions counted, with 24 connections on 2 loops."""
+    assert bt(mysql_server, "prepare", *SIZE).returncode in (0, 1)
+    before = sbtest_rows(mysql_server)
+    s = summary_of(bt(mysql_server, "--headless", "--json", "--workload", "oltp_insert", *SIZE, "--connections", "24",
+                      "--threads", "2", "--time", "3", "--report-interval", "0", "--warmup", "0"))
+    assert (s["threads"], s["connections"], s["connections_served"]) == (2, 24, 24), s
+    assert s["transactions"] > 24 and s["errors"] == 0, s
+    assert 0 <= sbtest_rows(mysql_server) - before - s["transactions"] <= 24, s
+
+
+def test_one_connection_killed_inside_a_loop_leaves_the_others_alone_on_mysql(prepared_mysql, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    proc = start_run(prepared_mysql, out, 5, "--connections", "12")
+    try:
+        wait_intervals(out, 2)
+        # a worker's connection (the monitor's reads no sbtest table)
+        ids: set[int] = set()
+        for _ in range(50):
+            ids |= {int(r[0]) for r in mysql_admin_exec(
+                prepared_mysql, "SELECT id FROM information_schema.processlist WHERE info LIKE '%sbtest1%'"
+                                " AND info NOT LIKE '%processlist%'")}
+            if ids:
+                break
+            time.sleep(0.02)
+        assert ids
+        mysql_admin_exec(prepared_mysql, f"KILL {min(ids)}")
+        stdout, stderr, _ = finish(proc, 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
+    assert s["reconnects"] == 1 and s["errors_by_kind"] == {"lost_connection": 1}, s
+    assert s["connections_served"] == 12 and s["connects"] == 13
+    ivs = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    assert all(iv["tps"] > 0 for iv in ivs[1:]), ivs
+
+
+def test_query_timeout_is_each_connections_own_on_mysql(prepared_mysql, tmp_path: Path) -> None:
+    out = tmp_path / "res"
+    proc = start_run(prepared_mysql, out, 6, "--connections", "10", "--query-timeout", "0.5")
+    try:
+        wait_intervals(out, 1)
+        with mysql_connect(prepared_mysql, admin=True) as conn, conn.cursor() as cur:
+            cur.execute("LOCK TABLES sbtest.sbtest1 WRITE")
+            time.sleep(1.5)
+            cur.execute("UNLOCK TABLES")
+        stdout, stderr, _ = finish(proc, 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
+    assert s["errors_by_kind"].get("query_timeout", 0) >= 10, s
+    assert s["connections_served"] == 10 and s["transactions"] > 0
+    ivs = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    assert ivs[-1]["tps"] > 0, ivs

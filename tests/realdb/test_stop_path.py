@@ -65,10 +65,10 @@ def summary_of(stdout: str) -> dict:
     return json.loads(stdout.strip().splitlines()[-1])
 
 
-def frozen_run(server, out: Path, seconds: int):
+def frozen_run(server, out: Path, seconds: int, *extra: str):
     """A run whose server hangs after two intervals; returns the process and
     when the server stopped answering."""
-    proc = start_run(server, out, seconds)
+    proc = start_run(server, out, seconds, *extra)
     wait_intervals(out, 2)
     server.kill(signal.SIGSTOP)
     return proc, time.monotonic()
@@ -81,10 +81,15 @@ def assert_true_summary(s: dict, measured_s: float) -> None:
     assert s["unfinished"] >= 1  # the transactions blocked on the hung server
 
 
-def test_time_limit_ends_on_time_against_a_hung_server(prepared_mysql, tmp_path: Path) -> None:
+# the same bound with event-loop workers: 16 connections on the 2 threads
+LOOPS = pytest.mark.parametrize("extra", [(), ("--connections", "16")], ids=["threads", "event-loops"])
+
+
+@LOOPS
+def test_time_limit_ends_on_time_against_a_hung_server(prepared_mysql, tmp_path: Path, extra) -> None:
     out = tmp_path / "res"
     try:
-        proc, _ = frozen_run(prepared_mysql, out, 6)
+        proc, _ = frozen_run(prepared_mysql, out, 6, *extra)
         stdout, stderr, waited = finish(proc, 6 + ENDS_WITHIN_S + 2)
     finally:
         prepared_mysql.kill(signal.SIGCONT)
@@ -95,11 +100,12 @@ def test_time_limit_ends_on_time_against_a_hung_server(prepared_mysql, tmp_path:
     assert json.loads((out / "summary.json").read_text())["time_s"] == s["time_s"]
 
 
+@LOOPS
 @pytest.mark.parametrize("signals", [1, 2], ids=["sigterm", "sigterm-twice"])
-def test_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: Path, signals: int) -> None:
+def test_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: Path, signals: int, extra) -> None:
     out = tmp_path / "res"
     try:
-        proc, _ = frozen_run(prepared_mysql, out, 60)
+        proc, _ = frozen_run(prepared_mysql, out, 60, *extra)
         time.sleep(1.0)
         asked = time.monotonic()
         for _ in range(signals):
@@ -160,12 +166,14 @@ def _drain(master: int, until: float) -> bytes:
     return got
 
 
+@LOOPS
 @pytest.mark.parametrize("keys", ["q", "qq", "SIGTERM"])
-def test_tui_q_or_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: Path, keys: str) -> None:
+def test_tui_q_or_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: Path, keys: str,
+                                                                extra) -> None:
     import os
 
     out = tmp_path / "res"
-    proc, master = _pty_run(prepared_mysql, out)
+    proc, master = _pty_run(prepared_mysql, out, *extra)
     try:
         wait_intervals(out, 2)
         prepared_mysql.kill(signal.SIGSTOP)
