@@ -119,6 +119,22 @@ class EngineSettings:
     loop_threads: int = 0
 
 
+def _allow_files(connections: int) -> None:
+    """Event loops hold a socket per connection: raise the soft open-files
+    limit towards the hard one when 10,000 connections need more than the
+    usual 1,024 (best effort: the connects past the limit fail and say so)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = connections + 256
+    if soft != resource.RLIM_INFINITY and soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        except (ValueError, OSError):
+            pass
+
+
 class _Keep:
     """Holds cffi allocations that C keeps pointers to for the engine's life."""
 
@@ -245,6 +261,8 @@ class Engine:
         rand = settings.rand
         if rand.type not in DISTRIBUTIONS:
             raise EngineError(f"unknown --rand-type {rand.type!r}: use one of {', '.join(DISTRIBUTIONS)}")
+        if settings.loop_threads > 0:
+            _allow_files(sum(g.threads for g in settings.groups) or settings.threads)
         self._keep = _Keep()
         self._lock = threading.Lock()
         self.program = program

@@ -140,6 +140,7 @@ class RunController:
         self._type_prev: list[Histogram] = []  # per-type histograms at the previous reading
         self._hlog_started = False
         self._threads = cfg.threads
+        self._loop_threads = cfg.loop_threads
         self._rate = cfg.rate
         self._paused = False
         self.meter = meter  # per-operation costs, sizes and totals (None: not measured)
@@ -431,6 +432,11 @@ class RunController:
         return name
 
     # -- state ------------------------------------------------------------------
+    @property
+    def loop_threads(self) -> int:
+        """--connections: the event-loop threads (threads then counts connections); 0 without."""
+        return self._loop_threads
+
     @property
     def threads(self) -> int:
         if self._groups:

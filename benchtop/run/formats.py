@@ -105,6 +105,9 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         )
     if s.connects:
         extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms")
+    if s.loop_threads:
+        extra.append(f"    event loops: {s.threads} connections on {s.loop_threads} threads, "
+                     f"{s.connections_served} served")
     if s.rollbacks:
         extra.append(f"    rolled back by the workload: {s.rollbacks}")
     if s.txn_latency_ms:

@@ -387,6 +387,7 @@ class BenchScreen(Screen):
             status=self.status,
             connected=self.history[-1].connected if self.history else -1,
             refused=sum(iv.connect_failures for iv in self.history),
+            loop_threads=getattr(c, "loop_threads", 0),
         )
 
     def refresh_header(self) -> None:

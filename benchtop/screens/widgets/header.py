@@ -26,6 +26,7 @@ class HeaderState:
     status: str = ""  # "", "run finished", "stopping…"
     connected: int = -1  # workers holding a connection at the last interval's end (-1: not known)
     refused: int = 0  # connection attempts the server refused, over the run
+    loop_threads: int = 0  # --connections: `threads` counts connections, on this many event-loop threads
 
 
 def header_text(s: HeaderState, width: int = 200) -> Text:
@@ -45,6 +46,10 @@ def header_text(s: HeaderState, width: int = 200) -> Text:
     ...                 connected=9, refused=214)
     >>> print(header_text(h, 100).plain.splitlines()[1])
     threads: 9/16 connected  refused: 214  rate: unlimited (900 tps)  errors: 0  reconnects: 0
+    >>> h = HeaderState("postgresql://sbtest@pgbouncer:6432/sbtest", "tpcb_select_only", 5, 5, 2000, 0, 9000, 0, 0,
+    ...                 False, connected=2000, loop_threads=4)
+    >>> print(header_text(h, 100).plain.splitlines()[1])
+    connections: 2000 on 4 threads  rate: unlimited (9.00k tps)  errors: 0  reconnects: 0
     """
     width = max(width, 20)
     t = Text(no_wrap=True, overflow="crop")
@@ -65,10 +70,13 @@ def header_text(s: HeaderState, width: int = 200) -> Text:
         items.append(("‖ PAUSED", "bold reverse yellow"))
     # fewer workers connected than asked (max_connections, a password changed)
     # is said where the thread count is, with the refusals next to it
+    # with --connections the workers are connections on a few event-loop threads
+    what = "connections" if s.loop_threads else "threads"
+    on = f" on {s.loop_threads} threads" if s.loop_threads else ""
     if 0 <= s.connected < s.threads:
-        items.append((f"threads: {s.connected}/{s.threads} connected", "bold red"))
+        items.append((f"{what}: {s.connected}/{s.threads} connected{on}", "bold red"))
     else:
-        items.append((f"threads: {s.threads}", "bold"))
+        items.append((f"{what}: {s.threads}{on}", "bold"))
     if s.refused:
         items.append((f"refused: {s.refused}", "bold red"))
     if s.rate > 0:
