@@ -2,6 +2,7 @@
 """benchtop against sysbench, sysbench-tpcc and pgbench on the same private servers.
 
     python bench/vs_peers.py [--time 20] [--threads 4] [--rounds 3] [--many-threads 256]
+                             [--setups auto,normal,idle] [--connections 256] [--pgbouncer-connections 10000]
                              [--sysbench-tpcc DIR] [--only NAME] [--no-strace] [--perf] [--floor]
 
 Starts a private MariaDB and PostgreSQL (the test harness's code, free
@@ -19,6 +20,25 @@ round), same threads and duration:
                                  Percona-Lab/sysbench-tpcc: GPL, so it is never
                                  copied into this repository)
     oltp_read_write@N            --many-threads N connections (default 256)
+
+Each row runs in every setup of --setups, each labelled with what it holds
+for:
+    auto     benchtop's default (--worker-priority auto: SCHED_IDLE beside a
+             local server), the peer at normal priority: this machine only
+    normal   both at normal priority, as against a server on another host
+             (where auto never applies): like-for-like
+    idle     both under SCHED_IDLE (the peer started with chrt --idle 0)
+
+Connections > threads (--connections N, default 256, on --threads J):
+    tpcb-select-only c256/j4, tpcb c256/j4   pgbench -c N -j J against
+                                 benchtop --connections N --threads J
+    oltp_read_write c256/j4      sysbench --threads N against benchtop
+                                 --connections N --threads J (MariaDB)
+    pgbouncer c10000/j4          --pgbouncer-connections N through a private
+                                 PgBouncer (transaction pooling, pool 20),
+                                 pgbench -S -c N -j J beside benchtop; every
+                                 connection must be served and the client's
+                                 RSS stay under 1 GiB
 
 For each row: TPS, p99, client CPU (user+sys of the client process and its
 children) per transaction, context switches per transaction, and (unless
@@ -54,12 +74,16 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fixtures.local import LocalMariaDB, LocalPostgres, free_port  # noqa: E402
-from tests.fixtures.local import DATABASE, PASSWORD, USER  # noqa: E402
+from tests.fixtures.local import LocalMariaDB, LocalPgBouncer, LocalPostgres, free_port  # noqa: E402
+from tests.fixtures.local import DATABASE, PASSWORD, PG_ADMIN, USER  # noqa: E402
 
 OLTP = ("oltp_point_select", "oltp_read_write", "oltp_read_only", "oltp_write_only")
 CPU_TARGET = {"sysbench": 0.85, "sysbench-tpcc": 0.85, "pgbench": 0.95}
+# like-for-like priority (both normal, or both idle): pgbench's target is 0.90x
+CPU_TARGET_SAME = {"sysbench": 0.85, "sysbench-tpcc": 0.85, "pgbench": 0.90}
+CPU_TARGET_MANY = 0.70   # connections > threads, against pgbench -c/-j and sysbench N threads
 TPS_TARGET = 1.00
+SETUPS = ("auto", "normal", "idle")
 
 
 @dataclass
@@ -85,6 +109,8 @@ class Row:
     bt_runs: list[Result] = field(default_factory=list)
     peer_sc: float | None = None
     bt_sc: float | None = None
+    cpu_limit: float | None = None   # None: CPU_TARGET[peer]
+    served_ok: list[bool] = field(default_factory=list)  # the PgBouncer row: every connection served, RSS <= 1 GiB
 
 
 @dataclass
@@ -162,34 +188,57 @@ def sysbench_conn(engine: str, srv: Servers) -> list[str]:
 def sysbench(srv: Servers, engine: str, workload: str, threads: int, extra: list[str],
              cwd: str | None = None) -> Callable[[int, str], Result]:
     def run(seconds: int, probe: str) -> Result:
-        out, cpu, cs, found = timed(["sysbench", workload, *sysbench_conn(engine, srv), *extra,
+        out, cpu, cs, found = timed([*PEER_PREFIX, "sysbench", workload, *sysbench_conn(engine, srv), *extra,
                                      f"--threads={threads}", f"--time={seconds}", "--percentile=99", "run"],
                                     probe=probe, cwd=cwd)
         return probed(sysbench_result(out, cpu, cs), found)
     return run
 
 
-def benchtop(srv: Servers, engine: str, workload: str, threads: int, extra: list[str]) -> Callable[[int, str], Result]:
-    scheme, port = ("mysql", srv.my_port) if engine == "mysql" else ("postgresql", srv.pg_port)
+def benchtop(srv: Servers, engine: str, workload: str, threads: int, extra: list[str],
+             port: int | None = None, check: Callable[[dict, int], None] | None = None) -> Callable[[int, str], Result]:
+    scheme, dport = ("mysql", srv.my_port) if engine == "mysql" else ("postgresql", srv.pg_port)
     env = {"MYSQL_PWD": PASSWORD} if engine == "mysql" else {"PGPASSWORD": PASSWORD}
 
     def run(seconds: int, probe: str) -> Result:
-        out, cpu, cs, found = timed([sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", engine,
-                                  "--dsn", f"{scheme}://{USER}@127.0.0.1:{port}/{srv.database}",
+        rss_file = Path(tempfile.mkstemp(suffix=".rss")[1]) if check else None
+        rss = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file)] if rss_file else []
+        out, cpu, cs, found = timed([*rss, sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", engine,
+                                  "--dsn", f"{scheme}://{USER}@127.0.0.1:{port or dport}/{srv.database}",
                                   "--workload", workload, f"--threads={threads}", f"--time={seconds}",
-                                  "--percentile=99", "--report-interval=0", "--no-monitor", *extra],
+                                  "--percentile=99", "--report-interval=0", "--no-monitor", *BT_PRIORITY, *extra],
                                  env=env, probe=probe)
-        s = json.loads(out.strip().splitlines()[-1])
+        s = json.loads([ln for ln in out.strip().splitlines() if '"summary"' in ln][-1])
+        if check and rss_file:
+            check(s, int(rss_file.read_text().split()[-1]) * 1024)
+            rss_file.unlink(missing_ok=True)
         return probed(Result(s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], cs), found)
     return run
 
 
-def pgbench(srv: Servers, script: list[str], threads: int) -> Callable[[int, str], Result]:
+def idle_peer(run: Callable[[int, str], Result]) -> Callable[[int, str], Result]:
+    """The peer under SCHED_IDLE (chrt --idle 0), for the both-idle setup."""
+    def wrapped(seconds: int, probe: str) -> Result:
+        global PEER_PREFIX
+        PEER_PREFIX = ["chrt", "--idle", "0"]
+        try:
+            return run(seconds, probe)
+        finally:
+            PEER_PREFIX = []
+    return wrapped
+
+
+PEER_PREFIX: list[str] = []
+
+
+def pgbench(srv: Servers, script: list[str], threads: int, clients: int = 0,
+            port: int | None = None) -> Callable[[int, str], Result]:
     def run(seconds: int, probe: str) -> Result:
         with tempfile.TemporaryDirectory() as d:
             prefix = Path(d) / "pgb"
-            out, cpu, cs, found = timed(["pgbench", "-h", "127.0.0.1", "-p", str(srv.pg_port), "-U", USER,
-                                      "-M", "prepared", "-c", str(threads), "-j", str(threads), "-T", str(seconds),
+            out, cpu, cs, found = timed([*PEER_PREFIX, "pgbench", "-h", "127.0.0.1", "-p", str(port or srv.pg_port),
+                                      "-U", USER, "-M", "prepared", "-c", str(clients or threads), "-j", str(threads),
+                                      "-T", str(seconds),
                                       "-n", "-l", f"--log-prefix={prefix}", *script, srv.database],
                                      env={"PGPASSWORD": PASSWORD}, probe=probe)
             lat = []
@@ -229,6 +278,15 @@ def build_floor(into: Path) -> Path:
     return exe
 
 
+def raise_client_limit(port: int, n: int) -> None:
+    """PgBouncer's max_client_conn, online through its admin console."""
+    import psycopg
+
+    with psycopg.connect(host="127.0.0.1", port=port, user=PG_ADMIN[0], password=PG_ADMIN[1], dbname="pgbouncer",
+                         autocommit=True, prepare_threshold=None) as c:
+        c.execute(f"SET max_client_conn = {n + 100}")
+
+
 def prepare(srv: Servers, args: argparse.Namespace, tables: list[str], need_pg: bool, need_tpcc: bool) -> None:
     """The peers' own prepare for the sysbench and pgbench tables (benchtop
     reads them as they are); benchtop's for TPC-C, whose tables are
@@ -249,6 +307,75 @@ def prepare(srv: Servers, args: argparse.Namespace, tables: list[str], need_pg: 
         subprocess.run([sys.executable, "-m", "benchtop", "cleanup", *tpcc], capture_output=True, env=env)
         subprocess.run([sys.executable, "-m", "benchtop", "prepare", *tpcc, "--threads=4"], check=True,
                        capture_output=True, env=env)
+
+
+def with_setups(rows: list[Row], setups: list[str]) -> list[Row]:
+    """Each row once per setup, labelled: auto (benchtop's default priority,
+    the peer normal), normal (both normal), idle (both SCHED_IDLE)."""
+    out: list[Row] = []
+    for setup in setups:
+        for r in rows:
+            peer, bt = r.run_peer, r.run_benchtop
+            if setup == "idle":
+                peer = idle_peer(peer)
+            out.append(Row(f"{r.name} [{setup}]", r.peer, peer, with_priority(bt, setup), cpu_limit=(
+                r.cpu_limit if r.cpu_limit is not None else
+                CPU_TARGET[r.peer] if setup == "auto" else CPU_TARGET_SAME[r.peer])))
+    return out
+
+
+BT_PRIORITY: list[str] = []
+
+
+def with_priority(run: Callable[[int, str], Result], setup: str) -> Callable[[int, str], Result]:
+    def wrapped(seconds: int, probe: str) -> Result:
+        global BT_PRIORITY
+        BT_PRIORITY = [] if setup == "auto" else [f"--worker-priority={setup}"]
+        try:
+            return run(seconds, probe)
+        finally:
+            BT_PRIORITY = []
+    return wrapped
+
+
+def many_connection_rows(srv: Servers, args: argparse.Namespace, tables: list[str]) -> list[Row]:
+    """Connections > threads: benchtop --connections N --threads J against
+    pgbench -c N -j J and sysbench with N threads (its only way to hold N
+    connections), like-for-like priority (both normal)."""
+    n, j = args.connections, args.threads
+    scale = [f"--scale={args.scale}"]
+    many = ["--connections", str(n)]
+    tag = f"c{n}/j{j}"
+    rows = [
+        Row(f"tpcb-select-only {tag} (PostgreSQL)", "pgbench", pgbench(srv, ["-S"], j, n),
+            benchtop(srv, "postgres", "tpcb-select-only", j, [*scale, *many]), cpu_limit=CPU_TARGET_MANY),
+        Row(f"tpcb {tag} (PostgreSQL)", "pgbench", pgbench(srv, [], j, n),
+            benchtop(srv, "postgres", "tpcb", j, [*scale, *many]), cpu_limit=CPU_TARGET_MANY),
+        Row(f"oltp_read_write {tag} (MariaDB)", "sysbench", sysbench(srv, "mysql", "oltp_read_write", n, tables),
+            benchtop(srv, "mysql", "oltp_read_write", j, [*tables, *many]), cpu_limit=CPU_TARGET_MANY),
+    ]
+    return [Row(r.name + " [normal]", r.peer, r.run_peer, with_priority(r.run_benchtop, "normal"),
+                cpu_limit=r.cpu_limit) for r in rows]
+
+
+def pgbouncer_row(srv: Servers, args: argparse.Namespace, pgb_port: int) -> Row:
+    """--pgbouncer-connections N on --threads J through the private PgBouncer:
+    every connection connected and served, the client's RSS <= 1 GiB (ru_maxrss
+    of the run), pgbench -S -c N -j J beside it."""
+    n, j = args.pgbouncer_connections, args.threads
+    row = Row(f"pgbouncer c{n}/j{j} select-only", "pgbench", pgbench(srv, ["-S"], j, n, port=pgb_port),
+              lambda s, p: Result(0, 0, 0, 0, 0), cpu_limit=CPU_TARGET_MANY)
+
+    def check(s: dict, rss: int) -> None:
+        ok = s.get("connections") == n and s.get("connections_served") == n and rss <= 2**30
+        row.served_ok.append(ok)
+        print(f"pgbouncer row: {s.get('connections')} connections, {s.get('connections_served')} served, "
+              f"client RSS {rss / 2**20:.0f} MiB", file=sys.stderr)
+
+    row.run_benchtop = with_priority(benchtop(srv, "postgres", "tpcb-select-only", j,
+                                              [f"--scale={args.scale}", "--connections", str(n), "--report-interval=1"],
+                                              port=pgb_port, check=check), "normal")
+    return row
 
 
 def build_rows(srv: Servers, args: argparse.Namespace) -> list[Row]:
@@ -274,6 +401,9 @@ def build_rows(srv: Servers, args: argparse.Namespace) -> list[Row]:
         n = args.many_threads
         rows.append(Row(f"oltp_read_write@{n} (MariaDB)", "sysbench", sysbench(srv, "mysql", "oltp_read_write", n, tables),
                         benchtop(srv, "mysql", "oltp_read_write", n, tables)))
+    rows = with_setups(rows, args.setups)
+    if args.connections:
+        rows += many_connection_rows(srv, args, tables)
     if args.only:
         rows = [r for r in rows if any(o in r.name for o in args.only)]
     return rows
@@ -304,18 +434,22 @@ def report(rows: list[Row], args: argparse.Namespace) -> int:
         btps = statistics.fmean(x.tps for x in r.bt_runs)
         pcpu, bcpu = cpu_per_txn(r.peer_runs), cpu_per_txn(r.bt_runs)
         tps_x, cpu_x = btps / ptps, bcpu / pcpu
-        limit = CPU_TARGET[r.peer]
-        ok = tps_x >= TPS_TARGET and cpu_x <= limit
+        limit = r.cpu_limit if r.cpu_limit is not None else CPU_TARGET[r.peer]
+        ok = tps_x >= TPS_TARGET and cpu_x <= limit and all(r.served_ok)
         failed += not ok
         sc = (f"{r.peer_sc:>10.1f} {r.bt_sc:>8.1f}" if r.peer_sc is not None and r.bt_sc is not None
               else f"{'-':>10} {'-':>8}")
         why = [] if ok else ([f"TPS < {TPS_TARGET:.2f}x"] if tps_x < TPS_TARGET else []) + (
-            [f"CPU > {limit:.2f}x"] if cpu_x > limit else [])
+            [f"CPU > {limit:.2f}x"] if cpu_x > limit else []) + (
+            ["a connection unserved or RSS > 1 GiB"] if not all(r.served_ok) else [])
         print(f"{r.name:<34} {r.peer:<13} {ptps:>10.1f} {btps:>10.1f} {tps_x:>6.3f} {pcpu:>10.1f} {bcpu:>9.1f} "
               f"{cpu_x:>6.3f} {per_txn(r.peer_runs, 'switches'):>10.2f} {per_txn(r.bt_runs, 'switches'):>8.2f} {sc}  "
               + ("meets target" if ok else "MISSES: " + ", ".join(why)))
-    print(f"\ntargets: TPS >= {TPS_TARGET:.2f}x the peer; client CPU/txn <= 0.85x sysbench, <= 0.95x pgbench. "
-          f"{len(rows) - failed} of {len(rows)} rows meet them.")
+    print(f"\ntargets: TPS >= {TPS_TARGET:.2f}x the peer; client CPU/txn <= 0.85x sysbench, <= 0.95x pgbench "
+          f"[auto], <= 0.90x pgbench [normal]/[idle], <= {CPU_TARGET_MANY:.2f}x on connections > threads. "
+          f"{len(rows) - failed} of {len(rows)} rows meet them.\n"
+          "[auto]: benchtop's default priority (SCHED_IDLE beside a local server), the peer normal: true for this "
+          "machine only; [normal]: both normal, as against a remote server; [idle]: both SCHED_IDLE.")
     return 1 if failed else 0
 
 
@@ -339,7 +473,15 @@ def main() -> int:
     ap.add_argument("--pgsql-port", type=int, help="use this running PostgreSQL instead of a private one")
     ap.add_argument("--database", default=DATABASE, help=f"database on running servers (user {USER})")
     ap.add_argument("--only", action="append", default=[], help="run only rows whose name contains this (repeatable)")
+    ap.add_argument("--setups", type=lambda v: [s for s in v.split(",") if s], default=list(SETUPS),
+                    help="priority setups per row, of auto,normal,idle (default all three)")
+    ap.add_argument("--connections", type=int, default=256,
+                    help="connections of the connections > threads rows, on --threads (0: skip them)")
+    ap.add_argument("--pgbouncer-connections", type=int, default=10000,
+                    help="connections through a private PgBouncer, on --threads (0: skip the row)")
     args = ap.parse_args()
+    if any(s not in SETUPS for s in args.setups):
+        raise SystemExit(f"--setups takes {','.join(SETUPS)}")
     if args.sysbench_tpcc and not (Path(args.sysbench_tpcc) / "tpcc.lua").is_file():
         raise SystemExit(f"--sysbench-tpcc {args.sysbench_tpcc}: no tpcc.lua there "
                          "(git clone https://github.com/Percona-Lab/sysbench-tpcc)")
@@ -361,12 +503,21 @@ def main() -> int:
             own.append(LocalPostgres(root, free_port()))
         for s in own:
             s.start()
+        pgb = None
+        if args.pgbouncer_connections:
+            pg_port = args.pgsql_port or next(s.port for s in own if s.name == "postgresql")
+            pgb = LocalPgBouncer(root, free_port(), pg_port)
+            pgb.start()
+            own.append(pgb)
+            raise_client_limit(pgb.port, args.pgbouncer_connections)
         ports = {s.name: s.port for s in own}
         srv = Servers(args.mysql_port or ports.get("mariadb", 0), args.pgsql_port or ports.get("postgresql", 0),
                       args.database if (args.mysql_port or args.pgsql_port) else DATABASE)
         if not srv.my_port or not srv.pg_port:
             raise SystemExit(f"private server names changed: {sorted(ports)}")
         rows = build_rows(srv, args)
+        if pgb is not None and (not args.only or any(o in "pgbouncer" for o in args.only)):
+            rows.append(pgbouncer_row(srv, args, pgb.port))
         if not rows:
             raise SystemExit("--only matched no row")
         floors: list[tuple[str, Callable[[int, str], Result], list[Result]]] = []
