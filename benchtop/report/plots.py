@@ -218,6 +218,22 @@ def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
     ]
 
 
+def mark_groups(marks: tuple[tuple[float, str], ...], min_gap: float) -> list[tuple[float, list[str]]]:
+    """Marks less than `min_gap` after the first of a group join it (drawn
+    as one label at its time, their texts side by side).
+
+    >>> mark_groups(((0.2, "a: step 1"), (0.3, "b: step 1"), (7.2, "a: step 2"), (7.4, "b: step 2")), 0.5)
+    [(0.2, ['a: step 1', 'b: step 1']), (7.2, ['a: step 2', 'b: step 2'])]
+    """
+    groups: list[tuple[float, list[str]]] = []
+    for x, text in sorted(marks):
+        if groups and x - groups[-1][0] < min_gap:
+            groups[-1][1].append(text)
+        else:
+            groups.append((x, [text]))
+    return groups
+
+
 def _pyplot() -> Any:
     try:
         import matplotlib
@@ -283,10 +299,12 @@ def draw(plot: Plot) -> Any:
             ax.plot(s.x, s.y, label=s.label, marker="o" if plot.kind == "sweep" else None, linewidth=1.2)
         for x in plot.vlines:
             ax.axvline(x, color="grey", linestyle=":", linewidth=0.8)
-        for x, text in plot.marks:
+        lo, hi = ax.get_xlim()
+        for x, texts in mark_groups(plot.marks, 0.02 * (hi - lo)):
             ax.axvline(x, color="tab:red", linestyle="--", linewidth=0.7, alpha=0.7)
-            ax.annotate(text, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize="x-small",
-                        va="top", ha="right", color="tab:red")
+            # marks at about the same time (two runs' step changes) side by side, not drawn over each other
+            ax.annotate("\n".join(texts), (x, 1.0), xycoords=("data", "axes fraction"), rotation=90,
+                        fontsize="x-small", va="top", ha="right", color="tab:red")
         if plot.kind == "sweep":
             xs = sorted({x for s in plot.series for x in s.x})
             ax.set_xscale("log", base=2)
