@@ -174,3 +174,11 @@ LOAD: Final = "load"  # load averages, runnable tasks, CPUs
 MEMORY: Final = "memory"  # used/available/cached/dirty bytes, swap used and swapping rates
 DISKS: Final = "disks"  # one row per whole disk: util, requests, bytes, await, queue
 SERVER_PROCESSES: Final = "server_processes"  # the local server's processes: CPU %, I/O rates, RSS, title
+
+# PostgreSQL activity rows, for a server on this host: each backend's CPU and
+# I/O from /proc/PID/stat and /proc/PID/io (pg_activity's CPU%, READ/s, WRITE/s),
+# the same keys as host_state.process_rows' (the host view's server processes)
+BACKEND_CPU_PCT: Final = "cpu_pct"  # of one core, over the interval
+BACKEND_READ_BPS: Final = "read_bytes_per_s"  # from storage (page cache hits are not reads)
+BACKEND_WRITE_BPS: Final = "write_bytes_per_s"
+BACKEND_USAGE: Final = "backend_usage"  # Missing: why the rows lack them (absent when nothing is lacking)

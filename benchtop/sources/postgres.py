@@ -24,7 +24,8 @@ from benchtop.sources.base import (
     shut_down_descriptor,
 )
 from benchtop.sources.rates import CounterTracker, Interval, to_number
-from benchtop.sources.fields import STANDBY
+from benchtop.sources.backend_usage import BackendUsage, not_local
+from benchtop.sources.fields import BACKEND_USAGE, STANDBY
 from benchtop.sources.replication import standby_panel
 from benchtop.target import Target
 from benchtop.target.connection import libpq_conninfo, libpq_params
@@ -478,6 +479,9 @@ class PostgresSource(Source):
         # set when this user lacks pg_read_all_stats: the panels read from
         # pg_stat_activity and pg_stat_statements would show only its own rows
         self.hidden: Missing | None = None
+        # each backend's CPU and IO from /proc, for a server on this host
+        self._usage: BackendUsage | None = None
+        self._usage_missing: Missing | None = None
 
     def connect(self) -> None:
         t = self.target
@@ -500,6 +504,8 @@ class PostgresSource(Source):
         self._trackers = {}
         self._baselines = {}
         self._read_at = {}
+        self._usage_missing = not_local(self.target, self._conn.backend_pid)
+        self._usage = BackendUsage() if self._usage_missing is None else None
 
     def _since_last(self, name: str, now: float) -> tuple[dict[Any, dict[str, float]], float | None]:
         """The baseline of a diffed list and the seconds since it was read."""
@@ -651,7 +657,15 @@ class PostgresSource(Source):
         def sessions_list() -> None:
             if self.hidden is not None:
                 raise PanelFailed(self.hidden)
-            panels["activity"] = [session_row(r) for r in self._query("sessions")]
+            rows = [session_row(r) for r in self._query("sessions")]
+            if self._usage is not None:
+                usage = self._usage.sample(r["pid"] for r in rows if isinstance(r.get("pid"), int))
+                for r in rows:
+                    r.update(usage.get(r["pid"], {}))
+            note = self._usage_missing or (self._usage.note() if self._usage is not None else None)
+            if note is not None:
+                panels[BACKEND_USAGE] = note
+            panels["activity"] = rows
 
         def top_statements() -> None:
             try:

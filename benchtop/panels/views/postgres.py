@@ -10,6 +10,7 @@ from rich.text import Text
 from benchtop.panels.views.spec import Col, TableSpec, facts, long_running, mapping_of, missing_line, panel_of
 from benchtop.panels.units import count, dur, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import BACKEND_CPU_PCT, BACKEND_READ_BPS, BACKEND_USAGE, BACKEND_WRITE_BPS
 
 
 def _pg_state(state: Any) -> str:
@@ -73,6 +74,9 @@ def postgres_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     blocked = [r for r in panel_of(snap, "activity") or [] if isinstance(r, dict) and r.get("blocked_by")]
     if blocked:
         lines.append(Text(f"⚠ {len(blocked)} session(s) blocked by a lock (red rows)", "bold red"))
+    usage = missing_line("sessions", panel_of(snap, BACKEND_USAGE))
+    if usage is not None:
+        lines.append(usage)
     return lines
 
 
@@ -162,6 +166,10 @@ PG_ACTIVITY = TableSpec(
         Col("Blocked by", "blocked_by"),
         Col("Trx age", "xact_age_s", dur, True, min_screen=120),
         Col("Query age", "query_age_s", dur, True),
+        # a server on this host: each backend's process, from /proc (pg_activity's columns)
+        Col("CPU%", BACKEND_CPU_PCT, pct, True),
+        Col("Read/s", BACKEND_READ_BPS, mib_s, True, min_screen=100),
+        Col("Write/s", BACKEND_WRITE_BPS, mib_s, True, min_screen=100),
         Col("Query", "query"),
     ),
     "query_age_s",
