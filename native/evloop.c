@@ -54,6 +54,8 @@ struct bt_loop {
     bt_fiber **all;          /* every fiber spawned and not DONE: the abort wakes them */
     int32_t nall, all_cap;
     int live;
+    uint64_t finished;       /* fibers that ended, ever: the lists are compacted only then */
+    uint64_t compacted;
     _Atomic int aborted;
     int abort_seen;
     void *main_sp;
@@ -178,6 +180,7 @@ void bt_evloop_entry(bt_fiber *f)
     f->fn(f->arg);
     f->state = BT_FIBER_DONE;
     f->loop->live--;
+    f->loop->finished++;
     to_loop(f, 1);
     abort(); /* a DONE fiber is never resumed */
 }
@@ -403,12 +406,16 @@ int bt_loop_run_once(bt_loop *l, int max_wait_ms)
         l->abort_seen = 1;
         wake_all(l);
     }
-    /* fibers that ended: out of the abort list */
-    int32_t k = 0;
-    for (int32_t i = 0; i < l->nall; i++)
-        if (l->all[i]->state != BT_FIBER_DONE)
-            l->all[k++] = l->all[i];
-    l->nall = k;
+    /* fibers that ended: out of the abort list (a pass over it only then:
+     * thousands of fibers on a loop) */
+    if (l->compacted != l->finished) {
+        l->compacted = l->finished;
+        int32_t k = 0;
+        for (int32_t i = 0; i < l->nall; i++)
+            if (l->all[i]->state != BT_FIBER_DONE)
+                l->all[k++] = l->all[i];
+        l->nall = k;
+    }
 
     uint64_t now = now_ns();
     uint64_t timeout = l->ready_head ? 0 : (uint64_t)max_wait_ms * 1000000ULL;
@@ -443,6 +450,11 @@ int bt_loop_run_once(bt_loop *l, int max_wait_ms)
         ready(l, f);
     }
     return l->live;
+}
+
+uint64_t bt_loop_finished(const bt_loop *l)
+{
+    return l->finished;
 }
 
 void bt_loop_abort(bt_loop *l)

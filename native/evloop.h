@@ -49,6 +49,8 @@ int bt_loop_spawn(bt_loop *l, bt_fiber *f, void (*fn)(void *), void *arg);
 /* Runs every ready fiber, then waits up to max_wait_ms for sockets and
  * timers.  Returns the number of fibers not yet DONE. */
 int bt_loop_run_once(bt_loop *l, int max_wait_ms);
+/* How many fibers have ended so far (the loop thread's). */
+uint64_t bt_loop_finished(const bt_loop *l);
 /* From any thread: every wait of this loop returns -1 from now on (the stop
  * path's abort; sticky). */
 void bt_loop_abort(bt_loop *l);

@@ -402,6 +402,7 @@ static void loop_main(bt_worker *w)
     bt_engine *e = w->e;
     bt_group_rt *g = &e->groups[w->group];
     int32_t seen_target = -1, seen_n = -1;
+    uint64_t reaped = 0;
     for (;;) {
         int32_t target = atomic_load(&g->threads_target);
         int32_t n = atomic_load(&g->nclients);
@@ -411,9 +412,10 @@ static void loop_main(bt_worker *w)
             loop_start_clients(w, target);
         }
         int live = bt_loop_run_once(w->loop, BT_IDLE_POLL_MS);
-        /* fibers that ended give their stacks back */
+        /* fibers that ended give their stacks back (a pass only when some did) */
         int32_t k = 0;
-        for (int32_t i = 0; i < w->nmine; i++) {
+        uint64_t finished = bt_loop_finished(w->loop);
+        for (int32_t i = 0; i < w->nmine && finished != reaped; i++) {
             bt_client *c = w->mine[i];
             if (c->fiber.state == BT_FIBER_DONE) {
                 bt_fiber_release(&c->fiber);
@@ -423,7 +425,9 @@ static void loop_main(bt_worker *w)
                 w->mine[k++] = c;
             }
         }
-        w->nmine = k;
+        if (finished != reaped)
+            w->nmine = k;
+        reaped = finished;
         if (live == 0 && (atomic_load(&e->stop) || w->gindex >= atomic_load(&g->threads_target)))
             break;
     }
