@@ -106,7 +106,7 @@ class ScenarioController:
         self._announce()
         reason = driver.stopped_by if driver.done else ""
         return Sample(inner.interval, inner.counted, t=t, finished=driver.done, reason=reason,
-                      fields={"step": step})
+                      fields={**inner.fields, "step": step})
 
     def notices(self) -> list[Notice]:
         out, self._notices = self._notices, []

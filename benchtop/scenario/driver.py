@@ -293,9 +293,13 @@ class ScenarioDriver:
             return None
         ctl, cur = self.controller, self._cur
         new = ctl.history[self._seen:]
+        # each counted interval's verdict, in the same order as the history (benchtop.run.verdicts)
+        judged = ctl.verdicts.verdicts[self._seen:] if getattr(ctl, "verdicts", None) is not None else []
         self._seen = len(ctl.history)
-        for iv in new:
+        for i, iv in enumerate(new):
             d = iv.to_dict()
+            if i < len(judged):
+                d["verdict"] = judged[i].to_dict()
             d["t"] = round(self._scenario_t(iv.t), 3)
             d["dt"] = round(iv.dt, 3)
             d["step"] = cur.step.index

@@ -165,3 +165,4 @@ def test_text_mode_prints_the_verdict_under_each_interval(capsys):
     LinePrinter(sys.stdout, False, 95.0).interval(Sample(stats, True, 1.0, fields={"verdict": verdict}))
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("[ 1s ]") and lines[1].startswith("     bound by pool queue: PgBouncer: ")
+
