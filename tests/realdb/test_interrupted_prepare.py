@@ -87,3 +87,15 @@ def test_sigterm_during_prepare_says_what_it_left_and_the_next_prepare_resumes(o
     assert bt(server, "prepare", *SIZE).returncode == 0
     r = bt(server, "prepare", "--tables", "2", "--table-size", "1000")
     assert r.returncode == 1 and "sbtest1 already holds 150000 rows, more than the 1000 asked" in r.stderr
+
+
+@pytest.mark.parametrize("workload", [["--workload", "tpcb"],
+                                      ["--workload", "tpcc", "--scale", "1", "--customers", "30", "--items", "100"]])
+def test_prepare_again_on_complete_tables_keeps_them(own_database, workload: list[str]) -> None:
+    """Indexes, keys and constraints already there (a kept table set gets
+    them built again, in case the interrupted prepare had not): no error."""
+    assert bt(own_database, "prepare", *workload).returncode == 0
+    r = bt(own_database, "prepare", *workload)
+    assert r.returncode == 0, r.stderr
+    assert "already complete, kept" in r.stderr
+    assert bt(own_database, "--headless", *workload, "--time", "1").returncode == 0
