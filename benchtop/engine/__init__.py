@@ -11,9 +11,11 @@ import threading
 import time
 from array import array
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from benchtop import __version__
+from benchtop.engine._sources import digest
 from benchtop.engine.histogram import Histogram, nbuckets
 from benchtop.engine.sample import ERROR_KINDS, STATES, EngineSample, GroupSample
 from benchtop.errors import EngineNotBuilt
@@ -24,6 +26,14 @@ try:
     from benchtop.engine._native import ffi, lib
 except ImportError:  # pragma: no cover - only without a build
     raise EngineNotBuilt(f"benchtop's native engine is not built: {_BUILD}") from None
+
+# in a source tree (a clone, an editable install), an engine built before
+# native/ last changed is refused in one line rather than failing later
+_TREE = Path(__file__).resolve().parents[2]
+if (_TREE / "setup.py").is_file() and (_TREE / "native" / "benchtop_api.h").is_file():
+    _built = ffi.string(lib.bt_build_digest()).decode() if hasattr(lib, "bt_build_digest") else "?"
+    if _built != digest(_TREE / "native"):
+        raise EngineNotBuilt(f"benchtop's native engine was built from older sources than native/ holds: {_BUILD}")
 
 if ffi.string(lib.bt_version()).decode() != __version__:
     raise EngineNotBuilt(

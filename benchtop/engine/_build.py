@@ -217,11 +217,14 @@ def libpq_builder() -> FFI:
 pq_ffibuilder = libpq_builder()
 
 ffibuilder = FFI()
-ffibuilder.cdef(_cdef_text())
+# which sources this engine was built from (benchtop/engine/__init__.py
+# refuses a build older than the source tree it sits in)
+ffibuilder.cdef(_cdef_text() + "\nconst char *bt_build_digest(void);\n")
 _opts = build_options()
 ffibuilder.set_source(
     "benchtop.engine._native",
-    '#include "benchtop_api.h"\n',
+    '#include "benchtop_api.h"\n'
+    f'static const char *bt_build_digest(void) {{ return "{SOURCES["digest"](NATIVE)}"; }}\n',
     sources=_opts["sources"],
     include_dirs=_opts["include_dirs"],
     extra_compile_args=_opts["extra_compile_args"],

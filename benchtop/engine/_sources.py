@@ -2,10 +2,13 @@
 them and tests/native builds its C test programs from the same lists, so a
 file added here is in both.
 
-Plain data with no imports: _build.py reads it by path, since the package
+No imports from benchtop: _build.py reads it by path, since the package
 itself (whose __init__ loads the built engine) cannot be imported before the
 engine is built.
 """
+
+import hashlib
+from pathlib import Path
 
 # every driver links these (error helpers, text interpolation, buffers, the
 # table of prepared statements, the waits that let an event loop run many
@@ -21,3 +24,13 @@ MYSQL = ["driver_mysql.c", "driver_mysql_wire.c"]
 
 # compiled in with -DBT_HAVE_PGSQL when libpq is found
 PGSQL = ["driver_pg.c", "driver_pg_pipeline.c", "driver_pg_wire.c"]
+
+
+def digest(native: Path) -> str:
+    """A fingerprint of every C file in `native`: the build compiles it into
+    the engine, and in a source tree the engine is refused when native/ has
+    changed since (a stale build fails on a missing name, or worse, runs)."""
+    h = hashlib.sha256()
+    for path in sorted(native.glob("*.[ch]")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]

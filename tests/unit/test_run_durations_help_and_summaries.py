@@ -116,6 +116,25 @@ def test_without_a_built_engine_one_line(tmp_path):
     assert r.stderr.startswith("benchtop: error: benchtop's native engine is not built: `pip install .`")
 
 
+def test_an_engine_built_before_native_changed_one_line(tmp_path):
+    """A source tree whose native/ changed after its engine was built (a pull
+    without a rebuild): one line naming the rebuild, not a missing name."""
+    tree = tmp_path / "src"
+    shutil.copytree(ROOT / "benchtop", tree / "benchtop", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "native", tree / "native")
+    shutil.copy(ROOT / "setup.py", tree / "setup.py")
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    ok = subprocess.run([sys.executable, "-c", "import benchtop.engine"], capture_output=True, text=True, env=env,
+                        cwd=tmp_path, timeout=60)
+    assert ok.returncode == 0, ok.stderr  # the same sources: the build is current
+    (tree / "native" / "worker.c").write_text((tree / "native" / "worker.c").read_text() + "\n/* changed */\n")
+    r = subprocess.run([sys.executable, "-m", "benchtop", "--headless", "--time", "1"], capture_output=True,
+                       text=True, env=env, cwd=tmp_path, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "native engine was built from older sources than native/ holds" in r.stderr
+
+
 # ---------------------------------------------------------------- summaries
 
 
