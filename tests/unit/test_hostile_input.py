@@ -131,3 +131,39 @@ def test_scenario_durations_and_rates_have_the_run_options_ranges(tmp_path) -> N
             assert needle in str(exc) and "\n" not in str(exc)
         else:
             raise AssertionError(f"{body!r} was taken")
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.one_of(st.binary(max_size=200),
+                      st.lists(st.sampled_from(["\\set x 1", "\\set y :x / 0", "\\set z random(9, 1)", "SELECT :x;",
+                                                "\\sleep 1e400 ms", "\\set w 99999999999999999999", "\\gset",
+                                                "\\set", "SELECT 1 \\gset p_", "\\foo", "--", "'", ""]),
+                               max_size=8).map(lambda ls: "\n".join(ls).encode())))
+def test_any_pgbench_script_compiles_or_names_file_and_line(tmp_path_factory, data: bytes) -> None:
+    from benchtop.workload.pgbench_script import ScriptSpec, pgbench_program
+
+    f = tmp_path_factory.mktemp("p") / "p.sql"
+    f.write_bytes(data)
+    try:
+        program = pgbench_program([ScriptSpec(str(f))], "sqlite", {"scale": 1})
+    except WorkloadError as exc:
+        assert "\n" not in str(exc).strip() and str(f) in str(exc)
+        return
+    assert _fits_the_engine(program)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.one_of(st.binary(max_size=200),
+                      st.lists(st.sampled_from(['engine = "null"', "[[step]]", "duration = 1e400", "duration = 1",
+                                                "threads = nan", "rate = -1", "threads = [1, 1e30]", "warmup = inf",
+                                                'threads = "1..1e9*2"', "repeat = 99999999999999999999", "x = ["]),
+                               max_size=6).map(lambda ls: "\n".join(ls).encode())))
+def test_any_scenario_file_is_read_or_refused_in_one_line(tmp_path_factory, data: bytes) -> None:
+    from benchtop.scenario.file import ScenarioError, load_scenario
+
+    f = tmp_path_factory.mktemp("sc") / "sc.toml"
+    f.write_bytes(data)
+    try:
+        load_scenario(f)
+    except (ScenarioError, UsageError) as exc:
+        assert "\n" not in str(exc).strip()
