@@ -44,6 +44,15 @@ def _pgbouncer_xact(panels: Mapping[str, Any]) -> float | None:
     return float(sum(s.get("xact_per_s") or 0 for s in stats if isinstance(s, Mapping)))
 
 
+def _proxysql_conn_used(panels: Mapping[str, Any]) -> float | None:
+    """Backend connections in use over every hostgroup and server (ConnPool's ConnUsed)."""
+    pool = panels.get("connection_pool")
+    if not isinstance(pool, list):
+        return None
+    used = [r.get("ConnUsed") for r in pool if isinstance(r, Mapping)]
+    return float(sum(u for u in used if isinstance(u, (int, float)))) if used else None
+
+
 def _cpu_busy(panels: Mapping[str, Any]) -> float | None:
     cpu = panels.get("cpu")
     if not isinstance(cpu, Mapping) or cpu.get("user_pct") is None:
@@ -79,6 +88,7 @@ METRICS: Mapping[str, tuple[Metric, ...]] = {
         Metric("commits", _path("database", "commits_per_s"), _rate),
         Metric("WAL written", _path("wal_bytes_per_s"), mib_s, "MiB/s", _MIB),
         Metric("active sessions", _path("sessions", "active")),
+        Metric("cache hit", _path("cache_hit_ratio", "interval", scale=100.0), pct, "%"),
         Metric("rows changed", lambda p: sum(v for v in (_path("database", k)(p) for k in (
             "tup_inserted_per_s", "tup_updated_per_s", "tup_deleted_per_s")) if v is not None) or None, _rate),
     ),
@@ -86,6 +96,11 @@ METRICS: Mapping[str, tuple[Metric, ...]] = {
         Metric("transactions", _pgbouncer_xact, _rate),
         Metric("clients waiting", _path("client_states", "waiting")),
         Metric("clients active", _path("client_states", "active")),
+    ),
+    "proxysql": (
+        Metric("queries", _path("global_rates", "Questions"), _rate),
+        Metric("connections in use", _proxysql_conn_used),  # to the backends (ConnPool)
+        Metric("pool get failures", _path("global_rates", "ConnPool_get_conn_failure"), _rate),
     ),
     "os": (
         Metric("CPU busy", _cpu_busy, pct, "%"),

@@ -84,6 +84,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("proclist", "ProcList", None, (PSQL_PROCLIST,)),
         View("comcount", "ComCount", None, (PSQL_COMMANDS,)),
         View("digests", "query digests", None, (PSQL_DIGESTS,)),
+        View("history", "main rates over the last minutes", history=True),
     ),
     "os": (
         View("host", "this host", os_summary, (OS_DISKS, OS_PROCESSES)),
