@@ -204,3 +204,13 @@ def test_a_run_with_the_monitor_verifies_tls_with_the_dsn_ca(tls_mariadb, tmp_pa
     mysql = [p["sources"]["mysql"] for p in polls if "mysql" in p["sources"]]
     assert mysql and all(p["ok"] for p in mysql), mysql[:1]
     assert json.loads(res.stdout.splitlines()[-1])["validity"]["status"] != "unknown"
+
+
+def test_required_tls_on_event_loops(tls_mariadb, tmp_path: Path) -> None:
+    """--connections: the library's TLS reads and writes wait on the loop
+    (its wait method is ours), and every connection is served over TLS."""
+    srv, _ = tls_mariadb
+    res = run(srv, tmp_path, "", ["--mysql-ssl", "on", "--connections", "8", "--threads", "2"])
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout.splitlines()[-1])
+    assert s["connections_served"] == 8 and s["threads"] == 2 and s["errors"] == 0, s

@@ -151,3 +151,17 @@ def test_instrumentation_needs_tls_and_the_right_ca(tls_pg, tmp_path: Path) -> N
     other.mkdir()
     # the spelling the MySQL side takes (ssl=, ssl-ca=) means the same here
     assert_instrumentation_refused(f"{base}?ssl=verify-full&ssl-ca={make_certs(other)['ca']}", "certificate verify failed")
+
+
+def test_required_tls_on_event_loops(tls_pg, tmp_path: Path) -> None:
+    """--connections: libpq's non-blocking connect does the TLS handshake on
+    the loop, and every connection is served over TLS."""
+    srv, _ = tls_pg
+    wl = tmp_path / "tls.toml"
+    wl.write_text(WL)
+    res = run_benchtop("--headless", "--json", "--time", "1", "--engine", "postgres", "--no-monitor",
+                       "--dsn", f"postgresql://tls@127.0.0.1:{srv.port}/postgres?sslmode=require", "--workload",
+                       str(wl), "--connections", "8", "--threads", "2", env={"PGPASSWORD": "tlspw"})
+    assert res.returncode == 0, res.stderr
+    s = json.loads(res.stdout.splitlines()[-1])
+    assert s["connections_served"] == 8 and s["threads"] == 2 and s["errors"] == 0, s
