@@ -226,3 +226,27 @@ def test_query_timeout_is_each_connections_own_on_mysql(prepared_mysql, tmp_path
     assert s["connections_served"] == 10 and s["transactions"] > 0
     ivs = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
     assert ivs[-1]["tps"] > 0, ivs
+
+
+def test_thread_groups_on_event_loops_hold_the_inserter_rate(pg_server) -> None:
+    """insert_benchmark i1.q10 with --connections: each group's connections
+    on its own loops; the open-loop inserter (a fiber sleeping until each
+    ticket) keeps its 1,000/s beside ten closed-loop queriers, and the
+    per-group and per-type figures are those of a thread per connection."""
+    from tests.realdb.test_groups_sweeps_and_hooks import IB, _fast_commits
+
+    bt(pg_server, "cleanup", *IB)
+    assert bt(pg_server, "prepare", *IB).returncode == 0
+    put_back = _fast_commits(pg_server)
+    try:
+        s = summary_of(bt(pg_server, "--headless", "--json", *IB, "--preset", "i1.q10", "--connections", "10",
+                          "--threads", "2", "--group", "queriers.threads=10", "--time", "4"))
+        g = s["groups"]
+        assert g["inserters"]["threads"] == 1 and g["queriers"]["threads"] == 10
+        assert abs(g["inserters"]["tps"] - 1000) <= 1000 * 0.01 + 1 / 4, g["inserters"]
+        assert g["queriers"]["tps"] > 0
+        assert s["txn_types"]["insert"] == pytest.approx(g["inserters"]["tps"] * s["time_s"], rel=0.02)
+        assert s["connections"] == 11 and s["connections_served"] == 11 and s["threads"] == 2, s
+    finally:
+        put_back()
+        bt(pg_server, "cleanup", *IB)
