@@ -112,19 +112,27 @@ METRICS: Mapping[str, tuple[Metric, ...]] = {
 
 class History:
     """The last `keep` polls' values of each metric, one per poll; a value
-    a poll could not read repeats the one before (a chart has no gaps).
+    a poll could not read repeats the one before (a chart has no gaps), and
+    the polls before the first value read (a rate needs two polls) take that
+    first value, not a zero that would read as a drop and set the minimum.
 
     >>> h = History(METRICS["postgresql"][:1], keep=3)
     >>> for c in (10, None, 30, 40):
     ...     h.add(SourceSnapshot("pg", "postgresql", 0.0, True, panels={"database": {"commits_per_s": c}}))
     >>> h.values("commits"), len(h)
     ((10.0, 30.0, 40.0), 3)
+    >>> h = History(METRICS["postgresql"][:1])
+    >>> for c in (None, None, 25):
+    ...     h.add(SourceSnapshot("pg", "postgresql", 0.0, True, panels={"database": {"commits_per_s": c}}))
+    >>> h.values("commits")
+    (25.0, 25.0, 25.0)
     """
 
     def __init__(self, metrics: Sequence[Metric], keep: int = KEEP_POLLS) -> None:
         self.metrics = tuple(metrics)
         self._values: dict[str, deque[float]] = {m.label: deque(maxlen=keep) for m in self.metrics}
         self._times: deque[float] = deque(maxlen=keep)
+        self._unread: dict[str, bool] = {m.label: True for m in self.metrics}  # no value read yet
 
     def add(self, snap: SourceSnapshot) -> None:
         self._times.append(snap.t)
@@ -132,7 +140,12 @@ class History:
             ring = self._values[m.label]
             v = m.get(snap.panels)
             if v is None or math.isnan(v):
-                v = ring[-1] if ring else 0.0
+                ring.append(ring[-1] if ring else 0.0)
+                continue
+            if self._unread[m.label]:
+                self._unread[m.label] = False
+                for i in range(len(ring)):  # the placeholders before it
+                    ring[i] = v
             ring.append(v)
 
     def values(self, label: str) -> tuple[float, ...]:

@@ -59,3 +59,15 @@ def test_proxysql_and_postgres_figures() -> None:
     assert px["queries"].get(PROXYSQL_PANELS) == 999.0
     pool = [{"ConnUsed": 3, "ConnFree": 1}, {"ConnUsed": 4, "ConnFree": 0}, {"ConnUsed": None}]
     assert px["connections in use"].get({"connection_pool": pool}) == 7.0
+
+
+def test_the_first_polls_without_a_rate_take_the_first_rate_not_zero() -> None:
+    """A rate needs two polls: the first poll's chart point is not a drop to 0
+    (which set the range on screen to 'min 0/s' and the cache hit to 'min 0.0%')."""
+    h = History(metrics_for("postgresql"))
+    first = dict(PG_TOP_PANELS, database=dict(PG_TOP_PANELS["database"], commits_per_s=None),
+                 cache_hit_ratio={"interval": None, "cumulative": 0.99})
+    h.add(_snap("postgresql", 0.0, first))
+    h.add(_snap("postgresql", 1.0, dict(PG_TOP_PANELS, cache_hit_ratio={"interval": 0.95, "cumulative": 0.99})))
+    assert h.values("cache hit") == (pytest.approx(95.0), pytest.approx(95.0))
+    assert min(h.values("commits")) == PG_TOP_PANELS["database"]["commits_per_s"]
