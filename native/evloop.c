@@ -34,8 +34,24 @@
 #define BT_ASAN 1
 #endif
 #endif
+#if defined(__SANITIZE_THREAD__)
+#define BT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BT_TSAN 1
+#endif
+#endif
 #ifdef BT_ASAN
 #include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef BT_TSAN
+/* ThreadSanitizer follows a stack switch only when told (its fiber API) */
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+#if defined(BT_ASAN) || defined(BT_TSAN)
 #define BT_FIBER_STACK (1024 * 1024)
 #else
 #define BT_FIBER_STACK (128 * 1024)
@@ -60,6 +76,7 @@ struct bt_loop {
     int abort_seen;
     void *main_sp;
     void *main_fake;
+    void *main_tsan;         /* ThreadSanitizer's handle of the loop thread's own context */
     const void *main_bottom;
     size_t main_size;
 #if !defined(__x86_64__)
@@ -138,6 +155,9 @@ static void to_loop(bt_fiber *f, int exiting)
 #ifdef BT_ASAN
     __sanitizer_start_switch_fiber(exiting ? NULL : &f->asan_fake, l->main_bottom, l->main_size);
 #endif
+#ifdef BT_TSAN
+    __tsan_switch_to_fiber(l->main_tsan, 0);
+#endif
 #if defined(__x86_64__)
     bt_evloop_switch(&f->sp, l->main_sp);
 #else
@@ -155,6 +175,11 @@ static void to_fiber(bt_loop *l, bt_fiber *f)
 #ifdef BT_ASAN
     __sanitizer_start_switch_fiber(&l->main_fake, (char *)f->stack + BT_FIBER_GUARD,
                                    f->stack_size - BT_FIBER_GUARD);
+#endif
+#ifdef BT_TSAN
+    if (!l->main_tsan)
+        l->main_tsan = __tsan_get_current_fiber();
+    __tsan_switch_to_fiber(f->tsan, 0);
 #endif
 #if defined(__x86_64__)
     bt_evloop_switch(&l->main_sp, f->sp);
@@ -215,6 +240,11 @@ void bt_fiber_release(bt_fiber *f)
     if (f->stack)
         munmap(f->stack, f->stack_size);
     f->stack = NULL;
+#ifdef BT_TSAN
+    if (f->tsan)
+        __tsan_destroy_fiber(f->tsan);
+    f->tsan = NULL;
+#endif
     free(f->ctx);
     f->ctx = NULL;
     f->state = BT_FIBER_FREE;
@@ -250,6 +280,9 @@ int bt_loop_spawn(bt_loop *l, bt_fiber *f, void (*fn)(void *), void *arg)
         return -1;
     }
     mprotect(f->stack, BT_FIBER_GUARD, PROT_NONE); /* an overflow faults instead of corrupting */
+#ifdef BT_TSAN
+    f->tsan = __tsan_create_fiber(0);
+#endif
     f->loop = l;
     f->fn = fn;
     f->arg = arg;

@@ -38,6 +38,7 @@ typedef struct bt_fiber {
     struct bt_fiber *next;   /* ready queue */
     void *asan_fake;         /* ASan's fake stack while switched out */
     void *ctx;               /* ucontext where there is no assembly switch */
+    void *tsan;              /* ThreadSanitizer's handle of it (TSan builds) */
 } bt_fiber;
 
 enum { BT_FIBER_FREE = 0, BT_FIBER_READY = 1, BT_FIBER_WAITING = 2, BT_FIBER_DONE = 3 };

@@ -1,9 +1,9 @@
-"""Event-loop workers in C under AddressSanitizer + UBSan + LeakSanitizer,
-against the harness's PostgreSQL frozen with SIGSTOP: connections added and
-retired on running loops, every connection of both loops ended by abort_io
-at once, loops inside connect ended too, the engine freed once
-(native/tests/test_loops.c).  ThreadSanitizer is left out: it does not
-follow the loops' own stack switches."""
+"""Event-loop workers in C under AddressSanitizer + UBSan + LeakSanitizer
+and under ThreadSanitizer (both told of every stack switch), against the
+harness's PostgreSQL frozen with SIGSTOP: connections added and retired on
+running loops, every connection of both loops ended by abort_io at once,
+loops inside connect ended too, the engine freed once
+(native/tests/test_loops.c)."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ pytestmark = pytest.mark.realdb
 NATIVE = Path(__file__).resolve().parents[2] / "native"
 
 
-@pytest.fixture(scope="module")
-def loops_binary(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+@pytest.fixture(scope="module", params=sorted(SANITIZERS))
+def loops_binary(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.fail("no C compiler (cc) on PATH")
     cflags, libs = client_flags()
-    flags, env = SANITIZERS["asan"]
-    out = tmp_path_factory.mktemp("loops") / "test_loops_asan"
+    flags, env = SANITIZERS[request.param]
+    out = tmp_path_factory.mktemp("loops") / f"test_loops_{request.param}"
     cmd = [cc, *BASE_FLAGS, *flags, *cflags, "-I.", "tests/test_loops.c", *CORE, *MYSQL, *PGSQL,
            *libs, "-lsqlite3", "-lm", "-o", str(out)]
     done = subprocess.run(cmd, cwd=NATIVE, capture_output=True, text=True, check=False)
@@ -42,7 +42,7 @@ def loops_binary(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return out, env
 
 
-def test_event_loops_are_clean_under_asan(loops_binary: tuple[Path, dict], pg_server: Server) -> None:
+def test_event_loops_are_clean_under_sanitizers(loops_binary: tuple[Path, dict], pg_server: Server) -> None:
     binary, san_env = loops_binary
     env = dict(os.environ, **san_env)
     proc = subprocess.Popen([str(binary), pg_server.host, str(pg_server.port), pg_server.user,
