@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from benchtop.engine import MAX_THREADS
+from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.engine.histogram import Histogram
 from benchtop.screens.messages import (
     EngineSampled,
@@ -495,7 +495,7 @@ class BenchScreen(Screen):
         assert name is not None
         wanted = self.wanted_groups[name]
         if threads is not None:
-            wanted[0] = max(0, min(MAX_THREADS, threads))
+            wanted[0] = max(0, min(self._max_workers(), threads))
             self.wanted_threads = int(sum(v[0] for v in self.wanted_groups.values()))
             self.refresh_header()
             self._apply(f"{name} threads {wanted[0]}", lambda c: c.set_group_threads(name, int(wanted[0])))
@@ -517,13 +517,18 @@ class BenchScreen(Screen):
             return
         if self._whole_run_refused():
             return
-        n = max(1, min(MAX_THREADS, n))
+        n = max(1, min(self._max_workers(), n))
         if n == self.wanted_threads:
-            self.notify(f"threads stay at {n} (1..{MAX_THREADS})", timeout=2)
+            what = "connections" if getattr(self.controller, "loop_threads", 0) else "threads"
+            self.notify(f"{what} stay at {n} (1..{self._max_workers()})", timeout=2)
             return
         self.wanted_threads = n
         self.refresh_header()
         self._apply(f"threads {n}", lambda c: c.set_threads(self.wanted_threads))
+
+    def _max_workers(self) -> int:
+        """The keys change connections on event loops (--connections), else threads."""
+        return MAX_CONNECTIONS if getattr(self.controller, "loop_threads", 0) else MAX_THREADS
 
     def _threads_now(self) -> int:
         return int(self.wanted_groups[self.group][0]) if self.group is not None else self.wanted_threads

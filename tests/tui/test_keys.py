@@ -327,3 +327,16 @@ def test_host_rows_show_totals_then_hosts_worst_first_when_many():
     assert [x.split()[0] for x in text[1:4]] == ["h11", "h10", "h9"]  # the lost host, then the highest p99
     assert text[-1].startswith("… 8 more host(s)")
     assert "lost" in text[1]
+
+
+async def test_keys_change_connections_past_the_thread_cap_on_event_loops() -> None:
+    """With --connections the keys change connections, up to the engine's
+    connection cap (65,536) rather than the thread cap (4,096); the header
+    says connections on threads."""
+    fake = FakeRunController(threads=3000)
+    fake.loop_threads = 4  # type: ignore[attr-defined]
+    app = BenchtopApp(fake)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await press(app, pilot, "asterisk")
+        assert fake.threads == 6000
+        assert "connections: 6000 on 4 threads" in app.screen.query_one(bench.RunHeader).render().plain
