@@ -7,6 +7,8 @@ import math
 from typing import Any, Mapping
 
 
+# a fit explaining less of the probes' variance than this is said to be loose
+LOOSE_R2 = 0.9
 # a predicted peak further than this many times the searched range is no peak
 FAR = 10
 
@@ -71,8 +73,12 @@ def answer_text(knee: Mapping[str, Any]) -> str:
         else:
             peak_tps = usl.get("peak_tps")
             parts.append(f"USL peak at {peak:.0f} threads" + (f" ({tps_text(peak_tps)} tps)" if peak_tps else ""))
-        parts.append(f"contention {_pm(usl['sigma'], usl.get('sigma_err'))}, "
-                     f"coherency {_pm(usl['kappa'], usl.get('kappa_err'))}")
+        fit_text = (f"contention {_pm(usl['sigma'], usl.get('sigma_err'))}, "
+                    f"coherency {_pm(usl['kappa'], usl.get('kappa_err'))}")
+        r2 = usl.get("r2")
+        if isinstance(r2, (int, float)) and r2 < LOOSE_R2:
+            fit_text += f" (a loose fit: r² {r2:.2f})"  # noisy probes: read the USL's figures with care
+        parts.append(fit_text)
         if limit_text and usl.get("limit_threads") is not None:
             parts.append(f"the p99 limit breaks near {usl['limit_threads']:.0f} threads")
     text = "; ".join(parts) + "."

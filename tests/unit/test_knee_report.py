@@ -73,3 +73,11 @@ def test_answer_of_a_search_with_no_setting_under_the_limit() -> None:
     rate = answer_text({"setting": "rate", "p99_limit_ms": 5.0, "best": {"rate": 8000.0, "tps": 7990.0, "p99_ms": 4.2},
                         "usl": None, "probes": [{}, {}]})
     assert rate.startswith("best: rate 8000/s, 7.99k tps at p99 4.2 ms (limit 5 ms).")
+
+
+def test_a_loose_fit_is_said_to_be_one() -> None:
+    knee = {"setting": "threads", "p99_limit_ms": 2.0, "best": {"threads": 3, "tps": 37610.0, "p99_ms": 0.229},
+            "usl": {"lambda": 14739.0, "sigma": 0.0, "sigma_err": 2.6, "kappa": 0.1405, "kappa_err": 0.62,
+                    "peak_threads": 2.67, "peak_tps": 24194.0, "r2": 0.2163, "limit_threads": 3.44},
+            "probes": [{}] * 6, "range": [1, 32]}
+    assert "coherency 0.141 ± 0.6 (a loose fit: r² 0.22)" in answer_text(knee)
