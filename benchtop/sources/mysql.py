@@ -147,7 +147,22 @@ def threads_panel(status: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def status_rates_panel(iv: Interval) -> dict[str, float | None]:
-    return {key: iv.rate(var) for key, var in STATUS_RATES.items()}
+    """The status counters' rates; queries/s leaves out the monitor's own
+    statements (Questions counts them: about fifteen a poll), kept as
+    monitor_questions_per_s.
+
+    >>> iv = Interval({"Questions": 100, "monitor_questions": 10}, {"Questions": 180, "monitor_questions": 30}, 2.0)
+    >>> p = status_rates_panel(iv)
+    >>> p["questions_per_s"], p["monitor_questions_per_s"]
+    (30.0, 10.0)
+    """
+    out = {key: iv.rate(var) for key, var in STATUS_RATES.items()}
+    own = iv.rate("monitor_questions")
+    total = out.get("questions_per_s")
+    if own is not None and total is not None:
+        out["questions_per_s"] = round(max(total - own, 0.0), 3)
+    out["monitor_questions_per_s"] = own
+    return out
 
 
 _LOG_PATTERNS = {
@@ -557,6 +572,7 @@ class MySQLSource(Source):
         self._prepared: dict[Any, dict[str, float]] = {}  # prepared statement instance -> its totals
         self._prepared_t: float | None = None
         self._polls = 0
+        self.own_statements = 0  # statements this source sent (Questions counts them)
         self._deadlocks_seen: float | None = None  # Innodb_deadlocks when the deadlock was last read
         self._deadlock: Any = None  # the latest deadlock panel (read again only when the count moves)
         self._mdl_instrumented: bool | None = None
@@ -623,6 +639,7 @@ class MySQLSource(Source):
             raise SourceError("not connected")
         try:
             with self._conn.cursor(cursor) as cur:
+                self.own_statements += 1
                 cur.execute(stmt, args)
                 return list(cur.fetchall())
         except pymysql.err.InterfaceError as exc:
@@ -676,6 +693,7 @@ class MySQLSource(Source):
         engine = self._engine_status_if_needed(status)
         facts = lsn_facts(status, settings, engine)
         counters = {k: float(v) for k, v in ((k, to_number(v)) for k, v in status.items()) if v is not None}
+        counters["monitor_questions"] = float(self.own_statements)  # SHOW GLOBAL STATUS itself included
         counters.update({f"innodb:{k}": v for k, v in innodb_counters(status, facts.get("lsn")).items()})
         iv = self._counters.advance(counters, now)
         panels["status_rates"] = status_rates_panel(iv)
