@@ -93,7 +93,8 @@ def summary_lines(s: SourceSnapshot, width: int = TEXT_WIDTH) -> list[str]:
             continue
         shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending)
         if shown:
-            cells = [cell_of(c, shown[0]) for c in spec.cols if fits(c, 80)]
+            # as the TUI's table: a column no row has (CPU% for a remote server) is left out, not a '-'
+            cells = [cell_of(c, shown[0]) for c in spec.cols if fits(c, 80) and any(c.key in r for r in rows)]
             lines.append(f"{spec.title}: " + "  ".join(str(c).strip() for c in cells if str(c).strip()))
     return [line for line in lines if line.strip()]
 

@@ -80,3 +80,15 @@ def test_activity_view_shows_the_columns_and_the_note() -> None:
         BACKEND_USAGE: Missing("per-backend CPU and I/O: the server is not on this host", "run it there")})
     lines = [t.plain for t in postgres_summary(remote, 200)]
     assert "sessions: ✗ per-backend CPU and I/O: the server is not on this host — run it there" in lines, lines
+
+
+def test_headless_line_has_cpu_only_when_read() -> None:
+    from benchtop.panels.headless import summary_lines
+
+    base = {"pid": 4242, "state": "active", "query_age_s": 2.5, "query": "SELECT pg_sleep(9)"}
+    local = SourceSnapshot("pg", "postgresql", 0.0, True, panels={"activity": [dict(base, cpu_pct=12.5)]})
+    remote = SourceSnapshot("pg", "postgresql", 0.0, True, panels={"activity": [base]})
+    line = next(x for x in summary_lines(local) if x.startswith("sessions now"))
+    assert line.endswith("4242  active  2.5s  12.5%  SELECT pg_sleep(9)"), line
+    line = next(x for x in summary_lines(remote) if x.startswith("sessions now"))
+    assert line.endswith("4242  active  2.5s  SELECT pg_sleep(9)"), line  # no '-' for a column it has not
