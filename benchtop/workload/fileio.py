@@ -4,7 +4,7 @@ names, so either tool can use the other's files) of --file-total-size in
 --dir; a run sends one block read, write or fsync per event to the native
 fileio driver (native/driver_fileio.c), so reads and writes flow through the
 engine's read/write query counters (IntervalStats, JSON `reads`/`writes`,
-the TUI) and fsyncs count as "other".  MB/s is reads or writes times
+the TUI) and fsyncs count as "other".  MiB/s is reads or writes times
 --file-block-size: `Program.extra["fileio"]["block_size"]`.
 
 --file-io-mode async keeps up to --file-async-backlog requests in flight per
