@@ -101,13 +101,15 @@ class Dashboard(Vertical):
     service chart), laid out by the terminal's height (`layout`).
 
     `#lines` is the slot for one-line widgets over the charts (the target's
-    top line, the per-transaction line, group keys): mount them there and
-    the bands share the rows that are left."""
+    top line, the per-transaction line, group keys) and `#below` under them
+    (the verdict line): mount them there and the bands share the rows that
+    are left."""
 
     BANDS = ("tps", "qps", "latency", "queue", "server")
     DEFAULT_CSS = """
     Dashboard { height: 1fr; }
     Dashboard #lines { height: auto; }
+    Dashboard #below { height: auto; }
     Dashboard .band { height: 1fr; }
     Dashboard .band > .chart { width: 3fr; height: 1fr; }
     Dashboard .band > Panel { width: 2fr; min-width: 30; padding-left: 1; }
@@ -130,6 +132,7 @@ class Dashboard(Vertical):
                 yield charts[name]
                 yield Panel(id=f"panel-{name}")
         yield Panel(id="strip")
+        yield Vertical(id="below")
 
     _last: tuple[Any, ...] = ()
     _arranged: tuple[Any, ...] = ()
@@ -456,7 +459,7 @@ class BenchScreen(Screen):
             self.server.hold(1)
         if sample.hosts:
             self.query_one(HostRows).show(sample.hosts, sample.interval)
-        show_verdict(self.query_one("#dashboard #lines"), interval_verdict(sample.fields))
+        show_verdict(self.query_one("#dashboard #below"), interval_verdict(sample.fields))
         self.refresh_all()
         if sample.finished:
             error = sample.failed

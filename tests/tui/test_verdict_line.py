@@ -1,0 +1,43 @@
+"""The verdict line under the bench screen's charts: mounted with the first
+sample that carries a verdict, showing the limit and its evidence; a run
+without verdicts keeps its layout."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from benchtop.run.protocol import Sample
+from benchtop.screens.app import BenchtopApp
+from benchtop.screens.widgets.verdict_line import VerdictLine
+from tests.tui.fakes import FakeRunController
+
+SIZE = (120, 40)
+VERDICT = {"limit": "pool", "confidence": 0.95, "next": None,
+           "evidence": "PgBouncer: 14.2 of 16 clients waiting for a server connection, longest wait 9 ms"}
+
+
+class JudgedController(FakeRunController):
+    def sample(self) -> Sample:
+        return replace(super().sample(), fields={"verdict": VERDICT})
+
+
+async def test_the_verdict_shows_under_the_charts() -> None:
+    app = BenchtopApp(JudgedController(report_interval=0.2))
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if app.screen.query(VerdictLine):
+                break
+        line = app.screen.query_one("#below").query_one(VerdictLine)
+        text = line.render().plain
+        assert text.startswith("limit: pool queue (0.95): PgBouncer: 14.2 of 16 clients waiting")
+        await pilot.press("q")
+
+
+async def test_a_run_without_verdicts_has_no_verdict_line() -> None:
+    ctl = FakeRunController(report_interval=0.2)
+    app = BenchtopApp(ctl)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(1.0)
+        assert ctl.samples > 0 and not app.screen.query(VerdictLine)
+        await pilot.press("q")
