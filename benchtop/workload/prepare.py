@@ -61,7 +61,7 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
         phase = "loading"
         total_rows = sum(ld.rows * sum(1 for t in todo if ld.first_table <= t <= ld.last_table)
                          for ld in program.loads)
-        if not quiet:
+        if not quiet and todo:
             print(f"Creating {len(todo)} table(s) and loading {total_rows} rows on {threads} thread(s)...", file=out)
         t0 = time.monotonic()
         _load(program, conn, todo, threads, total_rows, t0, out, quiet)
@@ -81,7 +81,9 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         raise Interrupted(signum, _left(program, conn, sets, phase, signum)) from None
-    if not quiet:
+    if not quiet and not todo:
+        print(f"Prepared {program.name}: nothing to load, every table set already holds its rows", file=out)
+    elif not quiet:
         t_end = time.monotonic()
         phases = f"load {t_loaded - t0:.1f} s ({total_rows / max(t_loaded - t0, 1e-9):.0f} rows/s)"
         if statements:
