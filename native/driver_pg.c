@@ -115,6 +115,10 @@ int bt_pg_classify(const bt_pg_conn *c, const char *st, const char *raw, bt_err 
         bt_err_set(err, BT_DERR_LOST, BT_ERRK_LOST_CONNECTION, 0, "", "stopped");
         return -1;
     }
+    if (c->broken) {
+        bt_err_set(err, BT_DERR_LOST, BT_ERRK_LOST_CONNECTION, 0, "", msg[0] ? msg : "connection lost");
+        return -1;
+    }
     if (c->timed_out) {
         snprintf(msg, sizeof msg, "no reply within --query-timeout %.3g s (statement cancelled)",
                  c->timeout_ms / 1000.0);
@@ -189,9 +193,13 @@ static int bt_pg_flush(bt_pg_conn *c)
             c->aborted = bt_io_aborted();
             return -1;
         }
-        if ((r & POLLIN) && !PQconsumeInput(c->pg))
+        if ((r & POLLIN) && !PQconsumeInput(c->pg)) {
+            c->broken = 1;
             return -1;
+        }
     }
+    /* a failed send is a lost connection, as a blocking PQexec reports it */
+    c->broken |= f != 0;
     return f == 0 ? 0 : -1;
 }
 
@@ -220,8 +228,10 @@ static int bt_pg_ready(bt_pg_conn *c, int64_t deadline)
             c->aborted = bt_io_aborted();
             return -1;
         }
-        if (!PQconsumeInput(c->pg))
+        if (!PQconsumeInput(c->pg)) {
+            c->broken = 1;
             return -1;
+        }
     }
     return 0;
 }

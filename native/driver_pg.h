@@ -49,6 +49,7 @@ typedef struct {
     int timed_out;           /* a statement outlived it: the connection is given up */
     int async;               /* on an event loop's fiber: never block, wait in bt_io_wait */
     int aborted;             /* a wait was cut short by the stop path */
+    int broken;              /* an event loop's send or read failed: the connection is lost */
     int just_sent;           /* wire path: the reply cannot be there yet, wait before recv */
     bt_pg_pending pending[BT_PG_MAX_PENDING];
     bt_stmt_slots stmts;     /* bt_pg_stmt by key */
