@@ -23,6 +23,7 @@ LOCK_WAITING_SHARE: Final = 0.25  # of the working sessions waiting on row/table
 LOCK_WAITS_PER_WRITE: Final = 0.1  # row lock waits per write: one write in ten queues for a row
 IO_WAITING_SHARE: Final = 0.35  # of the working sessions waiting on file I/O (fsync, reads, writes)
 COMMIT_FLUSHES: Final = 0.8  # flushes per transaction: every commit waits for one (durable commits)
+COMMIT_OFF_CPU: Final = 0.25  # ... and this share of the workers' time off the CPUs is the commits' syncs
 DISK_UTIL: Final = 0.85  # of the time the busiest disk had a request in flight (iostat %util)
 SERVER_CPU_SHARE: Final = 0.75  # of the host's cores used by the server's processes
 HOST_SATURATED: Final = 0.90  # host CPU busy: saturated when the run queue exceeds the cores too
@@ -128,7 +129,8 @@ def disk_score(s: Signals) -> float | None:
     if per_txn is not None and off_cpu is not None and not s.open_loop and per_txn >= COMMIT_FLUSHES:
         # the time off the CPUs that the server's lock waits and the pooler's queue do not explain
         named = (lock_score(s) if s.lock_waiting is not None else 0.0) or 0.0
-        scores.append(max(0.0, off_cpu - named - (pool_score(s) or 0.0)))
+        # a quarter of the workers' time waiting on the syncs every commit makes scores as the threshold
+        scores.append(max(0.0, off_cpu - named - (pool_score(s) or 0.0)) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
     if s.io_waiting is not None:
         scores.append(s.io_waiting / max(s.sessions, s.io_waiting, 1.0))
     if s.disk_util_pct is not None and s.server_local is not False:

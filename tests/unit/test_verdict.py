@@ -32,7 +32,7 @@ def test_every_recorded_interval_names_its_staged_limit():
     by_stage: dict[str, Counter] = defaultdict(Counter)
     for r in recorded():
         by_stage[(r["stage"], r["want"])][decide(Signals.from_dict(r["signals"])).limit] += 1
-    assert len(by_stage) == 9
+    assert len(by_stage) == 15
     for (name, want), got in by_stage.items():
         assert got[want] == sum(got.values()), f"{name}: {dict(got)}"
 
@@ -119,7 +119,7 @@ def test_rules_are_data_and_documented():
         assert rule.limit in LIMITS and rule.threshold > 0 and rule.what
         assert f"`{rule.limit}`" in docs
     for name in ("POOL_WAITING_SHARE", "LOCK_WAITING_SHARE", "LOCK_WAITS_PER_WRITE", "IO_WAITING_SHARE",
-                 "COMMIT_FLUSHES", "DISK_UTIL", "SERVER_CPU_SHARE", "HOST_SATURATED", "MAIN_USER_SHARE",
+                 "COMMIT_FLUSHES", "COMMIT_OFF_CPU", "DISK_UTIL", "SERVER_CPU_SHARE", "HOST_SATURATED", "MAIN_USER_SHARE",
                  "CLIENT_CPU_SHARE", "RATE_DELIVERED", "RATE_BACKLOG_S", "NETWORK_MAX_QUERY_MS"):
         value = getattr(rules, name)
         assert f"`{name}`" in docs, name
