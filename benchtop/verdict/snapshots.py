@@ -52,6 +52,10 @@ def mysql_signals(snap: Snapshot) -> dict[str, Any]:
     >>> d = mysql_signals(S())
     >>> d["lock_waiting"], d["io_waiting"], d["top_io_wait"], d["db_sessions"]
     (6.5, 0.7, 'wait/io/file/innodb/innodb_log_file', 8.0)
+    >>> S.panels["waits"].append({"event": "wait/lock/table/sql/handler", "ms_per_s": 40.0})
+    >>> mysql_signals(S())["top_lock_wait"]
+    'InnoDB row locks'
+
     """
     out: dict[str, Any] = {}
     missing = []
@@ -70,7 +74,11 @@ def mysql_signals(snap: Snapshot) -> dict[str, Any]:
         for key, prefixes in (("top_io_wait", _MYSQL_IO), ("top_lock_wait", _MYSQL_LOCKS)):
             named = [w for w in waits if str(w.get("event", "")).startswith(prefixes) and w.get("ms_per_s")]
             if named:
-                out[key] = str(max(named, key=lambda w: float(w.get("ms_per_s") or 0))["event"])
+                top = max(named, key=lambda w: float(w.get("ms_per_s") or 0))
+                out[key] = str(top["event"])
+                if key == "top_lock_wait" and inn is not None and (inn.row_lock_waiting or 0) * 1000 > float(
+                        top.get("ms_per_s") or 0):
+                    out[key] = "InnoDB row locks"  # performance_schema has no instrument for them
     else:
         missing.append("performance_schema waits")
     if lock is not None:
