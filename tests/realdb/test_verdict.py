@@ -24,6 +24,7 @@ pytestmark = pytest.mark.realdb
 ROOT = Path(__file__).parents[2]
 SIZE = ["--tables", "1", "--table-size", "2000"]
 SECONDS = "6"
+SLOW_SYNC_MS = 0.2  # a sync slower than a loopback round trip can bind a one-thread durable inserter
 MOST = 0.6  # of the intervals after the first two (the check asks 80% of fifteen on the shared servers)
 
 BUSY_CLIENT = """
@@ -86,7 +87,29 @@ def pg_tables(pg_server):
     return pg_server
 
 
+def _sync_ms(folder: Path) -> float:
+    """The median time of a 4 KiB write and fsync in `folder`."""
+    times = []
+    path = folder / "benchtop-sync-probe"
+    with open(path, "wb") as f:
+        for _ in range(50):
+            t0 = time.perf_counter()
+            f.write(b"x" * 4096)
+            f.flush()
+            os.fsync(f.fileno())
+            times.append((time.perf_counter() - t0) * 1000)
+    path.unlink()
+    return sorted(times)[len(times) // 2]
+
+
 def test_durable_single_row_inserts_are_bound_by_the_disk(mysql_tables):
+    folder = getattr(mysql_tables, "datadir", None)
+    sync_ms = _sync_ms(Path(folder)) if folder else None
+    if sync_ms is not None and sync_ms < SLOW_SYNC_MS:
+        # a durable commit waits for its sync; on a disk that syncs in tens of
+        # microseconds (a virtual disk with a write cache) the round trip is the
+        # larger wait, and the verdict rightly says so
+        pytest.skip(f"this disk syncs in {sync_ms:.3f} ms: durable commits are not disk-bound here")
     before = mysql_admin_exec(mysql_tables, "SELECT @@innodb_flush_log_at_trx_commit")[0][0]
     mysql_admin_exec(mysql_tables, "SET GLOBAL innodb_flush_log_at_trx_commit = 1")
     try:
