@@ -180,6 +180,7 @@ def test_commits_leave_out_the_monitors_own(pg_server: Server) -> None:
         own = [r["monitor_commits_per_s"] for r in readings[1:]]
         commits = [r["commits_per_s"] for r in readings[2:]]
         assert all(v and v > 3 for v in own), own
-        assert sum(commits) / len(commits) < 1.0, (commits, own)
+        # the median: another session's leftover commits (an earlier test's) can land in one interval
+        assert sorted(commits)[len(commits) // 2] < 1.0, (commits, own)
     finally:
         src.close()

@@ -9,9 +9,11 @@ import shlex
 import sys
 import threading
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
+from tests.fixtures.dbhelpers import mysql_admin_exec, pg_admin_exec
 from tests.fixtures.servers import Server, mysql_connect, pg_connect
 from tests.tui import tmux_helpers
 
@@ -32,9 +34,20 @@ def _dsn(server: Server) -> str:
 
 def test_monitor_top_in_tmux(mysql_server: Server, pg_server: Server) -> None:
     my, pg = mysql_connect(mysql_server), pg_connect(pg_server)
+
+    def sleeping(run: Callable[[], object]) -> Callable[[], None]:
+        def body() -> None:
+            try:
+                run()
+            except Exception:  # noqa: BLE001 - cancelled once the screens have been read
+                pass
+        return body
+
     threads = [
-        threading.Thread(target=lambda: my.cursor().execute("SELECT SLEEP(20) AS tmux_marker_my"), daemon=True),
-        threading.Thread(target=lambda: pg.execute("SELECT pg_sleep(20) /* tmux_marker_pg */"), daemon=True),
+        threading.Thread(target=sleeping(lambda: my.cursor().execute("SELECT SLEEP(20) AS tmux_marker_my")),
+                         daemon=True),
+        threading.Thread(target=sleeping(lambda: pg.execute("SELECT pg_sleep(20) /* tmux_marker_pg */")),
+                         daemon=True),
     ]
     for t in threads:
         t.start()
@@ -75,6 +88,9 @@ def test_monitor_top_in_tmux(mysql_server: Server, pg_server: Server) -> None:
         assert session.wait_exit(10)
     finally:
         session.kill()
+        # the sleeps only had to be seen: cancelled, the test does not wait out their 20 s
+        mysql_admin_exec(mysql_server, f"KILL QUERY {int(my.thread_id())}")
+        pg_admin_exec(pg_server, f"SELECT pg_cancel_backend({int(pg.info.backend_pid)})")
         for t in threads:
             t.join(30)
         my.close()
