@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
 from benchtop.knee.answer import FAR
 from benchtop.knee.probe import ProbeMeter, ProbeTiming
 from benchtop.knee.search import KneeSearch, Probe
 from benchtop.knee.usl import preload
 from benchtop.run.controller import RunController
+from benchtop.run.delegate import DelegatingController
 from benchtop.run.protocol import Notice, Sample
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.samples import RunSummary
 from benchtop.workload import Program
 
 
@@ -135,18 +135,24 @@ def probe_line(n: int, p: Probe, search: KneeSearch) -> ProbeLine:
     return ProbeLine(text, d)
 
 
-class KneeController:
-    """A knee search as one run, for the headless loop and the dashboard."""
+class KneeController(DelegatingController):
+    """A knee search as one run, for the headless loop and the dashboard.
+    The knobs act on the run (as the keys do); the next probe sets its own
+    setting again."""
 
     def __init__(self, ctl: RunController, search: KneeSearch, timing: ProbeTiming, warmup_s: float = 0.0,
                  budget_s: float = 0.0) -> None:
-        self._ctl = ctl
+        self._run = ctl
         self.search = search
         self.timing = timing
         self.stepper = KneeStepper(ctl, search, timing, self._probed, warmup_s, budget_s)
         self._notices: list[Notice] = []
         self._last_read = 0.0
         self.elapsed_s = 0.0
+
+    @property
+    def _ctl(self) -> RunController:
+        return self._run
 
     def _probed(self, n: int, p: Probe, search: KneeSearch) -> None:
         line = probe_line(n, p, search)
@@ -158,44 +164,12 @@ class KneeController:
         return self._ctl.program
 
     @property
-    def label(self) -> str:
-        return self._ctl.label
-
-    @property
-    def target(self) -> str:
-        return self._ctl.target
-
-    @property
     def workload(self) -> str:
         """The workload, with the search's progress."""
         n = len(self.search.probes)
         best = self.search.best
         where = (f"best {best.x:g}/s" if self.search.settings.rate else f"best {int(best.x)} thr") if best else "no best yet"
         return f"{self._ctl.workload} · knee: {n} probe{'s' if n != 1 else ''}, {where}"
-
-    @property
-    def report_interval(self) -> float:
-        return self._ctl.report_interval
-
-    @property
-    def threads(self) -> int:
-        return self._ctl.threads
-
-    @property
-    def rate(self) -> float:
-        return self._ctl.rate
-
-    @property
-    def paused(self) -> bool:
-        return self._ctl.paused
-
-    @property
-    def groups(self) -> list[tuple[str, int, float]]:
-        return self._ctl.groups
-
-    @property
-    def elapsed(self) -> float:
-        return self._ctl.elapsed
 
     @property
     def remaining(self) -> float | None:
@@ -207,22 +181,6 @@ class KneeController:
     def deadline(self) -> float | None:
         """Readings every `timing.interval_s`, whatever the report interval."""
         return self._last_read + self.timing.interval_s if self._last_read else None
-
-    @property
-    def errors_total(self) -> int:
-        return self._ctl.errors_total
-
-    @property
-    def reconnects_total(self) -> int:
-        return self._ctl.reconnects_total
-
-    @property
-    def history(self) -> Sequence[IntervalStats]:
-        return self._ctl.history
-
-    @property
-    def timeline(self) -> Sequence[TimelineEvent]:
-        return self._ctl.timeline
 
     # -- the run --------------------------------------------------------------
     def start(self) -> None:
@@ -249,34 +207,3 @@ class KneeController:
         self.stepper.stop(reason or "stopped")
         self.elapsed_s = time.monotonic() - self.stepper.started if self.stepper.started else 0.0
         return self._ctl.stop(self.stepper.reason)
-
-    def hurry(self) -> None:
-        self._ctl.hurry()
-
-    # -- knobs: the keys act on the run; the next probe sets its own setting again --
-    def set_threads(self, n: int) -> None:
-        self._ctl.set_threads(n)
-
-    def set_rate(self, rate: float) -> None:
-        self._ctl.set_rate(rate)
-
-    def set_paused(self, paused: bool) -> None:
-        self._ctl.set_paused(paused)
-
-    def set_group_threads(self, name: str, n: int) -> None:
-        self._ctl.set_group_threads(name, n)
-
-    def set_group_rate(self, name: str, rate: float) -> None:
-        self._ctl.set_group_rate(name, rate)
-
-    def mark(self, text: str) -> None:
-        self._ctl.mark(text)
-
-    def note(self, kind: str, text: str) -> None:
-        self._ctl.note(kind, text)
-
-    def cycle_instrumentation(self) -> str | None:
-        return self._ctl.cycle_instrumentation()
-
-    def save(self, prefix: Path) -> list[Path]:
-        return self._ctl.save(prefix)

@@ -5,16 +5,18 @@ knobs act on the step that is running."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from benchtop.run.controller import RunController
+from benchtop.run.delegate import DelegatingController
 from benchtop.run.protocol import Notice, Sample
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.samples import RunSummary
 from benchtop.scenario.driver import ScenarioDriver
 
 
-class ScenarioController:
+class ScenarioController(DelegatingController):
+    """The knobs act on the step that is running."""
+
     def __init__(self, driver: ScenarioDriver, report_interval: float = 1.0) -> None:
         self.driver = driver
         self._report_interval = report_interval or 1.0
@@ -30,14 +32,6 @@ class ScenarioController:
 
     # -- what it shows ------------------------------------------------------------
     @property
-    def label(self) -> str:
-        return self._ctl.label
-
-    @property
-    def target(self) -> str:
-        return self._ctl.target
-
-    @property
     def workload(self) -> str:
         """The running step's workload, with the scenario's progress."""
         name = self._ctl.workload
@@ -48,47 +42,11 @@ class ScenarioController:
         """The scenario's, from before its first step starts an engine."""
         return self._report_interval
 
-    @property
-    def threads(self) -> int:
-        return self._ctl.threads
-
-    @property
-    def rate(self) -> float:
-        return self._ctl.rate
-
-    @property
-    def paused(self) -> bool:
-        return self._ctl.paused
-
-    @property
-    def elapsed(self) -> float:
-        return self._ctl.elapsed
-
-    @property
-    def remaining(self) -> float | None:
-        return self._ctl.remaining
-
     def ends_at(self) -> float | None:
         return None  # the steps decide: sample() says when the last one is done
 
     def deadline(self) -> float | None:
         return self.driver.deadline()
-
-    @property
-    def errors_total(self) -> int:
-        return self._ctl.errors_total
-
-    @property
-    def reconnects_total(self) -> int:
-        return self._ctl.reconnects_total
-
-    @property
-    def history(self) -> Sequence[IntervalStats]:
-        return self._ctl.history
-
-    @property
-    def timeline(self) -> Sequence[TimelineEvent]:
-        return self._ctl.timeline
 
     # -- the run ------------------------------------------------------------------
     def start(self) -> None:
@@ -136,35 +94,3 @@ class ScenarioController:
     def hurry(self) -> None:
         if self.driver.controller is not None:
             self.driver.controller.hurry()
-
-    # -- knobs: on the step that is running ----------------------------------------
-    def set_threads(self, n: int) -> None:
-        self._ctl.set_threads(n)
-
-    def set_rate(self, rate: float) -> None:
-        self._ctl.set_rate(rate)
-
-    def set_paused(self, paused: bool) -> None:
-        self._ctl.set_paused(paused)
-
-    @property
-    def groups(self) -> list[tuple[str, int, float]]:
-        return self._ctl.groups
-
-    def set_group_threads(self, name: str, n: int) -> None:
-        self._ctl.set_group_threads(name, n)
-
-    def set_group_rate(self, name: str, rate: float) -> None:
-        self._ctl.set_group_rate(name, rate)
-
-    def mark(self, text: str) -> None:
-        self._ctl.mark(text)
-
-    def note(self, kind: str, text: str) -> None:
-        self._ctl.note(kind, text)
-
-    def cycle_instrumentation(self) -> str | None:
-        return self._ctl.cycle_instrumentation()
-
-    def save(self, prefix: Path) -> list[Path]:
-        return self._ctl.save(prefix)
