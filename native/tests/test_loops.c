@@ -14,49 +14,7 @@
  * (the server thawed).  "ok <check>" per passing check, "FAIL ..." otherwise,
  * "PASSED" last; exits 0 only when everything passed.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "../benchtop_api.h"
-
-static int failures;
-
-#define CHECK(cond, name, ...)                                   \
-    do {                                                         \
-        if (cond) {                                              \
-            printf("ok %s\n", name);                             \
-        } else {                                                 \
-            failures++;                                          \
-            printf("FAIL %s (%s): ", name, #cond);               \
-            printf(__VA_ARGS__);                                 \
-            printf("\n");                                        \
-        }                                                        \
-        fflush(stdout);                                          \
-    } while (0)
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void wait_line(void)
-{
-    char line[64];
-    if (!fgets(line, sizeof line, stdin)) {
-        printf("FAIL stdin closed\n");
-        exit(2);
-    }
-}
+#include "test_support.h"
 
 /* Waits up to 20 s for `running` connections running and connected, with
  * transactions past `txns`. */
@@ -77,27 +35,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_loops HOST PORT USER PASSWORD DB\n");
         return 2;
     }
-    static const bt_op ops[] = {{BT_OP_EXEC, -1, 0, 0, 0, BT_QK_READ, 0}};
-    static const bt_stmt stmts[] = {{"SELECT 1", -1, 0, BT_QK_READ, 0}};
-    static const bt_txn_type types[] = {{"select", 1, 0, 1}};
     bt_program prog;
-    memset(&prog, 0, sizeof prog);
-    prog.ops = ops;
-    prog.nops = 1;
-    prog.stmts = stmts;
-    prog.nstmts = 1;
-    prog.txn_types = types;
-    prog.ntxn_types = 1;
     bt_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.conn.driver = BT_DRIVER_PGSQL;
-    cfg.conn.host = argv[1];
-    cfg.conn.port = atoi(argv[2]);
-    cfg.conn.user = argv[3];
-    cfg.conn.password = argv[4];
-    cfg.conn.database = argv[5];
+    select_one_setup(&cfg, &prog, BT_DRIVER_PGSQL, argv);
     cfg.conn.prepare = 1;
-    cfg.program = &prog;
     cfg.threads = 40;
     cfg.loop_threads = 2;
 
