@@ -1,6 +1,7 @@
 """When one probe has measured enough: its interval throughputs are steady
-(coefficient of variation over the last few intervals under a threshold),
-or it has run for the longest a probe may.  The first `settle_s` after the
+(coefficient of variation over the last few intervals under a threshold)
+and enough transactions were counted for a p99, or it has run for the
+longest a probe may.  The first `settle_s` after the
 setting changed (new workers connecting, queues draining) is not counted."""
 
 from __future__ import annotations
@@ -15,12 +16,17 @@ from benchtop.knee.search import Probe
 
 @dataclass(frozen=True, slots=True)
 class ProbeTiming:
-    interval_s: float = 0.5  # readings within a probe
-    settle_s: float = 0.5  # not counted after a change
-    min_s: float = 2.0  # counted time before a probe may end
+    # Short readings: a steady setting shows it within a second on the
+    # workloads measured (bench/knee_vs_sweep.py), and every second a probe
+    # holds past that is a second the search spends where a sweep spends ten.
+    interval_s: float = 0.25  # readings within a probe
+    settle_s: float = 0.25  # not counted after a change
+    min_s: float = 1.0  # counted time before a probe may end
     max_s: float = 6.0  # a probe ends here, steady or not
     cv: float = 0.05  # steady: the interval TPS's coefficient of variation over the window is below this
     window: int = 4  # intervals the steadiness is judged over
+    # a p99 needs a tail to stand on: ten transactions beyond it
+    min_transactions: int = 1000
 
     def check(self) -> None:
         for name in ("interval_s", "min_s", "max_s", "cv"):
@@ -31,6 +37,8 @@ class ProbeTiming:
             raise ValueError(f"the probe's settle time must be 0 or more seconds, not {self.settle_s:g}")
         if self.max_s < self.min_s:
             raise ValueError(f"the longest probe ({self.max_s:g} s) is shorter than the shortest ({self.min_s:g} s)")
+        if self.min_transactions < 0:
+            raise ValueError(f"the probe's minimum transactions must be 0 or more, not {self.min_transactions}")
         if self.window < 2:
             raise ValueError("the steadiness window needs at least 2 intervals")
 
@@ -78,6 +86,7 @@ class ProbeMeter:
     @property
     def steady(self) -> bool:
         return (self.counted_s >= self.timing.min_s - 1e-9 and len(self.tps) >= self.timing.window
+                and self.transactions >= self.timing.min_transactions
                 and self.cv <= self.timing.cv)
 
     def result(self) -> Probe:

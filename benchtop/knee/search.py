@@ -35,6 +35,10 @@ from benchtop.knee.usl import UslFit, fit_usl
 GOOD_FIT_R2 = 0.9
 # a bolder fit may skip a bracketing step
 SURE_FIT_R2 = 0.98
+# a fit judges gaps once it rests on this many probes (three settle any three-parameter curve)
+FIT_BOUND_PROBES = 4
+# ... and only gaps whose ends it predicts within this share
+FIT_MISS = 0.2
 # a fit-placed probe stays this share of the gap away from its ends
 KEEP_OFF_ENDS = 0.25
 # a fall of more than this share between neighbouring probes is a cliff, not the curve's decline
@@ -245,6 +249,8 @@ class KneeSearch:
                 continue
             if bound <= best.tps * (1 + s.tolerance / 2):
                 continue
+            if self._fit_bound(p, pts[i + 1] if probed else None, q_x) <= best.tps * (1 + s.tolerance / 2):
+                continue  # a fit that explains the probes expects nothing better in there
             gaps.append(Gap(p.x, q_x, bound, probed))
         return gaps
 
@@ -274,6 +280,35 @@ class KneeSearch:
             if q.tps >= (1 - CLIFF) * p.tps:
                 right = q.tps + max(0.0, -slope) * width
         return max(min(left, right), p.tps, pts[i + 1].tps if probed else 0.0)
+
+    def _fit_bound(self, p: Probe, q: Probe | None, b: float) -> float:
+        """The best throughput the fit expects strictly between probe p and
+        setting b (probe q when probed) where the limit holds (inf: no fit
+        good enough to judge by).  Near its peak the curve is flat, so once
+        the fit explains the probes a gap whose expected best is within the
+        tolerance needs no probe, however wide it is in threads.  A fit that
+        misses either end of the gap (a cliff, a stretch the USL does not
+        describe) judges nothing there, nor does it judge a gap that ends in a cliff."""
+        fit = self.fit
+        if fit is None or fit.r2 < GOOD_FIT_R2 or len(self.probes) < FIT_BOUND_PROBES:
+            return math.inf
+        a = p.x
+        if q is not None and q.tps < (1 - CLIFF) * p.tps:
+            return math.inf  # a fall past a cliff: a smooth curve through it says nothing about what lies before
+        for end in (p, q):
+            if end is not None and abs(fit.throughput(end.x) - end.tps) > FIT_MISS * end.tps:
+                return math.inf
+        hi = b
+        limit = self.settings.p99_limit_ms
+        if limit is not None:
+            crossing = fit.limit_threads(limit)
+            if crossing is not None:
+                hi = min(hi, crossing)
+        if hi <= a:
+            return 0.0
+        peak = fit.peak_threads
+        n = min(max(peak, a), hi)  # the curve rises to its peak and falls after it
+        return fit.throughput(n)
 
     def _fit_target(self) -> float | None:
         """The fit's best setting: its peak, or where the limit breaks when earlier."""

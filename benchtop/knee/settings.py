@@ -7,7 +7,7 @@
     p99_limit = "20ms"      # or 20 (milliseconds)
     error_limit = "1%"
     tolerance = "10%"
-    probe_min = "2s"        # a probe's shortest and longest counted time
+    probe_min = "1s"        # a probe's shortest and longest counted time
     probe_max = "6s"
     probe_cv = "5%"         # steady: interval TPS varies less than this
 
@@ -56,13 +56,13 @@ def add_knee_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--error-limit", dest="error_limit", metavar="PCT",
                    help="the highest acceptable share of failed attempts (e.g. 1%% or 0.01)")
     g.add_argument("--tolerance", metavar="PCT", help="stop when the bracket is this narrow (default 10%%)")
-    g.add_argument("--probe-min", dest="probe_min", metavar="S", help="a probe's shortest counted time (default 2 s)")
+    g.add_argument("--probe-min", dest="probe_min", metavar="S", help="a probe's shortest counted time (default 1 s)")
     g.add_argument("--probe-max", dest="probe_max", metavar="S", help="a probe's longest counted time (default 6 s)")
     g.add_argument("--probe-cv", dest="probe_cv", metavar="PCT",
                    help="steady when interval TPS varies less than this (coefficient of variation, default 5%%)")
     g.add_argument("--probe-interval", dest="probe_interval", metavar="S",
-                   help="readings within a probe (default 0.5 s)")
-    g.add_argument("--settle", metavar="S", help="not counted after each change (default 0.5 s)")
+                   help="readings within a probe (default 0.25 s)")
+    g.add_argument("--settle", metavar="S", help="not counted after each change (default 0.25 s)")
     g.add_argument("--max-probes", dest="max_probes", type=int, metavar="N", help="probe budget (default 24)")
 
 

@@ -39,3 +39,13 @@ def test_a_stall_while_settling_is_not_the_probe() -> None:
     assert not meter.add(4.0, 100, 0, LAT)  # one long interval across the change: left out, not the end
     assert meter.counted_s == 0
     assert feed(meter, [1000.0] * 10) == 4
+
+
+def test_a_steady_probe_waits_for_enough_transactions_for_its_p99() -> None:
+    # 200 tps in 0.25 s readings: steady at once, but a p99 needs a thousand transactions (five seconds)
+    meter = ProbeMeter(1, ProbeTiming(interval_s=0.25, settle_s=0.0, min_s=1.0, max_s=8.0, cv=0.05,
+                                      min_transactions=1000))
+    n = feed(meter, [200.0] * 40, dt=0.25)
+    assert n == 20
+    p = meter.result()
+    assert p.steady and p.transactions == 1000 and p.time_s == 5.0
