@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.process import children
+from benchtop.sources.process import children, read_bytes
 
 _SECTOR_BYTES = 512
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def parse_loadavg(text: str, cpus: int) -> dict[str, Any]:
@@ -134,37 +135,44 @@ class ProcCounters:
     write_bytes: int | None
     rss_bytes: int
     title: str
+    threads: int = 0  # num_threads (0: unknown): 1 lets the tree walk skip listing its tasks
 
 
-def read_process(pid: int, proc: Path = Path("/proc")) -> ProcCounters | None:
+def read_process(pid: int, proc: Path | str = "/proc") -> ProcCounters | None:
     """One process's CPU ticks, block I/O, RSS and title (a PostgreSQL
     backend's title: `postgres: user db client state`)."""
+    base = f"{os.fspath(proc)}/{pid}"
     try:
-        stat = (proc / str(pid) / "stat").read_text()
-        fields = stat[stat.rindex(")") + 2:].split()
-        title = (proc / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        stat = read_bytes(f"{base}/stat")
+        fields = stat[stat.rindex(b")") + 2:].split()
+        title = read_bytes(f"{base}/cmdline").replace(b"\0", b" ").decode(errors="replace").strip()
     except (OSError, ValueError):
         return None
-    io: dict[str, int] = {}
+    io: dict[bytes, int] = {}
     try:
-        for line in (proc / str(pid) / "io").read_text().splitlines():
-            k, _, v = line.partition(":")
+        for line in read_bytes(f"{base}/io").splitlines():
+            k, _, v = line.partition(b":")
             io[k] = int(v)
     except (OSError, ValueError):
         pass
-    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-    return ProcCounters(int(fields[11]) + int(fields[12]), io.get("read_bytes"), io.get("write_bytes"),
-                        int(fields[21]) * page, title or fields[0])
+    return ProcCounters(int(fields[11]) + int(fields[12]), io.get(b"read_bytes"), io.get(b"write_bytes"),
+                        int(fields[21]) * _PAGE, title or fields[0].decode(errors="replace"), int(fields[17]))
 
 
-def tree_pids(root: int, proc: Path = Path("/proc")) -> list[int]:
-    out, todo = [], [root]
+def read_tree_processes(root: int, proc: Path | str = "/proc") -> dict[int, ProcCounters]:
+    """read_process of `root` and each of its descendants (one walk: each
+    process's stat gives its children's lookup its thread count)."""
+    out: dict[int, ProcCounters] = {}
+    todo = [root]
     while todo:
         pid = todo.pop()
         if pid in out:
             continue
-        out.append(pid)
-        todo += children(pid, proc)
+        c = read_process(pid, proc)
+        if c is None:
+            continue  # gone since its parent listed it
+        out[pid] = c
+        todo += children(pid, proc, c.threads)
     return out
 
 

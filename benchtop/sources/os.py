@@ -22,8 +22,7 @@ from benchtop.sources.host_state import (
     parse_meminfo,
     parse_swapping,
     process_rows,
-    read_process,
-    tree_pids,
+    read_tree_processes,
 )
 from benchtop.sources.process import listener_pid, process_name, read_tree
 from benchtop.target import Target
@@ -362,7 +361,7 @@ class OSSource(Source):
         if self._server_pid is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
         now = time.monotonic()
-        cur = {pid: c for pid in tree_pids(self._server_pid) if (c := read_process(pid)) is not None}
+        cur = read_tree_processes(self._server_pid)
         prev, self._procs_prev = self._procs_prev, (now, cur)
         if prev is None or now <= prev[0]:
             return []
