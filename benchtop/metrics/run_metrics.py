@@ -11,7 +11,6 @@ import bisect
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Iterator, Sequence, TypeVar
 
 from prometheus_client.core import (
@@ -23,8 +22,9 @@ from prometheus_client.core import (
 )
 
 from benchtop.engine.histogram import Histogram, bucket_bounds
-from benchtop.run.protocol import Controller, Notice, Sample
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.run.delegate import DelegatingController
+from benchtop.run.protocol import Controller, Sample
+from benchtop.run.samples import IntervalStats, RunSummary
 
 # le edges of benchtop_latency_seconds: ten per decade, 1 µs .. 100 s, each
 # summed from the engine's finer buckets (their upper edges at or below it)
@@ -229,13 +229,18 @@ class RunMetrics:
         yield host_threads
 
 
-class MeteredController:
+class MeteredController(DelegatingController):
     """A Controller that hands every reading and the summary to RunMetrics on
-    the way through: the loops (headless, TUI, scenario) stay as they are."""
+    the way through: the loops (headless, TUI, scenario) stay as they are.
+    The rest is the inner controller's, unchanged."""
 
     def __init__(self, inner: Controller, metrics: RunMetrics) -> None:
         self.inner = inner
         self.metrics = metrics
+
+    @property
+    def _ctl(self) -> Controller:
+        return self.inner
 
     def sample(self) -> Sample:
         s = self.inner.sample()
@@ -246,102 +251,3 @@ class MeteredController:
         summary = self.inner.stop(reason)
         self.metrics.finish(summary)
         return summary
-
-    # the rest is the inner controller's, unchanged
-    @property
-    def label(self) -> str:
-        return self.inner.label
-
-    @property
-    def target(self) -> str:
-        return self.inner.target
-
-    @property
-    def workload(self) -> str:
-        return self.inner.workload
-
-    @property
-    def report_interval(self) -> float:
-        return self.inner.report_interval
-
-    @property
-    def threads(self) -> int:
-        return self.inner.threads
-
-    @property
-    def rate(self) -> float:
-        return self.inner.rate
-
-    @property
-    def paused(self) -> bool:
-        return self.inner.paused
-
-    @property
-    def groups(self) -> list[tuple[str, int, float]]:
-        return self.inner.groups
-
-    @property
-    def elapsed(self) -> float:
-        return self.inner.elapsed
-
-    @property
-    def remaining(self) -> float | None:
-        return self.inner.remaining
-
-    def ends_at(self) -> float | None:
-        return self.inner.ends_at()
-
-    def deadline(self) -> float | None:
-        return self.inner.deadline()
-
-    @property
-    def errors_total(self) -> int:
-        return self.inner.errors_total
-
-    @property
-    def reconnects_total(self) -> int:
-        return self.inner.reconnects_total
-
-    @property
-    def history(self) -> Sequence[IntervalStats]:
-        return self.inner.history
-
-    @property
-    def timeline(self) -> Sequence[TimelineEvent]:
-        return self.inner.timeline
-
-    def start(self) -> None:
-        self.inner.start()
-
-    def notices(self) -> list[Notice]:
-        return self.inner.notices()
-
-    def set_threads(self, n: int) -> None:
-        self.inner.set_threads(n)
-
-    def set_rate(self, rate: float) -> None:
-        self.inner.set_rate(rate)
-
-    def set_paused(self, paused: bool) -> None:
-        self.inner.set_paused(paused)
-
-    def set_group_threads(self, name: str, n: int) -> None:
-        self.inner.set_group_threads(name, n)
-
-    def set_group_rate(self, name: str, rate: float) -> None:
-        self.inner.set_group_rate(name, rate)
-
-    def mark(self, text: str) -> None:
-        self.inner.mark(text)
-
-    def note(self, kind: str, text: str) -> None:
-        self.inner.note(kind, text)
-
-    def cycle_instrumentation(self) -> str | None:
-        return self.inner.cycle_instrumentation()
-
-    def save(self, prefix: Path) -> list[Path]:
-        return self.inner.save(prefix)
-
-    def hurry(self) -> None:
-        self.inner.hurry()

@@ -1,7 +1,8 @@
-"""A run made of a `RunController` it steers (a knee search's one run, a
-scenario's running step): `DelegatingController` hands what the screens read
-and every knob to that inner run, so a subclass writes only what differs
-(its start, readings, notices and end, and what it shows otherwise)."""
+"""A controller made of another that it passes through (a knee search's one
+run, a scenario's running step, the metered run that /metrics reads):
+`DelegatingController` hands every call of the controller protocol to that
+inner controller, so a subclass writes only what differs (its readings,
+notices, end, or what it shows)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Sequence
 
-from benchtop.run.controller import RunController
-from benchtop.run.samples import IntervalStats, TimelineEvent
+from benchtop.run.protocol import Controller, Notice, Sample
+from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
 
 
 class DelegatingController(ABC):
-    """The controller protocol's shown values and knobs, from `_ctl`."""
+    """The controller protocol (benchtop.run.protocol), from `_ctl`."""
 
     @property
     @abstractmethod
-    def _ctl(self) -> RunController:
-        """The run the knobs act on now (read at each call: a scenario's changes between steps)."""
+    def _ctl(self) -> Controller:
+        """The controller acted on now (read at each call: a scenario's changes between steps)."""
 
     # -- what it shows ------------------------------------------------------------
     @property
@@ -62,6 +63,12 @@ class DelegatingController(ABC):
     def remaining(self) -> float | None:
         return self._ctl.remaining
 
+    def ends_at(self) -> float | None:
+        return self._ctl.ends_at()
+
+    def deadline(self) -> float | None:
+        return self._ctl.deadline()
+
     @property
     def errors_total(self) -> int:
         return self._ctl.errors_total
@@ -78,10 +85,23 @@ class DelegatingController(ABC):
     def timeline(self) -> Sequence[TimelineEvent]:
         return self._ctl.timeline
 
+    # -- the run ------------------------------------------------------------------
+    def start(self) -> None:
+        self._ctl.start()
+
+    def sample(self) -> Sample:
+        return self._ctl.sample()
+
+    def notices(self) -> list[Notice]:
+        return self._ctl.notices()
+
+    def stop(self, reason: str = "") -> RunSummary | None:
+        return self._ctl.stop(reason)
+
     def hurry(self) -> None:
         self._ctl.hurry()
 
-    # -- knobs: on the inner run --------------------------------------------------
+    # -- knobs --------------------------------------------------------------------
     def set_threads(self, n: int) -> None:
         self._ctl.set_threads(n)
 
