@@ -215,7 +215,7 @@ class RunController:
                 type_lat, type_busy = self._interval_types()
                 iv = replace(iv, txn_latency_ms=type_lat)
             if self.meter is not None and self._reading is not None:
-                reading = self.meter.read()
+                reading = self.meter.read(memory=False)
                 iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
                 self._reading = reading
             if self._base is None and cur.t >= self.options.warmup_s:

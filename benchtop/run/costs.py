@@ -217,12 +217,13 @@ class CostMeter:
         return sum(w.wal_bytes or 0.0 for w in self._type_work)
 
     # -- readings
-    def read(self) -> HostReading:
+    def read(self, memory: bool = True) -> HostReading:
         try:
             counters: OSCounters | None = read_counters(disks=self._disks)
         except (OSError, ValueError):
             counters = None
-        server = read_tree(self._pid) if self._pid is not None else None
+        # the server's memory is reported at the start and the end only
+        server = read_tree(self._pid, memory=memory) if self._pid is not None else None
         return HostReading(time.monotonic(), counters, self_cpu_s(), server)
 
     def begin(self) -> HostReading:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.process import children, read_bytes
+from benchtop.sources.process import ProcessReading, _clock_ticks, children, parse_status_memory, read_bytes
 
 _SECTOR_BYTES = 512
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -136,11 +136,14 @@ class ProcCounters:
     rss_bytes: int
     title: str
     threads: int = 0  # num_threads (0: unknown): 1 lets the tree walk skip listing its tasks
+    reaped_ticks: int = 0  # cutime + cstime: the CPU of the children it has waited for
+    memory: tuple[int, int, int] | None = None  # RssAnon, RssShmem, RssFile (read_process's `memory`)
 
 
-def read_process(pid: int, proc: Path | str = "/proc") -> ProcCounters | None:
+def read_process(pid: int, proc: Path | str = "/proc", memory: bool = False) -> ProcCounters | None:
     """One process's CPU ticks, block I/O, RSS and title (a PostgreSQL
-    backend's title: `postgres: user db client state`)."""
+    backend's title: `postgres: user db client state`); with `memory` its
+    anonymous, shared and file-mapped memory as well (for tree_reading)."""
     base = f"{os.fspath(proc)}/{pid}"
     try:
         stat = read_bytes(f"{base}/stat")
@@ -155,11 +158,19 @@ def read_process(pid: int, proc: Path | str = "/proc") -> ProcCounters | None:
             io[k] = int(v)
     except (OSError, ValueError):
         pass
+    mem: tuple[int, int, int] | None = None
+    if memory:
+        try:
+            m = parse_status_memory(read_bytes(f"{base}/status").decode(errors="replace"))
+            mem = (m.get("RssAnon", m.get("VmRSS", 0)), m.get("RssShmem", 0), m.get("RssFile", 0))
+        except OSError:
+            pass
     return ProcCounters(int(fields[11]) + int(fields[12]), io.get(b"read_bytes"), io.get(b"write_bytes"),
-                        int(fields[21]) * _PAGE, title or fields[0].decode(errors="replace"), int(fields[17]))
+                        int(fields[21]) * _PAGE, title or fields[0].decode(errors="replace"), int(fields[17]),
+                        int(fields[13]) + int(fields[14]), mem)
 
 
-def read_tree_processes(root: int, proc: Path | str = "/proc") -> dict[int, ProcCounters]:
+def read_tree_processes(root: int, proc: Path | str = "/proc", memory: bool = False) -> dict[int, ProcCounters]:
     """read_process of `root` and each of its descendants (one walk: each
     process's stat gives its children's lookup its thread count)."""
     out: dict[int, ProcCounters] = {}
@@ -168,12 +179,31 @@ def read_tree_processes(root: int, proc: Path | str = "/proc") -> dict[int, Proc
         pid = todo.pop()
         if pid in out:
             continue
-        c = read_process(pid, proc)
+        c = read_process(pid, proc, memory)
         if c is None:
             continue  # gone since its parent listed it
         out[pid] = c
         todo += children(pid, proc, c.threads)
     return out
+
+
+def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | None:
+    """The tree's CPU and memory as read_tree gives them, from a
+    read_tree_processes(root, memory=True) walk (one walk for both panels);
+    None when root is gone.
+
+    >>> p = {1: ProcCounters(100, None, None, 0, "pm", 1, 50, (10, 500, 80)),
+    ...      2: ProcCounters(20, None, None, 0, "be", 1, 0, (30, 400, 90))}
+    >>> tree_reading(p, 1)
+    ProcessReading(pids=2, cpu_s=1.7, rss_bytes=630)
+    """
+    top = procs.get(root)
+    if top is None:
+        return None
+    mems = [c.memory for c in procs.values() if c.memory is not None]
+    rss = sum(m[0] for m in mems) + max((m[1] for m in mems), default=0) + max((m[2] for m in mems), default=0)
+    ticks = sum(c.cpu_ticks for c in procs.values()) + top.reaped_ticks
+    return ProcessReading(pids=len(mems), cpu_s=ticks / _clock_ticks(), rss_bytes=rss)
 
 
 def process_rows(prev: dict[int, ProcCounters], cur: dict[int, ProcCounters], seconds: float,

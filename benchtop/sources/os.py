@@ -23,8 +23,9 @@ from benchtop.sources.host_state import (
     parse_swapping,
     process_rows,
     read_tree_processes,
+    tree_reading,
 )
-from benchtop.sources.process import listener_pid, process_name, read_tree
+from benchtop.sources.process import listener_pid, process_name
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
@@ -324,8 +325,14 @@ class OSSource(Source):
             panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
         self._host_state(panels)
         if self._server_port:
-            panels["server_process"] = self._server_process()
-            panels[SERVER_PROCESSES] = self._server_processes()
+            # one walk of the server's processes for both panels
+            procs = read_tree_processes(self._server_pid, memory=True) if self._server_pid is not None else {}
+            if self._server_pid not in procs:
+                self._server_pid = listener_pid(self._server_port or 0)
+                self._server_prev = None
+                procs = read_tree_processes(self._server_pid, memory=True) if self._server_pid is not None else {}
+            panels["server_process"] = self._server_process(procs)
+            panels[SERVER_PROCESSES] = self._server_processes(procs)
         return self.snapshot(panels, t0, interval_s)
 
     def _host_state(self, panels: dict[str, Any], proc: Path = Path("/proc")) -> None:
@@ -355,25 +362,20 @@ class OSSource(Source):
         if prev_disks is not None and now > prev_disks[0]:
             panels[DISKS] = disk_rows(prev_disks[1], cur, now - prev_disks[0])
 
-    def _server_processes(self, top: int = 50) -> Any:
+    def _server_processes(self, cur: dict[int, ProcCounters], top: int = 50) -> Any:
         """Each process of the local server's tree with its CPU and I/O
         (pg_activity's per-backend CPU%, READ/s, WRITE/s)."""
         if self._server_pid is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
         now = time.monotonic()
-        cur = read_tree_processes(self._server_pid)
         prev, self._procs_prev = self._procs_prev, (now, cur)
         if prev is None or now <= prev[0]:
             return []
         return process_rows(prev[1], cur, now - prev[0], _clock_ticks())[:top]
 
-    def _server_process(self) -> Any:
+    def _server_process(self, procs: dict[int, ProcCounters]) -> Any:
         """The server's process tree: memory, and CPU in cores over the interval."""
-        reading = read_tree(self._server_pid) if self._server_pid is not None else None
-        if reading is None:
-            self._server_pid = listener_pid(self._server_port or 0)
-            self._server_prev = None
-            reading = read_tree(self._server_pid) if self._server_pid is not None else None
+        reading = tree_reading(procs, self._server_pid) if self._server_pid is not None else None
         if reading is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
         now = time.monotonic()

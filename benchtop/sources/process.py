@@ -29,7 +29,7 @@ class ProcessReading:
 
     pids: int  # processes counted
     cpu_s: float  # user+sys of the live tree, plus the children the root has reaped
-    rss_bytes: int  # private memory of every process + shared memory counted once
+    rss_bytes: int | None  # private memory of every process + shared memory counted once (None: not read)
 
 
 def listening_inodes(port: int, proc: Path = Path("/proc")) -> set[str]:
@@ -159,12 +159,14 @@ def parse_status_memory(text: str) -> dict[str, int]:
     return out
 
 
-def read_tree(root: int, proc: Path | str = "/proc") -> ProcessReading | None:
+def read_tree(root: int, proc: Path | str = "/proc", memory: bool = True) -> ProcessReading | None:
     """CPU and memory of `root` and its descendants; None when root is gone.
 
     Memory: each process's anonymous memory, plus the largest shared-memory
     and file-mapped share once (PostgreSQL's backends all map the same shared
-    buffers; summing their RSS would count them once per backend)."""
+    buffers; summing their RSS would count them once per backend).  Without
+    `memory` (a reading of CPU alone) /proc/PID/status, the costliest of the
+    files to read, is left out and rss_bytes is None."""
     ticks = _clock_ticks()
     base = os.fspath(proc)
     cpu = anon = shmem = filemap = 0
@@ -185,16 +187,17 @@ def read_tree(root: int, proc: Path | str = "/proc") -> ProcessReading | None:
             if pid == root:
                 return None
             continue  # exited between the listing and the read
-        try:
-            mem = parse_status_memory(read_bytes(f"{base}/{pid}/status").decode(errors="replace"))
-        except OSError:
-            continue
+        if memory:
+            try:
+                mem = parse_status_memory(read_bytes(f"{base}/{pid}/status").decode(errors="replace"))
+            except OSError:
+                continue
+            anon += mem.get("RssAnon", mem.get("VmRSS", 0))
+            shmem = max(shmem, mem.get("RssShmem", 0))
+            filemap = max(filemap, mem.get("RssFile", 0))
         seen += 1
-        anon += mem.get("RssAnon", mem.get("VmRSS", 0))
-        shmem = max(shmem, mem.get("RssShmem", 0))
-        filemap = max(filemap, mem.get("RssFile", 0))
         todo += children(pid, base, threads)
-    return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=anon + shmem + filemap)
+    return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=anon + shmem + filemap if memory else None)
 
 
 def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:
