@@ -1,6 +1,7 @@
 """A real Prometheus (Debian's `prometheus`) scrapes `--metrics-listen` of a
 run every second; what its HTTP API answers afterwards must agree with the
-run's summary.json."""
+run's summary.json, and the Grafana dashboard's queries answer (both read
+the same run)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import json
 import os
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,11 @@ class Prometheus:
         return list(body["data"]["result"])
 
 
-@pytest.fixture
-def prometheus_scraping(tmp_path: Path) -> Iterator[tuple[Prometheus, int]]:
+@pytest.fixture(scope="module")
+def prometheus_scraping(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prometheus, int]]:
     """A private Prometheus on a free loopback port, scraping 127.0.0.1:TARGET every second."""
     binary = _prometheus_binary()
+    tmp_path = tmp_path_factory.mktemp("prometheus")
     target, port = free_port(), free_port()
     config = tmp_path / "prometheus.yml"
     config.write_text(
@@ -76,15 +78,36 @@ def prometheus_scraping(tmp_path: Path) -> Iterator[tuple[Prometheus, int]]:
         log.close()
 
 
-def test_prometheus_sees_the_summary_totals(prometheus_scraping: tuple[Prometheus, int], tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class ScrapedRun:
+    prom: Prometheus
+    target: int
+    stderr: str
+    summary: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def scraped_run(prometheus_scraping: tuple[Prometheus, int],
+                tmp_path_factory: pytest.TempPathFactory) -> ScrapedRun:
+    """One sqlite run scraped by that Prometheus, which both tests read (one
+    run of 6 s and its linger instead of one per test)."""
     prom, target = prometheus_scraping
-    out = tmp_path / "run"
+    out = tmp_path_factory.mktemp("scraped") / "run"
     r = run_benchtop("--headless", "--json", "--engine", "sqlite", "--threads", "2", "--time", "6",
                      "--metrics-listen", f"127.0.0.1:{target}", "--metrics-linger", "3", "--out", str(out))
     assert r.returncode == 0, r.stderr
-    assert f"metrics: http://127.0.0.1:{target}/metrics" in r.stderr
     summary = json.loads((out / "summary.json").read_text())
-    time.sleep(1.5)  # the last scrape's samples become queryable
+
+    def finished_is_queryable() -> None:  # the last scrape's samples become queryable
+        finished = prom.query("last_over_time(benchtop_run_finished[5m])")
+        assert finished and float(finished[0]["value"][1]) == 1
+    retry(finished_is_queryable, timeout=10, interval=0.2)
+    return ScrapedRun(prom, target, r.stderr, summary)
+
+
+def test_prometheus_sees_the_summary_totals(scraped_run: ScrapedRun) -> None:
+    prom, summary = scraped_run.prom, scraped_run.summary
+    assert f"metrics: http://127.0.0.1:{scraped_run.target}/metrics" in scraped_run.stderr
     total = prom.query("max_over_time(benchtop_transactions_total[5m])")
     assert total and float(total[0]["value"][1]) == summary["transactions"]
     want = summary["latency_ms"]["p99"]
@@ -101,14 +124,9 @@ def test_prometheus_sees_the_summary_totals(prometheus_scraping: tuple[Prometheu
     assert float(finished[0]["value"][1]) == 1, "the linger's scrapes must show the finished run"
 
 
-def test_the_grafana_dashboard_queries_answer(prometheus_scraping: tuple[Prometheus, int], tmp_path: Path) -> None:
-    prom, target = prometheus_scraping
-    out = tmp_path / "run"
-    r = run_benchtop("--headless", "--engine", "sqlite", "--threads", "2", "--time", "5",
-                     "--metrics-listen", f"127.0.0.1:{target}", "--metrics-linger", "2", "--out", str(out))
-    assert r.returncode == 0, r.stderr
-    mid_run = json.loads((out / "summary.json").read_text())["started_at"] + 3.5
-    time.sleep(1.5)
+def test_the_grafana_dashboard_queries_answer(scraped_run: ScrapedRun) -> None:
+    prom = scraped_run.prom
+    mid_run = scraped_run.summary["started_at"] + 3.5
     dashboard = json.loads((Path(__file__).parents[2] / "docs" / "grafana-dashboard.json").read_text())
     answered = {}
     for panel in dashboard["panels"]:
