@@ -1,6 +1,7 @@
 """A real local Ray cluster for the cluster tests: a head and one more node,
-both on loopback, started once per session when a selected test asks for
-it, and shut down at the end.
+both on loopback, started once for the module that asks for it and shut
+down after it (its half-dozen daemons would otherwise take CPU from every
+later test of the session).
 
 RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 makes Ray 2.x bind every node to
 127.0.0.1 (ray._private.services.get_node_ip_address); without it a local
@@ -40,7 +41,7 @@ class LocalCluster:
     ray: Any
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[LocalCluster]:
     # before Ray is imported: it reads the variable into a constant
     saved = {k: os.environ.get(k) for k in LOOPBACK_ENV}
