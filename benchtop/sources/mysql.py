@@ -34,6 +34,7 @@ from benchtop.sources.replication import replica_rows, replica_status_statement
 from benchtop.sources.mysql_trx import latest_deadlock, metadata_lock_rows, transaction_rows
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
+from benchtop.target import mysql_client
 from benchtop.target.connection import pymysql_kwargs
 
 # Client-side errors meaning the connection is gone (CR_* codes), plus
@@ -582,7 +583,7 @@ class MySQLSource(Source):
     def connect(self) -> None:
         t = self.target
         try:
-            self._conn = pymysql.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, program_name="benchtop-monitor"))
+            self._conn = mysql_client.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, program_name="benchtop-monitor"))
             with self._conn.cursor() as cur:
                 cur.execute(sql.tagged("SELECT @@version, @@version_comment"))
                 version, comment = cur.fetchone()

@@ -47,6 +47,7 @@ from benchtop.errors import one_line
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot, shut_down_socket
 from benchtop.sources.rates import Interval
 from benchtop.target import Target
+from benchtop.target import mysql_client
 from benchtop.target.connection import pymysql_kwargs
 
 SQL_VERSION = "SELECT @@admin-version"
@@ -171,7 +172,7 @@ class ProxySQLSource(Source):
         where = t.describe()
         self.close()
         try:
-            self._conn = pymysql.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, with_database=False))
+            self._conn = mysql_client.connect(**pymysql_kwargs(t, timeout_s=self.timeout_s, with_database=False))
         except (pymysql.MySQLError, OSError) as exc:
             code = exc.args[0] if exc.args else 0
             hint = (

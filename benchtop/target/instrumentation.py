@@ -260,9 +260,9 @@ class InstrumentationControl:
             kwargs = pymysql_kwargs(
                 self.target, timeout_s=self.timeout_s, program_name="benchtop-instrumentation", with_database=False
             )
-            import pymysql
+            from benchtop.target import mysql_client
 
-            self._my = pymysql.connect(**kwargs)
+            self._my = mysql_client.connect(**kwargs)
         return self._my
 
     def read_mysql_state(self) -> PerfSchemaState:

@@ -24,6 +24,7 @@ import pymysql
 
 from benchtop.errors import one_line
 from benchtop.target import Target
+from benchtop.target import mysql_client
 from benchtop.target.connection import libpq_params, pymysql_kwargs
 
 PGBOUNCER_PREFIX = "pgbouncer."
@@ -131,7 +132,7 @@ class SettingsControl:
         if name.startswith(PGBOUNCER_PREFIX):
             return self._pgbouncer_read(name[len(PGBOUNCER_PREFIX):])
         if self.target.kind == "mysql":
-            with pymysql.connect(**self._my_params()) as conn, conn.cursor() as cur:
+            with mysql_client.connect(**self._my_params()) as conn, conn.cursor() as cur:
                 cur.execute(f"SELECT @@GLOBAL.{check_name(name)}")
                 row = cur.fetchone()
             return "" if row is None or row[0] is None else str(row[0])
@@ -148,7 +149,7 @@ class SettingsControl:
                 if name.startswith(PGBOUNCER_PREFIX):
                     self._pgbouncer_exec(f"SET {name[len(PGBOUNCER_PREFIX):]} = {saved.value}")
                 elif self.target.kind == "mysql":
-                    with pymysql.connect(**self._my_params()) as conn, conn.cursor() as cur:
+                    with mysql_client.connect(**self._my_params()) as conn, conn.cursor() as cur:
                         cur.execute(f"SET GLOBAL {name} = {_mysql_literal(saved.value)}")
                 else:
                     with psycopg.connect(**self._pg_params(), autocommit=True) as conn:
@@ -173,7 +174,7 @@ class SettingsControl:
                               with_database=False)
 
     def _mysql_set(self, name: str, value: Any) -> None:
-        with pymysql.connect(**self._my_params()) as conn, conn.cursor() as cur:
+        with mysql_client.connect(**self._my_params()) as conn, conn.cursor() as cur:
             if name not in self.saved:
                 cur.execute(f"SELECT @@GLOBAL.{name}")
                 row = cur.fetchone()
