@@ -5,7 +5,6 @@ and thawed: what tests/native/test_stop_path.py and test_loop_path.py share."""
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 
 from benchtop.engine._sources import CORE, MYSQL, PGSQL
 from tests.fixtures.servers import Server
+from tests.native.cbuild import build_program, session_objects
 from tests.native.test_driver_build import client_flags
 
 NATIVE = Path(__file__).resolve().parents[2] / "native"
@@ -37,10 +37,9 @@ def build(name: str, sanitizer: str, tmp_path_factory: pytest.TempPathFactory) -
     cflags, libs = client_flags()
     flags, env = SANITIZERS[sanitizer]
     out = tmp_path_factory.mktemp(name.removeprefix("test_")) / f"{name}_{sanitizer}"
-    cmd = [cc, *BASE_FLAGS, *flags, *cflags, "-I.", f"tests/{name}.c", *CORE, *MYSQL, *PGSQL,
-           *libs, "-lsqlite3", "-lm", "-o", str(out)]
-    done = subprocess.run(cmd, cwd=NATIVE, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"{shlex.join(cmd)}\n{done.stderr}"
+    # the engine's objects under each sanitizer are compiled once for both tests (cbuild.py)
+    build_program(session_objects(tmp_path_factory), cc, [*BASE_FLAGS, *flags, *cflags, "-I."],
+                  [f"tests/{name}.c", *CORE, *MYSQL, *PGSQL], [*libs, "-lsqlite3", "-lm"], out)
     return out, env
 
 

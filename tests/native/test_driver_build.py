@@ -20,6 +20,7 @@ import pytest
 
 from benchtop.engine._sources import DRIVER_SUPPORT, MYSQL, PGSQL
 from tests.fixtures.servers import Server, in_ci, mysql_admin_exec
+from tests.native.cbuild import build_program, session_objects
 
 pytestmark = pytest.mark.realdb
 
@@ -67,11 +68,9 @@ def driver_test_binary(request: pytest.FixtureRequest, tmp_path_factory: pytest.
     cflags, libs = client_flags()
     out = tmp_path_factory.mktemp("drivers") / f"test_drivers_{request.param}"
     flags = BASE_FLAGS + (SANITIZE if request.param == "sanitized" else ["-O2"])
-    cmd = [cc, *flags, "-DBT_HAVE_MYSQL", "-DBT_HAVE_PGSQL", *cflags, "-I.",
-           *SOURCES, *libs, "-o", str(out)]
-    done = subprocess.run(cmd, cwd=NATIVE, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, f"{shlex.join(cmd)}\n{done.stderr}"
-    assert done.stderr == "", f"compiler warnings:\n{done.stderr}"
+    stderr = build_program(session_objects(tmp_path_factory), cc, [*flags, "-DBT_HAVE_MYSQL", "-DBT_HAVE_PGSQL", *cflags, "-I."],
+                           SOURCES, libs, out)
+    assert stderr == "", f"compiler warnings:\n{stderr}"
     return out
 
 
