@@ -1,6 +1,8 @@
 """Faults during a run against the harness's real servers: the server killed
 and restarted, hung (SIGSTOP), PgBouncer paused; the run goes on, counts what
-happened and finishes with a complete summary."""
+happened and finishes with a complete summary (each run is ended by a
+SIGTERM once its intervals show the recovery, rather than by a --time long
+enough for it)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,31 @@ def wait_intervals(out: Path, n: int, timeout: float = 30) -> None:
     raise AssertionError(f"fewer than {n} intervals in {out}")
 
 
+def intervals_of(out: Path) -> list[dict]:
+    f = out / "intervals.jsonl"
+    return [json.loads(x) for x in f.read_text().splitlines() if x.strip()] if f.exists() else []
+
+
+def recovered(intervals: list[dict], threads: int = 2) -> bool:
+    """An interval without transactions (the fault), then one after it with
+    transactions and every worker connected (the recovery)."""
+    zero = next((i for i, iv in enumerate(intervals) if iv["tps"] == 0), None)
+    return zero is not None and any(iv["tps"] > 0 and iv.get("connected", threads) == threads
+                                    for iv in intervals[zero + 1:])
+
+
+def stop_once(proc: subprocess.Popen[str], done: Callable[[], bool], timeout: float = 60) -> tuple[str, str]:
+    """SIGTERMs the run as soon as `done()` holds (polled; at most `timeout`
+    s) instead of waiting out its --time, and returns its output. A headless
+    run ends on SIGTERM with its whole intervals and a summary, exit 0."""
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline and not done():
+        time.sleep(0.1)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    return proc.communicate(timeout=60)
+
+
 @pytest.fixture
 def prepared_mysql(mysql_server):
     assert bt(mysql_server, "prepare", *SIZE).returncode in (0, 1)
@@ -52,13 +79,17 @@ def prepared_mysql(mysql_server):
 
 def test_server_killed_and_restarted_during_a_run(prepared_mysql, tmp_path: Path) -> None:
     out = tmp_path / "res"
-    proc = start_run(prepared_mysql, out, 12)
+    proc = start_run(prepared_mysql, out, 60)
+
+    def restored() -> bool:
+        timeline = out / "timeline.jsonl"
+        return recovered(intervals_of(out)) and timeline.exists() and "restored" in timeline.read_text()
     try:
         wait_intervals(out, 2)
         prepared_mysql.kill(signal.SIGKILL)
         time.sleep(2)
         prepared_mysql.restart()
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = stop_once(proc, restored)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -76,14 +107,14 @@ def test_server_killed_and_restarted_during_a_run(prepared_mysql, tmp_path: Path
 
 def test_hung_server_sigstop_then_sigcont(prepared_mysql, tmp_path: Path) -> None:
     out = tmp_path / "res"
-    proc = start_run(prepared_mysql, out, 9)
+    proc = start_run(prepared_mysql, out, 60)
     try:
         wait_intervals(out, 2)
         prepared_mysql.kill(signal.SIGSTOP)
         time.sleep(3)
         lines_during = len((out / "intervals.jsonl").read_text().splitlines())
         prepared_mysql.kill(signal.SIGCONT)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = stop_once(proc, lambda: recovered(intervals_of(out)))
     finally:
         prepared_mysql.kill(signal.SIGCONT)
         if proc.poll() is None:
@@ -98,13 +129,13 @@ def test_hung_server_sigstop_then_sigcont(prepared_mysql, tmp_path: Path) -> Non
 def test_pgbouncer_pause_and_resume(pg_server, pgbouncer_server, tmp_path: Path) -> None:
     assert bt(pg_server, "prepare", *SIZE).returncode in (0, 1)
     out = tmp_path / "res"
-    proc = start_run(pgbouncer_server, out, 8, "--no-monitor")
+    proc = start_run(pgbouncer_server, out, 60, "--no-monitor")
     try:
         wait_intervals(out, 2)
         pg_admin_exec(pgbouncer_server, "PAUSE sbtest")
         time.sleep(2)
         pg_admin_exec(pgbouncer_server, "RESUME sbtest")
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = stop_once(proc, lambda: recovered(intervals_of(out)))
     finally:
         if proc.poll() is None:
             pg_admin_exec(pgbouncer_server, "RESUME sbtest")

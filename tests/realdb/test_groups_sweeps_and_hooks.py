@@ -169,12 +169,12 @@ def test_failed_shell_hook_ends_the_scenario_and_still_restores(mysql_server, po
 def test_query_timeout_rides_out_a_hung_server(kind, request, tmp_path: Path) -> None:
     import signal
 
-    from tests.realdb.test_faults import SIZE, start_run, wait_intervals
+    from tests.realdb.test_faults import SIZE, intervals_of, recovered, start_run, stop_once, wait_intervals
 
     server = request.getfixturevalue("mysql_server" if kind == "mysql" else "pg_server")
     assert bt(server, "prepare", "--workload", "oltp_point_select", *SIZE).returncode in (0, 1)
     out = tmp_path / "res"
-    proc = start_run(server, out, 8, "--query-timeout", "0.5")
+    proc = start_run(server, out, 60, "--query-timeout", "0.5")
 
     def signal_server(sig: int) -> None:
         """The server and, for PostgreSQL, its backends (separate processes)."""
@@ -191,7 +191,7 @@ def test_query_timeout_rides_out_a_hung_server(kind, request, tmp_path: Path) ->
         signal_server(signal.SIGSTOP)
         time.sleep(2)
         signal_server(signal.SIGCONT)
-        stdout, stderr = proc.communicate(timeout=60)
+        stdout, stderr = stop_once(proc, lambda: recovered(intervals_of(out)))
     finally:
         signal_server(signal.SIGCONT)
         if proc.poll() is None:

@@ -44,13 +44,13 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
     killed). The intervals say how many were connected, the summary warns."""
     import time
 
-    from tests.realdb.test_faults import wait_intervals
+    from tests.realdb.test_faults import intervals_of, stop_once, wait_intervals
 
     if prepared_mysql.process is None:
         pytest.skip("changes the test user's password: only on a server the harness started")
     user = f"'{prepared_mysql.user}'@'%'"
     out = tmp_path / "res"
-    proc = start_run(prepared_mysql, out, 8, "--threads", "4", "--no-monitor")
+    proc = start_run(prepared_mysql, out, 60, "--threads", "4", "--no-monitor")
     try:
         wait_intervals(out, 2)
         mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY 'another-password'")
@@ -63,8 +63,13 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
         time.sleep(3)
     finally:
         mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY '{prepared_mysql.password}'")
+
+    def all_back() -> bool:  # fewer than 4 connected, then all 4 again
+        connected = [iv.get("connected", -1) for iv in intervals_of(out)]
+        fewest = min(range(len(connected)), key=connected.__getitem__, default=None)
+        return fewest is not None and connected[fewest] < 4 and 4 in connected[fewest + 1:]
     try:
-        stdout, stderr = proc.communicate(timeout=90)
+        stdout, stderr = stop_once(proc, all_back, timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
