@@ -15,7 +15,14 @@ import pytest
 
 from tests.fixtures.dbhelpers import mysql_connect, pg_connect
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
-from tests.realdb.test_faults import SIZE, prepared_mysql, start_run, wait_intervals  # noqa: F401 (fixture)
+from tests.realdb.test_faults import (  # noqa: F401 (fixture)
+    SIZE,
+    intervals_of,
+    prepared_mysql,
+    start_run,
+    stop_once,
+    wait_intervals,
+)
 from tests.realdb.test_run_servers import bt, summary_of
 from tests.realdb.test_stop_path import ENDS_WITHIN_S, assert_true_summary, finish, freeze
 
@@ -28,6 +35,18 @@ def tpcb_pg(pg_server):
     assert bt(pg_server, "prepare", *TPCB).returncode in (0, 1)
     assert bt(pg_server, "prepare", *SIZE).returncode in (0, 1)  # start_run's oltp_point_select
     return pg_server
+
+
+def served_again(out: Path):  # type: ignore[no-untyped-def]
+    """When to end a run whose table was locked until now: once an interval
+    that began after the unlock has transactions (instead of a --time long
+    enough for it)."""
+    unlocked_at = len(intervals_of(out))
+
+    def done() -> bool:
+        ivs = intervals_of(out)
+        return len(ivs) >= unlocked_at + 2 and ivs[-1]["tps"] > 0
+    return done
 
 
 def history_rows(server) -> int:
@@ -79,7 +98,7 @@ def test_query_timeout_is_each_connections_own(tpcb_pg, tmp_path: Path) -> None:
     """A lock held from outside blocks every connection of both loops: each
     one times out on its own deadline, is replaced, and the run goes on."""
     out = tmp_path / "res"
-    proc = start_run(tpcb_pg, out, 6, "--connections", "10", "--query-timeout", "0.5")
+    proc = start_run(tpcb_pg, out, 30, "--connections", "10", "--query-timeout", "0.5")
     locker = pg_connect(tpcb_pg, admin=True, autocommit=False)
     try:
         wait_intervals(out, 1)
@@ -87,7 +106,7 @@ def test_query_timeout_is_each_connections_own(tpcb_pg, tmp_path: Path) -> None:
             cur.execute("LOCK TABLE sbtest1 IN ACCESS EXCLUSIVE MODE")
             time.sleep(1.5)
         locker.rollback()
-        stdout, stderr, _ = finish(proc, 30)
+        stdout, stderr = stop_once(proc, served_again(out))
     finally:
         locker.close()
         if proc.poll() is None:
@@ -209,14 +228,14 @@ def test_one_connection_killed_inside_a_loop_leaves_the_others_alone_on_mysql(pr
 
 def test_query_timeout_is_each_connections_own_on_mysql(prepared_mysql, tmp_path: Path) -> None:
     out = tmp_path / "res"
-    proc = start_run(prepared_mysql, out, 6, "--connections", "10", "--query-timeout", "0.5")
+    proc = start_run(prepared_mysql, out, 30, "--connections", "10", "--query-timeout", "0.5")
     try:
         wait_intervals(out, 1)
         with mysql_connect(prepared_mysql, admin=True) as conn, conn.cursor() as cur:
             cur.execute("LOCK TABLES sbtest.sbtest1 WRITE")
             time.sleep(1.5)
             cur.execute("UNLOCK TABLES")
-        stdout, stderr, _ = finish(proc, 30)
+        stdout, stderr = stop_once(proc, served_again(out))
     finally:
         if proc.poll() is None:
             proc.kill()
