@@ -5,6 +5,7 @@ sources (never the network)."""
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 from textual.widgets import Static, TabbedContent
@@ -73,18 +74,24 @@ async def test_outage_shows_banner_then_recovers(fake) -> None:
 
 
 async def test_hung_source_does_not_freeze_keys(fake) -> None:
+    answer = threading.Event()  # the hung poll answers (after 3 s at most) once the test is done
+
     class Hung(FakeSource):
         def poll(self):
-            time.sleep(3)
+            answer.wait(3)
             return super().poll()
 
     app = BenchtopApp(fake, [SourcePoller(Hung("mysql", [POOLS_PANELS]), interval=0.1, deadline_s=5)])
-    async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.2)
-        t0 = time.monotonic()
-        await pilot.press("plus")
-        await _wait(pilot, lambda: fake.threads == 9, timeout=1.0)
-        assert time.monotonic() - t0 < 1.0
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause(0.2)
+            t0 = time.monotonic()
+            await pilot.press("plus")
+            await _wait(pilot, lambda: fake.threads == 9, timeout=1.0)
+            assert time.monotonic() - t0 < 1.0
+            answer.set()
+    finally:
+        answer.set()
 
 
 async def test_missing_panel_replaced_by_data(fake) -> None:
