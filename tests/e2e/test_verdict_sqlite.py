@@ -11,13 +11,20 @@ from tests.e2e.conftest import ROOT, run_benchtop
 
 
 def test_a_scenario_names_the_limit_of_each_step(tmp_path: Path) -> None:
-    res = run_benchtop("scenario", str(ROOT / "scenarios" / "sqlite_sweep.toml"), "--json", "--out",
-                       str(tmp_path / "out"))
+    # scenarios/sqlite_sweep.toml, two steps of 1.5 s (its run end to end is test_scenario_sqlite's):
+    # each step still has whole measured intervals and a steady state to judge
+    sweep = (ROOT / "scenarios" / "sqlite_sweep.toml").read_text()
+    assert "threads = [1, 2, 4]\nduration = 2\n" in sweep
+    scenario = tmp_path / "sweep.toml"
+    scenario.write_text(sweep.replace("threads = [1, 2, 4]\nduration = 2\n", "threads = [1, 2]\nduration = 1.5\n"))
+    res = run_benchtop("scenario", str(scenario), "--json", "--out", str(tmp_path / "out"))
     assert res.returncode == 0, res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
     intervals = [d for d in lines if d.get("type") == "interval"]
     assert intervals and all(d["verdict"]["limit"] in LIMITS and "step" in d for d in intervals)
+    assert {d["step"] for d in intervals} == {0, 1}
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert len(summary["steps"]) == 2
     assert all(st["steady_state"]["verdict"]["limit"] in LIMITS for st in summary["steps"])
 
 
