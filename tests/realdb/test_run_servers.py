@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -154,22 +153,31 @@ def _kill_benchtop_sessions(server) -> int:
     return len(rows)
 
 
-def test_killed_connections_reconnect_and_the_run_goes_on(prepared) -> None:
-    killed: list[int] = []
+def test_killed_connections_reconnect_and_the_run_goes_on(prepared, tmp_path: Path) -> None:
+    from tests.realdb.test_faults import intervals_of, start_run, stop_once
 
-    def killer() -> None:
+    out = tmp_path / "res"
+    proc = start_run(prepared, out, 60, *SIZE, "--no-monitor")
+    killed: list[int] = []
+    try:
         # once both workers hold their connection (on a loaded machine that can take seconds)
         deadline = time.monotonic() + 10
         while _benchtop_sessions(prepared) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(0.5)
         killed.append(_kill_benchtop_sessions(prepared))
+        at_kill = len(intervals_of(out))
 
-    t = threading.Thread(target=killer)
-    t.start()
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "6", "--threads", "2",
-                      "--workload", "oltp_point_select", *SIZE, "--no-monitor"))
-    t.join()
+        def going_on() -> bool:  # an interval begun after the kill, with both workers back and transactions
+            ivs = intervals_of(out)
+            return len(ivs) >= at_kill + 2 and ivs[-1]["tps"] > 0 and ivs[-1].get("connected", 2) == 2
+        # ended once it has gone on (a SIGTERM), not by a --time long enough for it
+        stdout, stderr = stop_once(proc, going_on)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    s = json.loads(stdout.strip().splitlines()[-1])
     assert killed and killed[0] >= 2
     assert s["reconnects"] >= 2 and s["transactions"] > 0
     assert s["errors_by_kind"].get("lost_connection", 0) >= 1
