@@ -137,7 +137,7 @@ def test_time_limit_ends_on_time_with_event_loops_on_a_hung_postgresql(tpcb_pg, 
     out = tmp_path / "res"
     proc = start_run(tpcb_pg, out, 6, "--connections", "16")
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         freeze(tpcb_pg, signal.SIGSTOP)
         stdout, stderr, _ = finish(proc, 6 + ENDS_WITHIN_S + 2)
     finally:
@@ -152,7 +152,7 @@ def test_sigterm_ends_within_5s_with_event_loops_on_a_hung_postgresql(tpcb_pg, t
     out = tmp_path / "res"
     proc = start_run(tpcb_pg, out, 60, "--connections", "16")
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         freeze(tpcb_pg, signal.SIGSTOP)
         time.sleep(1.0)
         asked = time.monotonic()
