@@ -46,7 +46,7 @@ class ScenarioDriver:
 
     `make_controller(workload, threads, rate)` returns a new, not yet started
     RunController for the first step it will run (threads/rate None: the
-    configuration's)
+    configuration's; threads counts connections in a run on event loops)
     (without a results writer: the driver writes the folder, on one clock).
     The owner samples the current controller (`driver.controller.sample()`)
     on its own cadence and calls `tick()` after each sample; `tick()` moves
@@ -136,8 +136,8 @@ class ScenarioDriver:
         if self.controller is not None:
             self.controller.stop("scenario: next workload")
         self._workload = self.scenario.workload_of(step)
-        # the step's threads and rate from the start: no burst at other settings
-        ctl = self.make_controller(self._workload, step.threads, step.rate)
+        # the step's threads (connections) and rate from the start: no burst at other settings
+        ctl = self.make_controller(self._workload, step.workers, step.rate)
         previous = ctl.on_event
 
         def on_event(ev: Any) -> None:
@@ -228,11 +228,12 @@ class ScenarioDriver:
         if self.controller is None or self.scenario.workload_of(step) != self._workload:
             self._new_controller(step)
         ctl = self.controller
-        if (step.threads is not None or step.rate is not None) and ctl.groups:
+        if (step.workers is not None or step.rate is not None) and ctl.groups:
             raise ScenarioError(f"{step.label()}: {ctl.workload} runs thread groups: set them with "
                                 "group = [\"NAME.threads=N\", \"NAME.rate=R\"] instead of threads and rate")
-        if step.threads is not None and step.threads != ctl.threads:
-            ctl.set_threads(step.threads)
+        # with event loops the threads knob counts connections (RunController.set_threads)
+        if step.workers is not None and step.workers != ctl.threads:
+            ctl.set_threads(step.workers)
         if step.rate is not None and step.rate != ctl.rate:
             ctl.set_rate(step.rate)
         for setting in step.group:
@@ -497,6 +498,10 @@ def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: flo
         "repeat": step.repeat,
         **({"settings": dict(step.settings)} if step.settings else {}),
         "threads": s.threads,
+        # as a run's summary: the connections (`threads` above with event loops) and those served
+        "connections": s.threads,
+        "connections_served": s.connections_served,
+        **({"loop_threads": s.loop_threads} if s.loop_threads else {}),
         "rate": s.rate,
         "tps": round(s.tps, 2),
         "qps": round(s.qps, 2),
@@ -548,6 +553,7 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
         connect_ms_avg=sum(s.connect_ms_avg * s.connects for s in summaries) / connects if connects else 0.0,
         latency_ms=figures(lat, "latency_ms"), service_latency_ms=figures(svc, "service_latency_ms"),
         latency=lat, service=svc, txn_types=types, stopped_by=stopped_by,
+        loop_threads=last.loop_threads, connections_served=max(s.connections_served for s in summaries),
     )
 
 

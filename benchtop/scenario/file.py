@@ -13,10 +13,16 @@
 
 Top-level keys are the command-line option names with underscores (checked
 by the command line's own option table, benchtop.run.options, so both accept
-the same things).  Step keys: duration, threads,
+the same things).  Step keys: duration, threads, connections,
 rate, workload, instrumentation, mark, warmup, repeat, stop_if, name.  A list
-(or a "A..B*F" / "A..B+S" range for threads and rate) sweeps; several sweeps
-in one step multiply.  Problems are one line: "FILE:LINE: what is wrong".
+(or a "A..B*F" / "A..B+S" range for threads, connections and rate) sweeps;
+several sweeps in one step multiply.  Problems are one line: "FILE:LINE: what
+is wrong".
+
+Top-level `connections = N` is --connections: the run drives N connections
+from event loops, and top-level `threads` is then --threads, the loop threads
+(not the steps' default).  In such a run a step's `connections` and, as in
+files written before it existed, its `threads` both set the connections.
 
 benchtop/scenario/driver.py runs them.
 """
@@ -31,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from benchtop.engine import MAX_THREADS
+from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.errors import UsageError, one_line
 from benchtop.run.guards import parse_condition
 from benchtop.run.options import NUMBER_RANGES, YEAR_S, RunOptions, option_names, options_from_mapping
@@ -43,15 +49,15 @@ from benchtop.workload import WorkloadError
 from benchtop.workload.fileio import IO_MODES, TEST_MODES
 
 MAX_STEPS = 10_000
-STEP_KEYS = ("name", "duration", "threads", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",
+STEP_KEYS = ("name", "duration", "threads", "connections", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",
              "settings", "before", "after", "group", "file_test_mode", "file_io_mode")
-SWEEP_KEYS = ("threads", "rate", "workload", "instrumentation", "file_test_mode", "file_io_mode")
+SWEEP_KEYS = ("threads", "connections", "rate", "workload", "instrumentation", "file_test_mode", "file_io_mode")
 # engine = "fileio": a step's test and IO modes travel as its workload, "fileio:TEST/IO"
 # (either part empty: the top-level setting), so each combination is its own engine run
 FILEIO_KEYS = ("file_test_mode", "file_io_mode")
 FILEIO_PREFIX = "fileio:"
 # top-level keys that belong to the scenario, not to the run options
-SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "rate", "workload", "instrumentation", "restart",
+SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "connections", "rate", "workload", "instrumentation", "restart",
                  "search")
 # run options a scenario decides itself
 NOT_AT_TOP = {"time": "step durations", "events": "step durations", "headless": "the command line (--headless)",
@@ -72,6 +78,8 @@ class Step:
     duration: float  # measured seconds, after the warm-up
     warmup: float = 0.0
     threads: int | None = None  # None: keep the current value
+    # the same knob, written `connections` in a run on event loops (top-level connections)
+    connections: int | None = None
     rate: float | None = None
     workload: str | None = None
     instrumentation: str | None = None
@@ -98,6 +106,8 @@ class Step:
             parts.append(self.workload)
         if self.threads is not None:
             parts.append(f"threads {self.threads}")
+        if self.connections is not None:
+            parts.append(f"connections {self.connections}")
         if self.rate is not None:
             parts.append(f"rate {self.rate:g}/s" if self.rate > 0 else "rate unlimited")
         if self.instrumentation:
@@ -110,7 +120,7 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"index": self.index, "duration": self.duration, "warmup": self.warmup}
-        for key in ("threads", "rate", "workload", "instrumentation", "mark", "name"):
+        for key in ("threads", "connections", "rate", "workload", "instrumentation", "mark", "name"):
             value = getattr(self, key)
             if value is not None:
                 d[key] = value
@@ -127,6 +137,13 @@ class Step:
         if self.repeats > 1:
             d["repeat"] = [self.repeat, self.repeats]
         return d
+
+
+    @property
+    def workers(self) -> int | None:
+        """The engine's workers knob this step sets: its threads, or in a
+        run on event loops its connections (None: keep the current value)."""
+        return self.connections if self.connections is not None else self.threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +259,7 @@ def parse_duration(value: Any) -> float:
     return seconds
 
 
-def parse_range(text: str, integer: bool) -> list[float]:
+def parse_range(text: str, integer: bool, counting: str = "thread") -> list[float]:
     """"1..1024*2" (geometric), "10..250+10" (arithmetic), "1..8" (by one).
 
     >>> parse_range("1..64*2", True)
@@ -268,7 +285,7 @@ def parse_range(text: str, integer: bool) -> list[float]:
         v = v * by if op == "*" else v + by
     if integer:
         if any(x != int(x) for x in out):
-            raise ValueError(f"range {text!r} gives fractional thread counts")
+            raise ValueError(f"range {text!r} gives fractional {counting} counts")
         return [int(x) for x in out]
     return out
 
@@ -278,6 +295,14 @@ def _threads(value: Any) -> int:
         raise ValueError(f"threads must be whole numbers, not {value!r}")
     if not 0 <= value <= MAX_THREADS:
         raise ValueError(f"threads {value!r} out of range (0..{MAX_THREADS})")
+    return int(value)
+
+
+def _connections(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value != int(value):
+        raise ValueError(f"connections must be whole numbers, not {value!r}")
+    if not 0 <= value <= MAX_CONNECTIONS:
+        raise ValueError(f"connections {value!r} out of range (0..{MAX_CONNECTIONS})")
     return int(value)
 
 
@@ -312,6 +337,7 @@ def _choice(key: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
     "threads": _threads,
+    "connections": _connections,
     "rate": _rate,
     "workload": _name("workload"),
     "instrumentation": _name("instrumentation"),
@@ -321,13 +347,13 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
 
 
 def _values(key: str, value: Any) -> list[Any]:
-    """A sweepable key's value(s): a list, a range string (threads/rate) or one value."""
+    """A sweepable key's value(s): a list, a range string (threads/connections/rate) or one value."""
     if isinstance(value, list):
         if not value:
             raise ValueError(f"{key} = [] sweeps nothing: give at least one value")
         return [_CONVERT[key](v) for v in value]
-    if key in ("threads", "rate") and isinstance(value, str):
-        return [_CONVERT[key](v) for v in parse_range(value, key == "threads")]
+    if key in ("threads", "connections", "rate") and isinstance(value, str):
+        return [_CONVERT[key](v) for v in parse_range(value, key != "rate", key[:-1])]
     return [_CONVERT[key](value)]
 
 
@@ -363,8 +389,8 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
         if key in SCENARIO_KEYS:
             continue
         if isinstance(value, list) and not (key in known and known[key][1] and all(isinstance(v, str) for v in value)):
-            raise probe.error(f"{key} takes one value (lists sweep only threads, rate, workload and "
-                              "instrumentation, inside a [[step]])", -1, key)
+            raise probe.error(f"{key} takes one value (lists sweep only threads, connections, rate, "
+                              "workload and instrumentation, inside a [[step]])", -1, key)
         if key not in known and not re.fullmatch(r"[a-z][a-z0-9_]*", key):
             raise probe.error(f"unknown setting {key!r}", -1, key)
         if hasattr(value, "isoformat"):  # TOML dates and times
@@ -388,6 +414,16 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             raise probe.error(f"top-level {key} takes one value: sweep inside a [[step]]", -1, key)
         if key in ("workload",):
             options["workload"] = vals[0]
+    if "connections" in defaults:
+        # --connections N --threads J: the run's starting connections on J
+        # loop threads, as on the command line; neither is a step default
+        # (steps that set neither keep the connections they find)
+        if defaults["connections"][0] < 1:
+            raise probe.error("top-level connections must be at least 1 (the run's starting connections)",
+                              -1, "connections")
+        options["connections"] = defaults.pop("connections")[0]
+        if "threads" in defaults:
+            options["threads"] = defaults.pop("threads")[0]
 
     probe = replace(probe, options=options)
     raw_steps = data.get("step")
@@ -423,6 +459,12 @@ def _expand(probe: Scenario, k: int, raw: Mapping[str, Any], defaults: Mapping[s
             raise probe.error(f"unknown key {key!r} in [[step]] {k + 1} (use {', '.join(STEP_KEYS)})", k, key)
     if "duration" not in raw:
         raise probe.error(f"[[step]] {k + 1} has no duration", k)
+    if "connections" in raw and "connections" not in probe.options:
+        raise probe.error(f"[[step]] {k + 1} sets connections in a run without event loops: add connections = N "
+                          "at the top level (and threads = loop threads), or set threads", k, "connections")
+    if "connections" in raw and "threads" in raw:
+        raise probe.error(f"[[step]] {k + 1} sets both threads and connections: in a run on event loops both mean "
+                          "its connections, so set connections only", k, "connections")
     key = "duration"
     try:
         duration = parse_duration(raw["duration"])
@@ -582,6 +624,12 @@ def build_options(scenario: Scenario, workload: str | None = None, out: str | No
         if workload is not None and (key == "workload" or key is None):
             section = next((s for s in range(len(scenario.steps)) if (s, "workload") in scenario.lines), -1)
         raise scenario.error(msg, section, key) from None
+    if not opts.loop_threads:
+        # SQLite and fileio keep a thread per connection: the thread cap holds
+        over = next((s for s in scenario.steps if (s.connections or 0) > MAX_THREADS), None)
+        if over is not None:
+            raise ScenarioError(_where(scenario.filename, over.line) + f"connections {over.connections}: with engine "
+                                f"{opts.engine} each connection is a thread, at most {MAX_THREADS}")
     if scenario.stop_if or any(s.stop_if for s in scenario.steps):
         opts = replace(opts, stop_if=tuple(scenario.stop_if))
     return opts

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import run_benchtop
 from tests.fixtures.dbhelpers import mysql_connect, pg_connect
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
 from tests.realdb.test_faults import (  # noqa: F401 (fixture)
@@ -269,3 +270,27 @@ def test_thread_groups_on_event_loops_hold_the_inserter_rate(pg_server) -> None:
     finally:
         put_back()
         bt(pg_server, "cleanup", *IB)
+
+
+def test_scenario_steps_change_connections_on_event_loops(tpcb_pg, tmp_path: Path) -> None:
+    """A scenario file's `connections`: the run on 2 loop threads, two steps of
+    different connections, each step's result carrying its connections and
+    the connections served."""
+    server = tpcb_pg
+    path = tmp_path / "pooler.toml"
+    path.write_text(f'engine = "postgres"\ndsn = "postgresql://{server.user}@{server.host}:{server.port}/'
+                    f'{server.database}"\nworkload = "tpcb_select_only"\nscale = 1\nreport_interval = 0.5\n'
+                    'connections = 4\nthreads = 2\n\n[[step]]\nconnections = [6, 12]\nduration = "1.5s"\n')
+    out = tmp_path / "out"
+    res = run_benchtop("scenario", str(path), "--headless", "--json", "--out", str(out),
+                       env={"PGPASSWORD": server.password or ""}, timeout=120)
+    assert res.returncode == 0, res.stderr
+    steps = json.loads((out / "summary.json").read_text())["steps"]
+    assert [(s["label"], s["connections"], s["connections_served"], s["loop_threads"]) for s in steps] == [
+        ("step 1, tpcb_select_only, connections 6", 6, 6, 2),
+        ("step 2, tpcb_select_only, connections 12", 12, 12, 2)], steps
+    assert all(s["transactions"] > 0 and s["errors"] == 0 for s in steps), steps
+    lines = [json.loads(ln) for ln in res.stdout.splitlines()]
+    assert [ln["connections"] for ln in lines if ln.get("type") == "step"] == [6, 12]
+    s = lines[-1]
+    assert (s["threads"], s["connections"], s["connections_served"]) == (2, 12, 12), s

@@ -92,6 +92,55 @@ def test_options_are_the_command_line_options():
     assert cfg.prepare_statements is False
 
 
+POOLER = ('engine = "postgres"\ndsn = "postgresql://app@127.0.0.1:6432/app"\nworkload = "tpcb_select_only"\n'
+          'connections = 100\nthreads = 4\n')
+
+
+def test_connections_sweep_on_event_loops():
+    """Top-level connections and threads are --connections and --threads;
+    a step's connections (a list or a range, as threads) set the connections,
+    and a step's threads still do, as in files written before."""
+    sc = parse_scenario(POOLER + '[[step]]\nduration = 10\nconnections = [100, 1000, 5000]\n'
+                        '[[step]]\nduration = 10\nconnections = "100..800*2"\n'
+                        '[[step]]\nduration = 10\nthreads = 300\n[[step]]\nduration = 10\n', "pooler.toml")
+    assert [(s.connections, s.threads, s.workers) for s in sc.steps] == [
+        (100, None, 100), (1000, None, 1000), (5000, None, 5000),
+        (100, None, 100), (200, None, 200), (400, None, 400), (800, None, 800),
+        (None, 300, 300), (None, None, None)]  # the last keeps what it finds
+    assert sc.steps[1].label(9) == "step 2/9, tpcb_select_only, connections 1000"
+    assert sc.steps[1].to_dict()["connections"] == 1000 and "threads" not in sc.steps[1].to_dict()
+    assert sc.steps[7].label() == "step 8, tpcb_select_only, threads 300"
+    opts = build_options(sc, sc.workloads[0])
+    assert (opts.threads, opts.loop_threads) == (100, 4)  # as --connections 100 --threads 4
+    assert (opts.for_step(sc.steps[2].workers).threads, opts.loop_threads) == (5000, 4)
+
+
+def test_top_level_threads_without_connections_stay_the_steps_default():
+    sc = parse_scenario('engine = "postgres"\nthreads = 8\n[[step]]\nduration = 1\n', "s.toml")
+    assert sc.steps[0].threads == 8 and "threads" not in sc.options
+    opts = build_options(sc, sc.workloads[0])
+    assert (opts.threads, opts.loop_threads) == (1, 0)
+    # with connections, top-level threads are the loop threads, and no step's default
+    sc = parse_scenario('engine = "postgres"\nconnections = 64\nthreads = 8\n[[step]]\nduration = 1\n', "s.toml")
+    assert (sc.steps[0].threads, sc.steps[0].connections) == (None, None)
+    opts = build_options(sc, sc.workloads[0])
+    assert (opts.threads, opts.loop_threads) == (64, 8)
+    sc = parse_scenario('engine = "postgres"\nconnections = 64\n[[step]]\nduration = 1\n', "s.toml")
+    assert build_options(sc, sc.workloads[0]).loop_threads == 1  # --threads' default, as on the command line
+
+
+def test_connections_errors_name_the_line_when_building_the_run():
+    sc = parse_scenario('engine = "postgres"\nconnections = 64\nthreads = 0\n[[step]]\nduration = 1\n', "s.toml")
+    with pytest.raises(ScenarioError, match=r"^s\.toml:3: --threads must be between 1 and"):
+        build_options(sc, sc.workloads[0])
+    # SQLite keeps a thread per connection: the thread cap holds for its steps
+    sc = parse_scenario('engine = "sqlite"\nconnections = 4\n[[step]]\nduration = 1\n\n'
+                        '[[step]]\nduration = 1\nconnections = 5000\n', "s.toml")
+    with pytest.raises(ScenarioError, match=r"^s\.toml:6: connections 5000: with engine sqlite each connection is a "
+                                            r"thread, at most 4096$"):
+        build_options(sc, sc.workloads[0])
+
+
 @pytest.mark.parametrize(
     "text, line, fragment",
     [
@@ -110,6 +159,17 @@ def test_options_are_the_command_line_options():
         ("[[step]]\nduration = 1\nthreads = [1,\n", 3, "at the end of the file"),
         ("a = 1 b\n", 1, "column"),
         ("[target]\nx = 1\n[[step]]\nduration = 1\n", 1, "not a scenario table"),
+        # connections: a step's needs a run on event loops, and says the knob once
+        ("[[step]]\nduration = 1\nconnections = [100, 1000]\n", 3, "connections in a run without event loops"),
+        ("threads = 4\n[[step]]\nduration = 1\n\nconnections = 10\n", 5, "without event loops"),
+        ("connections = 10\n[[step]]\nduration = 1\nthreads = 2\nconnections = 5\n", 5,
+         "sets both threads and connections"),
+        ("connections = 10\n[[step]]\nduration = 1\nconnections = [1, 2.5]\n", 4, "whole numbers"),
+        ("connections = 10\n[[step]]\nduration = 1\nconnections = \"1..3*1.5\"\n", 4,
+         "fractional connection counts"),
+        ("connections = 10\n[[step]]\nduration = 1\nconnections = 70000\n", 4, "out of range (0..65536)"),
+        ("connections = \"100..5000*2\"\n[[step]]\nduration = 1\n", 1, "top-level connections takes one value"),
+        ("name = \"x\"\nconnections = 0\n[[step]]\nduration = 1\n", 2, "at least 1"),
     ],
 )
 def test_malformed_files_name_file_and_line(text, line, fragment):
@@ -157,7 +217,7 @@ def test_dry_run_lists_the_plan(capsys):
 
 # ------------------------------------------------------------------ fuzzing
 
-_KEYS = ["duration", "threads", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",
+_KEYS = ["duration", "threads", "connections", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",
          "name", "engine", "tables", "time", "bogus", "step"]
 _scalars = st.one_of(
     st.integers(-5, 2000).map(str),

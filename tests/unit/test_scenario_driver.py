@@ -185,6 +185,51 @@ def test_first_controller_starts_with_the_first_steps_settings():
     assert not [e for e in made[0].timeline if e.kind in ("threads", "rate")]
 
 
+def test_connections_steps_move_the_connections_knob(tmp_path: Path):
+    """On event loops a step's connections (and, as before, its threads) are
+    the workers knob; each step's result carries connections and those served."""
+    from dataclasses import replace
+
+    from benchtop.scenario.controller import ScenarioController
+
+    class LoopEngine(FakeEngine):  # 2 loop threads; every connection asked for is served
+        def snapshot(self) -> EngineSample:
+            self.served = max(getattr(self, "served", 0), self.threads)
+            return replace(super().snapshot(), loop_threads=2, connections_served=self.served)
+
+    clock = Clock()
+    made: list[FakeController] = []
+
+    class LoopController(FakeController):
+        def start(self) -> None:
+            self.engine = LoopEngine(self.clock, self.threads)
+            self._prev = self.engine.snapshot()
+
+    def make(workload: str, threads: int | None, rate: float | None) -> FakeController:
+        made.append(LoopController(clock, workload, threads, rate))
+        return made[-1]
+
+    sc = parse_scenario('connections = 8\nthreads = 2\n[[step]]\nconnections = [10, 40]\nduration = 1\n'
+                        '[[step]]\nthreads = 20\nduration = 1\n')
+    driver = ScenarioDriver(sc, make, ResultsWriter(tmp_path), clock=clock)
+    ctl = ScenarioController(driver)
+    ctl.start()
+    texts = [n.text for n in ctl.notices()]
+    while not driver.done:  # as ScenarioController.sample, on the fake's IntervalStats
+        clock.now += 0.5
+        driver.controller.sample()
+        driver.tick()
+        texts += [n.text for n in ctl.notices()]
+    assert made[0].engine.threads == 20 and len(made) == 1
+    assert [(r["label"], r["connections"], r["connections_served"], r["loop_threads"]) for r in driver.results] == [
+        ("step 1, connections 10", 10, 10, 2), ("step 2, connections 40", 40, 40, 2),
+        ("step 3, threads 20", 20, 40, 2)]
+    assert texts[0] == "# step 1/3, connections 10: 1s"
+    assert texts[1].startswith("# step 1 done: tps 1000.00") and texts[1].endswith(" connections 10 (10 served)")
+    summary = driver.summary.to_dict()
+    assert (summary["threads"], summary["connections"], summary["connections_served"]) == (2, 20, 40)
+
+
 def test_a_guard_ends_the_scenario_mid_step():
     driver, _ = drive('[[step]]\nthreads = 1\nduration = 2\n[[step]]\nthreads = 2\nduration = 60\n'
                       'stop_if = "tps>150 for 1s"\n[[step]]\nduration = 5\n')
