@@ -50,7 +50,9 @@ def prepared(request):
 
 @pytest.mark.parametrize("workload", OLTP)
 def test_each_oltp_workload_runs_prepared(prepared, workload: str) -> None:
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--threads", "2",
+    # 200 transactions (tenths of a second; --time only as a bound): every statement of the
+    # workload has run many times over, with no need to wait out a second each
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "30", "--events", "200", "--threads", "2",
                       "--workload", workload, *SIZE))
     assert s["transactions"] > 0 and s["errors_by_kind"].get("fatal", 0) == 0
     if workload == "oltp_delete":
