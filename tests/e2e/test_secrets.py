@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ def test_password_flags_are_scrubbed_from_the_process_list(tmp_path: Path) -> No
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = tmp_path / "res"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchtop", "--headless", "--engine", "null", "--time", "4",
+        [sys.executable, "-m", "benchtop", "--headless", "--engine", "null", "--time", "60",
          "--mysql-password=hunter2", "--pgsql-password", "s3cret", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
     try:
@@ -30,6 +31,8 @@ def test_password_flags_are_scrubbed_from_the_process_list(tmp_path: Path) -> No
         assert b"hunter2" not in cmdline and b"s3cret" not in cmdline, cmdline
         assert b"--mysql-password=xxxxxxx" in cmdline
     finally:
+        # seen: the run ends now (a SIGTERM ends it cleanly, results written) rather than by its --time
+        proc.send_signal(signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     everything = stdout + stderr + "".join(p.read_text() for p in out.iterdir() if p.is_file())
