@@ -64,13 +64,13 @@ def test_each_oltp_workload_runs_prepared(prepared, workload: str) -> None:
 
 @pytest.mark.parametrize("workload", ["oltp_read_write", "oltp_insert"])
 def test_text_protocol(prepared, workload: str) -> None:
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--threads", "2", "--no-prepare",
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "30", "--events", "200", "--threads", "2", "--no-prepare",
                       "--workload", workload, *SIZE))
     assert s["transactions"] > 0
 
 
 def test_read_write_statement_mix(prepared) -> None:
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--workload", "oltp_read_write", *SIZE))
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "30", "--events", "200", "--workload", "oltp_read_write", *SIZE))
     n = s["transactions"]
     assert s["reads"] == 14 * n and s["writes"] == 4 * n and s["other"] == 2 * n
 
@@ -230,9 +230,9 @@ def test_sysbench_runs_on_benchtop_tables_and_back(prepared) -> None:
     bt(prepared, "cleanup", *SIZE)
     res = _sysbench(prepared, "oltp_read_write", "--tables=2", "--table-size=2000", "prepare")
     assert res.returncode == 0, res.stdout + res.stderr
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--workload", "oltp_read_write", *SIZE))
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "30", "--events", "200", "--workload", "oltp_read_write", *SIZE))
     assert s["transactions"] > 0
-    s = summary_of(bt(prepared, "--headless", "--json", "--time", "1", "--workload", "oltp_insert", *SIZE))
+    s = summary_of(bt(prepared, "--headless", "--json", "--time", "30", "--events", "200", "--workload", "oltp_insert", *SIZE))
     assert s["transactions"] > 0
 
 
