@@ -73,7 +73,9 @@ WL = "[[transaction]]\nscript = '''\nexec read: SELECT 1\n'''\n"
 def run(srv, tmp_path: Path, query: str) -> object:
     wl = tmp_path / "tls.toml"
     wl.write_text(WL)
-    return run_benchtop("--headless", "--json", "--time", "1", "--engine", "postgres", "--no-monitor",
+    # 200 transactions over the connection (--time only as a bound)
+    return run_benchtop("--headless", "--json", "--events", "200", "--time", "30", "--engine", "postgres",
+                        "--no-monitor",
                         "--dsn", f"postgresql://tls@127.0.0.1:{srv.port}/postgres{query}", "--workload", str(wl),
                         env={"PGPASSWORD": "tlspw"})
 
