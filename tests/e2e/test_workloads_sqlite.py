@@ -79,9 +79,10 @@ def test_tpcc_mix_is_at_or_above_the_minimums(tmp_path: Path) -> None:
 
 def test_tpcb_keeps_pgbench_balances(tmp_path: Path) -> None:
     db = tmp_path / "tpcb.db"
-    _prepare_and_run(db, ["--workload", "tpcb", "--scale", "2"], "--time", "1", "--threads", "2")
+    # counted transactions (--time only as a bound): 500 history rows, a few tenths of a second
+    _prepare_and_run(db, ["--workload", "tpcb", "--scale", "2"], "--events", "500", "--time", "30", "--threads", "2")
     res = run_benchtop("--headless", "--engine", "sqlite", "--db", str(db), "--workload", "tpcb-select-only",
-                       "--scale", "2", "--time", "1", timeout=60)
+                       "--scale", "2", "--events", "500", "--time", "30", timeout=60)
     assert res.returncode == 0, res.stderr
     with sqlite3.connect(db) as con:
         counts = con.execute("SELECT (SELECT COUNT(*) FROM pgbench_accounts), (SELECT COUNT(*) FROM pgbench_tellers),"
