@@ -25,7 +25,7 @@ from tests.realdb.test_faults import (  # noqa: F401 (fixture)
     wait_intervals,
 )
 from tests.realdb.test_run_servers import bt, summary_of
-from tests.realdb.test_stop_path import ENDS_WITHIN_S, assert_true_summary, finish, freeze
+from tests.realdb.test_stop_path import ENDS_WITHIN_S, LIMIT_S, assert_true_summary, finish, freeze
 
 pytestmark = pytest.mark.realdb
 TPCB = ["--workload", "tpcb", "--scale", "1"]
@@ -136,16 +136,16 @@ def test_2000_connections_through_pgbouncer(pgbouncer_server, tpcb_pg) -> None:
 
 def test_time_limit_ends_on_time_with_event_loops_on_a_hung_postgresql(tpcb_pg, tmp_path: Path) -> None:
     out = tmp_path / "res"
-    proc = start_run(tpcb_pg, out, 6, "--connections", "16")
+    proc = start_run(tpcb_pg, out, LIMIT_S, "--connections", "16")
     try:
         wait_intervals(out, 1)
         freeze(tpcb_pg, signal.SIGSTOP)
-        stdout, stderr, _ = finish(proc, 6 + ENDS_WITHIN_S + 2)
+        stdout, stderr, _ = finish(proc, LIMIT_S + ENDS_WITHIN_S + 2)
     finally:
         freeze(tpcb_pg, signal.SIGCONT)
     assert proc.returncode == 0, stderr
     s = json.loads(stdout.strip().splitlines()[-1])
-    assert_true_summary(s, 6.0)
+    assert_true_summary(s, LIMIT_S)
     assert s["connections"] == 16
 
 

@@ -16,6 +16,9 @@ from tests.realdb.test_faults import prepared_mysql, start_run, wait_intervals  
 
 pytestmark = pytest.mark.realdb
 ENDS_WITHIN_S = 5.0
+# a time limit the server is frozen through: frozen after the first interval,
+# it is hung for the last three seconds at least
+LIMIT_S = 4
 
 
 def finish(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str, float]:
@@ -50,15 +53,15 @@ def test_time_limit_ends_on_time_against_a_hung_postgresql(pg_server, tmp_path: 
 
     assert bt(pg_server, "prepare", *SIZE).returncode in (0, 1)
     out = tmp_path / "res"
-    proc = start_run(pg_server, out, 6)
+    proc = start_run(pg_server, out, LIMIT_S)
     try:
         wait_intervals(out, 1)
         freeze(pg_server, signal.SIGSTOP)
-        stdout, stderr, _ = finish(proc, 6 + ENDS_WITHIN_S + 2)
+        stdout, stderr, _ = finish(proc, LIMIT_S + ENDS_WITHIN_S + 2)
     finally:
         freeze(pg_server, signal.SIGCONT)
     assert proc.returncode == 0, stderr
-    assert_true_summary(summary_of(stdout), 6.0)
+    assert_true_summary(summary_of(stdout), LIMIT_S)
 
 
 def summary_of(stdout: str) -> dict:
@@ -90,13 +93,13 @@ LOOPS = pytest.mark.parametrize("extra", [(), ("--connections", "16")], ids=["th
 def test_time_limit_ends_on_time_against_a_hung_server(prepared_mysql, tmp_path: Path, extra) -> None:
     out = tmp_path / "res"
     try:
-        proc, _ = frozen_run(prepared_mysql, out, 6, *extra)
-        stdout, stderr, waited = finish(proc, 6 + ENDS_WITHIN_S + 2)
+        proc, _ = frozen_run(prepared_mysql, out, LIMIT_S, *extra)
+        stdout, stderr, waited = finish(proc, LIMIT_S + ENDS_WITHIN_S + 2)
     finally:
         prepared_mysql.kill(signal.SIGCONT)
     assert proc.returncode == 0, stderr
     s = summary_of(stdout)
-    assert_true_summary(s, 6.0)
+    assert_true_summary(s, LIMIT_S)
     assert s["stopped_by"].startswith("time")
     assert json.loads((out / "summary.json").read_text())["time_s"] == s["time_s"]
 
