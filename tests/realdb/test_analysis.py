@@ -116,7 +116,8 @@ def flush_restored(mysql_server):
 
 def test_report_of_two_runs_shows_settings_tables_and_plots(mysql_server, tmp_path, flush_restored):
     base = ["--headless", "--json", "--engine", "mysql", "--dsn", mysql_server.dsn(), *SIZE,
-            "--workload", "oltp_read_write", "--threads", "2", "--time", "4"]  # rates need two monitor polls
+            "--workload", "oltp_read_write", "--threads", "2", "--time", "2",
+            "--monitor-interval", "0.5"]  # rates need two monitor polls: four of them, in 2 s
     env = {"MYSQL_PWD": mysql_server.password or ""}
     run_benchtop("cleanup", *base[2:6], *SIZE, env=env)  # an earlier test may have left other rows
     assert run_benchtop("prepare", *base[2:6], *SIZE, env=env).returncode == 0
