@@ -10,9 +10,10 @@ an engine, so simulated systems test it (tests/unit/test_knee_search.py).
 2. Narrowing: every gap between neighbouring probes that may still hide a
    better feasible setting is a candidate.  A gap's best possible throughput
    is bounded by extending the chords of the probes on either side
-   (throughput against concurrency is concave, as the USL is); a gap closes
-   when that bound is within half the tolerance of the best probe, when it
-   is narrower than the tolerance, or when no setting is left inside it.
+   (throughput against concurrency is concave, as the USL is), and by the
+   USL fit once it explains the probes; a gap closes when its bound is
+   within half the tolerance of the best probe, when it is narrower than
+   the tolerance, or when no setting is left inside it.
    The next probe goes into the most promising gap, at the fit's predicted
    peak or limit crossing when that lies inside (kept off the gap's ends),
    else at its middle.
@@ -263,22 +264,19 @@ class KneeSearch:
     @staticmethod
     def _bound(pts: list[Probe], i: int, q_x: float, probed: bool) -> float:
         """The highest throughput a concave curve through the probes allows
-        between pts[i] and q_x: the chord from the left pair extended to q,
-        and the chord from the right pair extended back to p."""
+        between pts[i] and q_x.  Any chord of a concave curve, extended past
+        its ends, lies above the curve: every chord ending at p extended to
+        q bounds the gap, and so does every chord starting at q extended back
+        to p; the lowest of them is the bound."""
         p = pts[i]
         width = q_x - p.x
-        left = math.inf
-        if i > 0:
-            a = pts[i - 1]
-            slope = (p.tps - a.tps) / (p.x - a.x)
-            left = p.tps + max(0.0, slope) * width
+        left = min((p.tps + max(0.0, (p.tps - a.tps) / (p.x - a.x)) * width for a in pts[:i]), default=math.inf)
         right = math.inf
-        if probed and i + 2 < len(pts):
-            q, r = pts[i + 1], pts[i + 2]
-            slope = (r.tps - q.tps) / (r.x - q.x)
-            # a fall past a cliff is not the concave curve: it bounds nothing
-            if q.tps >= (1 - CLIFF) * p.tps:
-                right = q.tps + max(0.0, -slope) * width
+        # a fall past a cliff is not the concave curve: it bounds nothing
+        if probed and pts[i + 1].tps >= (1 - CLIFF) * p.tps:
+            q = pts[i + 1]
+            right = min((q.tps + max(0.0, -(r.tps - q.tps) / (r.x - q.x)) * width for r in pts[i + 2:]),
+                        default=math.inf)
         return max(min(left, right), p.tps, pts[i + 1].tps if probed else 0.0)
 
     def _fit_bound(self, p: Probe, q: Probe | None, b: float) -> float:

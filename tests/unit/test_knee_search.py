@@ -211,3 +211,15 @@ def test_a_fit_that_explains_the_probes_closes_a_flat_top_without_probing_it(see
     # bracketing (1, 2, 4, 8, 16 over the limit) and at most one probe more: the gap from 8 to 16 is
     # three threads wide either side of the peak, but the fit expects no more than 5% there
     assert len(search.probes) <= 6, [p.x for p in search.probes]
+
+
+def test_every_chord_bounds_a_gap_so_one_noisy_probe_does_not_reopen_it() -> None:
+    # PostgreSQL point selects on two cores (measured): one thread idles between round trips, two fill
+    # both cores, four are past the peak; three came out low.  The chord from 3 to 4 rises, but the one
+    # from 2 to 4 falls, and a concave curve lies under both: nothing above four can beat two.
+    search = KneeSearch(SearchSettings(low=1, high=32, p99_limit_ms=2.0))
+    for x, tps in ((1, 10_670.0), (2, 74_826.0), (4, 67_016.0), (3, 60_195.0)):
+        assert search.next() == x
+        search.record(Probe(x, tps, 0.1 * x, transactions=50_000))
+    assert search.next() is None, search.open_gaps()
+    assert search.best is not None and search.best.x == 2
