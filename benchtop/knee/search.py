@@ -306,7 +306,9 @@ class KneeSearch:
             return 0.0
         peak = fit.peak_threads
         n = min(max(peak, a), hi)  # the curve rises to its peak and falls after it
-        return fit.throughput(n)
+        # what the fit expects there and its uncertainty: a curve resting on few or scattered probes
+        # must not close a gap it cannot see into
+        return fit.throughput(n) + fit.throughput_err(n)
 
     def _fit_target(self) -> float | None:
         """The fit's best setting: its peak, or where the limit breaks when earlier."""

@@ -44,9 +44,30 @@ class UslFit:
     points: int
     r2: float  # share of the throughput's variance the curve explains
     latency_ratio: float | None = None  # measured p99 / (N / X): the tail over Little's mean
+    # the parameters' covariance (lam, sigma, kappa), row by row; None: not determined
+    covariance: tuple[tuple[float, ...], ...] | None = None
 
     def throughput(self, n: float) -> float:
         return float(usl(float(n), self.lam, self.sigma, self.kappa))
+
+    def throughput_err(self, n: float) -> float:
+        """The standard error of `throughput(n)` from the parameters'
+        covariance (the delta method; inf when it is not determined): few or
+        scattered probes leave the curve uncertain, most of all far from them.
+
+        >>> fit = UslFit(1000.0, 0.1, 0.001, 10.0, 0.01, 0.0001, 6, 0.99,
+        ...              covariance=((100.0, 0.0, 0.0), (0.0, 1e-4, 0.0), (0.0, 0.0, 1e-8)))
+        >>> 0 < fit.throughput_err(2) < fit.throughput_err(30)
+        True
+        """
+        cov = self.covariance
+        if cov is None:
+            return math.inf
+        d = 1.0 + self.sigma * (n - 1.0) + self.kappa * n * (n - 1.0)
+        x = self.lam * n / d
+        grad = (n / d, -x * (n - 1.0) / d, -x * n * (n - 1.0) / d)
+        var = sum(grad[i] * cov[i][j] * grad[j] for i in range(3) for j in range(3))
+        return math.sqrt(var) if math.isfinite(var) and var >= 0 else math.inf
 
     @property
     def peak_threads(self) -> float:
@@ -137,8 +158,10 @@ def fit_usl(n: Sequence[float], x: Sequence[float], p99_ms: Sequence[float] | No
         except (RuntimeError, ValueError):
             return None
     errs = [float(math.sqrt(v)) if math.isfinite(v) and v >= 0 else None for v in np.diag(pcov)]
-    if len(pts) <= MIN_POINTS:
+    cov: tuple[tuple[float, ...], ...] | None = tuple(tuple(float(v) for v in row) for row in pcov)
+    if len(pts) <= MIN_POINTS or not np.all(np.isfinite(pcov)):
         errs = [None, None, None]
+        cov = None
     resid = xs - usl(ns, *popt)
     total = float(np.sum((xs - xs.mean()) ** 2))
     r2 = 1.0 - float(np.sum(resid ** 2)) / total if total > 0 else 1.0
@@ -149,4 +172,5 @@ def fit_usl(n: Sequence[float], x: Sequence[float], p99_ms: Sequence[float] | No
         if lat:
             ratios = sorted(p / 1000.0 / (a / b) for a, p, b in lat)
             ratio = ratios[len(ratios) // 2]
-    return UslFit(float(popt[0]), float(popt[1]), float(popt[2]), errs[0], errs[1], errs[2], len(pts), r2, ratio)
+    return UslFit(float(popt[0]), float(popt[1]), float(popt[2]), errs[0], errs[1], errs[2], len(pts), r2, ratio,
+                  cov)

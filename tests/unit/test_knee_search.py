@@ -223,3 +223,16 @@ def test_every_chord_bounds_a_gap_so_one_noisy_probe_does_not_reopen_it() -> Non
         search.record(Probe(x, tps, 0.1 * x, transactions=50_000))
     assert search.next() is None, search.open_gaps()
     assert search.best is not None and search.best.x == 2
+
+
+def test_a_fit_on_few_scattered_probes_does_not_close_the_gap_it_cannot_see_into() -> None:
+    # MariaDB oltp_read_write on two cores (measured): the fit through five probes puts the peak near 8
+    # threads, but two degrees of freedom and 4% scatter leave it +-80 tps there; a sweep found 1,580 tps
+    # at 12 threads under the limit, so the gap from 8 to 16 must be probed
+    search = KneeSearch(SearchSettings(low=1, high=32, p99_limit_ms=20.0))
+    for x, tps, p99 in ((1, 307.0, 6.6), (2, 798.6, 6.3), (4, 1157.4, 7.7), (8, 1237.6, 13.8), (16, 1098.0, 28.5)):
+        assert search.next() == x
+        search.record(Probe(x, tps, p99, transactions=5000))
+    assert search.fit is not None and search.fit.throughput_err(10) > 0
+    nxt = search.next()
+    assert nxt is not None and 8 < nxt < 16
