@@ -290,20 +290,20 @@ def parse_range(text: str, integer: bool, counting: str = "thread") -> list[floa
     return out
 
 
-def _threads(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value != int(value):
-        raise ValueError(f"threads must be whole numbers, not {value!r}")
-    if not 0 <= value <= MAX_THREADS:
-        raise ValueError(f"threads {value!r} out of range (0..{MAX_THREADS})")
-    return int(value)
+def _count(what: str, most: int) -> Callable[[Any], int]:
+    """A validator of whole counts from 0 to `most` (threads, connections)."""
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value != int(value):
+            raise ValueError(f"{what} must be whole numbers, not {value!r}")
+        if not 0 <= value <= most:
+            raise ValueError(f"{what} {value!r} out of range (0..{most})")
+        return int(value)
+    return check
 
 
-def _connections(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value != int(value):
-        raise ValueError(f"connections must be whole numbers, not {value!r}")
-    if not 0 <= value <= MAX_CONNECTIONS:
-        raise ValueError(f"connections {value!r} out of range (0..{MAX_CONNECTIONS})")
-    return int(value)
+_threads = _count("threads", MAX_THREADS)
+_connections = _count("connections", MAX_CONNECTIONS)
 
 
 MAX_RATE = NUMBER_RANGES["rate"][2]
