@@ -273,7 +273,7 @@ class KneeSearch:
         left = min((p.tps + max(0.0, (p.tps - a.tps) / (p.x - a.x)) * width for a in pts[:i]), default=math.inf)
         right = math.inf
         # a fall past a cliff is not the concave curve: it bounds nothing
-        if probed and pts[i + 1].tps >= (1 - CLIFF) * p.tps:
+        if probed and not _cliff(p, pts[i + 1]):
             q = pts[i + 1]
             right = min((q.tps + max(0.0, -(r.tps - q.tps) / (r.x - q.x)) * width for r in pts[i + 2:]),
                         default=math.inf)
@@ -291,17 +291,12 @@ class KneeSearch:
         if fit is None or fit.r2 < GOOD_FIT_R2 or len(self.probes) < FIT_BOUND_PROBES:
             return math.inf
         a = p.x
-        if q is not None and q.tps < (1 - CLIFF) * p.tps:
+        if q is not None and _cliff(p, q):
             return math.inf  # a fall past a cliff: a smooth curve through it says nothing about what lies before
         for end in (p, q):
             if end is not None and abs(fit.throughput(end.x) - end.tps) > FIT_MISS * end.tps:
                 return math.inf
-        hi = b
-        limit = self.settings.p99_limit_ms
-        if limit is not None:
-            crossing = fit.limit_threads(limit)
-            if crossing is not None:
-                hi = min(hi, crossing)
+        hi = min(b, self._crossing(fit))
         if hi <= a:
             return 0.0
         peak = fit.peak_threads
@@ -310,17 +305,18 @@ class KneeSearch:
         # must not close a gap it cannot see into
         return fit.throughput(n) + fit.throughput_err(n)
 
+    def _crossing(self, fit: UslFit) -> float:
+        """Where the fit expects the p99 limit to break (inf: no limit, or no crossing it can say)."""
+        limit = self.settings.p99_limit_ms
+        crossing = fit.limit_threads(limit) if limit is not None else None
+        return crossing if crossing is not None else math.inf
+
     def _fit_target(self) -> float | None:
         """The fit's best setting: its peak, or where the limit breaks when earlier."""
         fit = self.fit
         if fit is None or fit.r2 < GOOD_FIT_R2:
             return None
-        target = fit.peak_threads
-        limit = self.settings.p99_limit_ms
-        if limit is not None:
-            crossing = fit.limit_threads(limit)
-            if crossing is not None:
-                target = min(target, crossing)
+        target = min(fit.peak_threads, self._crossing(fit))
         return target if math.isfinite(target) and target > 0 else None
 
     def _place(self, gap: Gap) -> float | None:
@@ -364,6 +360,11 @@ class KneeSearch:
                        for p in self.probes],
         }
         return out
+
+
+def _cliff(p: Probe, q: Probe) -> bool:
+    """Whether q, the next probe up from p, fell past a cliff (more than CLIFF below p)."""
+    return q.tps < (1 - CLIFF) * p.tps
 
 
 def _probe_dict(p: Probe, rate: bool) -> dict[str, Any]:
