@@ -138,7 +138,6 @@ class Step:
             d["repeat"] = [self.repeat, self.repeats]
         return d
 
-
     @property
     def workers(self) -> int | None:
         """The engine's workers knob this step sets: its threads, or in a
