@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.process import ProcessReading, _clock_ticks, children, parse_status_memory, read_bytes
+from benchtop.sources.process import ProcessReading, _clock_ticks, children, memory_shares, read_bytes, tree_rss
 
 _SECTOR_BYTES = 512
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -161,8 +161,7 @@ def read_process(pid: int, proc: Path | str = "/proc", memory: bool = False) -> 
     mem: tuple[int, int, int] | None = None
     if memory:
         try:
-            m = parse_status_memory(read_bytes(f"{base}/status").decode(errors="replace"))
-            mem = (m.get("RssAnon", m.get("VmRSS", 0)), m.get("RssShmem", 0), m.get("RssFile", 0))
+            mem = memory_shares(read_bytes(f"{base}/status").decode(errors="replace"))
         except OSError:
             pass
     return ProcCounters(int(fields[11]) + int(fields[12]), io.get(b"read_bytes"), io.get(b"write_bytes"),
@@ -201,9 +200,8 @@ def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | 
     if top is None:
         return None
     mems = [c.memory for c in procs.values() if c.memory is not None]
-    rss = sum(m[0] for m in mems) + max((m[1] for m in mems), default=0) + max((m[2] for m in mems), default=0)
     ticks = sum(c.cpu_ticks for c in procs.values()) + top.reaped_ticks
-    return ProcessReading(pids=len(mems), cpu_s=ticks / _clock_ticks(), rss_bytes=rss)
+    return ProcessReading(pids=len(mems), cpu_s=ticks / _clock_ticks(), rss_bytes=tree_rss(mems))
 
 
 def process_rows(prev: dict[int, ProcCounters], cur: dict[int, ProcCounters], seconds: float,

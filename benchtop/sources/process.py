@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
 
@@ -159,6 +160,28 @@ def parse_status_memory(text: str) -> dict[str, int]:
     return out
 
 
+def memory_shares(status: str) -> tuple[int, int, int]:
+    """One process's anonymous, shared and file-mapped memory (bytes) from
+    its /proc/PID/status (VmRSS stands for the anonymous part on kernels
+    without the Rss* lines)."""
+    m = parse_status_memory(status)
+    return m.get("RssAnon", m.get("VmRSS", 0)), m.get("RssShmem", 0), m.get("RssFile", 0)
+
+
+def tree_rss(shares: Iterable[tuple[int, int, int]]) -> int:
+    """A process tree's memory from each process's memory_shares: every
+    anonymous part, plus the largest shared and file-mapped part once
+    (PostgreSQL's backends all map the same shared buffers).
+
+    >>> tree_rss([(10, 500, 80), (30, 400, 90)])
+    630
+    """
+    anon = shmem = filemap = 0
+    for a, s, f in shares:
+        anon, shmem, filemap = anon + a, max(shmem, s), max(filemap, f)
+    return anon + shmem + filemap
+
+
 def read_tree(root: int, proc: Path | str = "/proc", memory: bool = True) -> ProcessReading | None:
     """CPU and memory of `root` and its descendants; None when root is gone.
 
@@ -169,8 +192,8 @@ def read_tree(root: int, proc: Path | str = "/proc", memory: bool = True) -> Pro
     files to read, is left out and rss_bytes is None."""
     ticks = _clock_ticks()
     base = os.fspath(proc)
-    cpu = anon = shmem = filemap = 0
-    seen = 0
+    cpu = seen = 0
+    mems: list[tuple[int, int, int]] = []
     todo, done = [root], set()
     while todo:
         pid = todo.pop()
@@ -189,15 +212,12 @@ def read_tree(root: int, proc: Path | str = "/proc", memory: bool = True) -> Pro
             continue  # exited between the listing and the read
         if memory:
             try:
-                mem = parse_status_memory(read_bytes(f"{base}/{pid}/status").decode(errors="replace"))
+                mems.append(memory_shares(read_bytes(f"{base}/{pid}/status").decode(errors="replace")))
             except OSError:
                 continue
-            anon += mem.get("RssAnon", mem.get("VmRSS", 0))
-            shmem = max(shmem, mem.get("RssShmem", 0))
-            filemap = max(filemap, mem.get("RssFile", 0))
         seen += 1
         todo += children(pid, base, threads)
-    return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=anon + shmem + filemap if memory else None)
+    return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=tree_rss(mems) if memory else None)
 
 
 def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:
