@@ -5,6 +5,8 @@ its first line; `UsageError` is bad command-line or configuration input; a
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 
@@ -72,3 +74,21 @@ def raise_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread
         pass
+
+
+@contextmanager
+def caller_signal_handlers() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers as they were before the block, back
+    after it: a command run in-process (a library caller, a test) installs
+    its own stop handling, which must not outlive it."""
+    import signal
+
+    saved = [(sig, signal.getsignal(sig)) for sig in (signal.SIGINT, signal.SIGTERM)]
+    try:
+        yield
+    finally:
+        for sig, handler in saved:
+            try:
+                signal.signal(sig, handler)
+            except (ValueError, TypeError):  # not the main thread; a handler not set from Python
+                pass

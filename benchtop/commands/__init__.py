@@ -9,10 +9,11 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 from benchtop.commands.exits import EXIT_ERROR, reporting_errors
 from benchtop.commands.sysbench05 import translate as translate_sysbench05
-from benchtop.errors import raise_on_sigterm
+from benchtop.errors import caller_signal_handlers, raise_on_sigterm
 from benchtop.target.secrets import scrub_argv
 
 # subcommand -> (module, function taking the remaining arguments); modules are
@@ -79,7 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # database's load) unwinds: cleanups run and the command says what it left
         raise_on_sigterm()
     try:
-        code = reporting_errors("benchtop", lambda: _dispatch(args))
+        # the process's own handlers stay till exit; an in-process caller's come back
+        with nullcontext() if argv is None else caller_signal_handlers():
+            code = reporting_errors("benchtop", lambda: _dispatch(args))
         if argv is None:
             # What is alive now lives until exit: the interpreter's last
             # collections over it cost a run ~50 ms of CPU for nothing

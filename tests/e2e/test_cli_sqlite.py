@@ -202,3 +202,22 @@ def test_results_folder_not_writable(tmp_path: Path) -> None:
         assert res.stderr.startswith("benchtop: error: results folder") and "Traceback" not in res.stderr
     finally:
         locked.chmod(0o700)
+
+
+def test_an_in_process_run_gives_the_callers_signal_handlers_back(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchtop.commands import main
+
+    def callers(_signum: int, _frame: object) -> None:
+        pass
+
+    before = {sig: signal.signal(sig, callers) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = main(["--headless", "--events", "200", "--threads", "1", "--out", str(tmp_path / "r")])
+        assert code == 0, capsys.readouterr().err
+        assert "transactions:" in capsys.readouterr().out
+        assert signal.getsignal(signal.SIGINT) is callers
+        assert signal.getsignal(signal.SIGTERM) is callers
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
