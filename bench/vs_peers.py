@@ -49,7 +49,9 @@ are profiled (perf record) and the share of their CPU by library printed
 under the table.  With --floor, each round also runs bench/roundtrip_floor.c
 (a minimal C client: the least CPU a point select can cost here) next to the
 PostgreSQL point select row, with one connection per thread and with two (in
-lockstep), and prints its figures under the table.  The verdict per row is
+lockstep), and next to the select-only row on many connections (each
+connection its own closed loop on epoll threads), and prints its figures
+under the table.  The verdict per row is
 the issue's target: TPS >= 1.00x the peer and client CPU per transaction <=
 0.85x sysbench (0.95x pgbench).
 """
@@ -69,7 +71,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -256,15 +258,43 @@ def pgbench(srv: Servers, script: list[str], threads: int, clients: int = 0,
 
 
 def roundtrip_floor(srv: Servers, exe: Path, threads: int, per_thread: int,
-                    table_size: int) -> Callable[[int, str], Result]:
+                    table_size: int, flags: Sequence[str] = ()) -> Callable[[int, str], Result]:
     conninfo = f"host=127.0.0.1 port={srv.pg_port} user={USER} dbname={srv.database}"
 
     def run(seconds: int, probe: str) -> Result:
-        out, cpu, cs, _ = timed([str(exe), conninfo, str(threads), str(per_thread), str(seconds), str(table_size)],
-                                env={"PGPASSWORD": PASSWORD})
+        out, cpu, cs, _ = timed([str(exe), conninfo, str(threads), str(per_thread), str(seconds), str(table_size),
+                                 *flags], env={"PGPASSWORD": PASSWORD})
         tx = int(figure(r"transactions: (\d+)", out))
         return Result(tx / seconds, float("nan"), cpu, tx, cs)
     return run
+
+
+FloorRuns = list[tuple[str, Callable[[int, str], Result], list[Result]]]
+
+
+def floor_clients(srv: Servers, args: argparse.Namespace, rows: list[Row], root: Path) -> dict[str, FloorRuns]:
+    """The floor client's variants, by the row they run beside: the PostgreSQL
+    point select (one connection per thread, and two in lockstep, SCHED_IDLE
+    as benchtop's workers there) and pgbench's select-only on many connections
+    (each its own closed loop on epoll threads, normal priority, as the row)."""
+    names = {r.name for r in rows}
+    t, out = args.threads, dict[str, FloorRuns]()
+    point = "oltp_point_select (PostgreSQL)"
+    many = f"tpcb-select-only c{args.connections}/j{t} (PostgreSQL) [normal]"
+    if not names & {point, many}:
+        return {}
+    exe = build_floor(root)
+    if point in names:
+        out[point] = [(f"{t} threads x 1 connection", roundtrip_floor(srv, exe, t, 1, args.table_size), [])]
+        if t % 2 == 0:
+            out[point].append((f"{t // 2} threads x 2 connections, lockstep",
+                               roundtrip_floor(srv, exe, t // 2, 2, args.table_size), []))
+    if many in names and args.connections % t == 0:
+        per = args.connections // t
+        out[many] = [(f"{t} threads x {per} connections, epoll, normal",
+                      roundtrip_floor(srv, exe, t, per, 100000 * args.scale, ["--epoll", "--normal", "--pgbench"]),
+                      [])]
+    return out
 
 
 def build_floor(into: Path) -> Path:
@@ -471,7 +501,8 @@ def main() -> int:
     ap.add_argument("--perf", action="store_true",
                     help="profile both clients on the row with the worst CPU ratio (perf record, by library)")
     ap.add_argument("--floor", action="store_true",
-                    help="also run bench/roundtrip_floor.c (a minimal C client) beside the PostgreSQL point select row")
+                    help="also run bench/roundtrip_floor.c (a minimal C client) beside the PostgreSQL point select "
+                         "and the many-connections select-only rows")
     ap.add_argument("--mysql-port", type=int, help="use this running MariaDB instead of a private one")
     ap.add_argument("--pgsql-port", type=int, help="use this running PostgreSQL instead of a private one")
     ap.add_argument("--database", default=DATABASE, help=f"database on running servers (user {USER})")
@@ -498,7 +529,7 @@ def main() -> int:
                    stdout=subprocess.DEVNULL)
     root = Path(tempfile.mkdtemp(prefix="benchtop-vs-peers-"))
     os.chmod(root, 0o755)
-    own: list[LocalMariaDB | LocalPostgres] = []
+    own: list[LocalMariaDB | LocalPostgres | LocalPgBouncer] = []
     try:
         if args.mysql_port is None:
             own.append(LocalMariaDB(root, free_port()))
@@ -523,15 +554,7 @@ def main() -> int:
             rows.append(pgbouncer_row(srv, args, pgb.port))
         if not rows:
             raise SystemExit("--only matched no row")
-        floors: list[tuple[str, Callable[[int, str], Result], list[Result]]] = []
-        floor_row = "oltp_point_select (PostgreSQL)"
-        if args.floor and any(r.name == floor_row for r in rows):
-            exe = build_floor(root)
-            t = args.threads
-            floors = [(f"{t} threads x 1 connection", roundtrip_floor(srv, exe, t, 1, args.table_size), [])]
-            if t % 2 == 0:
-                floors.append((f"{t // 2} threads x 2 connections, lockstep",
-                               roundtrip_floor(srv, exe, t // 2, 2, args.table_size), []))
+        floors = floor_clients(srv, args, rows, root) if args.floor else {}
         t0 = time.monotonic()
         prepare(srv, args, ["--tables=4", f"--table-size={args.table_size}"],
                 need_pg=any("PostgreSQL" in r.name for r in rows), need_tpcc=any(r.peer == "sysbench-tpcc" for r in rows))
@@ -543,9 +566,8 @@ def main() -> int:
                     into.append(run(args.time, ""))
                 print(f"round {rnd + 1}: {r.name}: peer {r.peer_runs[-1].tps:.1f} tps, "
                       f"benchtop {r.bt_runs[-1].tps:.1f} tps", file=sys.stderr)
-                if r.name == floor_row:
-                    for _, run_floor, floor_runs in floors:
-                        floor_runs.append(run_floor(args.time, ""))
+                for _, run_floor, floor_runs in floors.get(r.name, []):
+                    floor_runs.append(run_floor(args.time, ""))
         if args.strace:
             for r in rows:
                 p = r.run_peer(args.strace_time, "strace")
@@ -565,12 +587,14 @@ def main() -> int:
                 print(f"warning: stopping {s.name}: {exc}", file=sys.stderr)
         shutil.rmtree(root, ignore_errors=True)
     rc = report(rows, args)
-    if floors:
-        print(f"\nthe floor beside {floor_row} (bench/roundtrip_floor.c, a minimal C client, the same rounds; "
-              f"CPU of the whole process):")
-        for label, _, runs in floors:
-            print(f"  {label:<40} {statistics.fmean(x.tps for x in runs):>10.1f} tps {cpu_per_txn(runs):>6.1f} us/tx "
-                  f"{per_txn(runs, 'switches'):>5.2f} cs/tx")
+    for row_name, variants in floors.items():
+        peer = next(r for r in rows if r.name == row_name)
+        print(f"\nthe floor beside {row_name} (bench/roundtrip_floor.c, a minimal C client, the same rounds; "
+              f"CPU of the whole process; x {peer.peer} in those rounds):")
+        for label, _, runs in variants:
+            ratio = cpu_per_txn(runs) / cpu_per_txn(peer.peer_runs) if runs and peer.peer_runs else float("nan")
+            print(f"  {label:<44} {statistics.fmean(x.tps for x in runs):>10.1f} tps {cpu_per_txn(runs):>6.1f} us/tx "
+                  f"x{ratio:.2f} {per_txn(runs, 'switches'):>5.2f} cs/tx")
     if args.perf:
         print(f"\nwhere the client's CPU goes on the slowest row, {worst.name} (perf record, share of samples):")
         for tool, profile in profiles:

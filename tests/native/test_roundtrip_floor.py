@@ -43,7 +43,8 @@ def _run(exe: Path, server: Server, *args: str) -> subprocess.CompletedProcess[s
 
 @pytest.fixture
 def tables(pg_server: Server) -> Iterator[Callable[[int], None]]:
-    """sbtest1..N (100 rows each) in a schema of their own, dropped afterwards."""
+    """sbtest1..N (100 rows each) and pgbench_accounts (100 rows) in a schema
+    of their own, dropped afterwards."""
     with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
         def create(count: int) -> None:
             conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
@@ -51,6 +52,8 @@ def tables(pg_server: Server) -> Iterator[Callable[[int], None]]:
             for t in range(1, count + 1):
                 conn.execute(f"CREATE TABLE {SCHEMA}.sbtest{t} (id int PRIMARY KEY, c text)")
                 conn.execute(f"INSERT INTO {SCHEMA}.sbtest{t} SELECT g, repeat('x', 120) FROM generate_series(1, 100) g")
+            conn.execute(f"CREATE TABLE {SCHEMA}.pgbench_accounts (aid int PRIMARY KEY, abalance int)")
+            conn.execute(f"INSERT INTO {SCHEMA}.pgbench_accounts SELECT g, 0 FROM generate_series(1, 100) g")
         yield create
         conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
 
@@ -62,6 +65,14 @@ def test_point_selects_on_several_connections_per_thread(floor_binary: Path, pg_
     assert done.returncode == 0, done.stderr
     transactions = int(done.stdout.split("transactions:")[1])
     assert transactions > 100
+
+
+def test_select_only_on_many_connections_per_epoll_thread(floor_binary: Path, pg_server: Server,
+                                                          tables: Callable[[int], None]) -> None:
+    tables(0)
+    done = _run(floor_binary, pg_server, "2", "8", "1", "100", "--epoll", "--normal", "--pgbench")
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split("transactions:")[1]) > 100
 
 
 def test_a_missing_table_fails_with_the_servers_message(floor_binary: Path, pg_server: Server,
@@ -76,3 +87,6 @@ def test_bad_arguments_get_the_usage(floor_binary: Path) -> None:
     done = subprocess.run([str(floor_binary), "x", "0", "1", "1", "1"], capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "THREADS" in done.stderr
+    unknown = subprocess.run([str(floor_binary), "x", "1", "1", "1", "1", "--fast"], capture_output=True, text=True,
+                             check=False)
+    assert unknown.returncode == 2 and unknown.stderr.startswith("usage: roundtrip_floor")
