@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import run_benchtop
+from tests.e2e.conftest import ROOT
 from tests.fixtures.dbhelpers import retry
 from tests.fixtures.local import free_port
 
@@ -89,20 +91,32 @@ class ScrapedRun:
 @pytest.fixture(scope="module")
 def scraped_run(prometheus_scraping: tuple[Prometheus, int],
                 tmp_path_factory: pytest.TempPathFactory) -> ScrapedRun:
-    """One sqlite run scraped by that Prometheus, which both tests read (one
-    run of 6 s and its linger instead of one per test)."""
+    """One sqlite run of 4 s scraped by that Prometheus, which both tests
+    read.  Its linger (up to 30 s) is ended with a Ctrl-C once a scrape of
+    the finished run is queryable, instead of being waited out."""
     prom, target = prometheus_scraping
     out = tmp_path_factory.mktemp("scraped") / "run"
-    r = run_benchtop("--headless", "--json", "--engine", "sqlite", "--threads", "2", "--time", "6",
-                     "--metrics-listen", f"127.0.0.1:{target}", "--metrics-linger", "3", "--out", str(out))
-    assert r.returncode == 0, r.stderr
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", "sqlite",
+                             "--threads", "2", "--time", "4", "--metrics-listen", f"127.0.0.1:{target}",
+                             "--metrics-linger", "30", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            env=env, cwd=str(ROOT))
+    try:
+        def finished_is_queryable() -> None:  # a scrape during the linger shows the finished run
+            assert proc.poll() is None, "the run ended before its linger was scraped"
+            finished = prom.query("last_over_time(benchtop_run_finished[5m])")
+            assert finished and float(finished[0]["value"][1]) == 1
+        retry(finished_is_queryable, timeout=60, interval=0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
     summary = json.loads((out / "summary.json").read_text())
-
-    def finished_is_queryable() -> None:  # the last scrape's samples become queryable
-        finished = prom.query("last_over_time(benchtop_run_finished[5m])")
-        assert finished and float(finished[0]["value"][1]) == 1
-    retry(finished_is_queryable, timeout=10, interval=0.2)
-    return ScrapedRun(prom, target, r.stderr, summary)
+    return ScrapedRun(prom, target, stderr, summary)
 
 
 def test_prometheus_sees_the_summary_totals(scraped_run: ScrapedRun) -> None:
