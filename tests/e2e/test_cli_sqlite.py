@@ -130,8 +130,8 @@ def test_prepare_run_cleanup_on_a_named_file(tmp_path: Path) -> None:
     db = tmp_path / "bench.db"
     res = run_benchtop("prepare", "--db", str(db), "--tables", "2", "--table-size", "3000", "--threads", "2")
     assert res.returncode == 0, res.stderr
-    res = run_benchtop("--headless", "--db", str(db), "--tables", "2", "--table-size", "3000", "--time", "1",
-                       "--histogram", "--percentile", "99")
+    res = run_benchtop("--headless", "--db", str(db), "--tables", "2", "--table-size", "3000", "--events", "500",
+                       "--time", "30", "--histogram", "--percentile", "99")
     assert res.returncode == 0, res.stderr
     assert "99th percentile:" in res.stdout and "Latency histogram" in res.stdout
     res = run_benchtop("cleanup", "--db", str(db), "--tables", "2")
