@@ -126,7 +126,7 @@ def test_2000_connections_through_pgbouncer(pgbouncer_server, tpcb_pg) -> None:
     pg_admin_exec(pgbouncer_server, "SET max_client_conn = 2500")
     try:
         s = summary_of(bt(pgbouncer_server, "--headless", "--json", "--workload", "tpcb_select_only", "--scale", "1",
-                          "--connections", "2000", "--threads", "4", "--time", "6", "--report-interval", "0",
+                          "--connections", "2000", "--threads", "4", "--time", "3", "--report-interval", "0",
                           "--warmup", "0", timeout=180))
     finally:
         pg_admin_exec(pgbouncer_server, f"SET max_client_conn = {was}")
