@@ -60,7 +60,13 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
                 mysql_admin_exec(prepared_mysql, f"KILL {int(pid)}")
             except Exception:  # gone already
                 pass
-        time.sleep(3)
+
+        def refused() -> bool:  # an interval ran short of workers, with failed connects
+            return any(iv.get("connected", 4) < 4 and iv.get("connect_failures", 0) > 0 for iv in intervals_of(out))
+        deadline = time.monotonic() + 30
+        while not refused():
+            assert time.monotonic() < deadline and proc.poll() is None, "no interval shows the refused workers"
+            time.sleep(0.1)
     finally:
         mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY '{prepared_mysql.password}'")
 
