@@ -85,7 +85,7 @@ def test_server_killed_and_restarted_during_a_run(prepared_mysql, tmp_path: Path
         timeline = out / "timeline.jsonl"
         return recovered(intervals_of(out)) and timeline.exists() and "restored" in timeline.read_text()
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         prepared_mysql.kill(signal.SIGKILL)
         time.sleep(2)
         prepared_mysql.restart()
@@ -109,7 +109,7 @@ def test_hung_server_sigstop_then_sigcont(prepared_mysql, tmp_path: Path) -> Non
     out = tmp_path / "res"
     proc = start_run(prepared_mysql, out, 60)
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         prepared_mysql.kill(signal.SIGSTOP)
         time.sleep(3)
         lines_during = len((out / "intervals.jsonl").read_text().splitlines())
@@ -122,7 +122,7 @@ def test_hung_server_sigstop_then_sigcont(prepared_mysql, tmp_path: Path) -> Non
     assert proc.returncode == 0, stderr
     intervals = [json.loads(x) for x in (out / "intervals.jsonl").read_text().splitlines()]
     # the report kept its pace while the server hung: zero-tps lines, then recovery
-    assert lines_during >= 4
+    assert lines_during >= 3  # the one before the hang and two during its 3 s
     assert any(i["tps"] == 0 for i in intervals) and intervals[-1]["tps"] > 0
 
 
@@ -131,7 +131,7 @@ def test_pgbouncer_pause_and_resume(pg_server, pgbouncer_server, tmp_path: Path)
     out = tmp_path / "res"
     proc = start_run(pgbouncer_server, out, 60, "--no-monitor")
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         pg_admin_exec(pgbouncer_server, "PAUSE sbtest")
         time.sleep(2)
         pg_admin_exec(pgbouncer_server, "RESUME sbtest")

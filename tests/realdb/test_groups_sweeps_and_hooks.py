@@ -187,7 +187,7 @@ def test_query_timeout_rides_out_a_hung_server(kind, request, tmp_path: Path) ->
                 pass
 
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         signal_server(signal.SIGSTOP)
         time.sleep(2)
         signal_server(signal.SIGCONT)

@@ -52,7 +52,7 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
     out = tmp_path / "res"
     proc = start_run(prepared_mysql, out, 60, "--threads", "4", "--no-monitor")
     try:
-        wait_intervals(out, 2)
+        wait_intervals(out, 1)
         mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY 'another-password'")
         for (pid,) in mysql_admin_exec(prepared_mysql, "SELECT id FROM information_schema.processlist "
                                                        f"WHERE user = '{prepared_mysql.user}'"):
