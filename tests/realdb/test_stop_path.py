@@ -125,7 +125,6 @@ def test_sigterm_ends_within_5s_against_a_hung_server(prepared_mysql, tmp_path: 
     assert s["unfinished"] >= 1 and s["time_s"] < 60
     assert (out / "summary.json").exists()
     # resuming the server afterwards changes nothing: the process is gone
-    time.sleep(0.5)
     assert proc.poll() is not None
 
 
