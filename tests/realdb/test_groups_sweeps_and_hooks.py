@@ -91,7 +91,7 @@ def _scenario_run(server, path: Path, out: Path, *extra: str) -> subprocess.Comp
     return run_benchtop("scenario", str(path), "--headless", "--out", str(out), *extra, env=env, timeout=120)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # the module's tests only read them (a server restart keeps them)
 def point_select_tables(mysql_server):
     T = ["--workload", "oltp_point_select", "--tables", "1", "--table-size", "1000"]
     mysql_admin_exec(mysql_server, f"GRANT SUPER ON *.* TO '{mysql_server.user}'@'%'")
