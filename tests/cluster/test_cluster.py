@@ -296,7 +296,7 @@ def test_metrics_have_a_series_per_load_host_and_the_merged_totals(ray_cluster: 
     from benchtop.metrics import MeteredController, RunMetrics
 
     with _session(ray_cluster, "--engine", "null", "--workload", "oltp_point_select", "--threads", "2",
-                  "--rate", "2000", "--time", "2.2") as session:
+                  "--rate", "2000", "--time", "1.2") as session:
         ctl = session.controller()
         metrics = RunMetrics("null", ctl.workload, ctl.target)
         summary = run_headless(MeteredController(ctl, metrics), LinePrinter(io.StringIO(), False, 95.0))
