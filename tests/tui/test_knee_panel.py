@@ -36,7 +36,10 @@ async def test_dashboard_shows_the_search() -> None:
     fake.search = _searched()  # what KneeController carries
     app = BenchtopApp(fake)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(1.5)
-        panels = [p for p in app.screen.query(Panel) if p.content == "knee"]
+        for _ in range(50):  # until the panel is drawn (5 s at most)
+            panels = [p for p in app.screen.query(Panel) if p.content == "knee"]
+            if panels and "knee: best" in panels[0].render().plain:
+                break
+            await pilot.pause(0.1)
         assert panels
         assert "knee: best" in panels[0].render().plain

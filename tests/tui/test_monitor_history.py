@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import pytest
 
+from benchtop.screens.app import BenchtopApp
 from benchtop.screens.widgets.history import HistoryCharts
 from tests.tui.fakes import PG_TOP_PANELS, PROXYSQL_PANELS, FakeSource
-from tests.tui.test_monitor_top import _monitor, _ready, _wait
+from tests.tui.test_monitor_top import _ready, _wait
+
+
+def _monitor(source: FakeSource) -> BenchtopApp:
+    """Polled every 0.5 s instead of the monitor's 2 s: the charts wait for a second poll."""
+    return BenchtopApp(None, [source], source_interval=0.5)
 
 
 def _proxysql_polls(n: int) -> list[dict]:

@@ -38,6 +38,10 @@ async def test_a_run_without_verdicts_has_no_verdict_line() -> None:
     ctl = FakeRunController(report_interval=0.2)
     app = BenchtopApp(ctl)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(1.0)
+        for _ in range(50):  # a few samples taken (5 s at most)
+            if ctl.samples >= 3:
+                break
+            await pilot.pause(0.1)
+        await pilot.pause()
         assert ctl.samples > 0 and not app.screen.query(VerdictLine)
         await pilot.press("q")
