@@ -95,7 +95,7 @@ def test_a_killed_runs_folder_is_reported_as_unfinished(tmp_path: Path) -> None:
 
 def test_a_damaged_intervals_file_names_file_and_line(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert run_benchtop("--headless", "--engine", "sqlite", "--time", "1", "--out", str(out)).returncode == 0
+    assert run_benchtop("--headless", "--engine", "sqlite", "--events", "500", "--time", "30", "--out", str(out)).returncode == 0
     lines = (out / "intervals.jsonl").read_text().splitlines()
     (out / "intervals.jsonl").write_text("\n".join([lines[0], "null", "[1, 2]", *lines[1:]]) + "\n")
     r = run_benchtop("report", str(out))
@@ -146,7 +146,7 @@ def test_a_short_table_is_refused_by_a_run_and_loaded_again_by_prepare(tmp_path:
 
 def test_damaged_results_and_recording_files_are_named_with_their_line(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert run_benchtop("--headless", "--engine", "sqlite", "--time", "1", "--out", str(out)).returncode == 0
+    assert run_benchtop("--headless", "--engine", "sqlite", "--events", "500", "--time", "30", "--out", str(out)).returncode == 0
     summary = (out / "summary.json").read_bytes()
     (out / "config.json").write_text("[3]")
     for damaged, needle in ((b'{"tps": \n', "summary.json:2: not JSON"), (b"[1, 2]", "summary.json:1: not a JSON object"),
