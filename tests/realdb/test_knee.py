@@ -20,8 +20,8 @@ def test_knee_on_mysql(mysql_server, tmp_path: Path) -> None:
     assert bt(mysql_server, "prepare", *SIZE).returncode == 0
     out = tmp_path / "knee"
     res = bt(mysql_server, "knee", "--headless", "--json", "--workload", "oltp_point_select", *SIZE,
-             "--min-threads", "1", "--max-threads", "16", "--p99-limit", "50", "--probe-min", "1",
-             "--probe-max", "2", "--out", str(out), timeout=300)
+             "--min-threads", "1", "--max-threads", "8", "--p99-limit", "50", "--probe-min", "0.5",
+             "--probe-max", "1", "--probe-interval", "0.125", "--settle", "0.125", "--out", str(out), timeout=300)
     assert res.returncode == 0, res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines()]
     probes = [d for d in lines if d["type"] == "probe"]
