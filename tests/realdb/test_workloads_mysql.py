@@ -30,7 +30,7 @@ def test_tpcc_multithreaded_run_is_consistent(mysql_server, monkeypatch, capsys)
     bt(mysql_server, "cleanup", *TPCC)
     ok(bt(mysql_server, "prepare", *TPCC, "--threads", "2"))
     try:
-        out = ok(bt(mysql_server, "--headless", *TPCC, "--time", "3", "--threads", "4", "--trx-level", "RC"))
+        out = ok(bt(mysql_server, "--headless", *TPCC, "--time", "2", "--threads", "4", "--trx-level", "RC"))
         assert int(out.split("total number of events:")[1].split()[0]) > 50
         monkeypatch.setenv("MYSQL_PWD", mysql_server.password)
         dsn = f"mysql://{mysql_server.user}@{mysql_server.host}:{mysql_server.port}/{mysql_server.database}"

@@ -45,7 +45,7 @@ def test_tpcc_multithreaded_run_is_consistent(pg_server, monkeypatch, capsys) ->
     bt(pg_server, "cleanup", *TPCC)
     ok(bt(pg_server, "prepare", *TPCC, "--threads", "2"))
     try:
-        out = ok(bt(pg_server, "--headless", *TPCC, "--time", "3", "--threads", "4"))
+        out = ok(bt(pg_server, "--headless", *TPCC, "--time", "2", "--threads", "4"))
         assert int(out.split("total number of events:")[1].split()[0]) > 50
         monkeypatch.setenv("PGPASSWORD", pg_server.password)
         dsn = f"postgresql://{pg_server.user}@{pg_server.host}:{pg_server.port}/{pg_server.database}"
@@ -164,7 +164,7 @@ def test_pgbench_script_set_errors_abort_the_client_as_pgbench_does(pg_server, t
     some = tmp_path / "some.sql"
     some.write_text("\\set n :n + 1\n\\set d :d + (:n == 1) * random(0, 1)\n\\set x 1 / (:d + (:n < 100))\n"
                     "SELECT :x;\n")
-    res = bt(pg_server, "--headless", "--json", "--pgbench-script", str(some), "--threads", "6", "--time", "2",
+    res = bt(pg_server, "--headless", "--json", "--pgbench-script", str(some), "--threads", "6", "--time", "1",
              "--rand-seed", "3")
     summary = json.loads(ok(res).strip().splitlines()[-1])
     aborted = summary["errors_by_kind"]["client_aborted"]
