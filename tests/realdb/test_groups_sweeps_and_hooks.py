@@ -64,12 +64,12 @@ def test_insert_benchmark_i1_q10_holds_the_inserter_rate(kind, queriers, request
     put_back = _fast_commits(server)
     try:
         s = _summary(bt(server, "--headless", "--json", *IB, "--preset", "i1.q10",
-                        "--group", f"queriers.threads={queriers}", "--time", "4"))
+                        "--group", f"queriers.threads={queriers}", "--time", "3"))
         g = s["groups"]
         assert set(g) == {"inserters", "queriers"}
         assert g["inserters"]["threads"] == 1 and g["queriers"]["threads"] == queriers
-        # the inserter's schedule is held: every ticket of the 4 s taken (1%, and the one due at t = 0)
-        assert abs(g["inserters"]["tps"] - 1000) <= 1000 * 0.01 + 1 / 4, g["inserters"]
+        # the inserter's schedule is held: every ticket of the 3 s taken (1%, and the one due at t = 0)
+        assert abs(g["inserters"]["tps"] - 1000) <= 1000 * 0.01 + 1 / 3, g["inserters"]
         assert g["inserters"]["rate"] == 1000
         assert g["queriers"]["rate"] == 0 and g["queriers"]["tps"] > 0
         assert s["txn_types"]["insert"] == pytest.approx(g["inserters"]["tps"] * s["time_s"], rel=0.02)
