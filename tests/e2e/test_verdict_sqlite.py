@@ -29,7 +29,7 @@ def test_a_scenario_names_the_limit_of_each_step(tmp_path: Path) -> None:
 
 
 def test_a_text_run_prints_the_verdict_under_its_intervals_and_in_its_summary(tmp_path: Path) -> None:
-    res = run_benchtop("--time", "3", "--out", str(tmp_path / "run"))
+    res = run_benchtop("--time", "2", "--out", str(tmp_path / "run"))
     assert res.returncode == 0, res.stderr
     out = res.stdout.splitlines()
     first = next(i for i, line in enumerate(out) if line.startswith("[ 1s ]"))

@@ -70,7 +70,7 @@ def test_tpcb_on_event_loops_commits_what_it_counts(tpcb_pg) -> None:
     added are the transactions counted, with 24 connections on 2 loops."""
     before = history_rows(tpcb_pg)
     s = summary_of(bt(tpcb_pg, "--headless", "--json", *TPCB, "--connections", "24", "--threads", "2",
-                      "--time", "3", "--report-interval", "0", "--warmup", "0"))
+                      "--time", "2", "--report-interval", "0", "--warmup", "0"))
     assert (s["threads"], s["connections"], s["connections_served"]) == (2, 24, 24), s
     assert s["transactions"] > 24 and s["errors_by_kind"].get("fatal", 0) == 0
     # a transaction still committing when the summary was taken is in the table only
@@ -204,7 +204,7 @@ def test_inserts_on_event_loops_commit_what_they_count_on_mysql(mysql_server) ->
     assert bt(mysql_server, "prepare", *SIZE).returncode in (0, 1)
     before = sbtest_rows(mysql_server)
     s = summary_of(bt(mysql_server, "--headless", "--json", "--workload", "oltp_insert", *SIZE, "--connections", "24",
-                      "--threads", "2", "--time", "3", "--report-interval", "0", "--warmup", "0"))
+                      "--threads", "2", "--time", "2", "--report-interval", "0", "--warmup", "0"))
     assert (s["threads"], s["connections"], s["connections_served"]) == (2, 24, 24), s
     assert s["transactions"] > 24 and s["errors"] == 0, s
     assert 0 <= sbtest_rows(mysql_server) - before - s["transactions"] <= 24, s

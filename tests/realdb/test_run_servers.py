@@ -204,7 +204,7 @@ def test_pipeline_mode(pg_server) -> None:
 def test_through_pgbouncer_transaction_pooling(pg_server, pgbouncer_server) -> None:
     bt(pg_server, "prepare", "--tables", "1", "--table-size", "1000")
     dsn = f"postgresql://{pgbouncer_server.user}@{pgbouncer_server.host}:{pgbouncer_server.port}/sbtest"
-    res = run_benchtop("--headless", "--json", "--time", "2", "--threads", "4", "--engine", "postgres",
+    res = run_benchtop("--headless", "--json", "--events", "400", "--time", "30", "--threads", "4", "--engine", "postgres",
                        "--dsn", dsn, "--workload", "oltp_read_write", "--tables", "1", "--table-size", "1000",
                        env={"PGPASSWORD": pgbouncer_server.password})
     s = summary_of(res)

@@ -198,7 +198,7 @@ def test_a_run_with_the_monitor_verifies_tls_with_the_dsn_ca(tls_mariadb, tmp_pa
     wl = tmp_path / "tls.toml"
     wl.write_text(WL)
     out = tmp_path / "res"
-    res = run_benchtop("--headless", "--json", "--time", "2", "--engine", "mysql", "--monitor-interval", "0.5",
+    res = run_benchtop("--headless", "--json", "--time", "1", "--engine", "mysql", "--monitor-interval", "0.25",
                        "--dsn", f"mysql://tls@127.0.0.1:{srv.port}/sbtest?ssl=verify-ca&ssl-ca={certs['ca']}",
                        "--workload", str(wl), "--out", str(out), env={"MYSQL_PWD": "tlspw"})
     assert res.returncode == 0, res.stderr
