@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
+from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec, retry
 
 pytestmark = pytest.mark.realdb
 
@@ -200,7 +200,13 @@ def test_mariadb_prepared_statements_are_named_in_the_top_list(mysql_tables):
     src = MySQLSource("mysql", mysql_tables.target(), timeout_s=2.0)
     try:
         src.connect()
-        time.sleep(2.0)
+
+        def loading() -> bool:  # the load's statement has run: the first poll is the baseline under load
+            [(executed,)] = mysql_admin_exec(
+                mysql_tables, "SELECT SUM(COUNT_EXECUTE) FROM performance_schema.prepared_statements_instances "
+                              "WHERE SQL_TEXT LIKE 'SELECT c FROM sbtest1 WHERE id%'")
+            return bool(executed)
+        retry(loading, timeout=30, interval=0.1)
         src.poll()
         time.sleep(1.5)
         top = src.poll().panels["top_statements"]
