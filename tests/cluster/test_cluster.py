@@ -106,7 +106,7 @@ def test_null_engine_merged_counts_are_the_hosts_sum(ray_cluster: LocalCluster) 
 def test_sqlite_results_folder_and_json_lines_carry_the_hosts(ray_cluster: LocalCluster, tmp_path: Path) -> None:
     out = tmp_path / "res"
     done = run_benchtop("--headless", "--json", "--cluster", ray_cluster.address, "--load-hosts", "2",
-                        "--threads", "2", "--time", "2", "--report-interval", str(REPORT), "--engine", "sqlite",
+                        "--threads", "2", "--time", "1.5", "--report-interval", str(REPORT), "--engine", "sqlite",
                         "--workload", "oltp_point_select", "--out", str(out), env=LOOPBACK_ENV, cwd=tmp_path,
                         timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -223,7 +223,7 @@ def test_mariadb_merged_counts_and_the_password_stays_out_of_ray(ray_cluster: Lo
     prep = run_benchtop("prepare", *common, env=env, cwd=tmp_path)
     assert prep.returncode == 0, prep.stderr[-2000:]
     done = run_benchtop("--headless", "--json", "--cluster", ray_cluster.address, "--load-hosts", "2",
-                        "--threads", "2", "--time", "2", "--report-interval", str(REPORT), "--workload",
+                        "--threads", "2", "--time", "1.5", "--report-interval", str(REPORT), "--workload",
                         "oltp_point_select", *common, env=env, cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = [json.loads(x) for x in done.stdout.splitlines() if '"summary"' in x][-1]
