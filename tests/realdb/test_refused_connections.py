@@ -20,7 +20,7 @@ def test_max_connections_below_threads_is_counted_and_warned(prepared_mysql, tmp
     # the monitor's and the cost meter's connections come first: leave room for four workers
     mysql_admin_exec(prepared_mysql, "SET GLOBAL max_connections = 6")
     try:
-        proc = start_run(prepared_mysql, tmp_path / "res", 3, "--threads", "12", "--no-monitor")
+        proc = start_run(prepared_mysql, tmp_path / "res", 2, "--threads", "12", "--no-monitor")
         stdout, stderr = proc.communicate(timeout=90)
     finally:
         mysql_admin_exec(prepared_mysql, f"SET GLOBAL max_connections = {int(before[0])}")
