@@ -29,14 +29,16 @@ def monitor_lines(*args: str, count: int = 4) -> list[dict]:
 def test_postgres_user_without_pg_monitor_degrades_panels(pg_server: Server) -> None:
     pg_admin_exec(pg_server, f"DROP ROLE IF EXISTS {NOMON}")
     pg_admin_exec(pg_server, f"CREATE ROLE {NOMON} LOGIN PASSWORD '{NOMON}'")
-    busy = threading.Event()
+    busy, read = threading.Event(), threading.Event()
 
     def others() -> None:  # another user's sessions and statements, which it may not see
         with pg_connect(pg_server) as conn:
             busy.set()
-            for _ in range(30):
+            for _ in range(30):  # until the monitor has read (3 s at most)
                 conn.execute("SELECT count(*) FROM pg_class")
                 conn.execute("SELECT pg_sleep(0.1)")
+                if read.is_set():
+                    break
 
     th = threading.Thread(target=others)
     th.start()
@@ -45,6 +47,7 @@ def test_postgres_user_without_pg_monitor_degrades_panels(pg_server: Server) -> 
         lines = monitor_lines("--pgsql", _dsn("postgresql", NOMON, NOMON, pg_server.host, pg_server.port,
                                                pg_server.database))
     finally:
+        read.set()
         th.join()
         pg_admin_exec(pg_server, f"DROP ROLE IF EXISTS {NOMON}")
     hint = f"GRANT pg_monitor TO {NOMON};"
