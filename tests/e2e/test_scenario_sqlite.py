@@ -50,7 +50,7 @@ def test_three_step_sweep_writes_steps(tmp_path: Path) -> None:
 def test_stop_if_in_a_step_ends_the_scenario(tmp_path: Path) -> None:
     sc = tmp_path / "guarded.toml"
     sc.write_text('workload = "oltp_point_select"\ntables = 1\ntable_size = 200\n'
-                  '[[step]]\nduration = 1\n'
+                  '[[step]]\nduration = 0.5\n'
                   '[[step]]\nduration = 30\nrate = 50\nstop_if = ["tps<1000"]\n'
                   '[[step]]\nduration = 30\n')
     res = run_benchtop("scenario", str(sc), "--headless", "--json", "--out", str(tmp_path / "r"), timeout=60)
