@@ -5,11 +5,12 @@ pytest afterwards."""
 
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import Iterator
 
 import pytest
+
+from benchtop.errors import caller_signal_handlers
 
 pytest_plugins = ["tests.fixtures.servers"]
 
@@ -27,10 +28,8 @@ def pytest_unconfigure(config):
 
 @pytest.fixture(autouse=True)
 def _signal_handlers_restored() -> Iterator[None]:
-    # run_headless installs its own SIGINT/SIGTERM handlers for the run; left
+    # a subcommand's main called directly (not through benchtop.commands.main,
+    # which does this itself) installs its run's SIGINT/SIGTERM handlers; left
     # in place, they swallow a Ctrl-C (or CI's SIGTERM) meant for pytest
-    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for sig, handler in saved.items():
-        if signal.getsignal(sig) is not handler:
-            signal.signal(sig, handler)
+    with caller_signal_handlers():
+        yield
