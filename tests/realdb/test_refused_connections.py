@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.dbhelpers import mysql_admin_exec
+from tests.fixtures.dbhelpers import mysql_admin_exec, retry
 from tests.realdb.test_faults import prepared_mysql, start_run  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.realdb
@@ -42,8 +42,6 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
     """All connected at first, then refused: the issue's server restarted
     with another password (here the password changed and the sessions
     killed). The intervals say how many were connected, the summary warns."""
-    import time
-
     from tests.realdb.test_faults import intervals_of, stop_once, wait_intervals
 
     if prepared_mysql.process is None:
@@ -62,11 +60,9 @@ def test_workers_refused_midway_are_warned_in_the_summary(prepared_mysql, tmp_pa
                 pass
 
         def refused() -> bool:  # an interval ran short of workers, with failed connects
+            assert proc.poll() is None, "the run ended before an interval showed the refused workers"
             return any(iv.get("connected", 4) < 4 and iv.get("connect_failures", 0) > 0 for iv in intervals_of(out))
-        deadline = time.monotonic() + 30
-        while not refused():
-            assert time.monotonic() < deadline and proc.poll() is None, "no interval shows the refused workers"
-            time.sleep(0.1)
+        retry(refused, timeout=30, interval=0.1)
     finally:
         mysql_admin_exec(prepared_mysql, f"ALTER USER {user} IDENTIFIED BY '{prepared_mysql.password}'")
 
