@@ -1,6 +1,8 @@
 """The verdict of a stretch of intervals (a steady stretch between knob
 changes, a scenario step, a whole run): the limit named most often, its
-share of the intervals, and the evidence of a typical interval naming it."""
+share of the intervals, and the evidence of a typical interval naming it.
+Two limits named equally often are both real; the one its intervals named
+with more confidence leads, not the one the warm-up happened to name first."""
 
 from __future__ import annotations
 
@@ -33,12 +35,20 @@ def stretch_verdict(intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any] | 
     >>> v = stretch_verdict(ivs)
     >>> v["limit"], v["share"], v["intervals"], v["evidence"], v["shares"]
     ('locks', 0.75, 4, '6 of 16 waiting', {'locks': 0.75, 'server_cpu': 0.25})
+    >>> even = [{"verdict": {"limit": k, "confidence": c, "evidence": k}} for k, c in
+    ...         (("disk", 0.6), ("locks", 0.8), ("disk", 0.6), ("locks", 0.8))]
+    >>> stretch_verdict(even)["limit"]
+    'locks'
     """
     verdicts = [v for v in (interval_verdict(d) for d in intervals) if v is not None]
     if not verdicts:
         return None
     counts = Counter(v.limit for v in verdicts)
-    limit, n = counts.most_common(1)[0]
+    sure = Counter[str]()
+    for v in verdicts:
+        sure[v.limit] += v.confidence
+    limit = max(counts, key=lambda k: (counts[k], sure[k]))
+    n = counts[limit]
     mine = [v for v in verdicts if v.limit == limit]
     typical = mine[len(mine) // 2]  # the middle one in time: not the warm-up's edge, not the stop's
     return {

@@ -141,8 +141,9 @@ def test_one_hot_set_of_rows_on_postgresql_is_bound_by_lock_waits_though_every_c
     # interval that does not name them names the syncs (on a fast disk the two came out even in 4 intervals)
     got = Counter(limits)
     assert limits and got["locks"] >= len(limits) / 2 and got["locks"] + got["disk"] == len(limits), dict(got)
+    # the steady stretch also holds the first two intervals and may weigh the two the other way round
     steady = summary["steady_state"]["verdict"]
-    assert steady["limit"] in ("locks", "disk") and "Lock:" in steady["evidence"] + str(steady.get("next") or ""), steady
+    assert steady["limit"] in ("locks", "disk") and "locks" in steady["shares"], steady
 
 
 def test_point_selects_from_many_threads_are_bound_by_the_server_cpu(pg_tables):
