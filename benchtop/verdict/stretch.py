@@ -44,9 +44,9 @@ def stretch_verdict(intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any] | 
     if not verdicts:
         return None
     counts = Counter(v.limit for v in verdicts)
-    sure = Counter[str]()
+    sure: dict[str, float] = {}
     for v in verdicts:
-        sure[v.limit] += v.confidence
+        sure[v.limit] = sure.get(v.limit, 0.0) + v.confidence
     limit = max(counts, key=lambda k: (counts[k], sure[k]))
     n = counts[limit]
     mine = [v for v in verdicts if v.limit == limit]
