@@ -360,6 +360,7 @@ int bt_engine_stop(bt_engine *e);          /* ask workers to stop; returns at on
 int bt_engine_join(bt_engine *e);          /* wait until every worker has exited */
 int32_t bt_engine_join_timeout(bt_engine *e, int32_t timeout_ms); /* workers still running after it (0: all joined) */
 int32_t bt_engine_abort_io(bt_engine *e);  /* after stop: shut down the workers' sockets; returns how many */
+int32_t bt_engine_state(bt_engine *e);   /* BT_STATE_* without a snapshot's cost (BT_STATE_FAILED for NULL) */
 int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint64_t *svc_hist);
 /* Latency histogram of one transaction type (workloads with several types),
  * merged over every worker like the main one. */

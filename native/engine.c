@@ -366,6 +366,11 @@ int32_t bt_engine_join_timeout(bt_engine *e, int32_t timeout_ms)
     return left;
 }
 
+int32_t bt_engine_state(bt_engine *e)
+{
+    return e ? (int32_t)atomic_load(&e->state) : BT_STATE_FAILED;
+}
+
 int bt_engine_join(bt_engine *e)
 {
     return e ? (bt_engine_join_timeout(e, -1), BT_OK) : BT_EINVAL;

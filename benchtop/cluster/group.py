@@ -430,6 +430,11 @@ class HostGroup:
             return prev + sum(moved) / len(moved)
         return max(prev, self._elapsed()) if self._t0 is not None else prev
 
+    @property
+    def state(self) -> str:
+        """The state the hosts' newest readings add up to (no new call)."""
+        return self._state()[0]
+
     def _state(self) -> tuple[str, str]:
         live = [h for h in self.hosts if h.live and h.reading is not None]
         if not self.live():

@@ -390,6 +390,13 @@ class Engine:
         _check(lib.bt_engine_set_paused(self._h, 1 if paused else 0), "cannot pause")
 
     # -- reading -----------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        """The engine's state alone ("running", "stopping" once --events are
+        all started, "failed", ...): cheap enough to ask between samples."""
+        st = int(lib.bt_engine_state(self._h))
+        return STATES[st] if 0 <= st < len(STATES) else "failed"
+
     def snapshot(self) -> EngineSample:
         with self._lock:
             _check(lib.bt_engine_snapshot(self._h, self._snap, self._lat, self._svc), "snapshot failed")

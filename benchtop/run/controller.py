@@ -50,6 +50,8 @@ class LoadEngine(Protocol):
     def set_group_threads(self, index: int, n: int) -> None: ...
     def set_group_rate(self, index: int, rate: float) -> None: ...
     def snapshot(self) -> EngineSample: ...
+    @property
+    def state(self) -> str: ...
     def type_histogram(self, index: int) -> Histogram: ...
 
 
@@ -202,6 +204,9 @@ class RunController:
 
     def deadline(self) -> float | None:
         return None
+
+    def load_ended(self) -> bool:
+        return self._t0 is not None and self.engine.state in ("stopping", "stopped", "failed")
 
     def _read(self) -> IntervalStats:
         with self._lock:

@@ -69,6 +69,9 @@ class DelegatingController(ABC):
     def deadline(self) -> float | None:
         return self._ctl.deadline()
 
+    def load_ended(self) -> bool:
+        return self._ctl.load_ended()
+
     @property
     def errors_total(self) -> int:
         return self._ctl.errors_total

@@ -65,7 +65,9 @@ class LinePrinter:
         self.percentile = percentile
         self.intervals = intervals
 
-    def interval(self, sample: Sample) -> None:
+    def interval(self, sample: Sample, tick: float | None = None) -> None:
+        """`tick`: the report second a text line is labelled with, when the
+        load ended between ticks (its figures cover the time it ran)."""
         if self.out is None or not self.intervals:
             return
         iv = sample.interval
@@ -75,7 +77,7 @@ class LinePrinter:
             d.update(sample.fields)
             self._print(json.dumps(d))
         else:
-            self._print(interval_line(iv, self.percentile, iv.t - sample.t))
+            self._print(interval_line(iv, self.percentile, iv.t - (sample.t if tick is None else tick)))
             verdict = interval_verdict(sample.fields)
             if verdict is not None:
                 self._print(f"     {verdict.text()}")
@@ -121,12 +123,15 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
             reason = "time"  # no partial last line, as sysbench
             break
         at_deadline = deadline is not None and now >= deadline
-        if now < next_tick and not at_end and not at_deadline:
+        # all --events done (or a failure): the last line now, not at the next tick
+        ended = now < next_tick and not at_end and not at_deadline and ctl.load_ended()
+        if now < next_tick and not at_end and not at_deadline and not ended:
             continue
         last = now
         sample = ctl.sample()
         if sample.counted:
-            printer.interval(sample)
+            # labelled with the tick it stands for, so no two lines share a second
+            printer.interval(sample, sample.t + (next_tick - now) if ended else None)
         for notice in ctl.notices():
             printer.notice(notice)
         if sample.finished:

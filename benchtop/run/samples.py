@@ -199,7 +199,8 @@ class IntervalStats:
             txn_by_type=tuple(max(0, a - b) for a, b in zip(cur.txn_by_type, prev.txn_by_type)),
             groups=groups_between(prev, cur, percentiles),
             op_latency_ms=op_latencies(prev, cur, ps),
-            connected=cur.connected,
+            # workers that ran out of --events have hung up: no count of what the server admitted
+            connected=cur.connected if cur.state not in ("stopping", "stopped") else -1,
             connect_failures=max(0, cur.connect_failures - prev.connect_failures),
         )
 

@@ -48,6 +48,9 @@ class ScenarioController(DelegatingController):
     def deadline(self) -> float | None:
         return self.driver.deadline()
 
+    def load_ended(self) -> bool:
+        return False  # a step's end is the driver's to read: sample() moves on to the next
+
     # -- the run ------------------------------------------------------------------
     def start(self) -> None:
         self.driver.start()

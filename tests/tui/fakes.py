@@ -155,6 +155,9 @@ class FakeRunController:
     def deadline(self) -> float | None:
         return None
 
+    def load_ended(self) -> bool:
+        return False
+
     def _event(self, kind: str, text: str) -> None:
         self.timeline.append(TimelineEvent(self.elapsed, kind, text))
 

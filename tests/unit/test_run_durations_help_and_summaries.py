@@ -230,6 +230,9 @@ class _BoundaryController:
         passed = self.readings and self.t0 + self.readings[-1] >= self.boundary - 0.02
         return None if passed else self.boundary
 
+    def load_ended(self) -> bool:
+        return False
+
     def sample(self) -> Sample:
         now = time.monotonic() - self.t0
         dt = now - (self.readings[-1] if self.readings else 0.0)
@@ -254,6 +257,34 @@ def test_no_sliver_interval_at_a_step_boundary():
     assert any(abs(r - 0.43) < 0.03 for r in ctl.readings), ctl.readings  # the boundary was read on time
     seconds = re.findall(r"^\[ (\S+)s \]", out.getvalue(), re.M)
     assert len(seconds) == len(ctl.readings)
+
+
+class _EndingController(_BoundaryController):
+    """A load that ends by itself (its --events all run) 1.3 report intervals in."""
+
+    report_interval = 1.0
+
+    def ends_at(self) -> float:
+        return self.t0 + 30
+
+    def deadline(self) -> float | None:
+        return None
+
+    def load_ended(self) -> bool:
+        return time.monotonic() - self.t0 >= 1.3
+
+    def sample(self) -> Sample:
+        s = super().sample()
+        return Sample(s.interval, True, t=s.t, finished=self.load_ended(), reason="events" if self.load_ended() else "")
+
+
+def test_a_load_that_ends_by_itself_is_read_then_not_at_the_next_tick():
+    ctl = _EndingController()
+    out = io.StringIO()
+    run_headless(ctl, LinePrinter(out, False, 95.0))  # type: ignore[arg-type]
+    assert len(ctl.readings) == 2 and ctl.readings[1] < 1.3 + 0.3, ctl.readings  # within a wait step of its end
+    # the short last line keeps the label of the tick it stands for: no two lines share a second
+    assert re.findall(r"^\[ (\S+)s \]", out.getvalue(), re.M) == ["1", "2"]
 
 
 def test_prepare_names_its_phases(tmp_path):
