@@ -30,7 +30,12 @@ def usl(n: Any, lam: float, sigma: float, kappa: float) -> Any:
     >>> round(usl(1, 1000.0, 0.1, 0.0), 1), round(usl(10, 1000.0, 0.0, 0.0), 1)
     (1000.0, 10000.0)
     """
-    return lam * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0))
+    return lam * n / _contention(n, sigma, kappa)
+
+
+def _contention(n: Any, sigma: float, kappa: float) -> Any:
+    """USL's denominator: how much slower N workers are than N alone."""
+    return 1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +68,7 @@ class UslFit:
         cov = self.covariance
         if cov is None:
             return math.inf
-        d = 1.0 + self.sigma * (n - 1.0) + self.kappa * n * (n - 1.0)
+        d = _contention(n, self.sigma, self.kappa)
         x = self.lam * n / d
         grad = (n / d, -x * (n - 1.0) / d, -x * n * (n - 1.0) / d)
         var = sum(grad[i] * cov[i][j] * grad[j] for i in range(3) for j in range(3))
