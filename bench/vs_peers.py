@@ -113,6 +113,8 @@ class Row:
     bt_sc: float | None = None
     cpu_limit: float | None = None   # None: CPU_TARGET[peer]
     served_ok: list[bool] = field(default_factory=list)  # the PgBouncer row: every connection served, RSS <= 1 GiB
+    # the bare client --floor runs beside it: "point" (a connection per thread), "many" (connections on epoll threads)
+    floor: str = ""
 
 
 @dataclass
@@ -277,23 +279,22 @@ def floor_clients(srv: Servers, args: argparse.Namespace, rows: list[Row], root:
     point select (one connection per thread, and two in lockstep, SCHED_IDLE
     as benchtop's workers there) and pgbench's select-only on many connections
     (each its own closed loop on epoll threads, normal priority, as the row)."""
-    names = {r.name for r in rows}
     t, out = args.threads, dict[str, FloorRuns]()
-    point = "oltp_point_select (PostgreSQL)"
-    many = f"tpcb-select-only c{args.connections}/j{t} (PostgreSQL) [normal]"
-    if not names & {point, many}:
+    beside = [r for r in rows if r.floor == "point" or (r.floor == "many" and args.connections % t == 0)]
+    if not beside:
         return {}
     exe = build_floor(root)
-    if point in names:
-        out[point] = [(f"{t} threads x 1 connection", roundtrip_floor(srv, exe, t, 1, args.table_size), [])]
-        if t % 2 == 0:
-            out[point].append((f"{t // 2} threads x 2 connections, lockstep",
-                               roundtrip_floor(srv, exe, t // 2, 2, args.table_size), []))
-    if many in names and args.connections % t == 0:
-        per = args.connections // t
-        out[many] = [(f"{t} threads x {per} connections, epoll, normal",
-                      roundtrip_floor(srv, exe, t, per, 100000 * args.scale, ["--epoll", "--normal", "--pgbench"]),
-                      [])]
+    for r in beside:
+        if r.floor == "point":
+            out[r.name] = [(f"{t} threads x 1 connection", roundtrip_floor(srv, exe, t, 1, args.table_size), [])]
+            if t % 2 == 0:
+                out[r.name].append((f"{t // 2} threads x 2 connections, lockstep",
+                                    roundtrip_floor(srv, exe, t // 2, 2, args.table_size), []))
+        else:
+            per = args.connections // t
+            out[r.name] = [(f"{t} threads x {per} connections, epoll, normal",
+                            roundtrip_floor(srv, exe, t, per, 100000 * args.scale, ["--epoll", "--normal", "--pgbench"]),
+                            [])]
     return out
 
 
@@ -350,7 +351,9 @@ def with_setups(rows: list[Row], setups: list[str]) -> list[Row]:
                 peer = idle_peer(peer)
             out.append(Row(f"{r.name} [{setup}]", r.peer, peer, with_priority(bt, setup), cpu_limit=(
                 r.cpu_limit if r.cpu_limit is not None else
-                CPU_TARGET[r.peer] if setup == "auto" else CPU_TARGET_SAME[r.peer])))
+                CPU_TARGET[r.peer] if setup == "auto" else CPU_TARGET_SAME[r.peer]),
+                # the point floor's threads are SCHED_IDLE, as benchtop's workers by default
+                floor=r.floor if setup == "auto" else ""))
     return out
 
 
@@ -378,14 +381,15 @@ def many_connection_rows(srv: Servers, args: argparse.Namespace, tables: list[st
     tag = f"c{n}/j{j}"
     rows = [
         Row(f"tpcb-select-only {tag} (PostgreSQL)", "pgbench", pgbench(srv, ["-S"], j, n),
-            benchtop(srv, "postgres", "tpcb-select-only", j, [*scale, *many]), cpu_limit=CPU_TARGET_MANY),
+            benchtop(srv, "postgres", "tpcb-select-only", j, [*scale, *many]), cpu_limit=CPU_TARGET_MANY,
+            floor="many"),
         Row(f"tpcb {tag} (PostgreSQL)", "pgbench", pgbench(srv, [], j, n),
             benchtop(srv, "postgres", "tpcb", j, [*scale, *many]), cpu_limit=CPU_TARGET_MANY),
         Row(f"oltp_read_write {tag} (MariaDB)", "sysbench", sysbench(srv, "mysql", "oltp_read_write", n, tables),
             benchtop(srv, "mysql", "oltp_read_write", j, [*tables, *many]), cpu_limit=CPU_TARGET_MANY),
     ]
     return [Row(r.name + " [normal]", r.peer, r.run_peer, with_priority(r.run_benchtop, "normal"),
-                cpu_limit=r.cpu_limit) for r in rows]
+                cpu_limit=r.cpu_limit, floor=r.floor) for r in rows]
 
 
 def pgbouncer_row(srv: Servers, args: argparse.Namespace, pgb_port: int) -> Row:
@@ -418,7 +422,8 @@ def build_rows(srv: Servers, args: argparse.Namespace) -> list[Row]:
         bt_engine = "mysql" if engine == "mysql" else "postgres"
         for wl in OLTP:
             rows.append(Row(f"{wl} ({label})", "sysbench", sysbench(srv, engine, wl, t, tables),
-                            benchtop(srv, bt_engine, wl, t, tables)))
+                            benchtop(srv, bt_engine, wl, t, tables),
+                            floor="point" if (engine, wl) == ("pgsql", "oltp_point_select") else ""))
     scale = [f"--scale={args.scale}"]
     rows.append(Row("tpcb-select-only (PostgreSQL)", "pgbench", pgbench(srv, ["-S"], t),
                     benchtop(srv, "postgres", "tpcb-select-only", t, scale)))
