@@ -123,9 +123,10 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
             reason = "time"  # no partial last line, as sysbench
             break
         at_deadline = deadline is not None and now >= deadline
+        between = now < next_tick and not at_end and not at_deadline
         # all --events done (or a failure): the last line now, not at the next tick
-        ended = now < next_tick and not at_end and not at_deadline and ctl.load_ended()
-        if now < next_tick and not at_end and not at_deadline and not ended:
+        ended = between and ctl.load_ended()
+        if between and not ended:
             continue
         last = now
         sample = ctl.sample()
