@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
 #include "clock.h"
 #include "engine.h"
 #include "group.h"
@@ -178,6 +180,16 @@ static int clients_grow(bt_engine *e, int32_t gi, int32_t n)
     return BT_OK;
 }
 
+/* top -H, perf and gdb tell the load's threads from the interpreter's by
+ * name ("bt-loop-0", "bt-worker-12"); a name is a convenience, so a refusal
+ * leaves the thread as it is */
+static void name_thread(const bt_engine *e, const bt_worker *w)
+{
+    char name[16]; /* the kernel's limit, with the NUL */
+    snprintf(name, sizeof name, "bt-%s-%d", e->loop_threads > 0 ? "loop" : "worker", (int)w->index);
+    (void)pthread_setname_np(w->thread, name);
+}
+
 static void make_idle(pthread_t t)
 {
     struct sched_param sp = {0};
@@ -231,6 +243,7 @@ int bt_group_spawn(bt_engine *e, int32_t gi, int32_t n)
             }
             w->has_thread = 1;
             e->live++;
+            name_thread(e, w);
             if (idle_class(e, gi))
                 make_idle(w->thread);
         }

@@ -200,12 +200,28 @@ def test_idle_workers_run_under_sched_idle() -> None:
         eng.close()
 
 
+def test_workers_carry_their_names() -> None:
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2, rate=100.0),
+                 builtin_program("oltp_point_select", "null"))
+    eng.start()
+    try:
+        assert wait_for(lambda: eng.snapshot().threads_running == 2)
+        names = [(Path("/proc/self/task") / t / "comm").read_text().strip() for t in os.listdir("/proc/self/task")]
+        assert {"bt-worker-0", "bt-worker-1"} <= set(names), names  # as top -H and perf show them
+    finally:
+        eng.stop()
+        eng.join(5)
+        eng.close()
+
+
 def test_max_events_stops_exactly() -> None:
     eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=3, max_events=10000),
                  builtin_program("oltp_point_select", "null"))
+    assert eng.state == "idle"
     eng.start()
-    assert wait_for(lambda: eng.snapshot().state in ("stopping", "stopped"))
+    assert wait_for(lambda: eng.state in ("stopping", "stopped"))  # the state alone, as the headless loop asks
     eng.join()
+    assert eng.state == "stopped"
     assert eng.snapshot().transactions == 10000
     eng.close()
 
