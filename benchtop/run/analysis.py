@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -531,6 +532,17 @@ def split_segments(intervals: Sequence[Mapping[str, Any]],
     return out
 
 
+def _usual(seg: Sequence[Mapping[str, Any]], key: str, default: Any = None) -> Any:
+    """The setting most of a stretch's intervals read.  Not the last one's:
+    an interval that ends a few milliseconds after a knob change belongs to
+    the stretch before it (split_segments) but reads the new setting.
+
+    >>> _usual([{"threads": 4}, {"threads": 4}, {"threads": 5}], "threads")
+    4
+    """
+    return Counter(iv.get(key, default) for iv in seg).most_common(1)[0][0]
+
+
 def _clock(seconds: float) -> str:
     s = int(max(seconds, 0.0))
     return f"{s // 60}:{s % 60:02d}"
@@ -551,7 +563,7 @@ def analyse(intervals: Sequence[Mapping[str, Any]], warmup_s: float = 0.0, start
         ss = steady_state([float(iv["tps"]) for iv in seg])
         first_dt = _dt(seg[0], None)
         d = {"t_start": round(float(seg[0]["t"]) - first_dt, 3), "t_end": round(float(seg[-1]["t"]), 3),
-             "threads": seg[-1].get("threads"), "rate": seg[-1].get("rate", 0), **ss.to_dict()}
+             "threads": _usual(seg, "threads"), "rate": _usual(seg, "rate", 0), **ss.to_dict()}
         if seg[-1].get("step") is not None:
             d["step"] = seg[-1]["step"]
         verdict = stretch_verdict(seg)

@@ -37,6 +37,14 @@ def test_steady_state_after_warmup():
     assert steady_state([]).samples == 0
 
 
+def test_a_stretch_is_labelled_with_the_setting_it_ran_at():
+    # '+' at 11.082 s: the interval ending at 11.089 ran at 4 threads all but 7 ms of it, and reads 5
+    data = [dict(iv, threads=4 if iv["t"] < 11 else 5) for iv in ivs([100.0] * 10 + [120.0] * 6, start=1.089)]
+    out = analyse(data, events=[{"t": 11.082, "kind": "threads"}])
+    assert [(s["threads"], s["samples"]) for s in out["segments"]] == [(4, 11), (5, 5)]
+    assert "0:00-0:11 (threads 4)" in analysis_text(out)
+
+
 def test_binlog_rotation_like_drops_are_stalls():
     # a drop to zero every 4th second, as with sync_binlog=0 rotations
     values = [1000, 1000, 1000, 0, 1000, 1000, 1000, 20, 1000, 600]
