@@ -7,6 +7,7 @@ imports textual."""
 from __future__ import annotations
 
 import json
+import math
 import signal
 import threading
 import time
@@ -66,8 +67,8 @@ class LinePrinter:
         self.intervals = intervals
 
     def interval(self, sample: Sample, tick: float | None = None) -> None:
-        """`tick`: the report second a text line is labelled with, when the
-        load ended between ticks (its figures cover the time it ran)."""
+        """`tick`: the second a text line is labelled with, when the load
+        ended between ticks (its figures cover the time it ran)."""
         if self.out is None or not self.intervals:
             return
         iv = sample.interval
@@ -131,8 +132,8 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
         last = now
         sample = ctl.sample()
         if sample.counted:
-            # labelled with the tick it stands for, so no two lines share a second
-            printer.interval(sample, sample.t + (next_tick - now) if ended else None)
+            # labelled with the second the load ended in: after the last line's, not the same one
+            printer.interval(sample, math.ceil(sample.t) if ended else None)
         for notice in ctl.notices():
             printer.notice(notice)
         if sample.finished:
