@@ -6,13 +6,12 @@
 #define _GNU_SOURCE /* SCHED_IDLE */
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <stdio.h>
 
 #include "clock.h"
 #include "engine.h"

@@ -52,6 +52,11 @@ MAX_GROUPS = lib.BT_MAX_GROUPS
 _ABANDONED: list[Any] = []  # cffi memory of engines whose blocked workers outlive close()
 
 
+def _state_name(code: int) -> str:
+    """A BT_STATE_* code's name; a code this binding does not know reads as failed."""
+    return STATES[code] if 0 <= code < len(STATES) else "failed"
+
+
 class EngineError(RuntimeError):
     """An engine call failed; the message is one line."""
 
@@ -394,8 +399,7 @@ class Engine:
     def state(self) -> str:
         """The engine's state alone ("running", "stopping" once --events are
         all started, "failed", ...): cheap enough to ask between samples."""
-        st = int(lib.bt_engine_state(self._h))
-        return STATES[st] if 0 <= st < len(STATES) else "failed"
+        return _state_name(int(lib.bt_engine_state(self._h)))
 
     def snapshot(self) -> EngineSample:
         with self._lock:
@@ -421,7 +425,7 @@ class Engine:
         s = self._snap
         return EngineSample(
             t=s.t,
-            state=STATES[s.state] if 0 <= s.state < len(STATES) else "failed",
+            state=_state_name(s.state),
             threads_target=s.threads_target,
             threads_running=s.threads_running,
             in_flight=s.in_flight,

@@ -11,6 +11,7 @@ from benchtop.engine.pickling import pickled_by_fields
 ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout",
                "client_aborted")
 STATES = ("idle", "running", "stopping", "stopped", "failed")
+ENDED = ("stopping", "stopped", "failed")  # the load runs no more (its end asked, or met)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol
 
 from benchtop.engine import ConnSettings, Engine, EngineSettings, GroupSettings
 from benchtop.engine.histogram import Histogram
-from benchtop.engine.sample import EngineSample
+from benchtop.engine.sample import ENDED, EngineSample
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import CostMeter, HostReading
@@ -206,7 +206,7 @@ class RunController:
         return None
 
     def load_ended(self) -> bool:
-        return self._t0 is not None and self.engine.state in ("stopping", "stopped", "failed")
+        return self._t0 is not None and self.engine.state in ENDED
 
     def _read(self) -> IntervalStats:
         with self._lock:
@@ -471,7 +471,7 @@ class RunController:
         last = self._last
         if last is None:
             return False
-        if self.stop_reason or last.state in ("failed", "stopped", "stopping"):
+        if self.stop_reason or last.state in ENDED:
             return True
         return self.duration_s > 0 and self.elapsed >= self.duration_s + self.options.warmup_s
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from benchtop.engine.histogram import Histogram
-from benchtop.engine.sample import ERROR_KINDS, EngineSample, GroupSample
+from benchtop.engine.sample import ENDED, ERROR_KINDS, EngineSample, GroupSample
 
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
 
@@ -351,7 +351,7 @@ class RunSummary:
             op_latency_ms=op_latencies(first, last, ps),
             # cut short at the end, or still stuck in a transaction when abandoned
             unfinished=(last.unfinished - first.unfinished
-                        + (last.in_flight if last.state in ("stopping", "stopped", "failed") else 0)),
+                        + (last.in_flight if last.state in ENDED else 0)),
             connect_failures=max(0, last.connect_failures - first.connect_failures),
             refused_reason=last.connect_error if last.connect_failures > first.connect_failures else "",
             aborted_reason=last.error if last.errors.get("client_aborted", 0) > first.errors.get("client_aborted", 0)
