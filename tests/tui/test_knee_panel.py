@@ -9,6 +9,7 @@ from benchtop.screens.app import BenchtopApp
 from benchtop.screens.widgets.knee_chart import render_knee
 from benchtop.screens.widgets.panel import Panel
 from tests.tui.fakes import FakeRunController
+from tests.tui.test_monitor_top import _wait
 
 
 def _searched() -> KneeSearch:
@@ -36,10 +37,10 @@ async def test_dashboard_shows_the_search() -> None:
     fake.search = _searched()  # what KneeController carries
     app = BenchtopApp(fake)
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(50):  # until the panel is drawn (5 s at most)
-            panels = [p for p in app.screen.query(Panel) if p.content == "knee"]
-            if panels and "knee: best" in panels[0].render().plain:
-                break
-            await pilot.pause(0.1)
+        def knee_panels() -> list[Panel]:
+            return [p for p in app.screen.query(Panel) if p.content == "knee"]
+
+        await _wait(pilot, lambda: bool(knee_panels()) and "knee: best" in knee_panels()[0].render().plain)
+        panels = knee_panels()
         assert panels
         assert "knee: best" in panels[0].render().plain
