@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # loopback only (read when Ray is imported)
 
-from benchtop.run.options import options_from_argv  # noqa: E402
+from benchtop.options.run_options import options_from_argv  # noqa: E402
 from benchtop.session import RunSession  # noqa: E402
 
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchtop.engine import ConnSettings, Engine, EngineSettings  # noqa: E402
-from benchtop.run.samples import IntervalStats  # noqa: E402
+from benchtop.record.samples import IntervalStats  # noqa: E402
 from benchtop.workload import builtin_program  # noqa: E402
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]  # the repository, from bench/
 sys.path.insert(0, str(ROOT))
 
+from benchtop.options.run_options import RunOptions  # noqa: E402
 from benchtop.run.controller import RunController  # noqa: E402
-from benchtop.run.options import RunOptions  # noqa: E402
 from benchtop.target import Target  # noqa: E402
 from benchtop.workload import builtin_program  # noqa: E402
 

@@ -83,9 +83,10 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
     # project where benchtop is installed, most of which never run a benchmark
     from benchtop.commands.exits import user_errors
     from benchtop.errors import UsageError, one_line
-    from benchtop.run.headless import LinePrinter, StopFlag, run_headless
-    from benchtop.run.options import options_from_mapping
+    from benchtop.options.run_options import options_from_mapping
+    from benchtop.run.headless import LinePrinter, run_headless
     from benchtop.session import RunSession
+    from benchtop.stopping import StopFlag
 
     expected: tuple[type[BaseException], ...] = (UsageError, ValueError, *user_errors())
     values: dict[str, Any] = {"headless": True, "engine": engine or (_engine_of(dsn) if dsn else "sqlite"),

@@ -17,15 +17,15 @@ from typing import Any
 from benchtop.cluster.group import HostGroup, HostState
 from benchtop.engine import ConnSettings
 from benchtop.errors import UsageError
+from benchtop.options.run_options import RunOptions
+from benchtop.record.controller import Notice, Sample
+from benchtop.record.folder import ResultsWriter
+from benchtop.record.formats import lat_ms
+from benchtop.record.samples import HostInterval, HostSummary, IntervalStats, RunSummary, pct_key
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import RunController, engine_settings
 from benchtop.run.guards import Guard
-from benchtop.run.options import RunOptions
-from benchtop.run.protocol import Notice, Sample
-from benchtop.run.results import ResultsWriter
-from benchtop.run.formats import lat_ms
-from benchtop.run.samples import HostInterval, HostSummary, IntervalStats, RunSummary, pct_key
 from benchtop.workload import Program
 
 

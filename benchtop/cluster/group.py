@@ -30,7 +30,7 @@ from benchtop.engine import ConnSettings, EngineSettings
 from benchtop.engine.histogram import Histogram, nbuckets
 from benchtop.engine.sample import ERROR_KINDS, EngineSample
 from benchtop.errors import UsageError
-from benchtop.run.samples import HostInterval
+from benchtop.record.samples import HostInterval
 from benchtop.workload import Program
 
 GATHER_TIMEOUT_S = 2.0  # longest a reading waits for a host (at most half the report interval)

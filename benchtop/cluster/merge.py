@@ -17,7 +17,7 @@ import numpy as np
 from benchtop.cluster.loadhost import SparseCounts
 from benchtop.engine.histogram import Histogram, bucket_bounds, rank
 from benchtop.engine.sample import ERROR_KINDS, EngineSample
-from benchtop.run.samples import pct_key
+from benchtop.record.samples import pct_key
 
 ROW_PERCENTILES = (50.0, 95.0, 99.0)  # what each host's row shows
 

@@ -14,7 +14,7 @@ from typing import TextIO
 from benchtop.commands import subcommands_epilog
 from benchtop.engine import ConnSettings, EngineError, exec_sql
 from benchtop.errors import UsageError
-from benchtop.run.options import options_from_argv
+from benchtop.options.run_options import options_from_argv
 from benchtop.workload import Program, load_program
 from benchtop.workload.prepare import check_ready
 

@@ -16,7 +16,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     Imported here, not above: they load the engine, and a source tree
     without a built engine must still get its one line."""
     from benchtop.engine import EngineError
-    from benchtop.run.results import ResultsError
+    from benchtop.record.folder import ResultsError
     from benchtop.target import TargetError
     from benchtop.workload import WorkloadError
     from benchtop.workload.prepare import PrepareError

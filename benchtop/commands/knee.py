@@ -21,11 +21,12 @@ from benchtop.knee.runner import KneeController
 from benchtop.knee.search import KneeSearch
 from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, namespace_values
 from benchtop.metrics import served
-from benchtop.run.headless import LinePrinter, StopFlag, run_headless
-from benchtop.run.options import RunOptions, build_parser, options_from_argv
-from benchtop.run.results import default_results_folder
-from benchtop.session import RunSession
+from benchtop.options.run_options import RunOptions, build_parser, options_from_argv
+from benchtop.record.folder import default_results_folder
+from benchtop.run.headless import LinePrinter, run_headless
 from benchtop.scenario.file import build_options, load_scenario
+from benchtop.session import RunSession
+from benchtop.stopping import StopFlag
 
 DESCRIPTION = ("Find the knee: the threads (or arrival rate) with the highest throughput whose p99 stays under "
                "--p99-limit, by search on one live run (each probe until its throughput is steady), with a "

@@ -19,10 +19,10 @@ from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
 from benchtop.metrics import served_monitor
+from benchtop.options.run_options import add_metrics_options, metrics_settings
 from benchtop.panels.headless import run_headless
+from benchtop.record.folder import ResultsWriter
 from benchtop.run.attach import TappedPoller
-from benchtop.run.options import add_metrics_options, metrics_settings
-from benchtop.run.results import ResultsWriter
 from benchtop.sources.base import SourceError, SourceSnapshot
 from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, SourcePoller

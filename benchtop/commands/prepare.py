@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_OK
 from benchtop.errors import UsageError
-from benchtop.run.options import RunOptions, options_from_argv
+from benchtop.options.run_options import RunOptions, options_from_argv
 from benchtop.workload import load_program
 from benchtop.workload.fileio import cleanup_files, prepare_files
 from benchtop.workload.prepare import cleanup, prepare

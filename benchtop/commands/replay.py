@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from benchtop.commands import subcommands_epilog
-from benchtop.panels.headless import format_text
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
-from benchtop.run.recording import ReplayEvent, events, snapshot_from_dict
+from benchtop.panels.headless import format_text
+from benchtop.record.replay import ReplayEvent, events, snapshot_from_dict
 
 
 def build_parser() -> argparse.ArgumentParser:

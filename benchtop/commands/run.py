@@ -12,7 +12,8 @@ from typing import Any
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
 from benchtop.metrics import served
-from benchtop.run.analysis import (
+from benchtop.options.run_options import RunOptions, options_from_argv
+from benchtop.record.analysis import (
     Validity,
     analyse,
     analysis_text,
@@ -20,13 +21,13 @@ from benchtop.run.analysis import (
     target_validity,
     validity_from_snapshot,
 )
+from benchtop.record.costs import costs_text
+from benchtop.record.folder import default_results_folder
+from benchtop.record.samples import RunSummary
 from benchtop.run.controller import RunController
-from benchtop.run.costs import costs_text
-from benchtop.run.headless import LinePrinter, StopFlag, print_summary, run_headless
-from benchtop.run.options import RunOptions, options_from_argv
-from benchtop.run.results import default_results_folder
-from benchtop.run.samples import RunSummary
+from benchtop.run.headless import LinePrinter, print_summary, run_headless
 from benchtop.session import RunSession
+from benchtop.stopping import StopFlag
 
 
 def main(argv: Sequence[str]) -> int:

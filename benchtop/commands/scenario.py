@@ -13,21 +13,17 @@ from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, reporting_errors
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
-from benchtop.run.analysis import analysis_text, target_validity
-from benchtop.run.controller import RunController
-from benchtop.run.formats import summary_text
-from benchtop.run.guards import Guard, GuardError
-from benchtop.run.headless import LinePrinter, StopFlag, run_headless
-from benchtop.run.options import RunOptions
-from benchtop.run.results import default_results_folder
-from benchtop.session import RunSession
-from benchtop.scenario.controller import ScenarioController
 from benchtop.metrics import served
-from benchtop.run.options import add_metrics_options, metrics_settings
+from benchtop.options.run_options import RunOptions
+from benchtop.options.run_options import add_metrics_options, metrics_settings
+from benchtop.record.analysis import analysis_text, target_validity
+from benchtop.record.folder import default_results_folder
+from benchtop.record.formats import summary_text
+from benchtop.run.controller import RunController
+from benchtop.run.guards import Guard, GuardError
+from benchtop.run.headless import LinePrinter, run_headless
+from benchtop.scenario.controller import ScenarioController
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
-from benchtop.scenario.hooks import HookRunner
-from benchtop.target import fill_defaults, parse_dsn
-from benchtop.target.settings import SettingsControl, change_statements
 from benchtop.scenario.file import (
     Scenario,
     ScenarioError,
@@ -36,7 +32,12 @@ from benchtop.scenario.file import (
     check_instrumentation,
     load_scenario,
 )
+from benchtop.scenario.hooks import HookRunner
+from benchtop.session import RunSession
+from benchtop.stopping import StopFlag
+from benchtop.target import fill_defaults, parse_dsn
 from benchtop.target.instrumentation import InstrumentationError
+from benchtop.target.settings import SettingsControl, change_statements
 
 
 def build_parser() -> argparse.ArgumentParser:

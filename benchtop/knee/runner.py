@@ -4,7 +4,7 @@ threads (or the arrival rate) change, as the TUI's keys change them, so the
 server sees no reconnect storm.
 
 `KneeController` puts the search behind the controller protocol
-(benchtop.run.protocol), as ScenarioController does for steps: the headless
+(benchtop.record.controller), as ScenarioController does for steps: the headless
 loop and the dashboard read it like any run, each reading feeds the probe
 in progress (it asks for a reading every `timing.interval_s` through
 `deadline()`), each finished probe is a notice, and the run is finished
@@ -20,10 +20,10 @@ from benchtop.knee.answer import FAR
 from benchtop.knee.probe import ProbeMeter, ProbeTiming
 from benchtop.knee.search import KneeSearch, Probe
 from benchtop.knee.usl import preload
+from benchtop.record.controller import Notice, Sample
+from benchtop.record.delegate import DelegatingController
+from benchtop.record.samples import RunSummary
 from benchtop.run.controller import RunController
-from benchtop.run.delegate import DelegatingController
-from benchtop.run.protocol import Notice, Sample
-from benchtop.run.samples import RunSummary
 from benchtop.workload import Program
 
 

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.registry import Collector
 
 from benchtop.errors import UsageError
-from benchtop.run.options import parse_listen
+from benchtop.options.run_options import parse_listen
 
 
 class MetricsEndpoint:

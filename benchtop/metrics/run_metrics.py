@@ -22,9 +22,9 @@ from prometheus_client.core import (
 )
 
 from benchtop.engine.histogram import Histogram, bucket_bounds
-from benchtop.run.delegate import DelegatingController
-from benchtop.run.protocol import Controller, Sample
-from benchtop.run.samples import IntervalStats, RunSummary
+from benchtop.record.controller import Controller, Sample
+from benchtop.record.delegate import DelegatingController
+from benchtop.record.samples import IntervalStats, RunSummary
 
 # le edges of benchtop_latency_seconds: ten per decade, 1 µs .. 100 s, each
 # summed from the engine's finer buckets (their upper edges at or below it)

@@ -10,10 +10,10 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
-from benchtop.run.headless import StopFlag
-from benchtop.run.options import RunOptions
-from benchtop.run.protocol import Controller
+from benchtop.options.run_options import RunOptions
+from benchtop.record.controller import Controller
 from benchtop.sources.base import SourceSnapshot
+from benchtop.stopping import StopFlag
 
 
 @contextmanager

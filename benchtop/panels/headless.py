@@ -14,7 +14,7 @@ import time
 from typing import Any, Callable, Iterable, TextIO
 
 from benchtop.panels.views import cell_of, filtered, fits, rows_for, sorted_rows, views_for
-from benchtop.run.results import ResultsWriter
+from benchtop.record.folder import ResultsWriter
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.poller import SourcePoller, poll_all
 from benchtop.verdict.snapshots import monitor_verdict

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtop.run.analysis import Validity, analyse, validity_from_settings
-from benchtop.run.results import read_jsonl
+from benchtop.record.analysis import Validity, analyse, validity_from_settings
+from benchtop.record.folder import read_jsonl
 from benchtop.verdict.stretch import stretch_verdict
 
 

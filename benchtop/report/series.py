@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from benchtop.record.analysis import record_time
 from benchtop.report.data import RunData
-from benchtop.run.analysis import record_time
 from benchtop.sources.fields import INNODB
 
 MARK_KINDS = ("mark", "threads", "rate", "pause", "resume")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from benchtop.record.costs import APPORTIONED
 from benchtop.report.data import RunData, run_verdict
-from benchtop.run.costs import APPORTIONED
 from benchtop.verdict.stretch import stretch_text
 
 

@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from benchtop.run.results import ResultsWriter
+from benchtop.record.folder import ResultsWriter
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, SourcePoller

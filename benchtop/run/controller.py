@@ -1,6 +1,6 @@
 """One benchmark run on one engine: its live knobs, the timeline of changes,
 the intervals and the results folder.  RunController implements the
-controller protocol (benchtop.run.protocol); the headless loop and the TUI
+controller protocol (benchtop.record.controller); the headless loop and the TUI
 drive it through that protocol and never touch the engine."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any, Callable, Protocol
 from benchtop.engine import ConnSettings, Engine, EngineSettings, GroupSettings
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ENDED, EngineSample
+from benchtop.options.run_options import RunOptions, parse_ignore_errors
+from benchtop.record.controller import Notice, Sample
+from benchtop.record.folder import ResultsWriter
+from benchtop.record.formats import summary_text
+from benchtop.record.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import CostMeter, HostReading
-from benchtop.run.formats import summary_text
 from benchtop.run.guards import Guard
-from benchtop.run.options import RunOptions, parse_ignore_errors
-from benchtop.run.protocol import Notice, Sample
-from benchtop.run.results import ResultsWriter
-from benchtop.run.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
 from benchtop.run.verdicts import VerdictMeter
 from benchtop.target.locality import server_on_this_host
 from benchtop.workload import Program

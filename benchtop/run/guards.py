@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from benchtop.run.samples import IntervalStats
+from benchtop.record.samples import IntervalStats
 from benchtop.sources.fields import InnoDBPanel
 
 GRAMMAR = ("expected METRIC OP VALUE [for DURATION], e.g. 'p99>50ms for 10s', 'tps<100 for 30s', "

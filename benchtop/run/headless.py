@@ -8,51 +8,19 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import threading
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
-from benchtop.run.formats import interval_line, summary_text
-from benchtop.run.options import RunOptions
-from benchtop.run.protocol import Controller, Notice, Sample
-from benchtop.run.samples import RunSummary
+from benchtop.options.run_options import RunOptions
+from benchtop.record.controller import Controller, Notice, Sample
+from benchtop.record.formats import interval_line, summary_text
+from benchtop.record.samples import RunSummary
+from benchtop.stopping import StopFlag
 from benchtop.verdict.stretch import interval_verdict
 from benchtop.workload import Program, workload_extra_fields, workload_extra_lines
 
 # the engine's clock lags ours a hair: a due deadline is never waited for in a spin
 MIN_WAIT_S = 0.02
-
-
-class StopFlag:
-    """Set by SIGINT/SIGTERM; the loop ends the run cleanly on its next tick.
-    A second signal calls the `on_hurry` callbacks: stop waiting, end now."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.reason = ""
-        self._hurry: list[Callable[[], None]] = []
-
-    def set(self, reason: str) -> None:
-        if not self.event.is_set():
-            self.reason = reason
-            self.event.set()
-            return
-        for hurry in self._hurry:
-            hurry()
-
-    def on_hurry(self, callback: Callable[[], None]) -> None:
-        self._hurry.append(callback)
-
-    def install(self) -> None:
-        def handler(signum: int, _frame: object) -> None:
-            self.set(f"signal {signal.Signals(signum).name}")
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                signal.signal(sig, handler)
-            except ValueError:  # not the main thread (e.g. under a test runner)
-                pass
 
 
 class LinePrinter:

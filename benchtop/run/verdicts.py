@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from typing import Any, Callable, Mapping
 
-from benchtop.run.samples import IntervalStats
+from benchtop.record.samples import IntervalStats
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSDelta
 from benchtop.sources.process import process_name

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchtop.record.controller import Notice, Sample
+from benchtop.record.delegate import DelegatingController
+from benchtop.record.samples import RunSummary
 from benchtop.run.controller import RunController
-from benchtop.run.delegate import DelegatingController
-from benchtop.run.protocol import Notice, Sample
-from benchtop.run.samples import RunSummary
 from benchtop.scenario.driver import ScenarioDriver
 
 

@@ -12,17 +12,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from benchtop.run.analysis import analyse
+from benchtop.record.analysis import analyse
+from benchtop.record.samples import DEFAULT_PERCENTILES, RunSummary, pct_key
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
-from benchtop.run.samples import DEFAULT_PERCENTILES, RunSummary, pct_key
-from benchtop.workload.groups import parse_group_setting
 from benchtop.scenario.file import Scenario, ScenarioError, Step
 from benchtop.scenario.hooks import Hook, HookResult, HookRunner
-from benchtop.target.instrumentation import InstrumentationControl
 from benchtop.target.dsn import redact_dsn
+from benchtop.target.instrumentation import InstrumentationControl
 from benchtop.target.settings import SettingsControl, SettingsError
+from benchtop.workload.groups import parse_group_setting
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@
     stop_if = ["p99>50ms for 10s"]
 
 Top-level keys are the command-line option names with underscores (checked
-by the command line's own option table, benchtop.run.options, so both accept
+by the command line's own option table, benchtop.options.run_options, so both accept
 the same things).  Step keys: duration, threads, connections,
 rate, workload, instrumentation, mark, warmup, repeat, stop_if, name.  A list
 (or a "A..B*F" / "A..B+S" range for threads, connections and rate) sweeps;
@@ -39,14 +39,14 @@ from typing import Any, Callable, Mapping
 
 from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.errors import UsageError, one_line
+from benchtop.options.run_options import NUMBER_RANGES, YEAR_S, RunOptions, option_names, options_from_mapping
 from benchtop.run.guards import parse_condition
-from benchtop.run.options import NUMBER_RANGES, YEAR_S, RunOptions, option_names, options_from_mapping
 from benchtop.scenario.hooks import Hook, parse_hooks
-from benchtop.target.settings import SettingsError, check_name
-from benchtop.workload.groups import parse_group_setting
 from benchtop.target.instrumentation import presets_for
+from benchtop.target.settings import SettingsError, check_name
 from benchtop.workload import WorkloadError
 from benchtop.workload.fileio import IO_MODES, TEST_MODES
+from benchtop.workload.groups import parse_group_setting
 
 MAX_STEPS = 10_000
 STEP_KEYS = ("name", "duration", "threads", "connections", "rate", "workload", "instrumentation", "mark", "warmup", "repeat", "stop_if",

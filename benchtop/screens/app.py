@@ -14,8 +14,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from benchtop.run.protocol import Controller
-from benchtop.run.samples import RunSummary
+from benchtop.record.controller import Controller
+from benchtop.record.samples import RunSummary
 from benchtop.screens.bench import BenchScreen
 from benchtop.screens.monitor import MonitorScreen
 from benchtop.sources.base import Source

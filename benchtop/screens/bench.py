@@ -25,6 +25,11 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.engine.histogram import Histogram
+from benchtop.knee.search import KneeSearch
+from benchtop.panels.units import ms
+from benchtop.record.controller import Controller
+from benchtop.record.samples import IntervalStats, TimelineEvent
+from benchtop.screens.help import HelpScreen
 from benchtop.screens.messages import (
     EngineSampled,
     InstrumentationCycled,
@@ -34,26 +39,21 @@ from benchtop.screens.messages import (
     SourceLost,
     SourcePolled,
 )
-from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.target_line import TargetTopLine
-from benchtop.knee.search import KneeSearch
-from benchtop.run.protocol import Controller
-from benchtop.run.samples import IntervalStats, TimelineEvent
-from benchtop.sources.poller import Poller
 from benchtop.screens.widgets.chart import Series, TimeChart, legend_text, render_chart
 from benchtop.screens.widgets.fmt import middle, ms_tick, nice_rate, pane_id
-from benchtop.panels.units import ms
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
+from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.knee_chart import render_knee
 from benchtop.screens.widgets.panel import Panel
-from benchtop.screens.widgets.hosts import HostRows
 from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
 from benchtop.screens.widgets.source_pane import SourcePane
 from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
 from benchtop.screens.widgets.verdict_line import show_verdict
+from benchtop.sources.poller import Poller
 from benchtop.verdict.stretch import interval_verdict
 
 MIN_RATE = 0.1

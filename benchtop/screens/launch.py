@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchtop.run.protocol import Controller
-from benchtop.run.samples import RunSummary
+from benchtop.record.controller import Controller
+from benchtop.record.samples import RunSummary
 from benchtop.screens.app import BenchtopApp
 from benchtop.sources.base import Source
 from benchtop.sources.poller import Poller, as_poller

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from benchtop.run.protocol import Sample
-    from benchtop.run.samples import RunSummary
+    from benchtop.record.controller import Sample
+    from benchtop.record.samples import RunSummary
     from benchtop.sources.base import SourceSnapshot
 
 

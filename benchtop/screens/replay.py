@@ -8,7 +8,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from benchtop.run.recording import ReplayEvent, snapshot_from_dict
+from benchtop.record.replay import ReplayEvent, snapshot_from_dict
 from benchtop.sources.base import SourceSnapshot
 
 

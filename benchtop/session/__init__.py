@@ -25,6 +25,8 @@ from types import TracebackType
 from typing import Sequence, TextIO
 
 from benchtop.errors import Interrupted, UsageError
+from benchtop.options.run_options import RunOptions
+from benchtop.record.folder import ResultsWriter, expected_bytes
 from benchtop.run.attach import (
     InstrumentationCycler,
     MonitorRecorder,
@@ -33,10 +35,8 @@ from benchtop.run.attach import (
 )
 from benchtop.run.controller import RunController
 from benchtop.run.costs import CostMeter
-from benchtop.run.verdicts import VerdictMeter
 from benchtop.run.guards import Guard
-from benchtop.run.options import RunOptions
-from benchtop.run.results import ResultsWriter, expected_bytes
+from benchtop.run.verdicts import VerdictMeter
 from benchtop.sources.poller import Poller
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program

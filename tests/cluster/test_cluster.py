@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from benchtop.engine.histogram import Histogram
-from benchtop.run.formats import summary_text
+from benchtop.options.run_options import options_from_argv
+from benchtop.record.controller import Sample
+from benchtop.record.formats import summary_text
 from benchtop.run.headless import LinePrinter, run_headless
-from benchtop.run.options import options_from_argv
-from benchtop.run.protocol import Sample
 from benchtop.session import RunSession
 from tests.cluster.conftest import LOOPBACK_ENV, LocalCluster
 from tests.e2e.conftest import ROOT, run_benchtop

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.results import ResultsError, ResultsWriter
+from benchtop.record.folder import ResultsError, ResultsWriter
 from tests.e2e.conftest import ROOT, run_benchtop
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchtop.engine import ConnSettings, Engine, EngineError, EngineSettings, RandomSettings
-from benchtop.run.samples import IntervalStats
+from benchtop.record.samples import IntervalStats
 from benchtop.workload import builtin_program
 from benchtop.workload.compiler import compile_definition, SourceText
 
@@ -302,7 +302,7 @@ def test_mix_is_dealt_from_a_deck() -> None:
 def test_one_kind_of_max_everywhere() -> None:
     """The summary's max, the intervals' and each type's are all the top of
     the slowest transaction's bucket: no part exceeds the whole."""
-    from benchtop.run.samples import RunSummary
+    from benchtop.record.samples import RunSummary
 
     data = {"name": "two", "transaction": [
         {"name": "fast", "weight": 3, "script": "exec read: SELECT 1\n"},

@@ -10,9 +10,9 @@ from benchtop.engine.histogram import Histogram
 from benchtop.errors import UsageError
 from benchtop.metrics.endpoint import MetricsEndpoint
 from benchtop.metrics.run_metrics import LATENCY_EDGES_S, LatencyTotals, RunMetrics
-from benchtop.run.options import options_from_argv
-from benchtop.run.protocol import Sample
-from benchtop.run.samples import IntervalStats, RunSummary
+from benchtop.options.run_options import options_from_argv
+from benchtop.record.controller import Sample
+from benchtop.record.samples import IntervalStats, RunSummary
 from tests.fixtures.local import free_port
 
 

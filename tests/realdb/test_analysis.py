@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchtop.options.run_options import options_from_argv
 from benchtop.run.headless import LinePrinter, run_headless
-from benchtop.run.options import options_from_argv
 from benchtop.session import RunSession
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.analysis import target_validity
+from benchtop.record.analysis import target_validity
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec, retry
 

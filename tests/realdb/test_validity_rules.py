@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.analysis import target_validity
+from benchtop.record.analysis import target_validity
 from benchtop.target import Target
 from tests.fixtures.local import HOST, LocalMariaDB, LocalPostgres, free_port
 from tests.fixtures.servers import mysql_admin_exec
@@ -95,7 +95,7 @@ def test_each_mariadb_rule_is_flagged(root):
     finally:
         proc.stop()
     assert v.status == "crash-unsafe"
-    # MariaDB >= 10.6 has no innodb_checksum_algorithm=none: that rule is checked in run/analysis.py's doctest
+    # MariaDB >= 10.6 has no innodb_checksum_algorithm=none: that rule is checked in record/analysis.py's doctest
     assert set(v.flags) == {
         "ACID durability: innodb_flush_log_at_trx_commit=0",
         "crash recovery: innodb_doublewrite=OFF (torn pages cannot be repaired)",

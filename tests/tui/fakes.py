@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.engine.histogram import Histogram
-from benchtop.run.protocol import Controller, Notice, Sample
-from benchtop.run.samples import ERROR_KINDS, IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.controller import Controller, Notice, Sample
+from benchtop.record.samples import ERROR_KINDS, IntervalStats, RunSummary, TimelineEvent
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.options import HEADLESS_TIME_S, options_from_argv
-from benchtop.session import RunSession
+from benchtop.options.run_options import HEADLESS_TIME_S, options_from_argv
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.modals import RateModal
 from benchtop.screens.widgets.header import RunHeader
+from benchtop.session import RunSession
 from tests.tui.fakes import FakeRunController
 
 SIZE = (80, 24)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from benchtop.screens.app import BenchtopApp
 from benchtop.screens import bench
+from benchtop.screens.app import BenchtopApp
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.widgets.chart import TimeChart
@@ -312,7 +312,7 @@ async def test_group_key_without_groups_changes_nothing(fake: FakeRunController)
 
 
 def test_host_rows_show_totals_then_hosts_worst_first_when_many():
-    from benchtop.run.samples import HostInterval
+    from benchtop.record.samples import HostInterval
     from benchtop.screens.widgets.hosts import hosts_text
 
     def row(i: int, p99: float, state: str = "ok") -> HostInterval:

@@ -15,9 +15,9 @@ from benchtop.screens.app import BenchtopApp
 from benchtop.screens.details import RowDetails, details_table
 from benchtop.screens.help import MONITOR_KEYS, HelpScreen, keys_table
 from benchtop.screens.modals import FilterModal
+from benchtop.screens.target_line import TargetTopLine
 from benchtop.screens.widgets.source_pane import SourcePane
 from benchtop.screens.widgets.top_table import TopTable
-from benchtop.screens.target_line import TargetTopLine
 from benchtop.sources.base import Missing
 from tests.tui.fakes import MYSQL_PANELS, PG_TOP_PANELS, PGB_PANELS, PROXYSQL_PANELS, FakeRunController, FakeSource
 
@@ -264,7 +264,7 @@ async def test_dashboard_top_line_of_the_target() -> None:
 async def test_a_recording_replays_into_the_same_views(tmp_path) -> None:
     import json
 
-    from benchtop.run.recording import events
+    from benchtop.record.replay import events
     from benchtop.screens.replay import replay_pollers
     from benchtop.sources.base import SourceSnapshot
 

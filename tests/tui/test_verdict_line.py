@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from benchtop.run.protocol import Sample
+from benchtop.record.controller import Sample
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.widgets.verdict_line import VerdictLine
 from tests.tui.fakes import FakeRunController

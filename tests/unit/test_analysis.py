@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.analysis import (
+from benchtop.record.analysis import (
     Validity,
     after_warmup,
     analyse,

@@ -10,11 +10,11 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
+from benchtop.cluster.loadhost import SparseCounts  # noqa: E402
+from benchtop.cluster.merge import Stacked, merge_samples, split_total  # noqa: E402
 from benchtop.engine.histogram import Histogram  # noqa: E402
 from benchtop.engine.sample import ERROR_KINDS, EngineSample  # noqa: E402
-from benchtop.cluster.merge import Stacked, merge_samples, split_total  # noqa: E402
-from benchtop.cluster.loadhost import SparseCounts  # noqa: E402
-from benchtop.run.samples import IntervalStats  # noqa: E402
+from benchtop.record.samples import IntervalStats  # noqa: E402
 
 
 def _sample(values_ns: list[int], t: float, threads: int, errors: int = 0) -> EngineSample:
@@ -103,7 +103,7 @@ def test_a_reading_crosses_the_network_as_its_non_empty_buckets():
 
 def test_cluster_options_are_checked_before_anything_starts():
     from benchtop.errors import UsageError
-    from benchtop.run.options import options_from_argv
+    from benchtop.options.run_options import options_from_argv
 
     opts = options_from_argv("run", ["--cluster", "auto", "--load-hosts", "4", "--engine", "null"])
     assert (opts.cluster, opts.load_hosts) == ("auto", 4)
@@ -117,8 +117,8 @@ def test_cluster_options_are_checked_before_anything_starts():
 def test_an_unreachable_cluster_is_one_line_at_once():
     import socket
 
-    from benchtop.errors import UsageError
     from benchtop.cluster.connect import reachable
+    from benchtop.errors import UsageError
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -136,9 +136,9 @@ def test_a_lost_hosts_counts_stay_but_not_its_threads():
 
 
 def test_thread_groups_are_refused_on_a_cluster_before_any_host_starts():
-    from benchtop.errors import UsageError
     from benchtop.cluster.controller import ClusterController
-    from benchtop.run.options import options_from_argv
+    from benchtop.errors import UsageError
+    from benchtop.options.run_options import options_from_argv
     from benchtop.workload import load_program
 
     opts = options_from_argv("run", ["--cluster", "auto", "--engine", "null", "--workload", "insert_benchmark",

@@ -4,10 +4,10 @@ dropped on one side before a screen finds out at run time."""
 
 from __future__ import annotations
 
-from benchtop.run.options import options_from_argv
-from benchtop.run.protocol import Controller, Sample
-from benchtop.session import RunSession
+from benchtop.options.run_options import options_from_argv
+from benchtop.record.controller import Controller, Sample
 from benchtop.scenario.controller import ScenarioController
+from benchtop.session import RunSession
 from tests.tui.fakes import FakeRunController
 
 MEMBERS = sorted(name for name in vars(Controller) if not name.startswith("_"))

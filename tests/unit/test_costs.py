@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+from benchtop.record.costs import APPORTIONED, costs_text
 from benchtop.report.tables import settings_diff
 from benchtop.report.tables import per_op_table
-from benchtop.run.costs import APPORTIONED, CostMeter, Work, client_cpu, costs_text
-from benchtop.workload import builtin_program
+from benchtop.run.costs import CostMeter, Work, client_cpu
 from benchtop.run.target_readings import totals_between
 from benchtop.sources.base import SourceSnapshot
 from benchtop.target import Target
+from benchtop.workload import builtin_program
 
 
 def test_types_get_each_interval_s_work_by_their_share():

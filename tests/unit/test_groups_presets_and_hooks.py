@@ -10,8 +10,8 @@ import pytest
 
 from benchtop.engine import ConnSettings
 from benchtop.errors import UsageError
-from benchtop.run.formats import interval_line, summary_text
-from benchtop.run.options import options_from_argv
+from benchtop.options.run_options import options_from_argv
+from benchtop.record.formats import interval_line, summary_text
 from benchtop.scenario.file import ScenarioError, parse_scenario
 from benchtop.scenario.hooks import Hook, HookError, HookRunner
 from benchtop.target import Target
@@ -131,7 +131,7 @@ def test_monitor_mode_refuses_hooks_and_settings() -> None:
 
 def test_interval_and_summary_carry_groups() -> None:
     from benchtop.engine import Engine, EngineSettings, GroupSettings
-    from benchtop.run.samples import IntervalStats, RunSummary
+    from benchtop.record.samples import IntervalStats, RunSummary
     import time
 
     p = builtin_program("insert_benchmark", "null")

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from benchtop.engine.histogram import Histogram
+from benchtop.record.samples import ERROR_KINDS, IntervalStats
 from benchtop.run.guards import Guard, parse_condition
-from benchtop.run.samples import ERROR_KINDS, IntervalStats
 from benchtop.sources.base import Missing, SourceSnapshot
 
 

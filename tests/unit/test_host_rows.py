@@ -10,8 +10,8 @@ from benchtop.cluster.controller import host_line
 from benchtop.cluster.loadhost import SparseCounts
 from benchtop.cluster.merge import Stacked
 from benchtop.engine.histogram import Histogram
-from benchtop.run.formats import summary_text
-from benchtop.run.samples import HostInterval, HostSummary, RunSummary
+from benchtop.record.formats import summary_text
+from benchtop.record.samples import HostInterval, HostSummary, RunSummary
 from benchtop.screens.widgets.hosts import hosts_text
 
 

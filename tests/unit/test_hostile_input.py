@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchtop.errors import UsageError
+from benchtop.options.run_options import NUMBER_RANGES, options_from_argv
+from benchtop.record.folder import read_jsonl
 from benchtop.report.data import ReportError, load_run
-from benchtop.run.options import NUMBER_RANGES, options_from_argv
-from benchtop.run.results import read_jsonl
 from benchtop.target.dsn import TargetError, parse_dsn
 from benchtop.workload import WorkloadError, load_program
 

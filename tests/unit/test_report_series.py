@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchtop.record.analysis import Validity
 from benchtop.report.data import RunData
 from benchtop.report.plots import build_plots
-from benchtop.run.analysis import Validity
 
 
 def _run(monitor: list[dict], timeline: list[dict]) -> RunData:

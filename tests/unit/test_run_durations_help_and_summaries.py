@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from benchtop.commands import SUBCOMMANDS, subcommands_epilog
-from benchtop.run.analysis import analyse, analysis_text, enrich_results
-from benchtop.run.formats import interval_line, lat_ms, summary_text
+from benchtop.options.run_options import ENGINE_ALIASES, ENGINES, HEADLESS_TIME_S, build_parser, options_from_argv
+from benchtop.record.analysis import analyse, analysis_text, enrich_results
+from benchtop.record.controller import Notice, Sample
+from benchtop.record.folder import default_results_folder, default_results_root
+from benchtop.record.formats import interval_line, lat_ms, summary_text
 from benchtop.run.headless import LinePrinter, run_headless
-from benchtop.run.options import ENGINE_ALIASES, ENGINES, HEADLESS_TIME_S, build_parser, options_from_argv
-from benchtop.run.protocol import Notice, Sample
-from benchtop.run.results import default_results_folder, default_results_root
 from benchtop.session import RunSession
 from tests.tui.fakes import make_interval
 

@@ -8,7 +8,7 @@ import pytest
 
 from benchtop.engine import RandomSettings
 from benchtop.errors import UsageError
-from benchtop.run.options import RunOptions, options_from_argv, options_from_mapping
+from benchtop.options.run_options import RunOptions, options_from_argv, options_from_mapping
 
 
 def test_a_mapping_and_a_command_line_give_the_same_options():
@@ -55,7 +55,7 @@ def test_db_is_refused_for_a_server_engine():
 
 
 def test_password_flags_say_they_show_in_the_process_list() -> None:
-    from benchtop.run.options import build_parser
+    from benchtop.options.run_options import build_parser
 
     text = build_parser("run").format_help()
     for flag, safer in (("--mysql-password", "~/.my.cnf"), ("--pgsql-password", "~/.pgpass")):

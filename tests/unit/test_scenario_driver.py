@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.engine.histogram import Histogram, bucket_index, nbuckets
-from benchtop.run.results import ResultsWriter
-from benchtop.run.samples import TimelineEvent
-from benchtop.scenario.file import parse_scenario
+from benchtop.record.folder import ResultsWriter
+from benchtop.record.samples import TimelineEvent
+from benchtop.record.samples import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
 from benchtop.scenario.driver import ScenarioDriver
-from benchtop.run.samples import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
+from benchtop.scenario.file import parse_scenario
 
 TPS_PER_THREAD = 100
 LAT_NS = 2_000_000

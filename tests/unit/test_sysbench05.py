@@ -6,7 +6,7 @@ import pytest
 
 from benchtop.commands.sysbench05 import translate
 from benchtop.errors import UsageError
-from benchtop.run.options import options_from_argv
+from benchtop.options.run_options import options_from_argv
 
 
 def test_posts_command_line_maps_to_the_same_run() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.run.options import RunOptions
+from benchtop.options.run_options import RunOptions
 from benchtop.target import Target, TargetError, parse_dsn
 from benchtop.target.connection import (
     TLS,

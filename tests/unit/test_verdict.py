@@ -136,7 +136,7 @@ def test_missing_signals_never_raise(field):
 
 
 def test_summary_names_the_limit_of_each_steady_stretch():
-    from benchtop.run.analysis import analyse, analysis_text
+    from benchtop.record.analysis import analyse, analysis_text
 
     def iv(t: float, threads: int, limit: str) -> dict:
         return {"t": t, "dt": 1.0, "tps": 1000.0 + t, "threads": threads,
@@ -155,9 +155,9 @@ def test_text_mode_prints_the_verdict_under_each_interval(capsys):
     import sys
 
     from benchtop.engine.histogram import Histogram
+    from benchtop.record.controller import Sample
+    from benchtop.record.samples import IntervalStats
     from benchtop.run.headless import LinePrinter
-    from benchtop.run.protocol import Sample
-    from benchtop.run.samples import IntervalStats
 
     h = Histogram.empty()
     stats = IntervalStats(1.0, 1.0, 2, 0.0, False, 100, 100.0, 0, 0, 0, 0, 0, 0, {}, {"p95": 1.0}, {}, 0, 0, h, h)

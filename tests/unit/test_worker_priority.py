@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from benchtop.errors import UsageError
+from benchtop.options.run_options import options_from_argv
 from benchtop.run.controller import idle_workers
-from benchtop.run.options import options_from_argv
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
 

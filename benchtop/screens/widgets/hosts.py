@@ -11,8 +11,8 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
-from benchtop.run.samples import HostInterval, IntervalStats
 from benchtop.panels.units import ms, num
+from benchtop.record.samples import HostInterval, IntervalStats
 
 MAX_ROWS = 6
 STATE_STYLE = {"ok": "", "late": "yellow", "lost": "bold red"}

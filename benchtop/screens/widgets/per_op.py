@@ -10,8 +10,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
-from benchtop.run.costs import per_op_parts
-from benchtop.run.samples import IntervalStats
+from benchtop.record.costs import per_op_parts
+from benchtop.record.samples import IntervalStats
 
 # what goes first at a narrow width, as (group, first word): the host's read
 # side says least in an OLTP run whose data is cached, the client's CPU

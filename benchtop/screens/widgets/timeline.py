@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widget import Widget
 
-from benchtop.run.samples import TimelineEvent
+from benchtop.record.samples import TimelineEvent
 from benchtop.screens.widgets.chart import Marker
 from benchtop.screens.widgets.fmt import clock, crop
 
@@ -32,7 +32,7 @@ def symbol(kind: str) -> str:
 def markers(events: Sequence[TimelineEvent], interval_ends: Sequence[float]) -> list[Marker]:
     """Each event at the index of the interval it happened in.
 
-    >>> from benchtop.run.samples import TimelineEvent as E
+    >>> from benchtop.record.samples import TimelineEvent as E
     >>> markers([E(t=0.5, kind="mark", text=""), E(t=2.5, kind="threads", text="")], [1.0, 2.0, 3.0])
     [Marker(index=0, symbol='M'), Marker(index=2, symbol='T')]
     """
@@ -52,7 +52,7 @@ SHORT_HINT = "(no changes yet)"
 def timeline_text(events: Sequence[TimelineEvent], rows: int, width: int = 80) -> Text:
     """The newest `rows` events, oldest first.
 
-    >>> from benchtop.run.samples import TimelineEvent as E
+    >>> from benchtop.record.samples import TimelineEvent as E
     >>> print(timeline_text([E(t=5, kind="threads", text="threads 16"), E(t=70, kind="mark", text="mark 1")], 5).plain)
     timeline
     T 0:05 threads 16
@@ -74,7 +74,7 @@ def timeline_line(events: Sequence[TimelineEvent], width: int) -> Text:
     """The timeline on one line for a strip under the charts: the newest
     events that fit whole, oldest first.
 
-    >>> from benchtop.run.samples import TimelineEvent as E
+    >>> from benchtop.record.samples import TimelineEvent as E
     >>> evs = [E(t=5, kind="threads", text="threads 16"), E(t=70, kind="mark", text="mark 1")]
     >>> print(timeline_line(evs, 80).plain)
     timeline  T 0:05 threads 16  M 1:10 mark 1

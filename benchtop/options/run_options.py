@@ -23,8 +23,8 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn, tls_of
 from benchtop.workload import option_defaults
-from benchtop.workload.groups import parse_group_setting
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
+from benchtop.workload.groups import parse_group_setting
 
 ENGINE_ALIASES = {"postgres": "postgresql", "pgsql": "postgresql", "mariadb": "mysql"}
 ENGINES = ("sqlite", "null", "mysql", "postgresql", "fileio")

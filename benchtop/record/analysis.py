@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from benchtop.run.results import read_jsonl
+from benchtop.record.folder import read_jsonl
 from benchtop.sources.base import SourceError
 from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.registry import source_class

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
-from benchtop.run.samples import HostInterval, IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.samples import HostInterval, IntervalStats, RunSummary, TimelineEvent
 
 
 @dataclass(frozen=True, slots=True)

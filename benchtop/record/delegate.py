@@ -10,12 +10,12 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Sequence
 
-from benchtop.run.protocol import Controller, Notice, Sample
-from benchtop.run.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.controller import Controller, Notice, Sample
+from benchtop.record.samples import IntervalStats, RunSummary, TimelineEvent
 
 
 class DelegatingController(ABC):
-    """The controller protocol (benchtop.run.protocol), from `_ctl`."""
+    """The controller protocol (benchtop.record.controller), from `_ctl`."""
 
     @property
     @abstractmethod

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from benchtop.run.results import read_jsonl_lines
+from benchtop.record.folder import read_jsonl_lines
 from benchtop.sources.base import Missing, SourceSnapshot, panel_from_json
 
 _META = {"kind", "ok", "poll_ms", "error", "interval_s"}

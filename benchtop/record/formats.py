@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from benchtop.run.samples import IntervalStats, RunSummary, pct_key
+from benchtop.record.samples import IntervalStats, RunSummary, pct_key
 
 
 def _pct_label(p: float) -> str:
