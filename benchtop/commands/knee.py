@@ -13,20 +13,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchtop.commands import subcommands_epilog
-from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
+from benchtop.commands.drive import Drive, on_terminal
 from benchtop.engine import MAX_THREADS
 from benchtop.errors import OneLineParser, UsageError
 from benchtop.knee.answer import answer_text, ms_text
 from benchtop.knee.runner import KneeController
 from benchtop.knee.search import KneeSearch
 from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, namespace_values
-from benchtop.metrics import served
-from benchtop.options.run_options import RunOptions, build_parser, options_from_argv
+from benchtop.options.run_options import RunOptions, build_parser, options_from_argv, runs_headless
 from benchtop.record.folder import default_results_folder
-from benchtop.run.headless import LinePrinter, run_headless
+from benchtop.run.headless import LinePrinter
 from benchtop.scenario.file import build_options, load_scenario
 from benchtop.session import RunSession
-from benchtop.stopping import StopFlag
 
 DESCRIPTION = ("Find the knee: the threads (or arrival rate) with the highest throughput whose p99 stays under "
                "--p99-limit, by search on one live run (each probe until its throughput is steady), with a "
@@ -44,10 +42,11 @@ def _knee_parser(full: bool, epilog: str = "") -> argparse.ArgumentParser:
     return p
 
 
-def parse(argv: Sequence[str]) -> tuple[RunOptions, KneeOptions, float]:
+def parse(argv: Sequence[str], terminal: bool = False) -> tuple[RunOptions, KneeOptions, float]:
     """The run's options, the search's and its time budget (--time; 0: none)
     from a command line, and the scenario file it names first (whose
-    [search] table the command line overrides)."""
+    [search] table the command line overrides).  `terminal`: stdout is a
+    terminal (RunOptions.headless, as for a run)."""
     args = list(argv)
     if any(a in ("-h", "--help") for a in args):
         _knee_parser(True, subcommands_epilog()).parse_args(["--help"])
@@ -69,10 +68,10 @@ def parse(argv: Sequence[str]) -> tuple[RunOptions, KneeOptions, float]:
             raise UsageError(f"with a scenario file the run's options come from the file: {left[0]} is not taken here "
                              "(only --headless, --json, --out and --time)")
         opts = build_options(scenario, out=known.out or scenario.options.get("out"))
-        opts = replace(opts, json=known.json)
+        opts = replace(opts, json=known.json, headless=runs_headless(known.headless, known.json, terminal))
         rest = ["--time", str(known.time)] if known.time is not None else []
     else:
-        opts = options_from_argv("run", rest, interactive=False)
+        opts = options_from_argv("run", rest, terminal=terminal)
     try:
         knee = knee_options(values, MAX_THREADS)
     except ValueError as exc:
@@ -85,53 +84,33 @@ def parse(argv: Sequence[str]) -> tuple[RunOptions, KneeOptions, float]:
     budget = 0.0
     if any(a == "--time" or a.startswith("--time=") for a in rest):
         budget = opts.time_s if scenario is None else float(rest[1])
-    opts = replace(opts, time_s=0.0, events=0, headless=True,
+    opts = replace(opts, time_s=0.0, events=0,
                    threads=threads if knee.rate else int(first), rate=first if knee.rate else 0.0)
     return opts, knee, budget
 
 
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    opts, knee, budget = parse(argv)
-    # the dashboard on a terminal (as a run), unless --headless or --json
-    tui = out is sys.stdout and sys.stdout.isatty() and not any(a in ("--headless", "--json") for a in argv)
+    opts, knee, budget = parse(argv, on_terminal(out))
     if not opts.out:  # every run is saved: a new folder when none is named
         opts = replace(opts, out=str(default_results_folder("knee")))
     search = KneeSearch(knee.search)
-    stop = StopFlag()
-    stop.install()
     with RunSession(opts, progress=sys.stderr if not opts.json else None) as session:
         opts = session.options
         ctl = KneeController(session.controller(), search, knee.timing, opts.warmup_s, budget)
         printer = ProbePrinter(out, opts.json, knee)
-        with served(opts, ctl, ctl.program.txn_names, stop) as live:
-            if tui:
-                # the TUI is imported only here: headless searches never load textual
-                from benchtop.screens.launch import run_tui
-
-                live.start()
-                run_tui(live, sources=session.tapped_pollers() or None,
-                        save_dir=session.writer.folder if session.writer else Path.cwd())
-                for notice in ctl.notices():  # the probes, for the terminal's scrollback
-                    printer.line(notice.text)
-            else:
-                session.recorder.start()
-                printer.banner(ctl.label)
-                run_headless(live, LinePrinter(out, opts.json, opts.percentile, intervals=False), stop)
+        drive = Drive(session, out)
+        drive.run(ctl, LinePrinter(out, opts.json, opts.percentile, intervals=False), ctl.program.txn_names,
+                  printer.banner_text(ctl.label))
+        if not opts.headless:
+            for notice in ctl.notices():  # the probes, for the terminal's scrollback
+                printer.line(notice.text)
         result = knee_result(search, ctl)
         writer = session.writer
         if writer is not None and not writer.failed:
             _add_to_summary(writer.folder, result, writer)
         printer.answer(result)
-    writer = session.writer
-    if writer and writer.failed:
-        print(f"benchtop: error: {writer.failed} (the answer printed above is complete)", file=sys.stderr)
-    elif writer:
-        print(f"results: {writer.folder}", file=sys.stderr if opts.json else out, flush=True)
-    if ctl.stepper.failed:
-        print(f"benchtop: error: {ctl.stepper.failed}", file=sys.stderr)
-        return EXIT_FAILED_RUN
-    return EXIT_ERROR if writer and writer.failed else EXIT_OK
+    return drive.end(ctl.stepper.failed or None, printed="answer")
 
 
 def knee_result(search: KneeSearch, ctl: KneeController) -> dict[str, Any]:
@@ -168,10 +147,11 @@ class ProbePrinter:
     def _print(self, line: str) -> None:
         print(line, file=self.out, flush=True)
 
-    def banner(self, label: str) -> None:
+    def banner_text(self, label: str) -> str:
+        """What the search is about to do ("" for JSON Lines)."""
         s = self.knee.search
         if self.json_lines:
-            return
+            return ""
         what = f"rate {s.low:g}..{s.high:g}/s" if s.rate else f"threads {s.low:g}..{s.high:g}"
         limits = []
         if s.p99_limit_ms is not None:
@@ -179,10 +159,9 @@ class ProbePrinter:
         if s.error_limit is not None:
             limits.append(f"error limit {100 * s.error_limit:g}%")
         t = self.knee.timing
-        self._print(f"benchtop knee {label}: {what}, {', '.join(limits) or 'no latency limit'}, "
-                    f"tolerance {100 * s.tolerance:g}%; probes of {t.min_s:g}-{t.max_s:g} s until steady "
-                    f"(cv < {100 * t.cv:g}%)")
-        self._print("")
+        return (f"benchtop knee {label}: {what}, {', '.join(limits) or 'no latency limit'}, "
+                f"tolerance {100 * s.tolerance:g}%; probes of {t.min_s:g}-{t.max_s:g} s until steady "
+                f"(cv < {100 * t.cv:g}%)")
 
     def line(self, text: str) -> None:
         if not self.json_lines:

@@ -1,17 +1,15 @@
 """`benchtop [run] ...`: one benchmark run, headless (interval lines and a
-summary) or in the TUI, assembled by a RunSession."""
+summary) or in the TUI, assembled by a RunSession and driven by a Drive."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from benchtop.commands import subcommands_epilog
-from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
-from benchtop.metrics import served
+from benchtop.commands.drive import Drive, on_terminal
 from benchtop.options.run_options import RunOptions, options_from_argv
 from benchtop.record.analysis import (
     Validity,
@@ -25,56 +23,34 @@ from benchtop.record.costs import costs_text
 from benchtop.record.folder import default_results_folder
 from benchtop.record.samples import RunSummary
 from benchtop.run.controller import RunController
-from benchtop.run.headless import LinePrinter, print_summary, run_headless
+from benchtop.run.headless import LinePrinter, print_summary
 from benchtop.session import RunSession
-from benchtop.stopping import StopFlag
 
 
 def main(argv: Sequence[str]) -> int:
-    tty = sys.stdout.isatty()
-    opts = options_from_argv("run", argv, interactive=tty, epilog=subcommands_epilog())
+    opts = options_from_argv("run", argv, terminal=on_terminal(sys.stdout), epilog=subcommands_epilog())
     if not opts.out:  # every run is saved: a new folder when none is named
         opts = replace(opts, out=str(default_results_folder(opts.workload)))
     with RunSession(opts, progress=sys.stderr) as session:
         ctl = session.controller()
         opts = session.options
         early = _validity_before(session, ctl)
-        summary: RunSummary | None
-        if opts.headless or not tty:
-            session.recorder.start()
-            stop = StopFlag()
-            stop.install()
-            if not opts.json:
-                print(_banner(ctl), file=sys.stdout)
-                print("", file=sys.stdout, flush=True)
-            with served(opts, ctl, ctl.program.txn_names, stop) as live:
-                printer = LinePrinter(sys.stdout, opts.json, opts.percentile, opts.report_interval > 0)
-                summary = run_headless(live, printer, stop)
-                if summary is not None:
-                    extra, text = _finish_results(session, ctl, early, summary)
-                    print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
-        else:
-            # the TUI is imported only here: headless runs never load textual
-            from benchtop.screens.launch import run_tui
+        drive = Drive(session, sys.stdout)
 
-            with served(opts, ctl, ctl.program.txn_names) as live:
-                live.start()
-                summary = run_tui(live, sources=session.tapped_pollers() or None,
-                                  save_dir=session.writer.folder if session.writer else Path.cwd())
-                if summary is not None:
-                    print(ctl.summary_text())
-                    print(_finish_results(session, ctl, early, summary)[1])
-    # after the session has closed its files: every write error is known
-    writer = session.writer
-    if writer and writer.failed:
-        print(f"benchtop: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
-    elif writer:
-        # JSON Lines keep stdout to one object per line
-        print(f"results: {writer.folder}", file=sys.stderr if opts.json else sys.stdout, flush=True)
-    if summary is not None and summary.stopped_by.startswith("error:"):
-        print(f"benchtop: error: {summary.stopped_by[7:].strip()}", file=sys.stderr)
-        return EXIT_FAILED_RUN
-    return EXIT_ERROR if writer and writer.failed else EXIT_OK
+        def ended(summary: RunSummary | None) -> None:
+            if summary is None:
+                return
+            extra, text = _finish_results(session, ctl, early, summary)
+            if opts.headless:
+                print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
+            else:  # the dashboard's summary, once the terminal is back to normal
+                print(ctl.summary_text())
+                print(text)
+
+        printer = LinePrinter(sys.stdout, opts.json, opts.percentile, opts.report_interval > 0)
+        summary = drive.run(ctl, printer, ctl.program.txn_names, "" if opts.json else _banner(ctl), ended)
+    failed = summary.stopped_by[7:].strip() if summary is not None and summary.stopped_by.startswith("error:") else None
+    return drive.end(failed)
 
 
 def interval_dicts(ctl: RunController) -> list[dict[str, Any]]:

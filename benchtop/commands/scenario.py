@@ -10,18 +10,17 @@ from pathlib import Path
 from typing import TextIO
 
 from benchtop.commands import subcommands_epilog
-from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK, EXIT_USAGE, reporting_errors
+from benchtop.commands.drive import Drive, on_terminal
+from benchtop.commands.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE, reporting_errors
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
-from benchtop.metrics import served
-from benchtop.options.run_options import RunOptions
-from benchtop.options.run_options import add_metrics_options, metrics_settings
+from benchtop.options.run_options import RunOptions, add_metrics_options, metrics_settings, runs_headless
 from benchtop.record.analysis import analysis_text, target_validity
 from benchtop.record.folder import default_results_folder
 from benchtop.record.formats import summary_text
 from benchtop.run.controller import RunController
 from benchtop.run.guards import Guard, GuardError
-from benchtop.run.headless import LinePrinter, run_headless
+from benchtop.run.headless import LinePrinter
 from benchtop.scenario.controller import ScenarioController
 from benchtop.scenario.driver import ScenarioDriver, iter_step_lines
 from benchtop.scenario.file import (
@@ -34,7 +33,6 @@ from benchtop.scenario.file import (
 )
 from benchtop.scenario.hooks import HookRunner
 from benchtop.session import RunSession
-from benchtop.stopping import StopFlag
 from benchtop.target import fill_defaults, parse_dsn
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.target.settings import SettingsControl, change_statements
@@ -118,7 +116,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     # every run is saved: a new folder when neither the command line nor the file names one
     folder = args.out or sc.options.get("out") or str(default_results_folder(sc.name))
     listen, linger = metrics_settings(args)
-    configs = {w: replace(build_options(sc, w, out=folder), metrics_listen=listen, metrics_linger_s=linger)
+    # JSON Lines and TUI or headless are the command line's, decided as for a run
+    configs = {w: replace(build_options(sc, w, out=folder), metrics_listen=listen, metrics_linger_s=linger,
+                          json=args.json, headless=runs_headless(args.headless, args.json, on_terminal(out)))
                for w in sc.workloads}
     base = configs[sc.workloads[0]]
     check_instrumentation(sc, base.engine)
@@ -130,14 +130,17 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         with RunSession(base, instrumentation=any(s.instrumentation for s in sc.steps), stop_if=(),
                         progress=sys.stderr if not args.json else None) as session:
-            return _execute(sc, configs, session, args, out)
+            drive = Drive(session, out, prog="benchtop scenario")
+            failed = _execute(sc, configs, drive)
     except InstrumentationError as exc:
         print(f"benchtop scenario: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    return drive.end(failed)
 
 
-def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, args: argparse.Namespace,
-             out: TextIO) -> int:
+def _execute(sc: Scenario, configs: dict[str, RunOptions], drive: Drive) -> str | None:
+    """Runs the steps; the error that ended them, if one did."""
+    session = drive.session
     base = session.options
     # every workload on the session's target (the embedded default's temporary database too)
     configs = {w: replace(c, target=base.target, temp_db=base.temp_db) for w, c in configs.items()}
@@ -168,31 +171,19 @@ def _execute(sc: Scenario, configs: dict[str, RunOptions], session: RunSession, 
     driver = ScenarioDriver(sc, make_controller, writer, validity, base.percentile, settings=settings, hooks=hooks,
                             validity_of=lambda: target_validity(base.engine, base.target))
     try:
-        return _drive(sc, driver, session, args, out)
+        return _drive(driver, drive)
     finally:
         driver.restore_settings()
 
 
-def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argparse.Namespace, out: TextIO) -> int:
+def _drive(driver: ScenarioDriver, drive: Drive) -> str | None:
+    session, out = drive.session, drive.out
     base, writer = session.options, session.writer
     session.recorder.listeners.append(driver.observe)
-    ctl = ScenarioController(driver, base.report_interval)
-    stop = StopFlag()
-    stop.install()
-    interactive = not (args.headless or args.json) and out is sys.stdout and sys.stdout.isatty()
-    with served(base, ctl, stop=stop) as live:
-        if interactive:
-            # the TUI is imported only here: headless scenarios never load textual
-            from benchtop.screens.launch import run_tui
-
-            live.start()
-            run_tui(live, sources=session.tapped_pollers() or None,
-                    save_dir=Path(writer.folder) if writer else Path.cwd())
-        else:
-            session.recorder.start()
-            run_headless(live, LinePrinter(out, args.json, base.percentile, base.report_interval > 0), stop)
+    drive.run(ScenarioController(driver, base.report_interval),
+              LinePrinter(out, base.json, base.percentile, base.report_interval > 0))
     summary_d = driver.summary_dict()
-    if args.json:
+    if base.json:
         print(json.dumps(summary_d), file=out, flush=True)
     else:
         print("", file=out)
@@ -207,12 +198,7 @@ def _drive(sc: Scenario, driver: ScenarioDriver, session: RunSession, args: argp
         if extra:
             print("\n" + extra, file=out)
         if writer:
-            print(f"\nresults: {writer.folder}", file=out, flush=True)
-    if writer and writer.failed:
-        print(f"benchtop scenario: error: {writer.failed} (the summary printed above is complete)", file=sys.stderr)
+            print("", file=out)  # the results folder's line (Drive.end) stands apart
     if driver.restore_error:
         print(f"benchtop scenario: warning: {driver.restore_error}", file=sys.stderr)
-    if driver.stopped_by.startswith("error:"):
-        print(f"benchtop scenario: error: {driver.stopped_by[6:].strip()}", file=sys.stderr)
-        return EXIT_FAILED_RUN
-    return EXIT_ERROR if writer and writer.failed else EXIT_OK
+    return driver.stopped_by[6:].strip() if driver.stopped_by.startswith("error:") else None

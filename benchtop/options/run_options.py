@@ -80,7 +80,7 @@ class RunOptions:
     warmup_s: float = 0.0
     json: bool = False
     out: str | None = None
-    headless: bool = False
+    headless: bool = False  # no TUI: --headless, --json or stdout not a terminal (runs_headless)
     rand: RandomSettings = field(default_factory=RandomSettings)
     prepare_statements: bool = True
     pipeline: bool = False
@@ -293,21 +293,30 @@ def option_names(cmd: str = "run") -> dict[str, tuple[str, bool]]:
 # ----------------------------------------------------------------- building
 
 
-def options_from_argv(cmd: str, argv: Sequence[str], interactive: bool = False, epilog: str = "") -> RunOptions:
+def runs_headless(headless: bool, json_lines: bool, terminal: bool) -> bool:
+    """TUI or headless, decided here once for run, knee and scenario:
+    headless when asked (--headless), when stdout takes JSON Lines (--json),
+    or when stdout is not a terminal."""
+    return headless or json_lines or not terminal
+
+
+def options_from_argv(cmd: str, argv: Sequence[str], terminal: bool = False, epilog: str = "") -> RunOptions:
     """A command line's RunOptions; UsageError (one line) when it is wrong.
-    `interactive`: the run will open the TUI unless --headless is given,
-    where no --time means until the user quits."""
+    `terminal`: stdout is a terminal, so the run opens the TUI unless
+    --headless or --json is given (RunOptions.headless), where no --time
+    means until the user quits."""
     ns, extra = build_parser(cmd, epilog).parse_known_args(list(argv))
-    if getattr(ns, "time", 0) is None and interactive and not ns.headless:
+    if getattr(ns, "time", 0) is None and not runs_headless(ns.headless, ns.json, terminal):
         ns.time = 0.0
-    return _from_namespace(ns, _workload_overrides(extra, ns.workload))
+    return _from_namespace(ns, _workload_overrides(extra, ns.workload), terminal)
 
 
 def options_from_mapping(values: Mapping[str, Any], cmd: str = "run") -> RunOptions:
     """RunOptions from option names with underscores (as in a scenario file or
     the pytest plugin's keywords): the same checks and conversions as the
     command line's, without going through a command line.  Names the run
-    does not know are the workload's options."""
+    does not know are the workload's options.  Headless: a mapping has no
+    terminal (the scenario command decides for its own command line)."""
     parser = build_parser(cmd)
     ns = parser.parse_args([])
     actions = {a.dest: a for a in parser._actions if a.option_strings}
@@ -517,7 +526,7 @@ def _has_terminal() -> bool:
         return sys.stdin is not None and sys.stdin.isatty()
 
 
-def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOptions:
+def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any], terminal: bool = False) -> RunOptions:
     check_number_ranges(ns)
     engine = engine_name(ns.engine)
     target = resolve_target(ns, engine)
@@ -584,7 +593,7 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any]) -> RunOpt
             metrics_listen=metrics_listen, metrics_linger_s=metrics_linger,
             time_s=ns.time, events=ns.events, rate=ns.rate, arrival=ns.arrival,
             report_interval=ns.report_interval, percentile=ns.percentile, histogram=ns.histogram,
-            warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=ns.headless,
+            warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=runs_headless(ns.headless, ns.json, terminal),
             prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
             ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
             preset=ns.preset, groups=tuple(ns.group), query_timeout_s=ns.query_timeout,

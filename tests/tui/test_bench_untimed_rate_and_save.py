@@ -33,7 +33,7 @@ async def test_an_interactive_run_without_time_outlives_the_headless_default(tmp
     # rate on the null engine keeps the wait cheap for the machine. It lasts
     # the headless default (the limit the TUI must not inherit) and a margin.
     opts = options_from_argv("run", ["--engine", "null", "--rate", "200", "--out", str(tmp_path / "run")],
-                             interactive=True)
+                             terminal=True)
     assert opts.time_s == 0
     past = HEADLESS_TIME_S + 1.5
     with RunSession(opts, monitor=False, progress=None) as session:

@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_interactive_runs_until_q_and_headless_keeps_a_default():
-    assert options_from_argv("run", [], interactive=True).time_s == 0  # the TUI: until q
-    assert options_from_argv("run", ["--headless"], interactive=True).time_s == HEADLESS_TIME_S
-    assert options_from_argv("run", [], interactive=False).time_s == HEADLESS_TIME_S  # stdout not a terminal
-    assert options_from_argv("run", ["--time", "30"], interactive=True).time_s == 30
+    assert options_from_argv("run", [], terminal=True).time_s == 0  # the TUI: until q
+    assert options_from_argv("run", ["--headless"], terminal=True).time_s == HEADLESS_TIME_S
+    assert options_from_argv("run", [], terminal=False).time_s == HEADLESS_TIME_S  # stdout not a terminal
+    assert options_from_argv("run", ["--time", "30"], terminal=True).time_s == 30
     assert "until q in the TUI" in " ".join(build_parser("run").format_help().split())
 
 
