@@ -10,8 +10,7 @@ from typing import Any
 from benchtop.record.controller import Notice, Sample
 from benchtop.record.delegate import DelegatingController
 from benchtop.record.samples import RunSummary
-from benchtop.run.controller import RunController
-from benchtop.scenario.driver import ScenarioDriver
+from benchtop.scenario.driver import ScenarioDriver, StepController
 
 
 class ScenarioController(DelegatingController):
@@ -26,8 +25,9 @@ class ScenarioController(DelegatingController):
         driver.on_step_done = self._step_done
 
     @property
-    def _ctl(self) -> RunController:
-        ctl: RunController = self.driver.controller
+    def _ctl(self) -> StepController:
+        ctl = self.driver.controller
+        assert ctl is not None, "the scenario's first step makes its controller"
         return ctl
 
     # -- what it shows ------------------------------------------------------------

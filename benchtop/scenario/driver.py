@@ -10,34 +10,72 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
-from benchtop.record.analysis import analyse
-from benchtop.record.samples import DEFAULT_PERCENTILES, RunSummary, pct_key
+from benchtop.engine.histogram import Histogram
+from benchtop.options.run_options import RunOptions
+from benchtop.record.analysis import Validity, analyse
+from benchtop.record.controller import Controller
+from benchtop.record.folder import ResultsWriter
+from benchtop.record.samples import DEFAULT_PERCENTILES, EngineSample, RunSummary, TimelineEvent, pct_key
 from benchtop.run.attach import InstrumentationCycler
+from benchtop.run.controller import LoadEngine
 from benchtop.run.costs import Work, client_cpu
 from benchtop.run.guards import Guard
+from benchtop.run.verdicts import VerdictMeter
 from benchtop.scenario.file import Scenario, ScenarioError, Step
 from benchtop.scenario.hooks import Hook, HookResult, HookRunner
+from benchtop.sources.base import SourceSnapshot
 from benchtop.target.dsn import redact_dsn
 from benchtop.target.instrumentation import InstrumentationControl
 from benchtop.target.settings import SettingsControl, SettingsError
+from benchtop.workload import Program
 from benchtop.workload.groups import parse_group_setting
+
+
+class StepController(Controller, Protocol):
+    """A step's run (a RunController, not started when made): the controller
+    protocol, plus what the driver reads of one engine to cut its readings
+    into steps on the scenario's clock and to write the results folder."""
+
+    on_event: Callable[[TimelineEvent], None] | None  # the driver chains its own to write the timeline
+
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def program(self) -> Program: ...
+    @property
+    def engine(self) -> LoadEngine: ...
+    @property
+    def instrumentation(self) -> InstrumentationCycler | None: ...
+    @property
+    def verdicts(self) -> VerdictMeter | None:
+        """Each counted interval's verdict, in the history's order (None: not judged)."""
+        ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def failed_error(self) -> str | None: ...
+    @property
+    def last_summary(self) -> RunSummary | None:
+        """The engine's start-to-end summary once stopped (sizes and totals)."""
+        ...
+    def close(self) -> None: ...
 
 
 @dataclass(slots=True)
 class _StepState:
     step: Step
     seg: int  # which engine run
-    start: Any  # EngineSample at the step's start
-    measured_from: Any = None  # EngineSample at the warm-up's end
-    end: Any = None
+    start: EngineSample  # at the step's start
+    measured_from: EngineSample | None = None  # at the warm-up's end
+    end: EngineSample | None = None
     intervals: list[dict[str, Any]] = field(default_factory=list)
     t_start: float = 0.0  # scenario seconds
     t_measure: float | None = None
     t_end: float | None = None
     stopped_by: str = ""
-    validity: Any = None  # the target's durability verdict with the step's settings
+    validity: Validity | None = None  # the target's durability verdict with the step's settings
     work: Work | None = None  # what the measured intervals cost the host (benchtop.run.costs)
 
 
@@ -54,11 +92,11 @@ class ScenarioDriver:
     true, call `finish()` (also the way to end early, with a reason).
     """
 
-    def __init__(self, scenario: Scenario, make_controller: Callable[[str, int | None, float | None], Any],
-                 writer: Any | None = None, validity: Any | None = None, percentile: float = 95.0,
-                 on_controller: Callable[[Any], None] | None = None,
+    def __init__(self, scenario: Scenario, make_controller: Callable[[str, int | None, float | None], StepController],
+                 writer: ResultsWriter | None = None, validity: Validity | None = None, percentile: float = 95.0,
+                 on_controller: Callable[[StepController], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, settings: SettingsControl | None = None,
-                 hooks: HookRunner | None = None, validity_of: Callable[[], Any] | None = None) -> None:
+                 hooks: HookRunner | None = None, validity_of: Callable[[], Validity | None] | None = None) -> None:
         self.scenario = scenario
         self.make_controller = make_controller
         self.writer = writer
@@ -66,25 +104,25 @@ class ScenarioDriver:
         self.percentile = percentile
         self.on_controller = on_controller
         self.clock = clock
-        self.controller: Any = None
+        self.controller: StepController | None = None
         self.done = False
         self.stopped_by = ""
         self.results: list[dict[str, Any]] = []
-        self.segments: list[Any] = []  # every controller, in order
+        self.segments: list[StepController] = []  # every controller, in order
         self.on_step_done: Callable[[dict[str, Any]], None] | None = None
         self._global_guard = Guard.parse(scenario.stop_if, sources=None)
         self._guard = self._global_guard
         self._workload = ""  # the current controller's, as the scenario names it
-        self._latest: dict[str, Any] = {}  # source name -> its latest snapshot, for new steps' guards
+        self._latest: dict[str, SourceSnapshot] = {}  # source name -> its latest snapshot, for new steps' guards
         self._seg_offsets: list[float] = []  # scenario seconds at each engine's t = 0
         self._t0 = 0.0
         self.started_at = 0.0
         self._cur: _StepState | None = None
         self._seen = 0  # intervals of the current controller already taken
-        self._instrumentation: Any = None
-        self._summaries: list[Any] = []
+        self._instrumentation: InstrumentationCycler | None = None
+        self._summaries: list[tuple[Step, RunSummary]] = []
         self._work: Work | None = None  # every step's measured work
-        self.summary: Any = None
+        self.summary: RunSummary | None = None
         # server settings and hooks: what a step changes is applied before it
         # starts (with no load running) and settings are restored by finish()
         self.settings = settings
@@ -132,7 +170,7 @@ class ScenarioDriver:
             "run": cfg.to_dict() if cfg is not None else None,
         }
 
-    def _new_controller(self, step: Step) -> None:
+    def _new_controller(self, step: Step) -> StepController:
         if self.controller is not None:
             self.controller.stop("scenario: next workload")
         self._workload = self.scenario.workload_of(step)
@@ -140,7 +178,7 @@ class ScenarioDriver:
         ctl = self.make_controller(self._workload, step.workers, step.rate)
         previous = ctl.on_event
 
-        def on_event(ev: Any) -> None:
+        def on_event(ev: TimelineEvent) -> None:
             if self.writer:
                 d = ev.to_dict()
                 d["t"] = round(self._scenario_t(ev.t), 3)
@@ -159,6 +197,7 @@ class ScenarioDriver:
             self.writer.write_json("config.json", self._config_dict())
         if self.on_controller:
             self.on_controller(ctl)
+        return ctl
 
     def _record(self, kind: str, text: str) -> None:
         """A timeline event, also before the first engine exists."""
@@ -225,9 +264,9 @@ class ScenarioDriver:
     def _begin(self, i: int) -> None:
         step = self.scenario.steps[i]
         self._prepare_step(step)
-        if self.controller is None or self.scenario.workload_of(step) != self._workload:
-            self._new_controller(step)
         ctl = self.controller
+        if ctl is None or self.scenario.workload_of(step) != self._workload:
+            ctl = self._new_controller(step)
         if (step.workers is not None or step.rate is not None) and ctl.groups:
             raise ScenarioError(f"{step.label()}: {ctl.workload} runs thread groups: set them with "
                                 "group = [\"NAME.threads=N\", \"NAME.rate=R\"] instead of threads and rate")
@@ -259,8 +298,9 @@ class ScenarioDriver:
 
     def _apply_instrumentation(self, preset: str) -> None:
         ctl = self.controller
-        control = getattr(ctl, "instrumentation", None)
-        if control is None or not hasattr(control, "apply"):
+        assert ctl is not None
+        control = ctl.instrumentation
+        if control is None:
             if self._instrumentation is None:
                 if ctl.options.engine not in ("mysql", "postgresql"):
                     raise ScenarioError("instrumentation needs --engine mysql/postgres")
@@ -271,7 +311,7 @@ class ScenarioDriver:
         self._instrumentation = control
         ctl.note("instrumentation", f"instrumentation {preset}")
 
-    def observe(self, snap: Any) -> None:
+    def observe(self, snap: SourceSnapshot) -> None:
         """Feed a monitor source snapshot (for pool_wait, replica_lag and
         checkpoint_age conditions); safe to call from a poller thread."""
         self._latest[snap.name] = snap
@@ -293,9 +333,10 @@ class ScenarioDriver:
         if self.done or self._cur is None:
             return None
         ctl, cur = self.controller, self._cur
+        assert ctl is not None  # the step's
         new = ctl.history[self._seen:]
         # each counted interval's verdict, in the same order as the history (benchtop.run.verdicts)
-        judged = ctl.verdicts.verdicts[self._seen:] if getattr(ctl, "verdicts", None) is not None else []
+        judged = ctl.verdicts.verdicts[self._seen:] if ctl.verdicts is not None else []
         self._seen = len(ctl.history)
         for i, iv in enumerate(new):
             d = iv.to_dict()
@@ -354,7 +395,7 @@ class ScenarioDriver:
         left = max(0.0, dl - now) + (cur.step.duration if cur.measured_from is None else 0.0)
         return f"{cur.step.label(len(self.scenario.steps))}: {phase}, {left:.0f}s left"
 
-    def _close_step(self, last: Any, stopped_by: str) -> None:
+    def _close_step(self, last: EngineSample, stopped_by: str) -> None:
         cur = self._cur
         assert cur is not None
         ctl = self.segments[cur.seg]
@@ -387,7 +428,7 @@ class ScenarioDriver:
         if self.on_step_done:
             self.on_step_done(result)
 
-    def finish(self, reason: str = "") -> Any:
+    def finish(self, reason: str = "") -> RunSummary | None:
         """Stop the load (now, if steps remain), write summary.json and the
         histograms; returns the whole scenario's RunSummary (None if no step
         got past its warm-up)."""
@@ -401,7 +442,7 @@ class ScenarioDriver:
                 last = ctl.engine.snapshot()
                 self._close_step(last, reason if reason != "scenario done" else "")
             stopped = ctl.stop(reason)
-            if stopped.stopped_by.startswith("error:"):
+            if stopped is not None and stopped.stopped_by.startswith("error:"):
                 self.stopped_by = stopped.stopped_by
         try:
             if self._instrumentation is not None:
@@ -449,7 +490,7 @@ class ScenarioDriver:
         if self._work is not None and s is not None:
             d["per_op"] = self._work.per_op(s.transactions)
             d["client_cpu"] = client_cpu(self._work, s.transactions, s.threads)
-        last = getattr(self.segments[0], "last_summary", None) if len(self.segments) == 1 else None
+        last = self.segments[0].last_summary if len(self.segments) == 1 else None
         if last is not None:
             # one engine for the whole scenario: its start-to-end sizes and totals are the scenario's
             costs = last.costs
@@ -487,7 +528,7 @@ def _redacted(value: Any) -> Any:
     return redact_dsn(value) if isinstance(value, str) and "://" in value else value
 
 
-def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: float, workload: str) -> dict[str, Any]:
+def step_result(step: Step, s: RunSummary, t_start: float, t_measure: float, t_end: float, workload: str) -> dict[str, Any]:
     return {
         "index": step.index,
         "label": step.label(),
@@ -516,7 +557,7 @@ def step_result(step: Step, s: Any, t_start: float, t_measure: float, t_end: flo
     }
 
 
-def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: float = 95.0) -> Any:
+def merge_summaries(summaries: Sequence[RunSummary], stopped_by: str = "", percentile: float = 95.0) -> RunSummary | None:
     """Several steps' RunSummary as one (counts and histograms added)."""
     if not summaries:
         return None
@@ -527,7 +568,7 @@ def merge_summaries(summaries: Sequence[Any], stopped_by: str = "", percentile: 
     n = lat.total
     ps = sorted(set(DEFAULT_PERCENTILES) | {99.9} | ({percentile} if percentile > 0 else set()))
 
-    def figures(h: Any, key: str) -> dict[str, float]:
+    def figures(h: Histogram, key: str) -> dict[str, float]:
         p = h.percentiles_ms(ps)
         d = {pct_key(x): p[x] for x in ps}
         d["min"] = min((getattr(s, key)["min"] for s in summaries if s.transactions), default=0.0)

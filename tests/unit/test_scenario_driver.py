@@ -76,6 +76,7 @@ class FakeController:
         self.timeline: list[TimelineEvent] = []
         self.on_event = None
         self.finished, self.failed_error, self.instrumentation = False, None, None
+        self.verdicts = self.last_summary = None
         self.stopped: str | None = None
         self.groups: list[tuple[str, int, float]] = []
         self.paused = False
