@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from benchtop.cluster.group import HostGroup, HostState
+from benchtop.cluster.merge import Stacked
 from benchtop.engine import ConnSettings
 from benchtop.errors import UsageError
 from benchtop.options.run_options import RunOptions
@@ -68,34 +69,52 @@ class ClusterController(RunController):
         s = super().sample()
         return replace(s, hosts=self._rows)
 
-    def interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+    def record_interval(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+        """Under the run's lock: a lost host's share comes off the knobs,
+        each host's interval is read, and a counted one is written to the
+        results folder and queued as a line; returns the hosts' part of the
+        interval's JSON object."""
+        self._take_host_losses()
+        rows, delta = self.group.host_intervals(self.percentiles)
+        if counted:
+            self._write_host_intervals(iv, rows, delta)
+        self._rows = tuple(rows)
+        if counted and self.report_interval > 0 and not self.options.json:
+            for row in rows:
+                self._pending_notices.append(Notice(host_line(row, self.options.percentile), row.to_dict()))
+        return self._host_fields(rows)
+
+    def _take_host_losses(self) -> None:
+        """The hosts lost since the last reading: the knobs' totals become
+        the live hosts', and each loss goes on the timeline and to the log."""
         group = self.group
-        if group.events:  # a host was lost: the knobs' totals are the live hosts'
+        if group.events:
             self.knobs_moved(sum(h.threads for h in group.live()), sum(h.rate for h in group.live()))
         for text in group.events:
             self.note("host", text)
             self._pending_notices.append(Notice(f"benchtop: {text}",
                                                 {"type": "event", "kind": "host", "text": text}))
         group.events.clear()
-        rows, delta = group.host_intervals(self.percentiles)
+
+    def _write_host_intervals(self, iv: IntervalStats, rows: list[HostInterval], delta: Stacked) -> None:
+        """hosts.jsonl's rows and latency-hosts.hlog's tagged lines for a counted interval."""
+        if self.writer is None:
+            return
+        start = max(0.0, iv.t - iv.dt - self.t_offset)
         hlog: list[str] = []
-        if counted and self.writer is not None:
-            start = max(0.0, iv.t - iv.dt - self.t_offset)
-            for k, row in enumerate(rows):
-                self.writer.append("hosts.jsonl", {"type": "host_interval", "t": round(iv.t - self.t_offset, 3),
-                                                   **row.to_dict()})
-                if row.transactions:
-                    hlog.append(f"Tag={row.host},{hdrlog.interval_line(start, iv.dt, delta.histogram(k))}")
-        if hlog and self.writer is not None:
+        for k, row in enumerate(rows):
+            self.writer.append("hosts.jsonl", {"type": "host_interval", "t": round(iv.t - self.t_offset, 3),
+                                               **row.to_dict()})
+            if row.transactions:
+                hlog.append(f"Tag={row.host},{hdrlog.interval_line(start, iv.dt, delta.histogram(k))}")
+        if hlog:
             if not self._host_hlog_started:
                 self._host_hlog_started = True
                 hlog = hdrlog.header_lines(self.started_at or time.time()) + hlog
             self.writer.append_lines("latency-hosts.hlog", hlog)
-        self._rows = tuple(rows)
-        if counted and self.report_interval > 0 and not self.options.json:
-            for row in rows:
-                self._pending_notices.append(Notice(host_line(row, self.options.percentile), row.to_dict()))
-        reporting = sum(1 for h in group.hosts if h.live and h.reported)
+
+    def _host_fields(self, rows: list[HostInterval]) -> dict[str, Any]:
+        reporting = sum(1 for h in self.group.hosts if h.live and h.reported)
         return {"hosts_reporting": reporting,
                 "hosts": [{"host": r.host, "state": r.state, "threads": r.threads, "tps": round(r.tps, 2),
                            "p99_ms": round(r.latency_ms["p99"], 3), "errors_per_s": round(r.errors_per_s, 2),

@@ -239,7 +239,7 @@ class RunController:
                     self.stop_reason = f"stop-if: {why}"
                     self._event("note", self.stop_reason)
             counted = self._base is not None and self._base is not cur
-            self._fields = self.interval_fields(iv, counted)
+            self._fields = self.record_interval(iv, counted)
             if self.verdicts is not None:
                 verdict = self.verdicts.judge(iv)
                 self._fields["verdict"] = verdict.to_dict()
@@ -265,8 +265,11 @@ class RunController:
         """Called once the counted part begins: at start without a warm-up,
         else at the first reading past it (the base of the summary's counts)."""
 
-    def interval_fields(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
-        """What the newest interval's JSON object adds (a cluster run: its hosts)."""
+    def record_interval(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
+        """Records what a new interval brings besides the totals, under the
+        run's lock (a cluster run: its hosts' intervals, to the results
+        folder and as notices; a lost host's share off the knobs); returns
+        what the interval's JSON object adds."""
         return {}
 
     def finish_summary(self, summary: RunSummary) -> RunSummary:
