@@ -180,7 +180,7 @@ def _drive(driver: ScenarioDriver, drive: Drive) -> str | None:
     session, out = drive.session, drive.out
     base, writer = session.options, session.writer
     session.recorder.listeners.append(driver.observe)
-    drive.run(ScenarioController(driver, base.report_interval),
+    drive.run(ScenarioController(driver, base.report_interval, base.target.describe()),
               LinePrinter(out, base.json, base.percentile, base.report_interval > 0))
     summary_d = driver.summary_dict()
     if base.json:

@@ -16,8 +16,11 @@ from benchtop.scenario.driver import ScenarioDriver, StepController
 class ScenarioController(DelegatingController):
     """The knobs act on the step that is running."""
 
-    def __init__(self, driver: ScenarioDriver, report_interval: float = 1.0) -> None:
+    def __init__(self, driver: ScenarioDriver, report_interval: float = 1.0, target: str = "") -> None:
+        """`target`: the target as labels name it before the first step's
+        engine exists (the /metrics endpoint is made before the start)."""
         self.driver = driver
+        self._target = target
         self._report_interval = report_interval or 1.0
         self._status = ""
         self._notices: list[Notice] = []
@@ -33,9 +36,17 @@ class ScenarioController(DelegatingController):
     # -- what it shows ------------------------------------------------------------
     @property
     def workload(self) -> str:
-        """The running step's workload, with the scenario's progress."""
-        name = self._ctl.workload
-        return f"{name} · {self._status}" if self._status else name
+        """The running step's workload, with the scenario's progress (before
+        the start: the scenario's workloads)."""
+        ctl = self.driver.controller
+        if ctl is None:
+            return ", ".join(self.driver.scenario.workloads)
+        return f"{ctl.workload} · {self._status}" if self._status else ctl.workload
+
+    @property
+    def target(self) -> str:
+        ctl = self.driver.controller
+        return ctl.target if ctl is not None else self._target
 
     @property
     def report_interval(self) -> float:

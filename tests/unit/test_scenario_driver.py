@@ -340,3 +340,17 @@ def test_restart_only_setting_without_a_restart_hook_is_an_error(tmp_path: Path)
     with pytest.raises(ScenarioError, match="restart"):
         drive(SETTINGS.replace('restart = { shell = "restart-db" }\n', ""), tmp_path,
               settings=FakeSettings(restart_for=("buffer",)), hooks=FakeHooks())
+
+
+def test_a_scenario_names_its_workload_and_target_before_its_first_step():
+    # the /metrics endpoint (benchtop scenario --metrics-listen) takes its labels
+    # before the start: they were read from a step controller not made yet
+    from benchtop.scenario.controller import ScenarioController
+
+    clock = Clock()
+    sc = parse_scenario('workload = "oltp_read_only"\n[[step]]\nthreads = 2\nduration = 1\n')
+    driver = ScenarioDriver(sc, lambda w, t, r: FakeController(clock, w, t, r), clock=clock)
+    ctl = ScenarioController(driver, 1.0, target="fake://db")
+    assert (ctl.workload, ctl.target) == ("oltp_read_only", "fake://db")
+    ctl.start()
+    assert ctl.workload.startswith("oltp_read_only") and ctl.target == "fake://db"
