@@ -20,8 +20,10 @@ from benchtop.knee.answer import FAR
 from benchtop.knee.probe import ProbeMeter, ProbeTiming
 from benchtop.knee.search import KneeSearch, Probe
 from benchtop.knee.usl import preload
+from benchtop.knee.view import knee_view
 from benchtop.record.controller import Notice, Sample
 from benchtop.record.delegate import DelegatingController
+from benchtop.record.knee import KneeView
 from benchtop.record.samples import RunSummary
 from benchtop.run.controller import RunController
 from benchtop.workload import Program
@@ -174,6 +176,10 @@ class KneeController(DelegatingController):
     @property
     def remaining(self) -> float | None:
         return None
+
+    @property
+    def knee(self) -> KneeView:
+        return knee_view(self.search)
 
     def ends_at(self) -> float | None:
         return None  # the search decides: sample() says when it is done

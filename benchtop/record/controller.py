@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence
 
+from benchtop.record.knee import KneeView
 from benchtop.record.samples import HostInterval, IntervalStats, RunSummary, TimelineEvent
 
 
@@ -79,6 +80,11 @@ class Controller(Protocol):
     def deadline(self) -> float | None:
         """time.monotonic() of a reading needed between report ticks (a
         scenario's step boundary), None when there is none."""
+        ...
+
+    @property
+    def knee(self) -> KneeView | None:
+        """A knee search's probes and fit so far; None for a run that is no search."""
         ...
 
     @property

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from benchtop.record.controller import Controller, Notice, Sample
+from benchtop.record.knee import KneeView
 from benchtop.record.samples import IntervalStats, RunSummary, TimelineEvent
 
 
@@ -71,6 +72,10 @@ class DelegatingController(ABC):
 
     def load_ended(self) -> bool:
         return self._ctl.load_ended()
+
+    @property
+    def knee(self) -> KneeView | None:
+        return self._ctl.knee
 
     @property
     def errors_total(self) -> int:

@@ -18,6 +18,7 @@ from benchtop.options.run_options import RunOptions, parse_ignore_errors
 from benchtop.record.controller import Notice, Sample
 from benchtop.record.folder import ResultsWriter
 from benchtop.record.formats import summary_text
+from benchtop.record.knee import KneeView
 from benchtop.record.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
@@ -482,6 +483,10 @@ class RunController:
     def failed_error(self) -> str | None:
         last = self._last
         return last.error if last is not None and last.state == "failed" else None
+
+    @property
+    def knee(self) -> KneeView | None:
+        return None  # a run is no search
 
     @property
     def errors_total(self) -> int:

@@ -25,9 +25,9 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.engine.histogram import Histogram
-from benchtop.knee.search import KneeSearch
 from benchtop.panels.units import ms
 from benchtop.record.controller import Controller
+from benchtop.record.knee import KneeView
 from benchtop.record.samples import IntervalStats, TimelineEvent
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.messages import (
@@ -168,7 +168,7 @@ class Dashboard(Vertical):
         rate_mode: bool,
         whole: bool = False,
         server: Sequence[StripRow] | None = None,
-        knee: KneeSearch | None = None,
+        knee: KneeView | None = None,
     ) -> None:
         """Draw everything; `whole` folds the whole run into the charts
         instead of showing the newest intervals that fit; `knee`: a knee
@@ -403,9 +403,8 @@ class BenchScreen(Screen):
         events = list(self.controller.timeline)
         server = self.server.rows(history) if self.pollers else None
         # a knee search (benchtop knee) draws its probes against concurrency
-        knee = getattr(self.controller, "search", None)
         self.query_one(Dashboard).show(history, events, self.run_hist, rate_mode, self.whole_run, server,
-                                       knee if isinstance(knee, KneeSearch) else None)
+                                       self.controller.knee)
 
     @on(SourcePolled)
     def _source_polled(self, event: SourcePolled) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from benchtop.engine.histogram import Histogram
 from benchtop.record.controller import Controller, Notice, Sample
+from benchtop.record.knee import KneeView
 from benchtop.record.samples import ERROR_KINDS, IntervalStats, RunSummary, TimelineEvent
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 
@@ -116,6 +117,7 @@ class FakeRunController:
         self.finish_after = finish_after
         self.warmup = warmup
         self.presets = presets
+        self.knee_view: KneeView | None = None  # what a knee search shows
         self.error = error  # the engine failure the finishing sample reports
         self.history: list[IntervalStats] = [make_interval(i, threads, rate) for i in range(preload)]
         self.timeline: list[TimelineEvent] = [TimelineEvent(t, k, x) for t, k, x in events]
@@ -224,6 +226,10 @@ class FakeRunController:
     @property
     def remaining(self) -> float | None:
         return max(0.0, self.duration_s - self.elapsed) if self.duration_s > 0 else None
+
+    @property
+    def knee(self) -> KneeView | None:
+        return self.knee_view
 
     @property
     def errors_total(self) -> int:

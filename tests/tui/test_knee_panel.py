@@ -3,8 +3,12 @@ histogram's panel, and the chart's text says the answer so far."""
 
 from __future__ import annotations
 
+from benchtop.knee.probe import ProbeTiming
+from benchtop.knee.runner import KneeController
 from benchtop.knee.search import KneeSearch, Probe, SearchSettings
 from benchtop.knee.usl import usl
+from benchtop.knee.view import knee_view
+from benchtop.metrics.run_metrics import MeteredController, RunMetrics
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.widgets.knee_chart import render_knee
 from benchtop.screens.widgets.panel import Panel
@@ -22,19 +26,19 @@ def _searched() -> KneeSearch:
 
 def test_render_knee_marks_probes_fit_best_and_limit() -> None:
     search = _searched()
-    text = render_knee(search, 60, 12).plain
+    text = render_knee(knee_view(search), 60, 12).plain
     lines = text.splitlines()
     assert lines[0].startswith("knee: best ") and "USL peak" in text and "limit 10 ms" in text
     assert len(lines) == 12
     assert text.count("●") + text.count("★") + text.count("×") == len(search.probes)
     assert "★" in text and "·" in text and "┊" in text
     assert lines[-1].strip().startswith("1") and lines[-1].rstrip().endswith("64 thr")
-    assert render_knee(KneeSearch(SearchSettings(low=1, high=8)), 40, 6).plain.startswith("knee: probing")
+    assert render_knee(knee_view(KneeSearch(SearchSettings(low=1, high=8))), 40, 6).plain.startswith("knee: probing")
 
 
 async def test_dashboard_shows_the_search() -> None:
     fake = FakeRunController()
-    fake.search = _searched()  # what KneeController carries
+    fake.knee_view = knee_view(_searched())  # what KneeController shows
     app = BenchtopApp(fake)
     async with app.run_test(size=(100, 30)) as pilot:
         def knee_panels() -> list[Panel]:
@@ -44,3 +48,18 @@ async def test_dashboard_shows_the_search() -> None:
         panels = knee_panels()
         assert panels
         assert "knee: best" in panels[0].render().plain
+
+
+async def test_dashboard_shows_the_search_behind_the_metrics_wrapper() -> None:
+    """`benchtop knee --metrics-listen` wraps the search in the metrics
+    controller: the chart still draws, read through the protocol."""
+    search = KneeSearch(SearchSettings(low=1, high=8, rate=True))  # a rate search: no scipy to load
+    knee = KneeController(FakeRunController(), search, ProbeTiming(interval_s=3600.0))  # type: ignore[arg-type]
+    app = BenchtopApp(MeteredController(knee, RunMetrics("sqlite", "oltp_read_write", "sqlite:///tmp/bench.db")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        def knee_text() -> str:
+            panels = [p for p in app.screen.query(Panel) if p.content == "knee"]
+            return panels[0].render().plain if panels else ""
+
+        await _wait(pilot, lambda: knee_text().startswith("knee: probing"))
+        assert "8 rate" in knee_text()

@@ -10,26 +10,23 @@ import math
 
 from rich.text import Text
 
-from benchtop.knee.answer import FAR
-from benchtop.knee.search import KneeSearch
 from benchtop.panels.units import num
+from benchtop.record.knee import KneeView
 
 LABEL_W = 7
 
 
-def render_knee(search: KneeSearch, width: int, height: int) -> Text:
-    s = search.settings
+def render_knee(s: KneeView, width: int, height: int) -> Text:
     key = "rate" if s.rate else "thr"
-    best = search.best
-    fit = search.fit
+    best = s.best
     title = Text("knee: ", style="bold")
     if best is not None:
         where = f"{best.x:g}/s" if s.rate else f"{int(best.x)} thr"
         title.append(f"best {where} {num(best.tps)} tps p99 {best.p99_ms:.3g} ms")
     else:
-        title.append("probing..." if not search.probes else "no setting under the limit yet", style="dim")
-    if fit is not None and fit.peak_threads <= FAR * s.high:
-        title.append(f" · USL peak {fit.peak_threads:.0f}")
+        title.append("probing..." if not s.probes else "no setting under the limit yet", style="dim")
+    if s.peak is not None:
+        title.append(f" · USL peak {s.peak:.0f}")
     if s.p99_limit_ms is not None:
         title.append(f" · limit {s.p99_limit_ms:g} ms")
     rows, cols = height - 2, width - LABEL_W
@@ -43,25 +40,23 @@ def render_knee(search: KneeSearch, width: int, height: int) -> Text:
     def at(c: int) -> float:
         return math.exp(lo + (hi - lo) * c / (cols - 1))
 
-    curve = [fit.throughput(at(c)) for c in range(cols)] if fit is not None else []
-    top = max([p.tps for p in search.probes] + [v for v in curve if math.isfinite(v)] + [1.0]) * 1.1
+    curve = [s.throughput(at(c)) for c in range(cols)] if s.throughput is not None else []
+    top = max([p.tps for p in s.probes] + [v for v in curve if math.isfinite(v)] + [1.0]) * 1.1
 
     def row(y: float) -> int:
         return max(0, min(rows - 1, rows - 1 - round(y / top * (rows - 1))))
 
     grid: list[list[tuple[str, str]]] = [[(" ", "")] * cols for _ in range(rows)]
-    if fit is not None and s.p99_limit_ms is not None:
-        crossing = fit.limit_threads(s.p99_limit_ms)
-        if crossing is not None and s.low <= crossing <= s.high:
-            c = col(crossing)
-            for r in range(rows):
-                grid[r][c] = ("┊", "red")
+    crossing = s.limit_crossing
+    if crossing is not None and s.low <= crossing <= s.high:
+        c = col(crossing)
+        for r in range(rows):
+            grid[r][c] = ("┊", "red")
     for c, y in enumerate(curve):
         if math.isfinite(y):
             grid[row(y)][c] = ("·", "cyan")
-    for p in search.probes:
-        ok = search.feasible(p)
-        grid[row(p.tps)][col(p.x)] = ("●", "green") if ok else ("×", "red")
+    for p in s.probes:
+        grid[row(p.tps)][col(p.x)] = ("●", "green") if p.feasible else ("×", "red")
     if best is not None:
         grid[row(best.tps)][col(best.x)] = ("★", "bold yellow")
     out = Text()

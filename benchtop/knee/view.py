@@ -1,0 +1,23 @@
+"""The search as the dashboard draws it (benchtop.record.knee)."""
+
+from __future__ import annotations
+
+from benchtop.knee.answer import FAR
+from benchtop.knee.search import KneeSearch, Probe
+from benchtop.record.knee import KneePoint, KneeView
+
+
+def knee_view(search: KneeSearch) -> KneeView:
+    s = search.settings
+
+    def point(p: Probe) -> KneePoint:
+        return KneePoint(p.x, p.tps, p.p99_ms, search.feasible(p))
+
+    best = search.best
+    fit = search.fit
+    peak = fit.peak_threads if fit is not None and fit.peak_threads <= FAR * s.high else None
+    crossing = (fit.limit_threads(s.p99_limit_ms) if fit is not None and s.p99_limit_ms is not None else None)
+    return KneeView(low=s.low, high=s.high, rate=s.rate, p99_limit_ms=s.p99_limit_ms,
+                    probes=tuple(point(p) for p in list(search.probes)),
+                    best=point(best) if best is not None else None,
+                    throughput=fit.throughput if fit is not None else None, peak=peak, limit_crossing=crossing)
