@@ -13,7 +13,7 @@ when the search is done."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
 from benchtop.knee.answer import FAR
@@ -202,8 +202,7 @@ class KneeController(DelegatingController):
         done = self.stepper.feed(inner)
         self.elapsed_s = time.monotonic() - self.stepper.started
         reason = self.stepper.reason if done else ""
-        return Sample(inner.interval, inner.counted, t=inner.t, finished=done or inner.finished,
-                      reason=reason or inner.reason, fields=inner.fields)
+        return replace(inner, finished=done or inner.finished, reason=reason or inner.reason)
 
     def notices(self) -> list[Notice]:
         out, self._notices = self._notices, []

@@ -15,6 +15,21 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from benchtop.record.knee import KneeView
 from benchtop.record.samples import HostInterval, IntervalStats, RunSummary, TimelineEvent
+from benchtop.verdict import Verdict
+
+
+def interval_record(iv: IntervalStats, t: float, fields: Mapping[str, Any], verdict: Verdict | None = None,
+                    step: int | None = None) -> dict[str, Any]:
+    """An interval's JSON object (a JSON line, a line of intervals.jsonl):
+    its figures at report time `t`, then what the run adds."""
+    d = iv.to_dict()
+    d["t"] = round(t, 3)
+    d.update(fields)
+    if verdict is not None:
+        d["verdict"] = verdict.to_dict()
+    if step is not None:
+        d["step"] = step
+    return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +42,14 @@ class Sample:
     t: float  # the interval's end as reports show it (run or scenario seconds, warm-up excluded)
     finished: bool = False  # the run is over (time, events, stop-if, failure, last step)
     reason: str = ""  # why it finished: "time", "events", "stop-if: ...", "error: ...", ...
-    fields: Mapping[str, Any] = field(default_factory=dict)  # added to the interval's JSON line
+    fields: Mapping[str, Any] = field(default_factory=dict)  # added to the interval's JSON line (a cluster's hosts)
     hosts: tuple[HostInterval, ...] = ()  # a cluster run: each load host's part of the interval
+    verdict: Verdict | None = None  # what limited the interval, when the run judges it
+    step: int | None = None  # a scenario's step the interval belongs to
+
+    def to_dict(self) -> dict[str, Any]:
+        """The interval's JSON line."""
+        return interval_record(self.interval, self.t, self.fields, self.verdict, self.step)
 
     @property
     def failed(self) -> str | None:

@@ -15,7 +15,7 @@ from benchtop.engine import ConnSettings, Engine, EngineSettings, GroupSettings
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ENDED, EngineSample
 from benchtop.options.run_options import RunOptions, parse_ignore_errors
-from benchtop.record.controller import Notice, Sample
+from benchtop.record.controller import Notice, Sample, interval_record
 from benchtop.record.folder import ResultsWriter
 from benchtop.record.formats import summary_text
 from benchtop.record.knee import KneeView
@@ -25,6 +25,7 @@ from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import CostMeter, HostReading
 from benchtop.run.guards import Guard
 from benchtop.run.verdicts import VerdictMeter
+from benchtop.verdict import Verdict
 from benchtop.target.locality import server_on_this_host
 from benchtop.workload import Program
 from benchtop.workload.groups import resolve_groups
@@ -133,6 +134,7 @@ class RunController:
         self._groups: dict[str, list[float]] = {g.name: [g.threads, g.rate] for g in groups}
         self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg, program), program)
         self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
+        self._verdict: Verdict | None = None  # what limited the newest interval
         self._t0: float | None = None
         self._hurry = threading.Event()
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
@@ -183,7 +185,7 @@ class RunController:
         counted = bool(self.history) and self.history[-1] is iv
         finished = self.finished
         return Sample(iv, counted, t=iv.t - self.t_offset, finished=finished,
-                      reason=self._end_reason() if finished else "", fields=self._fields)
+                      reason=self._end_reason() if finished else "", fields=self._fields, verdict=self._verdict)
 
     def _end_reason(self) -> str:
         if self.stop_reason:
@@ -241,11 +243,9 @@ class RunController:
                     self._event("note", self.stop_reason)
             counted = self._base is not None and self._base is not cur
             self._fields = self.record_interval(iv, counted)
-            if self.verdicts is not None:
-                verdict = self.verdicts.judge(iv)
-                self._fields["verdict"] = verdict.to_dict()
-                if counted:
-                    self.verdicts.count(verdict)
+            self._verdict = self.verdicts.judge(iv) if self.verdicts is not None else None
+            if self.verdicts is not None and self._verdict is not None and counted:
+                self.verdicts.count(self._verdict)
             if counted:
                 if self.meter is not None and "work" in iv.costs:
                     self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy, self.program.writing_types)
@@ -254,10 +254,8 @@ class RunController:
                 if old >= 0:
                     self.history[old] = self.history[old].without_histograms()
                 if self.writer:
-                    d = iv.to_dict()
-                    d["t"] = round(iv.t - self.t_offset, 3)
-                    d.update(self._fields)
-                    self.writer.append("intervals.jsonl", d)
+                    self.writer.append("intervals.jsonl",
+                                       interval_record(iv, iv.t - self.t_offset, self._fields, self._verdict))
                     self._hlog(iv)
             return iv
 

@@ -16,7 +16,6 @@ from benchtop.record.controller import Controller, Notice, Sample
 from benchtop.record.formats import interval_line, summary_text
 from benchtop.record.samples import RunSummary
 from benchtop.stopping import StopFlag
-from benchtop.verdict.stretch import interval_verdict
 from benchtop.workload import Program, workload_extra_fields, workload_extra_lines
 
 # the engine's clock lags ours a hair: a due deadline is never waited for in a spin
@@ -41,15 +40,11 @@ class LinePrinter:
             return
         iv = sample.interval
         if self.json_lines:
-            d = iv.to_dict()
-            d["t"] = round(sample.t, 3)
-            d.update(sample.fields)
-            self._print(json.dumps(d))
+            self._print(json.dumps(sample.to_dict()))
         else:
             self._print(interval_line(iv, self.percentile, iv.t - (sample.t if tick is None else tick)))
-            verdict = interval_verdict(sample.fields)
-            if verdict is not None:
-                self._print(f"     {verdict.text()}")
+            if sample.verdict is not None:
+                self._print(f"     {sample.verdict.text()}")
 
     def notice(self, notice: Notice) -> None:
         if self.out is not None:

@@ -5,6 +5,7 @@ knobs act on the step that is running."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from benchtop.record.controller import Notice, Sample
@@ -77,8 +78,7 @@ class ScenarioController(DelegatingController):
             self._status = status
         self._announce()
         reason = driver.stopped_by if driver.done else ""
-        return Sample(inner.interval, inner.counted, t=t, finished=driver.done, reason=reason,
-                      fields={**inner.fields, "step": step})
+        return replace(inner, t=t, finished=driver.done, reason=reason, step=step)
 
     def notices(self) -> list[Notice]:
         out, self._notices = self._notices, []

@@ -54,7 +54,6 @@ from benchtop.screens.widgets.source_pane import SourcePane
 from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
 from benchtop.screens.widgets.verdict_line import show_verdict
 from benchtop.sources.poller import Poller
-from benchtop.verdict.stretch import interval_verdict
 
 MIN_RATE = 0.1
 WINDOW = 1000  # newest intervals the charts get outside the whole-run view (they show what fits)
@@ -458,7 +457,7 @@ class BenchScreen(Screen):
             self.server.hold(1)
         if sample.hosts:
             self.query_one(HostRows).show(sample.hosts, sample.interval)
-        show_verdict(self.query_one("#dashboard #below"), interval_verdict(sample.fields))
+        show_verdict(self.query_one("#dashboard #below"), sample.verdict)
         self.refresh_all()
         if sample.finished:
             error = sample.failed

@@ -9,16 +9,16 @@ from dataclasses import replace
 from benchtop.record.controller import Sample
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.widgets.verdict_line import VerdictLine
+from benchtop.verdict import Verdict
 from tests.tui.fakes import FakeRunController
 
 SIZE = (120, 40)
-VERDICT = {"limit": "pool", "confidence": 0.95, "next": None,
-           "evidence": "PgBouncer: 14.2 of 16 clients waiting for a server connection, longest wait 9 ms"}
+VERDICT = Verdict("pool", 0.95, "PgBouncer: 14.2 of 16 clients waiting for a server connection, longest wait 9 ms")
 
 
 class JudgedController(FakeRunController):
     def sample(self) -> Sample:
-        return replace(super().sample(), fields={"verdict": VERDICT})
+        return replace(super().sample(), verdict=VERDICT)
 
 
 async def test_the_verdict_shows_under_the_charts() -> None:

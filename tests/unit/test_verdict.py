@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchtop.verdict import LIMITS, Signals, decide
+from benchtop.verdict import LIMITS, Signals, Verdict, decide
 from benchtop.verdict import rules
 from benchtop.verdict.decide import rank
 
@@ -161,8 +161,28 @@ def test_text_mode_prints_the_verdict_under_each_interval(capsys):
 
     h = Histogram.empty()
     stats = IntervalStats(1.0, 1.0, 2, 0.0, False, 100, 100.0, 0, 0, 0, 0, 0, 0, {}, {"p95": 1.0}, {}, 0, 0, h, h)
-    verdict = decide(stage("PostgreSQL tpcb-select-only")[2]).to_dict()
-    LinePrinter(sys.stdout, False, 95.0).interval(Sample(stats, True, 1.0, fields={"verdict": verdict}))
+    verdict = decide(stage("PostgreSQL tpcb-select-only")[2])
+    LinePrinter(sys.stdout, False, 95.0).interval(Sample(stats, True, 1.0, verdict=verdict))
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("[ 1s ]") and lines[1].startswith("     bound by pool queue: PgBouncer: ")
 
+
+
+def test_json_line_carries_the_verdict_after_the_run_fields_and_before_the_step(capsys):
+    import sys
+
+    from benchtop.engine.histogram import Histogram
+    from benchtop.record.controller import Sample
+    from benchtop.record.samples import IntervalStats
+    from benchtop.run.headless import LinePrinter
+
+    h = Histogram.empty()
+    stats = IntervalStats(1.0, 1.0, 2, 0.0, False, 100, 100.0, 0, 0, 0, 0, 0, 0, {}, {"p95": 1.0}, {}, 0, 0, h, h)
+    verdict = Verdict("locks", 0.8, "9.0 of 16 sessions waiting on locks", "server_cpu", "postgres 0.90 of 2 cores")
+    sample = Sample(stats, True, 1.25, fields={"hosts_reporting": 2}, verdict=verdict, step=3)
+    LinePrinter(sys.stdout, True, 95.0).interval(sample)
+    d = json.loads(capsys.readouterr().out)
+    assert list(d)[-3:] == ["hosts_reporting", "verdict", "step"]
+    assert d["t"] == 1.25 and d["step"] == 3
+    assert d["verdict"] == {"limit": "locks", "confidence": 0.8, "evidence": "9.0 of 16 sessions waiting on locks",
+                            "next": {"limit": "server_cpu", "evidence": "postgres 0.90 of 2 cores"}}
