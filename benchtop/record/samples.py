@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ENDED, ERROR_KINDS, EngineSample, GroupSample
+from benchtop.record.costs import IntervalCosts, RunCosts
 
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
 
@@ -138,8 +139,8 @@ class IntervalStats:
     txn_by_type: tuple[int, ...] = ()
     groups: tuple[GroupStats, ...] = ()
     # what the interval cost the host per transaction, and the client's CPU
-    # (benchtop.run.costs): {"per_op": {...}, "client_cpu": {...}}; empty when not measured
-    costs: Mapping[str, Any] = field(default_factory=dict)
+    # (measured by benchtop.run.costs); None when not measured
+    costs: IntervalCosts | None = None
     # p50/p95/p99 per transaction type over the interval (workloads with several types)
     txn_latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
@@ -226,10 +227,9 @@ class IntervalStats:
             out["connect_failures"] = self.connect_failures
         if self.txn_latency_ms:
             out["txn_latency_ms"] = {k: dict(v) for k, v in self.txn_latency_ms.items()}
-        if self.costs.get("per_op"):
-            out["per_op"] = dict(self.costs["per_op"])
-        if self.costs.get("client_cpu"):
-            out["client_cpu"] = dict(self.costs["client_cpu"])
+        if self.costs is not None:
+            out["per_op"] = self.costs.per_op.to_dict()
+            out["client_cpu"] = self.costs.client_cpu.to_dict()
         if self.op_latency_ms:
             out["op_latency_ms"] = self.op_latency_ms
         if self.paused:
@@ -272,8 +272,8 @@ class RunSummary:
     txn_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     groups: tuple[GroupStats, ...] = ()
     unfinished: int = 0  # transactions the end cut short (not in the counts)
-    # per_op, by_type, sizes, totals, client_cpu, host (benchtop.run.costs); empty when not measured
-    costs: Mapping[str, Any] = field(default_factory=dict)
+    # per_op, by_type, sizes, totals, client_cpu, host (measured by benchtop.run.costs); None when not measured
+    costs: RunCosts | None = None
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
     hosts: tuple[HostSummary, ...] = ()  # a cluster run: each load host's share of the totals
     connect_failures: int = 0  # connection attempts refused or unanswered
@@ -422,7 +422,7 @@ class RunSummary:
             **({"op_latency_ms": self.op_latency_ms} if self.op_latency_ms else {}),
             "unfinished": self.unfinished,
             "stopped_by": self.stopped_by,
-            **self.costs,
+            **(self.costs.to_dict() if self.costs is not None else {}),
             "histogram": [{"le_ms": le, "count": c} for le, c in self.latency.coarse()],
             **({"hosts": [h.to_dict() for h in self.hosts],
                 "hosts_reporting": sum(1 for h in self.hosts if h.lost_at is None)} if self.hosts else {}),

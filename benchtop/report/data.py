@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.record.analysis import Validity, analyse, validity_from_settings
+from benchtop.record.costs import RunCosts
 from benchtop.record.folder import read_jsonl
 from benchtop.verdict.stretch import stretch_verdict
 
@@ -45,6 +46,11 @@ class RunData:
         if self.validity.status in ("durable", "unknown", "no database"):
             return name
         return f"{name} ({self.validity.label})"
+
+    @property
+    def costs(self) -> RunCosts:
+        """What the run cost, as its summary.json says (an old folder's too)."""
+        return RunCosts.from_dict(self.summary)
 
     @property
     def is_sweep(self) -> bool:

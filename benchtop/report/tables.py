@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from benchtop.record.costs import APPORTIONED
+from benchtop.record.costs import APPORTIONED, PerOp, RunCosts
 from benchtop.report.data import RunData, run_verdict
 from benchtop.verdict.stretch import stretch_text
 
@@ -44,58 +44,62 @@ PER_OP_COLUMNS = ("name", "host r/op", "host rKiB/op", "host wKiB/op", "host cs/
                   "srv WAL|redo KiB/op", "srv CPU ms/op", "client us/op")
 
 
-def _per_op_cells(name: str, po: Mapping[str, Any], client_us: Any = None) -> tuple[str, ...]:
-    return (name, _num(po.get("reads"), ".3f"), _num(po.get("kb_read"), ".2f"), _num(po.get("kb_written"), ".2f"),
-            _num(po.get("context_switches"), ".1f"), _num(po.get("cpu_s"), ".3f", 1000),
-            _num(po.get("wal_bytes"), ".2f", 1 / 1024), _num(po.get("server_cpu_s"), ".3f", 1000),
+def _per_op_cells(name: str, po: PerOp, client_us: float | None = None) -> tuple[str, ...]:
+    return (name, _num(po.reads, ".3f"), _num(po.kb_read, ".2f"), _num(po.kb_written, ".2f"),
+            _num(po.context_switches, ".1f"), _num(po.cpu_s, ".3f", 1000),
+            _num(po.wal_bytes, ".2f", 1 / 1024), _num(po.server_cpu_s, ".3f", 1000),
             _num(client_us, ".1f"))
+
+
+def _client_us(costs: RunCosts) -> float | None:
+    return costs.client_cpu.per_op_us if costs.client_cpu is not None else None
 
 
 def per_op_table(runs: list[RunData]) -> Table | None:
     rows = []
     for r in runs:
-        s = r.summary
-        if not s.get("per_op"):
+        costs = r.costs
+        if costs.per_op is None:
             continue
-        rows.append(_per_op_cells(r.label, s["per_op"], (s.get("client_cpu") or {}).get("per_op_us")))
-        for name, po in (s.get("by_type") or {}).items():  # shared out: the note under the table says how
-            rows.append(_per_op_cells(f"  {name} *", po))
+        rows.append(_per_op_cells(r.label, costs.per_op, _client_us(costs)))
+        for name, t in costs.by_type.items():  # shared out: the note under the table says how
+            rows.append(_per_op_cells(f"  {name} *", t.per_op))
         for step in r.steps:  # a scenario's steps (a thread sweep: the cost per transaction at each step)
-            if step.get("per_op"):
-                rows.append(_per_op_cells(f"  #{step['index'] + 1} {step.get('threads', '')}t", step["per_op"],
-                                          (step.get("client_cpu") or {}).get("per_op_us")))
+            step_costs = RunCosts.from_dict(step)
+            if step_costs.per_op is not None:
+                rows.append(_per_op_cells(f"  #{step['index'] + 1} {step.get('threads', '')}t", step_costs.per_op,
+                                          _client_us(step_costs)))
     if not rows:
         return None
-    shared = any(r.summary.get("by_type") for r in runs)
+    shared = any(r.costs.by_type for r in runs)
     return Table("Per transaction", PER_OP_COLUMNS, tuple(rows), f"* per type, {APPORTIONED}" if shared else "")
 
 
 def sizes_table(runs: list[RunData]) -> Table | None:
     rows = []
     for r in runs:
-        sizes = r.summary.get("sizes")
-        if not sizes:
+        sizes = r.costs.sizes
+        if sizes is None:
             continue
-        db, rss = sizes.get("database_bytes") or {}, sizes.get("server_rss_bytes") or {}
-        rows.append((r.label, _size(db.get("start")), _size(db.get("end")), _size(db.get("growth_per_hour")),
-                     _size(rss.get("start")), _size(rss.get("end")), _size(rss.get("growth_per_hour"))))
+        db, rss = sizes.database_bytes, sizes.server_rss_bytes
+        rows.append((r.label, _size(db.start), _size(db.end), _size(db.growth_per_hour),
+                     _size(rss.start), _size(rss.end), _size(rss.growth_per_hour)))
     return Table("Sizes", ("name", "db start", "db end", "db /hour", "rss start", "rss end", "rss /hour"),
                  tuple(rows)) if rows else None
 
 
-TOTAL_KEYS = (("wal_bytes", "WAL"), ("checkpoints_timed", "ckpt timed"), ("checkpoints_requested", "ckpt req"),
-              ("rows_inserted", "rows ins"), ("rows_updated", "rows upd"), ("rows_deleted", "rows del"))
+TOTAL_LABELS = ("WAL", "ckpt timed", "ckpt req", "rows ins", "rows upd", "rows del")
 
 
 def totals_table(runs: list[RunData]) -> Table | None:
     rows = []
     for r in runs:
-        totals = r.summary.get("totals")
-        if not totals:
+        t = r.costs.totals
+        if t is None:
             continue
-        rows.append((r.label, *(_size(totals.get(k)) if k == "wal_bytes" else _num(totals.get(k), ".0f")
-                                for k, _ in TOTAL_KEYS)))
-    return Table("Totals", ("name", *(label for _, label in TOTAL_KEYS)), tuple(rows)) if rows else None
+        rows.append((r.label, _size(t.wal_bytes), *(_num(v, ".0f") for v in (
+            t.checkpoints_timed, t.checkpoints_requested, t.rows_inserted, t.rows_updated, t.rows_deleted))))
+    return Table("Totals", ("name", *TOTAL_LABELS), tuple(rows)) if rows else None
 
 
 def settings_diff(settings: list[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
@@ -159,8 +163,9 @@ def validity_lines(runs: list[RunData]) -> list[str]:
         if r.validity.status != "no database":
             out.append(f"{r.name}: {r.validity.text()}")
         out += [f"{r.name}: {line}" for line in r.validity.flag_lines()]
-        out += [f"{r.name}: host: {flag}" for flag in (r.summary.get("host") or {}).get("flags") or []]
-        warning = (r.summary.get("client_cpu") or {}).get("warning")
+        costs = r.costs
+        out += [f"{r.name}: host: {flag}" for flag in (costs.host.flags if costs.host is not None else ())]
+        warning = costs.client_cpu.warning if costs.client_cpu is not None else None
         if warning:
             out.append(f"{r.name}: warning: {warning}")
     return out

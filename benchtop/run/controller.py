@@ -247,8 +247,8 @@ class RunController:
             if self.verdicts is not None and self._verdict is not None and counted:
                 self.verdicts.count(self._verdict)
             if counted:
-                if self.meter is not None and "work" in iv.costs:
-                    self.meter.count(iv.costs["work"], iv.txn_by_type, type_busy, self.program.writing_types)
+                if self.meter is not None and iv.costs is not None:
+                    self.meter.count(iv.costs.work, iv.txn_by_type, type_busy, self.program.writing_types)
                 self.history.append(iv)
                 old = len(self.history) - 1 - KEEP_HISTOGRAMS
                 if old >= 0:
@@ -535,7 +535,7 @@ class RunController:
             summary = RunSummary.between(base, after, self.percentiles, self.program.txn_names, reason)
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
                                        server_ok=answering and not reason.startswith("error"))
-                     if self.meter is not None else {})
+                     if self.meter is not None else None)
             self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
                                     groups=self._with_interval_rates(summary.groups),
                                     connected_max=max((iv.connected for iv in self.history), default=-1),

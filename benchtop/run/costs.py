@@ -8,8 +8,8 @@ checkpoints, rows changed); and the client's own CPU, with a warning when
 the client, not the server, is what the result measures.
 
 `CostMeter` takes the readings (cheap /proc reads on every interval; one
-poll of the target at the run's start and end); the results are plain dicts
-that go into interval lines, summaries and summary.json.
+poll of the target at the run's start and end); the results are the values
+of benchtop.record.costs that interval lines, summaries and summary.json carry.
 """
 
 from __future__ import annotations
@@ -19,7 +19,17 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from benchtop.record.costs import APPORTIONED, log_name
+from benchtop.record.costs import (
+    ClientCpu,
+    Growth,
+    HostAdvice,
+    IntervalCosts,
+    RunCosts,
+    Sizes,
+    TypeCost,
+    Work,
+    log_name,
+)
 from benchtop.run.target_readings import (
     TargetReader,
     data_path,
@@ -35,8 +45,6 @@ from benchtop.sources.os import OSCounters, read_counters, real_disks
 from benchtop.sources.process import ProcessReading, read_tree, self_cpu_s
 from benchtop.target import Target
 
-PER_OP_KEYS = ("reads", "kb_read", "kb_written", "context_switches", "cpu_s", "wal_bytes", "server_cpu_s")
-WRITE_KEYS = ("kb_written", "wal_bytes")
 CLIENT_CORE_PER_WORKER = 0.5  # more than this and the client is (part of) what is measured
 HOST_SATURATED_PCT = 95.0
 
@@ -49,84 +57,6 @@ class HostReading:
     os: OSCounters | None
     client_cpu_s: float
     server: ProcessReading | None
-
-
-@dataclass(frozen=True, slots=True)
-class Work:
-    """What the host did between two readings (absolute amounts, not per op)."""
-
-    seconds: float
-    reads: float = 0.0
-    kb_read: float = 0.0
-    kb_written: float = 0.0
-    context_switches: float = 0.0
-    cpu_s: float = 0.0  # host user+sys (+irq, steal) CPU seconds
-    idle_s: float = 0.0  # host idle + iowait CPU seconds
-    wal_bytes: float | None = None
-    server_cpu_s: float | None = None
-    client_cpu_s: float = 0.0
-    has_os: bool = True
-
-    def per_op(self, ops: float) -> dict[str, float | None]:
-        """Each amount divided by the operations (None when unknown or no ops).
-
-        >>> Work(1.0, reads=20, kb_read=160.0, kb_written=80.0, context_switches=1000, cpu_s=0.5).per_op(10)["kb_read"]
-        16.0
-        >>> Work(1.0).per_op(0)["cpu_s"] is None
-        True
-        """
-        def div(v: float | None) -> float | None:
-            if v is None or ops <= 0:
-                return None
-            return _round(v / ops)
-
-        os_ok = self.has_os
-        return {
-            "reads": div(self.reads if os_ok else None),
-            "kb_read": div(self.kb_read if os_ok else None),
-            "kb_written": div(self.kb_written if os_ok else None),
-            "context_switches": div(self.context_switches if os_ok else None),
-            "cpu_s": div(self.cpu_s if os_ok else None),
-            "wal_bytes": div(self.wal_bytes),
-            "server_cpu_s": div(self.server_cpu_s),
-        }
-
-    def split_writes(self) -> tuple["Work", "Work"]:
-        """(everything but what was written, only what was written).
-
-        >>> rest, writes = Work(1.0, kb_read=8.0, kb_written=4.0, cpu_s=0.5, wal_bytes=100.0).split_writes()
-        >>> (rest.kb_written, rest.wal_bytes, rest.cpu_s), (writes.kb_written, writes.wal_bytes, writes.cpu_s)
-        ((0.0, None, 0.5), (4.0, 100.0, 0.0))
-        """
-        rest = Work(self.seconds, self.reads, self.kb_read, 0.0, self.context_switches, self.cpu_s, self.idle_s,
-                    None, self.server_cpu_s, self.client_cpu_s, self.has_os)
-        return rest, Work(0.0, kb_written=self.kb_written, wal_bytes=self.wal_bytes, has_os=self.has_os)
-
-    def scaled(self, share: float) -> "Work":
-        return Work(self.seconds, self.reads * share, self.kb_read * share, self.kb_written * share,
-                    self.context_switches * share, self.cpu_s * share, self.idle_s * share,
-                    None if self.wal_bytes is None else self.wal_bytes * share,
-                    None if self.server_cpu_s is None else self.server_cpu_s * share,
-                    self.client_cpu_s * share, self.has_os)
-
-    def plus(self, other: "Work") -> "Work":
-        def add(a: float | None, b: float | None) -> float | None:
-            return b if a is None else a if b is None else a + b
-
-        return Work(self.seconds + other.seconds, self.reads + other.reads, self.kb_read + other.kb_read,
-                    self.kb_written + other.kb_written, self.context_switches + other.context_switches,
-                    self.cpu_s + other.cpu_s, self.idle_s + other.idle_s, add(self.wal_bytes, other.wal_bytes),
-                    add(self.server_cpu_s, other.server_cpu_s), self.client_cpu_s + other.client_cpu_s,
-                    self.has_os and other.has_os)
-
-    @property
-    def host_busy_pct(self) -> float | None:
-        total = self.cpu_s + self.idle_s
-        return round(100.0 * self.cpu_s / total, 1) if self.has_os and total > 0 else None
-
-
-def _round(v: float) -> float:
-    return round(v, 6) if abs(v) < 10 else round(v, 3)
 
 
 def work_between(prev: HostReading, cur: HostReading, wal_bytes: float | None = None) -> Work:
@@ -152,12 +82,12 @@ def _clock_ticks() -> int:
         return 100
 
 
-def client_cpu(work: Work, ops: float, threads: int) -> dict[str, Any]:
+def client_cpu(work: Work, ops: float, threads: int) -> ClientCpu:
     """The client's own CPU over `work`, and a warning when it may be the bottleneck.
 
-    >>> client_cpu(Work(10.0, cpu_s=5.0, idle_s=15.0, client_cpu_s=8.0), 4000, 1)["warning"]
+    >>> client_cpu(Work(10.0, cpu_s=5.0, idle_s=15.0, client_cpu_s=8.0), 4000, 1).warning
     'the client used 0.80 of a core per worker (more than half): the result may measure benchtop, not the server'
-    >>> client_cpu(Work(10.0, cpu_s=19.5, idle_s=0.5, client_cpu_s=1.0), 4000, 4)["warning"]
+    >>> client_cpu(Work(10.0, cpu_s=19.5, idle_s=0.5, client_cpu_s=1.0), 4000, 4).warning
     "the host's CPU was 97.5% busy: the result may measure the host's saturation, not the server"
     """
     cores = work.client_cpu_s / work.seconds if work.seconds > 0 else 0.0
@@ -169,14 +99,14 @@ def client_cpu(work: Work, ops: float, threads: int) -> dict[str, Any]:
                    "the result may measure benchtop, not the server")
     elif busy is not None and busy >= HOST_SATURATED_PCT:
         warning = f"the host's CPU was {busy:.1f}% busy: the result may measure the host's saturation, not the server"
-    return {
-        "cpu_s": round(work.client_cpu_s, 3),
-        "per_op_us": round(1e6 * work.client_cpu_s / ops, 3) if ops > 0 else None,
-        "cores": round(cores, 3),
-        "per_worker_cores": None if per_worker is None else round(per_worker, 3),
-        "host_busy_pct": busy,
-        "warning": warning,
-    }
+    return ClientCpu(
+        cpu_s=round(work.client_cpu_s, 3),
+        per_op_us=round(1e6 * work.client_cpu_s / ops, 3) if ops > 0 else None,
+        cores=round(cores, 3),
+        per_worker_cores=None if per_worker is None else round(per_worker, 3),
+        host_busy_pct=busy,
+        warning=warning,
+    )
 
 
 class CostMeter:
@@ -242,13 +172,13 @@ class CostMeter:
     def started(self) -> bool:
         return self._first is not None
 
-    def interval(self, prev: HostReading, cur: HostReading, transactions: int, threads: int) -> dict[str, Any]:
+    def interval(self, prev: HostReading, cur: HostReading, transactions: int, threads: int) -> IntervalCosts:
         """An interval's costs: per op, and the client's CPU (and, for the
         verdict, the work and the OS counters' difference, which no line prints)."""
         work = self._work(prev, cur)
         os_delta = cur.os.delta(prev.os) if cur.os is not None and prev.os is not None else None
-        return {"per_op": work.per_op(transactions), "client_cpu": client_cpu(work, transactions, threads),
-                "work": work, "log_name": log_name(self.engine), "os": os_delta}
+        return IntervalCosts(work.per_op(transactions), client_cpu(work, transactions, threads), work,
+                             log_name(self.engine), os_delta)
 
     def _work(self, prev: HostReading, cur: HostReading) -> Work:
         rate = wal_rate(self._latest())
@@ -284,27 +214,26 @@ class CostMeter:
             self._ops_by_type[i] += n_i
 
     def finish(self, transactions: int, threads: int, time_s: float, type_names: Sequence[str],
-               server_ok: bool = True) -> dict[str, Any]:
+               server_ok: bool = True) -> RunCosts | None:
         """The run's per_op, by_type, sizes, totals, client_cpu and host objects.
         `server_ok=False` (the run failed): the target is not asked again, so
         a dead server costs no connect timeout at the end."""
         if self._first is None:
-            return {}
+            return None
         last_reading = self.read()
         last_snap, _ = self._reader.read() if self._reader and server_ok else (None, None)
         totals = totals_between(self.first_snapshot, last_snap)
-        work = work_between(self._first, last_reading, totals["wal_bytes"])
+        work = work_between(self._first, last_reading, totals.wal_bytes)
         by_type = {}
         for i, name in enumerate(type_names if len(type_names) > 1 else ()):
             if i < len(self._type_work) and self._ops_by_type[i] > 0:
                 w = self._type_work[i]
-                if totals["wal_bytes"] is not None and self._type_wal_sum() > 0 and w.wal_bytes is not None:
+                if totals.wal_bytes is not None and self._type_wal_sum() > 0 and w.wal_bytes is not None:
                     # WAL per type: the run's exact total, shared as the interval estimates were
                     w = Work(w.seconds, w.reads, w.kb_read, w.kb_written, w.context_switches, w.cpu_s, w.idle_s,
-                             totals["wal_bytes"] * w.wal_bytes / self._type_wal_sum(),
+                             totals.wal_bytes * w.wal_bytes / self._type_wal_sum(),
                              w.server_cpu_s, w.client_cpu_s, w.has_os)
-                by_type[name] = {"ops": self._ops_by_type[i], **w.per_op(self._ops_by_type[i]),
-                                 "apportioned": APPORTIONED}
+                by_type[name] = TypeCost(self._ops_by_type[i], w.per_op(self._ops_by_type[i]))
         if self.engine == "sqlite":
             db_start, db_end = self._sqlite_start, sqlite_bytes(self.target.database)
         else:
@@ -313,20 +242,16 @@ class CostMeter:
         rss_end = last_reading.server.rss_bytes if last_reading.server else None
         hours = time_s / 3600 if time_s > 0 else 0
         flags = host_flags(self.host_settings)
-        return {
-            "per_op": work.per_op(transactions),
-            "log_name": log_name(self.engine),
-            "by_type": by_type,
-            "sizes": {
-                "database_bytes": {"start": db_start, "end": db_end,
-                                   "growth_per_hour": _growth(db_start, db_end, hours)},
-                "server_rss_bytes": {"start": rss_start, "end": rss_end,
-                                     "growth_per_hour": _growth(rss_start, rss_end, hours)},
-            },
-            "totals": totals,
-            "client_cpu": client_cpu(work, transactions, threads),
-            "host": {"settings": self.host_settings, "flags": [f.text() for f in flags]},
-        }
+        return RunCosts(
+            per_op=work.per_op(transactions),
+            log_name=log_name(self.engine),
+            by_type=by_type,
+            sizes=Sizes(Growth(db_start, db_end, _growth(db_start, db_end, hours)),
+                        Growth(rss_start, rss_end, _growth(rss_start, rss_end, hours))),
+            totals=totals,
+            client_cpu=client_cpu(work, transactions, threads),
+            host=HostAdvice(self.host_settings, tuple(f.text() for f in flags)),
+        )
 
 
 def _growth(start: int | None, end: int | None, hours: float) -> float | None:

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any, Mapping
 
+from benchtop.record.costs import Totals
 from benchtop.sources.base import PanelFailed, SourceError, SourceSnapshot
 from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.process import listener_pid, pid_from_file
@@ -56,7 +57,7 @@ def _counter(snap: SourceSnapshot | None, panel: str, key: str) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
 
-def totals_between(first: SourceSnapshot | None, last: SourceSnapshot | None) -> dict[str, Any]:
+def totals_between(first: SourceSnapshot | None, last: SourceSnapshot | None) -> Totals:
     """A run's totals from two snapshots of the target (None where unknown)."""
     def diff(a: float | None, b: float | None) -> int | None:
         return None if a is None or b is None else int(max(b - a, 0))
@@ -65,15 +66,15 @@ def totals_between(first: SourceSnapshot | None, last: SourceSnapshot | None) ->
     for key in ("inserted", "updated", "deleted"):
         pg = diff(_counter(first, "database", f"tup_{key}"), _counter(last, "database", f"tup_{key}"))
         rows[key] = pg if pg is not None else diff(_counter(first, "rows", key), _counter(last, "rows", key))
-    return {
-        "wal_bytes": diff(wal_position(first), wal_position(last)),
-        "checkpoints_timed": diff(_counter(first, "checkpoints", "timed"), _counter(last, "checkpoints", "timed")),
-        "checkpoints_requested": diff(_counter(first, "checkpoints", "requested"),
-                                      _counter(last, "checkpoints", "requested")),
-        "rows_inserted": rows["inserted"],
-        "rows_updated": rows["updated"],
-        "rows_deleted": rows["deleted"],
-    }
+    return Totals(
+        wal_bytes=diff(wal_position(first), wal_position(last)),
+        checkpoints_timed=diff(_counter(first, "checkpoints", "timed"), _counter(last, "checkpoints", "timed")),
+        checkpoints_requested=diff(_counter(first, "checkpoints", "requested"),
+                                   _counter(last, "checkpoints", "requested")),
+        rows_inserted=rows["inserted"],
+        rows_updated=rows["updated"],
+        rows_deleted=rows["deleted"],
+    )
 
 
 class TargetReader:

@@ -69,7 +69,7 @@ class VerdictMeter:
         self.verdicts: list[Verdict] = []
 
     def signals(self, iv: IntervalStats) -> Signals:
-        work = iv.costs.get("work")
+        work = iv.costs.work if iv.costs is not None else None
         kw: dict[str, Any] = {
             "seconds": iv.dt, "threads": iv.threads, "tps": iv.tps, "rate_target": iv.rate_target,
             "backlog": iv.queue if iv.rate_mode else None, "busy_workers": iv.concurrency,
@@ -87,7 +87,7 @@ class VerdictMeter:
                 kw["server_process"] = self._process_name()
         if kw.get("server_cores") is None and not kw["embedded"]:
             missing.append("server CPU (remote server)" if self._local is False else "server CPU")
-        kw.update(host_signals(iv.costs.get("os")))
+        kw.update(host_signals(iv.costs.os if iv.costs is not None else None))
         now = time.time()
         fresh = [s for s in self._latest().values() if now - s.t <= STALE_POLLS * max(self._poll_s, 1.0)]
         found = from_snapshots(fresh, self.target.database or None)

@@ -16,11 +16,12 @@ from benchtop.engine.histogram import Histogram
 from benchtop.options.run_options import RunOptions
 from benchtop.record.analysis import Validity, analyse
 from benchtop.record.controller import Controller
+from benchtop.record.costs import Work
 from benchtop.record.folder import ResultsWriter
 from benchtop.record.samples import DEFAULT_PERCENTILES, EngineSample, RunSummary, TimelineEvent, pct_key
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import LoadEngine
-from benchtop.run.costs import Work, client_cpu
+from benchtop.run.costs import client_cpu
 from benchtop.run.guards import Guard
 from benchtop.run.verdicts import VerdictMeter
 from benchtop.scenario.file import Scenario, ScenarioError, Step
@@ -351,8 +352,8 @@ class ScenarioDriver:
                 d["warmup"] = True
             else:
                 cur.intervals.append(d)
-                work = iv.costs.get("work")
-                if isinstance(work, Work):
+                if iv.costs is not None:
+                    work = iv.costs.work
                     cur.work = work if cur.work is None else cur.work.plus(work)
             if self.writer:
                 self.writer.append("intervals.jsonl", d)
@@ -418,8 +419,8 @@ class ScenarioDriver:
         if summary.groups:
             result["groups"] = {g.name: g.to_dict() for g in summary.groups}
         if cur.work is not None:
-            result["per_op"] = cur.work.per_op(summary.transactions)
-            result["client_cpu"] = client_cpu(cur.work, summary.transactions, summary.threads)
+            result["per_op"] = cur.work.per_op(summary.transactions).to_dict()
+            result["client_cpu"] = client_cpu(cur.work, summary.transactions, summary.threads).to_dict()
             self._work = cur.work if self._work is None else self._work.plus(cur.work)
         if stopped_by:
             result["stopped_by"] = stopped_by
@@ -488,13 +489,14 @@ class ScenarioDriver:
         # steady state is each step's (in `steps`): never across steps
         d["stalls"] = [dict(stall, step=r["index"]) for r in self.results for stall in r.get("stalls", [])]
         if self._work is not None and s is not None:
-            d["per_op"] = self._work.per_op(s.transactions)
-            d["client_cpu"] = client_cpu(self._work, s.transactions, s.threads)
+            d["per_op"] = self._work.per_op(s.transactions).to_dict()
+            d["client_cpu"] = client_cpu(self._work, s.transactions, s.threads).to_dict()
         last = self.segments[0].last_summary if len(self.segments) == 1 else None
         if last is not None:
             # one engine for the whole scenario: its start-to-end sizes and totals are the scenario's
             costs = last.costs
-            d.update({k: costs[k] for k in ("sizes", "totals", "host") if k in costs})
+            if costs is not None:
+                d.update({k: v for k, v in costs.to_dict().items() if k in ("sizes", "totals", "host")})
         if self.validity is not None:
             d["validity"] = self.validity.to_dict()
         if self.hook_results:

@@ -69,29 +69,33 @@ def test_pg_per_op_matches_proc_and_wal_matches_lsn(pg_server, tmp_path):
          "--threads", "2", "--time", "3", "--out", str(tmp_path / "pg")],
         before=lambda: read_lsn("start"), after=lambda: read_lsn("end"))
     n = summary.transactions
-    po = summary.costs["per_op"]
-    assert n > 0
+    costs = summary.costs
+    assert n > 0 and costs is not None and costs.per_op is not None and costs.totals is not None
+    assert costs.sizes is not None
+    po = costs.per_op
     # benchtop's window lies inside the hand one, which also holds the run's start and end (connecting,
     # the first and last polls of the target) and, on a shared host, everyone else's work in those moments:
     # never more than the hand figure, and most of it
-    cs = po["context_switches"] * n
+    assert po.context_switches is not None and po.cpu_s is not None and po.kb_written is not None
+    cs = po.context_switches * n
     assert 0.25 * hand["ctxt"] <= cs <= hand["ctxt"] * 1.001
     ticks = os.sysconf("SC_CLK_TCK")
-    assert 0.25 * hand["busy"] / ticks <= po["cpu_s"] * n <= hand["busy"] / ticks * 1.001 + 0.02
-    kb = po["kb_written"] * n
+    assert 0.25 * hand["busy"] / ticks <= po.cpu_s * n <= hand["busy"] / ticks * 1.001 + 0.02
+    kb = po.kb_written * n
     assert 0 < kb <= hand["wsec"] * 512 / 1024 * 1.001
     # the WAL total is the server's own LSN difference over the run
-    wal = summary.costs["totals"]["wal_bytes"]
+    wal = costs.totals.wal_bytes
+    assert wal is not None
     lsn_diff = lsn["end"] - lsn["start"]
     assert abs(wal - lsn_diff) <= 0.05 * lsn_diff + 65536, (wal, lsn_diff)
-    assert po["wal_bytes"] == pytest.approx(wal / n, rel=1e-3)
-    sizes = summary.costs["sizes"]
-    assert sizes["database_bytes"]["end"] > 0
+    assert po.wal_bytes == pytest.approx(wal / n, rel=1e-3)
+    sizes = costs.sizes
+    assert (sizes.database_bytes.end or 0) > 0
     if os.geteuid() == 0:  # the server's process is found by its listening socket
-        assert sizes["server_rss_bytes"]["end"] > 0 and po["server_cpu_s"] > 0
+        assert (sizes.server_rss_bytes.end or 0) > 0 and (po.server_cpu_s or 0) > 0
     # the same numbers in summary.json, per interval in intervals.jsonl, settings in settings.json
     saved = json.loads((tmp_path / "pg" / "summary.json").read_text())
-    assert saved["per_op"] == po and saved["totals"]["wal_bytes"] == wal
+    assert saved["per_op"] == po.to_dict() and saved["totals"]["wal_bytes"] == wal
     intervals = [json.loads(line) for line in (tmp_path / "pg" / "intervals.jsonl").read_text().splitlines()]
     assert all(iv["per_op"]["context_switches"] > 0 for iv in intervals)
     settings = json.loads((tmp_path / "pg" / "settings.json").read_text())
@@ -102,9 +106,10 @@ def test_mysql_database_grows_with_inserts(mysql_server, tmp_path):
     summary, _, _ = _run_in_process(
         ["--engine", "mysql", "--dsn", mysql_server.dsn(), *SIZE, "--workload", "oltp_insert",
          "--threads", "2", "--time", "2"])
-    db = summary.costs["sizes"]["database_bytes"]
-    assert summary.costs["totals"]["rows_inserted"] >= summary.transactions > 0
-    assert db["end"] > db["start"] > 0, db
+    assert summary.costs is not None and summary.costs.sizes is not None and summary.costs.totals is not None
+    db = summary.costs.sizes.database_bytes
+    assert (summary.costs.totals.rows_inserted or 0) >= summary.transactions > 0
+    assert (db.end or 0) > (db.start or 0) > 0, db
 
 
 @pytest.fixture

@@ -5,9 +5,11 @@ settings difference."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from benchtop.record.costs import APPORTIONED, costs_text
+from benchtop.record.costs import APPORTIONED, RunCosts, costs_text
 from benchtop.report.tables import settings_diff
 from benchtop.report.tables import per_op_table
 from benchtop.run.costs import CostMeter, Work, client_cpu
@@ -24,8 +26,8 @@ def test_types_get_each_interval_s_work_by_their_share():
     meter.count(Work(1.0, reads=100, kb_written=0.0, cpu_s=1.0), (0, 100))
     ins, query = meter._type_work  # noqa: SLF001 - the accumulated work is what the test checks
     assert ins.kb_written == pytest.approx(810.0) and query.kb_written == pytest.approx(90.0)
-    assert ins.per_op(90)["kb_written"] == pytest.approx(9.0)
-    assert query.per_op(110)["reads"] == pytest.approx(100 / 110, rel=1e-4)
+    assert ins.per_op(90).kb_written == pytest.approx(9.0)
+    assert query.per_op(110).reads == pytest.approx(100 / 110, rel=1e-4)
     assert (ins.cpu_s + query.cpu_s) == pytest.approx(2.0)  # nothing lost, nothing counted twice
 
 
@@ -36,14 +38,14 @@ def test_totals_from_two_postgresql_snapshots():
             "database": {"size_bytes": size, "tup_inserted": ins, "tup_updated": 5, "tup_deleted": 0}})
 
     t = totals_between(snap(1000, 3, 10, 8192), snap(51000, 4, 110, 16384))
-    assert t == {"wal_bytes": 50000, "checkpoints_timed": 1, "checkpoints_requested": 0,
+    assert t.to_dict() == {"wal_bytes": 50000, "checkpoints_timed": 1, "checkpoints_requested": 0,
                  "rows_inserted": 100, "rows_updated": 0, "rows_deleted": 0}
-    assert totals_between(None, snap(1, 1, 1, 1))["wal_bytes"] is None
+    assert totals_between(None, snap(1, 1, 1, 1)).wal_bytes is None
 
 
 def test_client_cpu_is_quiet_when_the_client_is_light():
     cc = client_cpu(Work(10.0, cpu_s=5.0, idle_s=15.0, client_cpu_s=1.0), 10000, 4)
-    assert cc["warning"] is None and cc["per_op_us"] == 100.0 and cc["host_busy_pct"] == 25.0
+    assert cc.warning is None and cc.per_op_us == 100.0 and cc.host_busy_pct == 25.0
 
 
 def test_settings_diff_names_only_what_differs():
@@ -74,7 +76,7 @@ def test_writes_and_wal_go_to_the_types_that_write():
                     (inserts // 4, *(q // 4 for q in queries)), (0.1, 0.3, 0.3, 0.3), program.writing_types)
     ins, *reads = meter._type_work  # noqa: SLF001
     assert ins.wal_bytes == pytest.approx(wal) and ins.kb_written == pytest.approx(16000.0)
-    assert ins.per_op(inserts)["wal_bytes"] == pytest.approx(wal / inserts, rel=1e-3)  # ~378 B = 0.37 KiB
+    assert ins.per_op(inserts).wal_bytes == pytest.approx(wal / inserts, rel=1e-3)  # ~378 B = 0.37 KiB
     assert all(q.wal_bytes == 0.0 and q.kb_written == 0.0 for q in reads)
     assert ins.cpu_s == pytest.approx(0.8) and sum(q.cpu_s for q in reads) == pytest.approx(7.2)  # by busy time
 
@@ -94,7 +96,7 @@ def test_cost_text_names_units_sources_and_apportioning():
                "by_type": {"insert": {"ops": 10, "wal_bytes": 378.0, "kb_written": 1.0, "apportioned": APPORTIONED},
                            "query": {"ops": 30, "wal_bytes": 0.0, "kb_written": 0.0, "apportioned": APPORTIONED}},
                "totals": {"wal_bytes": 7.4 * 2**20}}
-    lines = costs_text(summary)
+    lines = costs_text(RunCosts.from_dict(summary))
     assert lines[0] == ("per transaction: host reads 0.00  read 0 B  written 1.52 KiB  cs 2.0  CPU 0.400 ms"
                         "  server redo 1.52 KiB  CPU 0.200 ms")
     assert lines[1] == f"per type ({APPORTIONED}):"
@@ -108,7 +110,29 @@ def test_report_table_marks_apportioned_rows(tmp_path):
         label = "i1.q10"
         steps: list = []
         summary = {"per_op": {"kb_written": 1.0}, "by_type": {"insert": {"ops": 1, "kb_written": 2.0}}}
+        costs = RunCosts.from_dict(summary)
 
     table = per_op_table([Run()])  # type: ignore[list-item]
     assert table is not None and table.rows[1][0] == "  insert *" and APPORTIONED in table.note
     assert "host wKiB/op" in table.columns and "srv WAL|redo KiB/op" in table.columns
+
+
+def test_run_costs_read_back_write_summary_json_as_it_was():
+    """summary.json's cost objects, as a run wrote them before they were typed:
+    read and written again, the same keys in the same order with the same values."""
+    per_op = {"reads": 0.5, "kb_read": 4.0, "kb_written": 12.25, "context_switches": 30.0, "cpu_s": 0.00125,
+              "wal_bytes": 2048.0, "server_cpu_s": None}
+    saved = {
+        "per_op": per_op,
+        "log_name": "redo",
+        "by_type": {"insert": {"ops": 10, **per_op, "apportioned": APPORTIONED}},
+        "sizes": {"database_bytes": {"start": 8192, "end": 16384, "growth_per_hour": 29491200.0},
+                  "server_rss_bytes": {"start": None, "end": None, "growth_per_hour": None}},
+        "totals": {"wal_bytes": 50000, "checkpoints_timed": 1, "checkpoints_requested": 0,
+                   "rows_inserted": 100, "rows_updated": None, "rows_deleted": 0},
+        "client_cpu": {"cpu_s": 0.16, "per_op_us": 211.082, "cores": 0.152, "per_worker_cores": 0.152,
+                       "host_busy_pct": 100.0, "warning": "the host's CPU was 100.0% busy"},
+        "host": {"settings": {"swappiness": 60}, "flags": ["vm.swappiness=60: advice is 1-10"]},
+    }
+    again = RunCosts.from_dict(saved).to_dict()
+    assert json.dumps(again) == json.dumps(saved)

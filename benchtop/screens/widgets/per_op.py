@@ -24,12 +24,12 @@ _DROP_ORDER = (("host", "reads"), ("host", "read"), ("host", "cs"), ("client", "
 def per_op_text(iv: IntervalStats | None, width: int = 1000) -> Text:
     """
     >>> from benchtop.engine.histogram import Histogram
+    >>> from benchtop.record.costs import ClientCpu, IntervalCosts, PerOp, Work
     >>> h = Histogram.empty()
     >>> iv = IntervalStats(1.0, 1.0, 2, 0.0, False, 100, 100.0, 0, 0, 0, 0, 0, 0, {}, {}, {}, 0, 0, h, h,
-    ...                    costs={"per_op": {"reads": 0.5, "kb_read": 0.03, "kb_written": 24.55, "context_switches": 2.1,
-    ...                                      "cpu_s": 0.00043, "wal_bytes": 1559.0, "server_cpu_s": 0.0002},
-    ...                           "log_name": "WAL",
-    ...                           "client_cpu": {"per_op_us": 245.0, "warning": None}})
+    ...                    costs=IntervalCosts(PerOp(reads=0.5, kb_read=0.03, kb_written=24.55, context_switches=2.1,
+    ...                                              cpu_s=0.00043, wal_bytes=1559.0, server_cpu_s=0.0002),
+    ...                                        ClientCpu(per_op_us=245.0), Work(1.0), log_name="WAL"))
     >>> print(per_op_text(iv).plain)
     per transaction: host reads 0.50  read 31 B  written 24.6 KiB  cs 2.1  CPU 0.430 ms  server WAL 1.52 KiB  CPU 0.200 ms  client CPU 245 us
     >>> print(per_op_text(iv, 78).plain)
@@ -37,12 +37,14 @@ def per_op_text(iv: IntervalStats | None, width: int = 1000) -> Text:
     >>> print(per_op_text(None).plain)
     per transaction: -
     """
-    costs = iv.costs if iv is not None else {}
-    parts = per_op_parts(costs.get("per_op") or {}, costs.get("log_name") or "WAL")
-    client = costs.get("client_cpu") or {}
-    if client.get("per_op_us") is not None:
-        parts.append(("client", f"CPU {client['per_op_us']:.0f} us"))
-    warning = client.get("warning")
+    costs = iv.costs if iv is not None else None
+    if costs is None:
+        parts, warning = [], None
+    else:
+        parts = per_op_parts(costs.per_op, costs.log_name)
+        if costs.client_cpu.per_op_us is not None:
+            parts.append(("client", f"CPU {costs.client_cpu.per_op_us:.0f} us"))
+        warning = costs.client_cpu.warning
     line = _line("per transaction: ", parts)
     if len(line) > width:
         kept = list(parts)
@@ -96,7 +98,7 @@ def show_per_op(container: Widget, iv: IntervalStats | None) -> None:
     """The line at the end of `container`, mounted with the first interval
     that has cost readings: a run without them (a remote engine, a test's
     fake controller) keeps its layout exactly as it was."""
-    if iv is None or not iv.costs.get("per_op"):
+    if iv is None or iv.costs is None:
         return
     lines = container.query(PerOpLine)
     if lines:
