@@ -20,7 +20,7 @@ from benchtop.engine import ConnSettings
 from benchtop.errors import UsageError
 from benchtop.options.run_options import RunOptions
 from benchtop.record.controller import Notice, Sample
-from benchtop.record.folder import ResultsWriter
+from benchtop.record.folder import HOSTS, HOSTS_HLOG, ResultsWriter
 from benchtop.record.formats import lat_ms
 from benchtop.record.samples import HostInterval, HostSummary, IntervalStats, RunSummary, pct_key
 from benchtop.run import hdrlog
@@ -103,7 +103,7 @@ class ClusterController(RunController):
         start = max(0.0, iv.t - iv.dt - self.t_offset)
         hlog: list[str] = []
         for k, row in enumerate(rows):
-            self.writer.append("hosts.jsonl", {"type": "host_interval", "t": round(iv.t - self.t_offset, 3),
+            self.writer.append(HOSTS, {"type": "host_interval", "t": round(iv.t - self.t_offset, 3),
                                                **row.to_dict()})
             if row.transactions:
                 hlog.append(f"Tag={row.host},{hdrlog.interval_line(start, iv.dt, delta.histogram(k))}")
@@ -111,7 +111,7 @@ class ClusterController(RunController):
             if not self._host_hlog_started:
                 self._host_hlog_started = True
                 hlog = hdrlog.header_lines(self.started_at or time.time()) + hlog
-            self.writer.append_lines("latency-hosts.hlog", hlog)
+            self.writer.append_lines(HOSTS_HLOG, hlog)
 
     def _host_fields(self, rows: list[HostInterval]) -> dict[str, Any]:
         reporting = sum(1 for h in self.group.hosts if h.live and h.reported)

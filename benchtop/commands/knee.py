@@ -21,7 +21,7 @@ from benchtop.knee.runner import KneeController
 from benchtop.knee.search import KneeSearch
 from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, namespace_values
 from benchtop.options.run_options import RunOptions, build_parser, options_from_argv, runs_headless
-from benchtop.record.folder import default_results_folder
+from benchtop.record.folder import SUMMARY, default_results_folder
 from benchtop.run.headless import LinePrinter
 from benchtop.scenario.file import build_options, load_scenario
 from benchtop.session import RunSession
@@ -126,14 +126,14 @@ def _add_to_summary(folder: Path, knee: dict[str, Any], writer: Any) -> None:
     """The run's summary.json gains `knee`, and the probes as its steps (so
     a report draws them against threads)."""
     try:
-        summary = json.loads((folder / "summary.json").read_text())
+        summary = json.loads((folder / SUMMARY).read_text())
     except (OSError, json.JSONDecodeError):
         summary = {}
     summary["knee"] = knee
     key = "rate" if knee["setting"] == "rate" else "threads"
     summary["steps"] = [{"index": i, key: p[key], "tps": p["tps"], "latency_ms": {"p99": p["p99_ms"]},
                          "errors": p["errors"], "time_s": p["time_s"]} for i, p in enumerate(knee["probes"])]
-    writer.write_json("summary.json", summary)
+    writer.write_json(SUMMARY, summary)
 
 
 class ProbePrinter:

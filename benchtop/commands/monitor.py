@@ -21,7 +21,8 @@ from benchtop.errors import UsageError as _UsageError
 from benchtop.metrics import served_monitor
 from benchtop.options.run_options import add_metrics_options, metrics_settings
 from benchtop.panels.headless import run_headless
-from benchtop.record.folder import ResultsWriter
+from benchtop.record.folder import MONITOR, ResultsWriter
+from benchtop.record.monitor import MonitorRecord
 from benchtop.run.attach import TappedPoller
 from benchtop.sources.base import SourceError, SourceSnapshot
 from benchtop.sources.os import OSSource
@@ -140,8 +141,7 @@ def main(
                 return run_headless(pollers, out, stop, args.interval, args.count, args.json, writer, observe)
             taps: list[Callable[[SourceSnapshot], None]] = [] if observe is None else [observe]
             if writer is not None:
-                taps.append(lambda snap: writer.append("monitor.jsonl", {"type": "snapshot", "t": round(snap.t, 3),
-                                                                         "sources": {snap.name: snap.to_dict()}}))
+                taps.append(lambda snap: writer.append(MONITOR, MonitorRecord(round(snap.t, 3), (snap,)).to_dict()))
 
             def tap(snap: SourceSnapshot) -> None:
                 for each in taps:

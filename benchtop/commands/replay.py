@@ -19,7 +19,9 @@ from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
 from benchtop.panels.headless import format_text
-from benchtop.record.replay import ReplayEvent, events, snapshot_from_dict
+from benchtop.record.folder import INTERVALS, MONITOR, TIMELINE
+from benchtop.record.monitor import recorded_snapshots
+from benchtop.record.replay import ReplayEvent, events
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 def snapshot_text(record: dict[str, Any], t: float) -> str:
     """A recorded monitor line, as `benchtop monitor --headless` printed it."""
     t_rec = float(record.get("t", 0.0))
-    snaps = [snapshot_from_dict(name, t_rec, d) for name, d in record["sources"].items() if isinstance(d, dict)]
+    snaps = recorded_snapshots(record, t_rec)
     lines = format_text(snaps).splitlines()
     wall = time.strftime("%H:%M:%S", time.localtime(float(record["t"]))) if "t" in record else ""
     lines[0] = f"[ {t:.0f}s ] {wall}".rstrip()
@@ -92,7 +94,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     for problem in problems:
         print(f"benchtop replay: warning: {problem}", file=sys.stderr)
     if not evs:
-        names = ("monitor.jsonl", "intervals.jsonl", "timeline.jsonl")
+        names = (MONITOR, INTERVALS, TIMELINE)
         there = [n for n in names if (folder / n).is_file()]
         why = (f"no readable record in {', '.join(there)} (damaged, or not written by benchtop)" if there
                else f"nothing recorded (no {', '.join(names[:-1])} or {names[-1]})")

@@ -20,7 +20,7 @@ from benchtop.record.analysis import (
     validity_from_snapshot,
 )
 from benchtop.record.costs import costs_text
-from benchtop.record.folder import default_results_folder
+from benchtop.record.folder import SUMMARY, default_results_folder
 from benchtop.record.samples import RunSummary
 from benchtop.run.controller import RunController
 from benchtop.run.headless import LinePrinter, print_summary
@@ -101,7 +101,7 @@ def _finish_results(session: RunSession, ctl: RunController, early: Validity | N
     for snap in [*session.recorder.latest.values(), first]:
         validity = validity or validity_from_snapshot(snap)
     validity = validity or early
-    if writer is not None and not writer.failed and (writer.folder / "summary.json").exists():
+    if writer is not None and not writer.failed and (writer.folder / SUMMARY).exists():
         try:
             enrich_results(writer.folder, validity)
         except OSError as exc:

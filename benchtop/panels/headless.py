@@ -11,10 +11,11 @@ import os
 import signal
 import threading
 import time
-from typing import Any, Callable, Iterable, TextIO
+from typing import Callable, Iterable, TextIO
 
 from benchtop.panels.views import cell_of, filtered, fits, rows_for, sorted_rows, views_for
-from benchtop.record.folder import ResultsWriter
+from benchtop.record.folder import MONITOR, ResultsWriter
+from benchtop.record.monitor import MonitorRecord
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.poller import SourcePoller, poll_all
 from benchtop.verdict.snapshots import monitor_verdict
@@ -39,9 +40,9 @@ def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event
                 for snap in snaps:
                     observe(snap)
             verdict = monitor_verdict(snaps, os.cpu_count() or 1)
-            line = {**snapshot_line(snaps), "verdict": verdict.to_dict()}
+            line = MonitorRecord(round(time.time(), 3), tuple(snaps), verdict).to_dict()
             if writer is not None:
-                writer.append("monitor.jsonl", line)
+                writer.append(MONITOR, line)
             if as_json:
                 out.write(json.dumps(line, default=str) + "\n")
             else:
@@ -55,11 +56,6 @@ def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event
     finally:
         restore()
     return 0
-
-
-def snapshot_line(snaps: Iterable[SourceSnapshot]) -> dict[str, Any]:
-    """The JSON Lines object for one poll of every source."""
-    return {"type": "snapshot", "t": round(time.time(), 3), "sources": {s.name: s.to_dict() for s in snaps}}
 
 
 def _sigterm_as_interrupt() -> Callable[[], None]:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from benchtop.record.folder import read_jsonl
+from benchtop.record.folder import CONFIG, MONITOR, SUMMARY, FolderReader
 from benchtop.sources.base import SourceError
 from benchtop.sources.fields import InnoDBPanel
 from benchtop.sources.registry import source_class
@@ -581,18 +581,19 @@ def enrich_results(folder: Path, validity: Validity | None = None, fraction: flo
     """Add steady state, stalls (and validity, when given) to a finished
     run's summary.json; returns the new summary.  The intervals in the
     folder are already past the run's warm-up."""
-    path = folder / "summary.json"
+    path = folder / SUMMARY
     summary = json.loads(path.read_text())
-    intervals = read_jsonl(folder / "intervals.jsonl")
-    records = read_jsonl(folder / "monitor.jsonl")
+    results = FolderReader(folder)
+    intervals = results.intervals()
+    records = results.records(MONITOR)
     # the timeline is on the run's clock, the intervals after its warm-up
     warmup = float((_read_config(folder).get("warmup_s") or 0.0))
-    events = [dict(ev, t=float(ev["t"]) - warmup) for ev in read_jsonl(folder / "timeline.jsonl") if "t" in ev]
+    events = [dict(ev, t=float(ev["t"]) - warmup) for ev in results.timeline() if "t" in ev]
     summary.update(analyse(intervals, records=records, started_at=summary.get("started_at"), fraction=fraction,
                            events=events))
     if validity is not None:
         summary["validity"] = validity.to_dict()
-    tmp = folder / ".summary.json.tmp"
+    tmp = folder / f".{SUMMARY}.tmp"
     tmp.write_text(json.dumps(summary, indent=2) + "\n")
     tmp.replace(path)
     return summary
@@ -600,7 +601,7 @@ def enrich_results(folder: Path, validity: Validity | None = None, fraction: flo
 
 def _read_config(folder: Path) -> dict[str, Any]:
     try:
-        config = json.loads((folder / "config.json").read_text())
+        config = json.loads((folder / CONFIG).read_text())
     except (OSError, json.JSONDecodeError):
         return {}
     return config if isinstance(config, dict) else {}

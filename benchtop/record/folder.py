@@ -10,6 +10,7 @@ if it is interrupted.
     histogram.json    full latency histograms (sparse bucket counts, mergeable)
     latency.hlog      per-interval latency histograms in the HdrHistogram log format
     summary.json      the summary (per-op costs, sizes, totals, validity), with a `steps` list for scenarios
+    hosts.jsonl       a cluster run: each load host's interval lines (and latency-hosts.hlog)
 
 The folder is created readable by the user only (0700).  A run given no
 `--out` gets a new one under `default_results_root()`.
@@ -24,10 +25,25 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
+
+from benchtop.record.monitor import is_monitor_record
 
 
 RESULTS_ENV = "BENCHTOP_RESULTS"
+
+# The folder's files, named here only: writers and readers in every package use these.
+CONFIG: Final = "config.json"
+TARGET: Final = "target.json"
+SETTINGS: Final = "settings.json"
+INTERVALS: Final = "intervals.jsonl"
+TIMELINE: Final = "timeline.jsonl"
+MONITOR: Final = "monitor.jsonl"
+HISTOGRAM: Final = "histogram.json"
+LATENCY_HLOG: Final = "latency.hlog"
+SUMMARY: Final = "summary.json"
+HOSTS: Final = "hosts.jsonl"  # a cluster run: each load host's interval lines
+HOSTS_HLOG: Final = "latency-hosts.hlog"  # and their latency histograms, tagged by host
 
 
 def default_results_root() -> Path:
@@ -249,12 +265,75 @@ def read_jsonl_lines(path: Path, problems: list[str] | None = None) -> list[tupl
         elif problems is not None:
             problems.append(f"{path}:{n + 1}: not a JSON object ({line[:20]}), left out")
     return out
-    for line in path.read_text(errors="replace").splitlines():
-        line = line.strip()
-        if line:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                # a run killed mid-write leaves at most one torn last line
-                continue
-    return out
+
+
+class UnreadableFile(ValueError):
+    """A whole-file result (summary.json, config.json, ...) that cannot be
+    read: FILE[:LINE] and why, on one line."""
+
+
+def read_json(path: Path) -> Any:
+    """A whole-file result's value; None when the file is not there."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UnreadableFile(f"{path}: unreadable ({exc.strerror})") from None
+    try:
+        return json.loads(data.decode())
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise UnreadableFile(f"{path}:{line}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise UnreadableFile(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+
+
+def read_object(path: Path, problems: list[str] | None = None) -> dict[str, Any] | None:
+    """A results file holding one JSON object; another shape is named in
+    `problems` and left out (None), as a missing file is."""
+    value = read_json(path)
+    if value is None or isinstance(value, dict):
+        return value
+    if problems is not None:
+        problems.append(f"{path}:1: not a JSON object ({json.dumps(value)[:20]}), left out")
+    return None
+
+
+class FolderReader:
+    """One results folder read back: each file by its name here, the lines
+    and files that are not records named (FILE:LINE) in `problems`.  A
+    whole file that cannot be read at all raises UnreadableFile."""
+
+    def __init__(self, folder: Path, problems: list[str] | None = None) -> None:
+        self.folder = folder
+        self.problems: list[str] = [] if problems is None else problems
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+    def object(self, name: str) -> dict[str, Any] | None:
+        return read_object(self.folder / name, self.problems)
+
+    def summary(self) -> dict[str, Any] | None:
+        return self.object(SUMMARY)
+
+    def config(self) -> dict[str, Any]:
+        return self.object(CONFIG) or {}
+
+    def lines(self, name: str) -> list[tuple[int, dict[str, Any]]]:
+        """A JSON Lines file's objects with their line numbers."""
+        return read_jsonl_lines(self.folder / name, self.problems)
+
+    def records(self, name: str) -> list[dict[str, Any]]:
+        return read_jsonl(self.folder / name, self.problems)
+
+    def intervals(self) -> list[dict[str, Any]]:
+        return self.records(INTERVALS)
+
+    def timeline(self) -> list[dict[str, Any]]:
+        return self.records(TIMELINE)
+
+    def monitor(self) -> list[dict[str, Any]]:
+        """monitor.jsonl's snapshot records (the lines with sources)."""
+        return [r for r in self.records(MONITOR) if is_monitor_record(r)]

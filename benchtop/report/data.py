@@ -3,7 +3,6 @@ folder and table rows (one per run, or one per step of a scenario)."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 from benchtop.record.analysis import Validity, analyse, validity_from_settings
 from benchtop.record.costs import RunCosts
-from benchtop.record.folder import read_jsonl
+from benchtop.record.folder import HISTOGRAM, SETTINGS, SUMMARY, TARGET, FolderReader, UnreadableFile
 from benchtop.verdict.stretch import stretch_verdict
 
 
@@ -79,32 +78,6 @@ def settings_text(step: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in (step.get("settings") or {}).items())
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ReportError(f"{path}: unreadable ({exc.strerror})") from None
-    try:
-        return json.loads(data.decode())
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise ReportError(f"{path}:{line}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
-
-
-def _read_object(path: Path, problems: list[str]) -> dict[str, Any] | None:
-    """A results file holding one JSON object; another shape is named in
-    `problems` and left out (None), as a missing file is."""
-    value = _read_json(path)
-    if value is None or isinstance(value, dict):
-        return value
-    problems.append(f"{path}:1: not a JSON object ({json.dumps(value)[:20]}), left out")
-    return None
-
-
 def _validity(summary: dict[str, Any], target: Any, config: dict[str, Any]) -> Validity:
     if summary.get("validity"):
         return Validity.from_dict(summary["validity"])
@@ -155,17 +128,24 @@ def unfinished_summary(intervals: list[dict[str, Any]]) -> dict[str, Any]:
 def load_run(folder: Path) -> RunData:
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder")
-    problems: list[str] = []
     try:
-        summary = _read_object(folder / "summary.json", problems)
-    except ReportError as exc:  # torn by a full disk: the interval lines still tell what was measured
+        return _load_run(FolderReader(folder))
+    except UnreadableFile as exc:
+        raise ReportError(str(exc)) from None
+
+
+def _load_run(results: FolderReader) -> RunData:
+    folder, problems = results.folder, results.problems
+    try:
+        summary = results.summary()
+    except UnreadableFile as exc:  # torn by a full disk: the interval lines still tell what was measured
         problems.append(f"{exc}, left out")
         summary = None
-    config = _read_object(folder / "config.json", problems) or {}
-    intervals = [iv for iv in read_jsonl(folder / "intervals.jsonl", problems) if "tps" in iv and "t" in iv]
+    config = results.config()
+    intervals = [iv for iv in results.intervals() if "tps" in iv and "t" in iv]
     if not isinstance(summary, dict):
         if not intervals:
-            raise ReportError(f"{folder}: no summary.json and no intervals (not a benchtop results folder)")
+            raise ReportError(f"{folder}: no {SUMMARY} and no intervals (not a benchtop results folder)")
         summary = unfinished_summary(intervals)
     if "steady_state" not in summary:
         summary.update(analyse(intervals))
@@ -177,12 +157,12 @@ def load_run(folder: Path) -> RunData:
         summary=summary,
         config=config,
         intervals=intervals,
-        timeline=read_jsonl(folder / "timeline.jsonl", problems),
-        histogram=_read_object(folder / "histogram.json", problems) or {},
-        validity=_validity(summary, _read_object(folder / "target.json", problems), config),
+        timeline=results.timeline(),
+        histogram=results.object(HISTOGRAM) or {},
+        validity=_validity(summary, results.object(TARGET), config),
         steps=steps,
-        settings=_read_object(folder / "settings.json", problems) or {},
-        monitor=[r for r in read_jsonl(folder / "monitor.jsonl", problems) if isinstance(r.get("sources"), dict)],
+        settings=results.object(SETTINGS) or {},
+        monitor=results.monitor(),
         problems=problems,
     )
 

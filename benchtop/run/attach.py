@@ -10,7 +10,8 @@ import time
 from dataclasses import replace
 from typing import Any, Callable
 
-from benchtop.record.folder import ResultsWriter
+from benchtop.record.folder import MONITOR, ResultsWriter
+from benchtop.record.monitor import MonitorRecord
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, SourcePoller
@@ -90,7 +91,7 @@ class MonitorRecorder:
         with self._lock:
             self.latest[snap.name] = snap
         if self.writer:
-            self.writer.append("monitor.jsonl", {"type": "snapshot", "t": snap.t, "sources": {snap.name: snap.to_dict()}})
+            self.writer.append(MONITOR, MonitorRecord(snap.t, (snap,)).to_dict())
         for fn in list(self.listeners):
             fn(snap)
 

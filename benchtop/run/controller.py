@@ -16,7 +16,7 @@ from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ENDED, EngineSample
 from benchtop.options.run_options import RunOptions, parse_ignore_errors
 from benchtop.record.controller import Notice, Sample, interval_record
-from benchtop.record.folder import ResultsWriter
+from benchtop.record.folder import CONFIG, HISTOGRAM, INTERVALS, LATENCY_HLOG, SETTINGS, SUMMARY, TIMELINE, ResultsWriter
 from benchtop.record.formats import summary_text
 from benchtop.record.knee import KneeView
 from benchtop.record.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
@@ -173,7 +173,7 @@ class RunController:
         if self._base is not None:
             self.warmup_over()
         if self.writer:
-            self.writer.write_json("config.json", self.options.to_dict())
+            self.writer.write_json(CONFIG, self.options.to_dict())
 
     @property
     def t_offset(self) -> float:
@@ -254,7 +254,7 @@ class RunController:
                 if old >= 0:
                     self.history[old] = self.history[old].without_histograms()
                 if self.writer:
-                    self.writer.append("intervals.jsonl",
+                    self.writer.append(INTERVALS,
                                        interval_record(iv, iv.t - self.t_offset, self._fields, self._verdict))
                     self._hlog(iv)
             return iv
@@ -285,7 +285,7 @@ class RunController:
         """settings.json: the server's settings that differ from its defaults
         and the host's, as they were when the measured run began."""
         assert self.meter is not None and self.writer is not None
-        self.writer.write_json("settings.json", {
+        self.writer.write_json(SETTINGS, {
             "engine": self.options.engine,
             "server": self.meter.server_settings,
             "host": self.meter.host_settings,
@@ -300,7 +300,7 @@ class RunController:
         lines.append(hdrlog.interval_line(max(0.0, start), iv.dt, iv.latency))
         lines += [hdrlog.interval_line(max(0.0, start), iv.dt, g.latency, tag=g.name) for g in iv.groups]
         assert self.writer is not None
-        self.writer.append_lines("latency.hlog", lines)
+        self.writer.append_lines(LATENCY_HLOG, lines)
 
     def _type_hists(self) -> list[Histogram]:
         n = len(self.program.txn_types)
@@ -367,7 +367,7 @@ class RunController:
         with self._lock:
             self.timeline.append(ev)
         if self.writer:
-            self.writer.append("timeline.jsonl", ev.to_dict())
+            self.writer.append(TIMELINE, ev.to_dict())
         if self.on_event:
             self.on_event(ev)
         return ev
@@ -559,9 +559,9 @@ class RunController:
         d["target"] = self.target
         d["started_at"] = self.started_at
         d["steps"] = steps if steps is not None else [self._step_dict(summary)]
-        self.writer.write_json("summary.json", d)
+        self.writer.write_json(SUMMARY, d)
         self.writer.write_json(
-            "histogram.json",
+            HISTOGRAM,
             {"unit": "ns", "layout": "benchtop-loglinear-128", "latency": summary.latency.to_sparse(),
              "service": summary.service.to_sparse()},
         )
@@ -584,9 +584,9 @@ class RunController:
 
         prefix.parent.mkdir(parents=True, exist_ok=True)
         summary = self.current_summary("saved while running")
-        p1 = prefix.with_suffix(".summary.json")
+        p1 = prefix.with_suffix(f".{SUMMARY}")
         p1.write_text(json.dumps(summary.to_dict(), indent=2))
-        p2 = prefix.with_suffix(".intervals.jsonl")
+        p2 = prefix.with_suffix(f".{INTERVALS}")
         p2.write_text("".join(json.dumps(iv.to_dict()) + "\n" for iv in list(self.history)))
         return [p1, p2]
 

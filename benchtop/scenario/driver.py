@@ -17,7 +17,7 @@ from benchtop.options.run_options import RunOptions
 from benchtop.record.analysis import Validity, analyse
 from benchtop.record.controller import Controller
 from benchtop.record.costs import Work
-from benchtop.record.folder import ResultsWriter
+from benchtop.record.folder import CONFIG, HISTOGRAM, INTERVALS, SUMMARY, TARGET, TIMELINE, ResultsWriter
 from benchtop.record.samples import DEFAULT_PERCENTILES, EngineSample, RunSummary, TimelineEvent, pct_key
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import LoadEngine
@@ -154,9 +154,9 @@ class ScenarioDriver:
         self._t0 = self.clock()
         self.started_at = time.time()
         if self.writer:
-            self.writer.write_json("config.json", self._config_dict())
+            self.writer.write_json(CONFIG, self._config_dict())
             if self.validity is not None:
-                self.writer.write_json("target.json", {"validity": self.validity.to_dict()})
+                self.writer.write_json(TARGET, {"validity": self.validity.to_dict()})
         self._begin(0)
 
     def _config_dict(self) -> dict[str, Any]:
@@ -183,7 +183,7 @@ class ScenarioDriver:
             if self.writer:
                 d = ev.to_dict()
                 d["t"] = round(self._scenario_t(ev.t), 3)
-                self.writer.append("timeline.jsonl", d)
+                self.writer.append(TIMELINE, d)
             if previous:
                 previous(ev)
 
@@ -195,7 +195,7 @@ class ScenarioDriver:
         self.segments.append(ctl)
         self._seen = 0
         if len(self.segments) == 1 and self.writer:
-            self.writer.write_json("config.json", self._config_dict())
+            self.writer.write_json(CONFIG, self._config_dict())
         if self.on_controller:
             self.on_controller(ctl)
         return ctl
@@ -205,7 +205,7 @@ class ScenarioDriver:
         if self.controller is not None:
             self.controller.note(kind, text)
         elif self.writer:
-            self.writer.append("timeline.jsonl", {"type": "event", "t": round(self.elapsed, 3), "kind": kind,
+            self.writer.append(TIMELINE, {"type": "event", "t": round(self.elapsed, 3), "kind": kind,
                                                   "text": text})
 
     def _run_hooks(self, hooks: Sequence[Hook], when: str, step: Step) -> None:
@@ -356,7 +356,7 @@ class ScenarioDriver:
                     work = iv.costs.work
                     cur.work = work if cur.work is None else cur.work.plus(work)
             if self.writer:
-                self.writer.append("intervals.jsonl", d)
+                self.writer.append(INTERVALS, d)
             why = self._guard.check(iv)
             if why:
                 self.finish(f"stop-if: {why} ({cur.step.label()})")
@@ -474,7 +474,7 @@ class ScenarioDriver:
         except SettingsError as exc:
             self.restore_error = str(exc)
         if self.restored and self.writer:
-            self.writer.append("timeline.jsonl", {"type": "event", "t": round(self.elapsed, 3), "kind": "settings",
+            self.writer.append(TIMELINE, {"type": "event", "t": round(self.elapsed, 3), "kind": "settings",
                                                   "text": "settings restored: " + ", ".join(self.restored)})
 
     def summary_dict(self) -> dict[str, Any]:
@@ -509,14 +509,14 @@ class ScenarioDriver:
 
     def _write_results(self) -> None:
         assert self.writer is not None
-        self.writer.write_json("summary.json", self.summary_dict())
+        self.writer.write_json(SUMMARY, self.summary_dict())
         hist: dict[str, Any] = {"unit": "ns", "layout": "benchtop-loglinear-128"}
         if self.summary is not None:
             hist["latency"] = self.summary.latency.to_sparse()
             hist["service"] = self.summary.service.to_sparse()
         hist["steps"] = [{"index": step.index, "latency": s.latency.to_sparse(), "service": s.service.to_sparse()}
                          for step, s in self._summaries]
-        self.writer.write_json("histogram.json", hist)
+        self.writer.write_json(HISTOGRAM, hist)
 
     def close(self) -> None:
         for ctl in self.segments:

@@ -8,7 +8,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from benchtop.record.replay import ReplayEvent, snapshot_from_dict
+from benchtop.record.monitor import snapshot_from_dict
+from benchtop.record.replay import ReplayEvent
 from benchtop.sources.base import SourceSnapshot
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from benchtop.commands.monitor import main
-from benchtop.panels.headless import format_text, snapshot_line
+from benchtop.panels.headless import format_text
+from benchtop.record.monitor import MonitorRecord
 from benchtop.sources.base import Missing, SourceSnapshot
 
 
@@ -78,7 +79,7 @@ def test_snapshot_line_and_text_show_failures_and_missing_panels():
     )
     down = SourceSnapshot("mysql", "mysql", 1.0, False, error="connection lost: gone away")
     pg = SourceSnapshot("postgresql", "postgresql", 1.0, True, panels={"replication": Missing("no replicas")})
-    line = snapshot_line([ok, down, pg])
+    line = MonitorRecord(1.0, (ok, down, pg)).to_dict()
     assert line["sources"]["mysql"] == {
         "kind": "mysql",
         "ok": False,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from benchtop.commands.monitor import main as monitor_main
 from benchtop.commands.replay import main as replay_main
-from benchtop.screens.replay import replay_pollers, snapshot_from_dict
+from benchtop.record.monitor import snapshot_from_dict
+from benchtop.screens.replay import replay_pollers
 from benchtop.commands.replay import events
 from tests.proxysql_standin import start_standin
 
@@ -45,3 +46,23 @@ def test_snapshot_round_trip_keeps_missing_panels() -> None:
     snap = snapshot_from_dict("mysql", 3.0, d)
     assert snap.panel("waits") is None and snap.panel("innodb") == {"lsn": 5}
     assert snap.to_dict() == d
+
+
+def test_monitor_record_is_the_line_every_writer_wrote() -> None:
+    """One builder for monitor.jsonl: the bytes each writer (run side-car,
+    monitor TUI, headless monitor with its verdict) put there before it."""
+    from benchtop.record.monitor import MonitorRecord
+    from benchtop.sources.base import SourceSnapshot
+    from benchtop.verdict.snapshots import monitor_verdict
+
+    pg = SourceSnapshot("pg", "postgresql", 1700000000.12345, True, 2.5, panels={"wal": {"wal_bytes_per_s": 1.0}})
+    os_ = SourceSnapshot("os", "os", 1700000000.2, True, panels={"cpu": {"idle_pct": 90.0}})
+    side_car = {"type": "snapshot", "t": pg.t, "sources": {pg.name: pg.to_dict()}}
+    assert json.dumps(MonitorRecord(pg.t, (pg,)).to_dict(), separators=(",", ":")) == \
+        json.dumps(side_car, separators=(",", ":"))
+    tui = {"type": "snapshot", "t": round(pg.t, 3), "sources": {pg.name: pg.to_dict()}}
+    assert json.dumps(MonitorRecord(round(pg.t, 3), (pg,)).to_dict()) == json.dumps(tui)
+    verdict = monitor_verdict([pg, os_], 4)
+    headless = {"type": "snapshot", "t": 1700000000.5, "sources": {s.name: s.to_dict() for s in (pg, os_)},
+                "verdict": verdict.to_dict()}
+    assert json.dumps(MonitorRecord(1700000000.5, (pg, os_), verdict).to_dict()) == json.dumps(headless)
