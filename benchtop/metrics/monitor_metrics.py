@@ -7,7 +7,9 @@ A panel that is a mapping of numbers becomes one family,
 rates, ...).  Panels that are rows become one family per numeric column,
 labelled by the row's identifying columns, only for the panels whose rows
 are few and stable (pools, hostgroups, databases, replicas): sessions,
-statements and process lists would make a series per query text."""
+statements and process lists would make a series per query text.  The
+families' names are declared in benchtop/metrics/names.py, not derived
+from the panels' keys."""
 
 from __future__ import annotations
 
@@ -18,20 +20,23 @@ from typing import Any, Iterator, Mapping
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from benchtop.metrics.names import PANEL_FAMILIES, ROW_FAMILIES
 from benchtop.sources.base import SourceSnapshot
 
-ROW_PANELS = frozenset({"pools", "connection_pool", "stats", "replication", "hostgroup_waits", "servers_pools"})
 ROW_LABELS = ("database", "user", "hostgroup", "srv_host", "srv_port", "host", "port", "pool_mode",
               "application_name", "client_addr", "state", "name")
 
 
-def _metric_name(*parts: str) -> str:
-    """>>> _metric_name("pgbouncer", "pools", "cl_waiting")
+def _column_name(stem: str, column: str) -> str:
+    """The family of one column of a panel of rows (the column as the
+    server names it, made a metric name).
+
+    >>> _column_name("benchtop_pgbouncer_pools", "cl_waiting")
     'benchtop_pgbouncer_pools_cl_waiting'
-    >>> _metric_name("mysql", "innodb", "Buffer pool %")
-    'benchtop_mysql_innodb_buffer_pool'
+    >>> _column_name("benchtop_proxysql_connection_pool", "Queries %")
+    'benchtop_proxysql_connection_pool_queries'
     """
-    raw = "_".join(("benchtop", *parts)).lower()
+    raw = f"{stem}_{column}".lower()
     return re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", raw)).strip("_")
 
 
@@ -76,7 +81,9 @@ class MonitorMetrics:
     def _panel(self, families: dict[str, GaugeMetricFamily], labels_of: dict[str, list[str]], s: SourceSnapshot,
                panel: str, value: Any) -> None:
         if isinstance(value, Mapping):
-            name = _metric_name(s.kind, panel)
+            name = PANEL_FAMILIES.get((s.kind, panel))
+            if name is None:
+                return
             for field, v in value.items():
                 n = _number(v)
                 if n is not None:
@@ -84,7 +91,8 @@ class MonitorMetrics:
                                                                       labels=["source", "field"]))
                     fam.add_metric([s.name, str(field)], n)
             return
-        if panel not in ROW_PANELS or not isinstance(value, list):
+        stem = ROW_FAMILIES.get((s.kind, panel))
+        if stem is None or not isinstance(value, list):
             return
         for row in value:
             if not isinstance(row, Mapping):
@@ -94,7 +102,7 @@ class MonitorMetrics:
                 n = _number(v)
                 if n is None or field in keys:
                     continue
-                name = _metric_name(s.kind, panel, str(field))
+                name = _column_name(stem, str(field))
                 labels = ["source", *keys]
                 if name not in families:
                     families[name] = GaugeMetricFamily(name, f"{s.kind} {panel}: {field}", labels=labels)

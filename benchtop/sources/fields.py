@@ -11,7 +11,69 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Final
 
+# Panel names.  A panel named here is read outside its source (views,
+# verdicts, guards, history, report, metrics): everyone spells it by its
+# constant.  Recordings keep these names, and the monitor's public metric
+# names are declared apart from them (benchtop/metrics/names.py).
+
+# more than one kind of server
+SETTINGS: Final = "settings"  # the server's settings (MySQL variables, PostgreSQL pg_settings), name -> value
+DATABASE: Final = "database"  # MySQL: the target database's size; PostgreSQL: its pg_stat_database figures
+TOP_STATEMENTS: Final = "top_statements"  # MySQL/MariaDB and PostgreSQL: the costliest statements (rows)
+PROCESSLIST: Final = "processlist"  # MySQL/MariaDB and ProxySQL: sessions (rows)
+SERVERS: Final = "servers"  # PgBouncer: server connections; ProxySQL: runtime_mysql_servers (rows)
+COMMANDS: Final = "commands"  # ProxySQL: stats_mysql_commands_counters (rows)
+GLOBAL: Final = "global"  # ProxySQL: stats_mysql_global, name -> value
+
+# MySQL/MariaDB
+THREADS: Final = "threads"  # connected, running, cached, created
+STATUS_RATES: Final = "status_rates"  # SHOW GLOBAL STATUS counters per second
+WAITS: Final = "waits"  # performance_schema wait events (rows)
+BINLOG: Final = "binlog"  # binary log size, rate and rotations; Missing when log_bin is off
+ROWS: Final = "rows"  # cumulative row changes (InnoDB's counters, or the handler counters)
+LOCKS: Final = "locks"  # lock waits (rows)
 INNODB: Final = "innodb"  # MySQL/MariaDB; Missing when the server has no InnoDB
+
+# PostgreSQL
+CHECKPOINTS: Final = "checkpoints"
+WAL: Final = "wal"  # pg_stat_wal: records, bytes, syncs per second
+WAL_BYTES_PER_S: Final = "wal_bytes_per_s"  # a number: the LSN's rate
+WAL_POSITION: Final = "wal_position"  # lsn, lsn_bytes, in_recovery, replay_lsn
+CACHE_HIT_RATIO: Final = "cache_hit_ratio"
+SESSIONS: Final = "sessions"  # backends by state
+WAIT_EVENTS: Final = "wait_events"  # backends by wait event (rows)
+AUTOVACUUM_WORKERS: Final = "autovacuum_workers"
+ACTIVITY: Final = "activity"  # one row per backend (pg_activity's view)
+REPLICATION: Final = "replication"  # pg_stat_replication (rows)
+TABLES: Final = "tables"  # per-table deltas (rows)
+INDEXES: Final = "indexes"  # per-index deltas (rows)
+VACUUM: Final = "vacuum"  # vacuums running (rows)
+
+# PgBouncer
+VERSION: Final = "version"  # a string
+POOLS: Final = "pools"  # SHOW POOLS (rows)
+CLIENT_STATES: Final = "client_states"  # client connections by state
+SERVER_STATES: Final = "server_states"  # server connections by state
+STATS: Final = "stats"  # SHOW STATS per database, per second (rows)
+CLIENTS: Final = "clients"  # client connections (rows)
+LISTS: Final = "lists"  # SHOW LISTS, list -> items
+
+# ProxySQL
+CONNECTION_POOL: Final = "connection_pool"  # stats_mysql_connection_pool (rows)
+GLOBAL_RATES: Final = "global_rates"  # stats_mysql_global's counters per second
+QUERY_RULES: Final = "query_rules"  # rules' hits per second (rows)
+QUERY_RULE_CONFIG: Final = "query_rule_config"  # runtime_mysql_query_rules (rows)
+DIGEST_TOP: Final = "digest_top"  # stats_mysql_query_digest's costliest (rows)
+POOL_WAIT: Final = "pool_wait"  # time statements spent waiting for a backend connection, ms per second
+HOSTGROUP_WAITS: Final = "hostgroup_waits"  # the same per hostgroup (rows)
+AGES_S: Final = "ages_s"  # how old the processlist and digest panels are
+
+# the host (the OS source)
+CPU: Final = "cpu"  # user, system, iowait, idle, steal %
+DISK: Final = "disk"  # the host's I/O, and the busiest disk's iostat -x figures
+RUN_QUEUE: Final = "run_queue"  # a number: runnable tasks
+CONTEXT_SWITCHES_PER_S: Final = "context_switches_per_s"  # a number
+SERVER_PROCESS: Final = "server_process"  # the local server's process tree: pid, RSS, CPU cores
 
 
 @dataclass(frozen=True, slots=True)
