@@ -13,7 +13,21 @@ from typing import Any
 
 from benchtop.panels.units import mib_s, num, pct
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.fields import (
+    CACHE_HIT_RATIO,
+    CLIENT_STATES,
+    CONNECTION_POOL,
+    CPU,
+    DATABASE,
+    DISK,
+    GLOBAL_RATES,
+    SESSIONS,
+    STATS,
+    STATUS_RATES,
+    THREADS,
+    WAL_BYTES_PER_S,
+    InnoDBPanel,
+)
 
 KEEP_POLLS = 600  # 10 minutes at the default 1 s, 20 at 2 s
 
@@ -38,7 +52,7 @@ def _innodb(name: str) -> Callable[[Mapping[str, Any]], float | None]:
 
 
 def _pgbouncer_xact(panels: Mapping[str, Any]) -> float | None:
-    stats = panels.get("stats")
+    stats = panels.get(STATS)
     if not isinstance(stats, list):
         return None
     return float(sum(s.get("xact_per_s") or 0 for s in stats if isinstance(s, Mapping)))
@@ -46,7 +60,7 @@ def _pgbouncer_xact(panels: Mapping[str, Any]) -> float | None:
 
 def _proxysql_conn_used(panels: Mapping[str, Any]) -> float | None:
     """Backend connections in use over every hostgroup and server (ConnPool's ConnUsed)."""
-    pool = panels.get("connection_pool")
+    pool = panels.get(CONNECTION_POOL)
     if not isinstance(pool, list):
         return None
     used = [r.get("ConnUsed") for r in pool if isinstance(r, Mapping)]
@@ -54,7 +68,7 @@ def _proxysql_conn_used(panels: Mapping[str, Any]) -> float | None:
 
 
 def _cpu_busy(panels: Mapping[str, Any]) -> float | None:
-    cpu = panels.get("cpu")
+    cpu = panels.get(CPU)
     if not isinstance(cpu, Mapping) or cpu.get("user_pct") is None:
         return None
     return float((cpu.get("user_pct") or 0) + (cpu.get("system_pct") or 0) + (cpu.get("iowait_pct") or 0))
@@ -78,34 +92,34 @@ _MIB = 1 / 2**20
 
 METRICS: Mapping[str, tuple[Metric, ...]] = {
     "mysql": (
-        Metric("queries", _path("status_rates", "questions_per_s"), _rate),
-        Metric("commits", _path("status_rates", "commits_per_s"), _rate),
+        Metric("queries", _path(STATUS_RATES, "questions_per_s"), _rate),
+        Metric("commits", _path(STATUS_RATES, "commits_per_s"), _rate),
         Metric("redo written", _innodb("redo_bytes_per_s"), mib_s, "MiB/s", _MIB),
         Metric("checkpoint age", _innodb("checkpoint_age_pct"), pct, "% of redo"),
-        Metric("threads running", _path("threads", "running")),
+        Metric("threads running", _path(THREADS, "running")),
     ),
     "postgresql": (
-        Metric("commits", _path("database", "commits_per_s"), _rate),
-        Metric("WAL written", _path("wal_bytes_per_s"), mib_s, "MiB/s", _MIB),
-        Metric("active sessions", _path("sessions", "active")),
-        Metric("cache hit", _path("cache_hit_ratio", "interval", scale=100.0), pct, "%"),
-        Metric("rows changed", lambda p: sum(v for v in (_path("database", k)(p) for k in (
+        Metric("commits", _path(DATABASE, "commits_per_s"), _rate),
+        Metric("WAL written", _path(WAL_BYTES_PER_S), mib_s, "MiB/s", _MIB),
+        Metric("active sessions", _path(SESSIONS, "active")),
+        Metric("cache hit", _path(CACHE_HIT_RATIO, "interval", scale=100.0), pct, "%"),
+        Metric("rows changed", lambda p: sum(v for v in (_path(DATABASE, k)(p) for k in (
             "tup_inserted_per_s", "tup_updated_per_s", "tup_deleted_per_s")) if v is not None) or None, _rate),
     ),
     "pgbouncer": (
         Metric("transactions", _pgbouncer_xact, _rate),
-        Metric("clients waiting", _path("client_states", "waiting")),
-        Metric("clients active", _path("client_states", "active")),
+        Metric("clients waiting", _path(CLIENT_STATES, "waiting")),
+        Metric("clients active", _path(CLIENT_STATES, "active")),
     ),
     "proxysql": (
-        Metric("queries", _path("global_rates", "Questions"), _rate),
+        Metric("queries", _path(GLOBAL_RATES, "Questions"), _rate),
         Metric("connections in use", _proxysql_conn_used),  # to the backends (ConnPool)
-        Metric("pool get failures", _path("global_rates", "ConnPool_get_conn_failure"), _rate),
+        Metric("pool get failures", _path(GLOBAL_RATES, "ConnPool_get_conn_failure"), _rate),
     ),
     "os": (
         Metric("CPU busy", _cpu_busy, pct, "%"),
-        Metric("disk written", _path("disk", "write_kb_per_s", scale=1024.0), mib_s, "MiB/s", _MIB),
-        Metric("disk read", _path("disk", "read_kb_per_s", scale=1024.0), mib_s, "MiB/s", _MIB),
+        Metric("disk written", _path(DISK, "write_kb_per_s", scale=1024.0), mib_s, "MiB/s", _MIB),
+        Metric("disk read", _path(DISK, "read_kb_per_s", scale=1024.0), mib_s, "MiB/s", _MIB),
     ),
 }
 

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from benchtop.record.folder import CONFIG, MONITOR, SUMMARY, FolderReader
 from benchtop.sources.base import SourceError
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.fields import BINLOG, CHECKPOINTS, CLIENTS, CLIENT_STATES, SETTINGS, WAL_BYTES_PER_S, InnoDBPanel
 from benchtop.sources.registry import source_class
 from benchtop.target import TargetError
 from benchtop.verdict.stretch import stretch_text, stretch_verdict
@@ -176,14 +176,14 @@ def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
             kind = src.get("kind")
             before = prev.get(name)
             if kind == "postgresql":
-                ck, ck0 = src.get("checkpoints"), (before or {}).get("checkpoints")
+                ck, ck0 = src.get(CHECKPOINTS), (before or {}).get(CHECKPOINTS)
                 if isinstance(ck, Mapping) and isinstance(ck0, Mapping):
                     for key in ("timed", "requested"):
                         if _num(ck.get(key)) > _num(ck0.get(key)):
                             _add(out, f"{name}: {key} checkpoint")
-                _peak(peaks, name, "WAL", src.get("wal_bytes_per_s"))
+                _peak(peaks, name, "WAL", src.get(WAL_BYTES_PER_S))
             elif kind == "mysql":
-                binlog = src.get("binlog")
+                binlog = src.get(BINLOG)
                 if isinstance(binlog, Mapping) and _num(binlog.get("rotations")) > 0:
                     _add(out, f"{name}: binlog rotation")
                 inn = InnoDBPanel.of(src)
@@ -192,7 +192,7 @@ def sources_seen(records: Sequence[Mapping[str, Any]]) -> list[str]:
                     _peak(peaks, name, "redo", inn.redo_bytes_per_s)
             elif kind == "pgbouncer":
                 # client_states; recordings made before the SHOW CLIENTS list called it clients
-                clients = src.get("client_states", src.get("clients"))
+                clients = src.get(CLIENT_STATES, src.get(CLIENTS))
                 if isinstance(clients, Mapping) and _num(clients.get("waiting")) > 0:
                     _peak(peaks, name, "clients waiting", clients.get("waiting"))
             prev[name] = src
@@ -438,14 +438,14 @@ def read_target_settings(target: Any, timeout_s: float = 5.0) -> Mapping[str, An
         return None
     finally:
         source.close()
-    settings = snap.panel("settings")
+    settings = snap.panel(SETTINGS)
     return settings if isinstance(settings, Mapping) else None
 
 
 def validity_from_snapshot(snap: Any) -> Validity | None:
     """The verdict from a monitor snapshot of the target (its `settings`
     panel), sparing a connection of our own; None if it has none."""
-    settings = snap.panel("settings") if getattr(snap, "ok", False) else None
+    settings = snap.panel(SETTINGS) if getattr(snap, "ok", False) else None
     if not isinstance(settings, Mapping) or snap.kind not in ("mysql", "postgresql"):
         return None
     return validity_from_settings(snap.kind, settings)

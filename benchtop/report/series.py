@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 
 from benchtop.record.analysis import record_time
 from benchtop.report.data import RunData
-from benchtop.sources.fields import INNODB
+from benchtop.sources.fields import CLIENTS, CPU, DATABASE, DISK, INNODB, SERVER_PROCESS, WAL_BYTES_PER_S
 
 MARK_KINDS = ("mark", "threads", "rate", "pause", "resume")
 LATENCY_KEYS = ("p50", "p95", "p99")
@@ -70,7 +70,7 @@ Extractor = Callable[[str, Mapping[str, Any]], float | None]  # (source kind, so
 
 def _wal(kind: str, src: Mapping[str, Any]) -> float | None:
     if kind == "postgresql":
-        v = _get(src, "wal_bytes_per_s")
+        v = _get(src, WAL_BYTES_PER_S)
     elif kind == "mysql":
         v = _get(src, INNODB, "redo_bytes_per_s")
     else:
@@ -87,7 +87,7 @@ def _only(kind_wanted: str, *path: str, scale: float = 1.0) -> Extractor:
 
 
 def _db_size(kind: str, src: Mapping[str, Any]) -> float | None:
-    v = _get(src, "database", "size_bytes") if kind in ("mysql", "postgresql") else None
+    v = _get(src, DATABASE, "size_bytes") if kind in ("mysql", "postgresql") else None
     return None if v is None else v / 2**20
 
 
@@ -98,15 +98,15 @@ SERVER_PLOTS: tuple[tuple[str, str, str, tuple[tuple[str, Extractor], ...]], ...
      (("", _only("mysql", INNODB, "checkpoint_age_pct")),)),
     ("dirty_pages", "Dirty pages in the buffer pool", "% of pages", (("", _only("mysql", INNODB, "dirty_pages_pct")),)),
     ("disk", "Disk throughput (host, all its disks)", "MiB/s",
-     (("read", _only("os", "disk", "read_kb_per_s", scale=1 / 1024)),
-      ("write", _only("os", "disk", "write_kb_per_s", scale=1 / 1024)))),
+     (("read", _only("os", DISK, "read_kb_per_s", scale=1 / 1024)),
+      ("write", _only("os", DISK, "write_kb_per_s", scale=1 / 1024)))),
     ("cpu", "CPU (host)", "%",
-     (("user", _only("os", "cpu", "user_pct")), ("sys", _only("os", "cpu", "system_pct")),
-      ("iowait", _only("os", "cpu", "iowait_pct")))),
+     (("user", _only("os", CPU, "user_pct")), ("sys", _only("os", CPU, "system_pct")),
+      ("iowait", _only("os", CPU, "iowait_pct")))),
     ("database_size", "Database size", "MiB", (("", _db_size),)),
-    ("server_rss", "Server memory (RSS)", "MiB", (("", _only("os", "server_process", "rss_bytes", scale=1 / 2**20)),)),
+    ("server_rss", "Server memory (RSS)", "MiB", (("", _only("os", SERVER_PROCESS, "rss_bytes", scale=1 / 2**20)),)),
     ("pool_waits", "Clients waiting for a pool connection", "clients",
-     (("", _only("pgbouncer", "clients", "waiting")),)),
+     (("", _only("pgbouncer", CLIENTS, "waiting")),)),
 )
 
 

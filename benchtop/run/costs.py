@@ -40,6 +40,7 @@ from benchtop.run.target_readings import (
     wal_rate,
 )
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import SETTINGS
 from benchtop.sources.host_settings import host_flags, read_host_settings
 from benchtop.sources.os import OSCounters, read_counters, real_disks
 from benchtop.sources.process import ProcessReading, read_tree, self_cpu_s
@@ -155,7 +156,7 @@ class CostMeter:
         snap, settings = self._reader.read(with_settings=True) if self._reader else (None, None)
         self.first_snapshot = snap
         self.server_settings = settings
-        self.monitor_settings = snap.panel("settings") if snap is not None else None
+        self.monitor_settings = snap.panel(SETTINGS) if snap is not None else None
         mon = self.monitor_settings if isinstance(self.monitor_settings, Mapping) else None
         self._pid = server_pid(self.target, mon)
         self.host_settings = read_host_settings(data_path(self.engine, self.target, mon))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from benchtop.record.samples import IntervalStats
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.fields import POOLS, REPLICATION, InnoDBPanel
 
 GRAMMAR = ("expected METRIC OP VALUE [for DURATION], e.g. 'p99>50ms for 10s', 'tps<100 for 30s', "
            "'errors>1%', 'pool_wait>1s', 'replica_lag>10s', 'checkpoint_age>80%'")
@@ -179,7 +179,7 @@ def snapshot_value(metric: str, snap: Any) -> float | None:
     if not getattr(snap, "ok", False):
         return None
     if metric == "pool_wait" and snap.kind == "pgbouncer":
-        pools = snap.panel("pools") or []
+        pools = snap.panel(POOLS) or []
         waits = [
             (p.get("maxwait") or 0) * 1000.0 + (p.get("maxwait_us") or 0) / 1000.0
             for p in pools
@@ -187,7 +187,7 @@ def snapshot_value(metric: str, snap: Any) -> float | None:
         ]
         return max(waits, default=0.0)
     if metric == "replica_lag" and snap.kind == "postgresql":
-        rows = snap.panel("replication")
+        rows = snap.panel(REPLICATION)
         if not isinstance(rows, list):
             return None
         lags = [float(r["replay_lag_s"]) for r in rows if isinstance(r, dict) and r.get("replay_lag_s") is not None]

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from benchtop.record.costs import Totals
 from benchtop.sources.base import PanelFailed, SourceError, SourceSnapshot
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.fields import CHECKPOINTS, DATABASE, ROWS, WAL_BYTES_PER_S, WAL_POSITION, InnoDBPanel
 from benchtop.sources.process import listener_pid, pid_from_file
 from benchtop.sources.registry import is_local, source_class
 from benchtop.target import Target, TargetError
@@ -23,7 +23,7 @@ def wal_position(snap: SourceSnapshot | None) -> float | None:
     """The WAL (PostgreSQL) or redo (InnoDB) position in bytes."""
     if snap is None or not snap.ok:
         return None
-    pos = snap.panel("wal_position")
+    pos = snap.panel(WAL_POSITION)
     if isinstance(pos, Mapping) and isinstance(pos.get("lsn_bytes"), (int, float)):
         return float(pos["lsn_bytes"])
     inn = InnoDBPanel.of(snap.panels)
@@ -36,7 +36,7 @@ def wal_rate(snap: SourceSnapshot | None) -> float | None:
     """WAL/redo bytes per second over the source's last poll."""
     if snap is None or not snap.ok:
         return None
-    rate = snap.panel("wal_bytes_per_s")
+    rate = snap.panel(WAL_BYTES_PER_S)
     if isinstance(rate, (int, float)):
         return float(rate)
     inn = InnoDBPanel.of(snap.panels)
@@ -46,7 +46,7 @@ def wal_rate(snap: SourceSnapshot | None) -> float | None:
 
 
 def database_bytes(snap: SourceSnapshot | None) -> int | None:
-    db = snap.panel("database") if snap is not None and snap.ok else None
+    db = snap.panel(DATABASE) if snap is not None and snap.ok else None
     size = db.get("size_bytes") if isinstance(db, Mapping) else None
     return int(size) if isinstance(size, (int, float)) else None
 
@@ -64,13 +64,13 @@ def totals_between(first: SourceSnapshot | None, last: SourceSnapshot | None) ->
 
     rows = {}
     for key in ("inserted", "updated", "deleted"):
-        pg = diff(_counter(first, "database", f"tup_{key}"), _counter(last, "database", f"tup_{key}"))
-        rows[key] = pg if pg is not None else diff(_counter(first, "rows", key), _counter(last, "rows", key))
+        pg = diff(_counter(first, DATABASE, f"tup_{key}"), _counter(last, DATABASE, f"tup_{key}"))
+        rows[key] = pg if pg is not None else diff(_counter(first, ROWS, key), _counter(last, ROWS, key))
     return Totals(
         wal_bytes=diff(wal_position(first), wal_position(last)),
-        checkpoints_timed=diff(_counter(first, "checkpoints", "timed"), _counter(last, "checkpoints", "timed")),
-        checkpoints_requested=diff(_counter(first, "checkpoints", "requested"),
-                                   _counter(last, "checkpoints", "requested")),
+        checkpoints_timed=diff(_counter(first, CHECKPOINTS, "timed"), _counter(last, CHECKPOINTS, "timed")),
+        checkpoints_requested=diff(_counter(first, CHECKPOINTS, "requested"),
+                                   _counter(last, CHECKPOINTS, "requested")),
         rows_inserted=rows["inserted"],
         rows_updated=rows["updated"],
         rows_deleted=rows["deleted"],

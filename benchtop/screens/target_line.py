@@ -13,7 +13,18 @@ from textual.widget import Widget
 from benchtop.panels.units import mib_s, ms_per_s, msec, pct, per_s
 from benchtop.screens.widgets.fmt import crop
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.fields import (
+    ACTIVITY,
+    CLIENT_STATES,
+    DIGEST_TOP,
+    LOCKS,
+    POOL_WAIT,
+    TOP_STATEMENTS,
+    WAITS,
+    WAIT_EVENTS,
+    WAL_BYTES_PER_S,
+    InnoDBPanel,
+)
 
 
 def _list(value: Any) -> list[Mapping[str, Any]]:
@@ -38,7 +49,7 @@ def top_line(snap: SourceSnapshot) -> Text | None:
     p = snap.panels
     parts: list[tuple[str, str]] = []
     if snap.kind == "mysql":
-        waits = _list(p.get("waits"))
+        waits = _list(p.get(WAITS))
         if waits:
             event = str(waits[0].get("event", "")).rsplit("/", 1)[-1]
             parts.append(("wait", f"{event} {ms_per_s(waits[0].get('ms_per_s'))}"))
@@ -46,23 +57,23 @@ def top_line(snap: SourceSnapshot) -> Text | None:
         age = inn.checkpoint_age_pct if inn is not None else None
         if age is not None:
             parts.append(("ckpt age", pct(age)))
-        locks = _list(p.get("locks"))
+        locks = _list(p.get(LOCKS))
         if locks:
             parts.append(("lock waits", str(len(locks))))
     elif snap.kind == "postgresql":
-        waits = _list(p.get("wait_events"))
+        waits = _list(p.get(WAIT_EVENTS))
         if waits:
             parts.append(("wait", f"{waits[0].get('type')}:{waits[0].get('event')} ×{waits[0].get('count')}"))
-        parts.append(("WAL", mib_s(p.get("wal_bytes_per_s"))))
-        blocked = [r for r in _list(p.get("activity")) if r.get("blocked_by")]
+        parts.append(("WAL", mib_s(p.get(WAL_BYTES_PER_S))))
+        blocked = [r for r in _list(p.get(ACTIVITY)) if r.get("blocked_by")]
         if blocked:
             parts.append(("blocked", str(len(blocked))))
     elif snap.kind == "pgbouncer":
-        cl = _map(p.get("client_states"))
+        cl = _map(p.get(CLIENT_STATES))
         parts.append(("clients waiting", str(cl.get("waiting", "-"))))
     elif snap.kind == "proxysql":
-        parts.append(("time in proxy", pct(_map(p.get("pool_wait")).get("proxy_time_pct"))))
-    top = _list(p.get("top_statements")) or _list(p.get("digest_top"))
+        parts.append(("time in proxy", pct(_map(p.get(POOL_WAIT)).get("proxy_time_pct"))))
+    top = _list(p.get(TOP_STATEMENTS)) or _list(p.get(DIGEST_TOP))
     if top:
         s = max(top, key=lambda r: r.get("total_ms_per_s", r.get("time_ms_per_s")) or 0)
         query = str(s.get("query") or s.get("digest_text") or "")

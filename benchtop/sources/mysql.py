@@ -29,7 +29,24 @@ from benchtop.sources.base import (
     scrub_setting,
     shut_down_socket,
 )
-from benchtop.sources.fields import DEADLOCK, INNODB, METADATA_LOCKS, REPLICA, TRANSACTIONS, InnoDBPanel
+from benchtop.sources.fields import (
+    BINLOG,
+    DATABASE,
+    DEADLOCK,
+    INNODB,
+    LOCKS,
+    METADATA_LOCKS,
+    PROCESSLIST,
+    REPLICA,
+    ROWS,
+    SETTINGS,
+    STATUS_RATES,
+    THREADS,
+    TOP_STATEMENTS,
+    TRANSACTIONS,
+    WAITS,
+    InnoDBPanel,
+)
 from benchtop.sources.replication import replica_rows, replica_status_statement
 from benchtop.sources.mysql_trx import latest_deadlock, metadata_lock_rows, transaction_rows
 from benchtop.sources.rates import CounterTracker, Interval, to_number
@@ -43,7 +60,7 @@ _CONNECTION_LOST = {1053, 1927, 2002, 2003, 2006, 2013, 2055, 4031}
 _STATEMENT_TIMEOUT = {1969, 3024}
 _DENIED = {1044, 1045, 1142, 1143, 1227, 1370}
 
-STATUS_RATES = {
+STATUS_RATE_COUNTERS = {
     # key in the panel: SHOW GLOBAL STATUS variable
     "questions_per_s": "Questions",
     "commits_per_s": "Com_commit",
@@ -157,7 +174,7 @@ def status_rates_panel(iv: Interval) -> dict[str, float | None]:
     >>> p["questions_per_s"], p["monitor_questions_per_s"]
     (30.0, 10.0)
     """
-    out = {key: iv.rate(var) for key, var in STATUS_RATES.items()}
+    out = {key: iv.rate(var) for key, var in STATUS_RATE_COUNTERS.items()}
     own = iv.rate("monitor_questions")
     total = out.get("questions_per_s")
     if own is not None and total is not None:
@@ -685,19 +702,19 @@ class MySQLSource(Source):
         try:
             variables = self._pairs(sql.get(ver.backend, "settings", ver.number))
             settings = settings_panel(variables)
-            panels["settings"] = settings
+            panels[SETTINGS] = settings
         except PanelFailed as exc:
             settings = {}
-            panels["settings"] = exc.missing
+            panels[SETTINGS] = exc.missing
 
-        panels["threads"] = threads_panel(status)
+        panels[THREADS] = threads_panel(status)
         engine = self._engine_status_if_needed(status)
         facts = lsn_facts(status, settings, engine)
         counters = {k: float(v) for k, v in ((k, to_number(v)) for k, v in status.items()) if v is not None}
         counters["monitor_questions"] = float(self.own_statements)  # SHOW GLOBAL STATUS itself included
         counters.update({f"innodb:{k}": v for k, v in innodb_counters(status, facts.get("lsn")).items()})
         iv = self._counters.advance(counters, now)
-        panels["status_rates"] = status_rates_panel(iv)
+        panels[STATUS_RATES] = status_rates_panel(iv)
         innodb_iv = Interval(
             None if iv.prev is None else _strip(iv.prev, "innodb:"), _strip(iv.cur, "innodb:"), iv.seconds
         )
@@ -708,15 +725,15 @@ class MySQLSource(Source):
             )
         else:
             panels[INNODB] = innodb_panel(status, facts, innodb_iv, self._history_length(status, engine))
-        panels["waits"] = self._waits(settings, iv.seconds)
-        panels["binlog"] = self._binlog(settings, iv.seconds)
-        panels["rows"] = rows_panel(status)
-        panels["database"] = self._database_size()
-        panels["processlist"] = self._processlist()
-        panels["top_statements"] = self._top_statements(settings)
-        if ver.flavour == "mariadb" and isinstance(panels["top_statements"], list):
-            panels["top_statements"] = self._with_prepared(panels["top_statements"], panels["processlist"])
-        panels["locks"] = self._locks()
+        panels[WAITS] = self._waits(settings, iv.seconds)
+        panels[BINLOG] = self._binlog(settings, iv.seconds)
+        panels[ROWS] = rows_panel(status)
+        panels[DATABASE] = self._database_size()
+        panels[PROCESSLIST] = self._processlist()
+        panels[TOP_STATEMENTS] = self._top_statements(settings)
+        if ver.flavour == "mariadb" and isinstance(panels[TOP_STATEMENTS], list):
+            panels[TOP_STATEMENTS] = self._with_prepared(panels[TOP_STATEMENTS], panels[PROCESSLIST])
+        panels[LOCKS] = self._locks()
         panels[TRANSACTIONS] = self._transactions()
         panels[DEADLOCK] = self._latest_deadlock(status)
         panels[METADATA_LOCKS] = self._metadata_locks(settings)

@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
-from benchtop.sources.fields import DISKS, LOAD, MEMORY, SERVER_PROCESSES
+from benchtop.sources.fields import (
+    CONTEXT_SWITCHES_PER_S,
+    CPU,
+    DISK,
+    DISKS,
+    LOAD,
+    MEMORY,
+    RUN_QUEUE,
+    SERVER_PROCESS,
+    SERVER_PROCESSES,
+)
 from benchtop.sources.host_state import (
     DiskCounters,
     ProcCounters,
@@ -310,8 +320,8 @@ class OSSource(Source):
         if prev is not None and cur.t > prev.t:
             d = cur.delta(prev)
             interval_s = d.seconds
-            panels["cpu"] = d.cpu_pct()
-            panels["disk"] = {
+            panels[CPU] = d.cpu_pct()
+            panels[DISK] = {
                 "read_kb_per_s": round(d.read_kb / d.seconds, 2),
                 "write_kb_per_s": round(d.write_kb / d.seconds, 2),
                 "reads_per_s": round(d.reads / d.seconds, 2),
@@ -319,10 +329,10 @@ class OSSource(Source):
             }
             busiest = d.busiest_disk()
             if busiest is not None:
-                panels["disk"].update(device=busiest[0], **busiest[1].to_dict())
+                panels[DISK].update(device=busiest[0], **busiest[1].to_dict())
             if d.procs_running is not None:
-                panels["run_queue"] = d.procs_running
-            panels["context_switches_per_s"] = round(d.context_switches / d.seconds, 1)
+                panels[RUN_QUEUE] = d.procs_running
+            panels[CONTEXT_SWITCHES_PER_S] = round(d.context_switches / d.seconds, 1)
         self._host_state(panels)
         if self._server_port:
             # one walk of the server's processes for both panels
@@ -331,7 +341,7 @@ class OSSource(Source):
                 self._server_pid = listener_pid(self._server_port or 0)
                 self._server_prev = None
                 procs = read_tree_processes(self._server_pid, memory=True) if self._server_pid is not None else {}
-            panels["server_process"] = self._server_process(procs)
+            panels[SERVER_PROCESS] = self._server_process(procs)
             panels[SERVER_PROCESSES] = self._server_processes(procs)
         return self.snapshot(panels, t0, interval_s)
 

@@ -15,6 +15,7 @@ import psycopg
 
 from benchtop.errors import one_line
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot, shut_down_descriptor
+from benchtop.sources.fields import CLIENTS, CLIENT_STATES, LISTS, POOLS, SERVERS, SERVER_STATES, STATS, VERSION
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import libpq_params
@@ -124,7 +125,7 @@ def peer_rows(rows: Iterable[Mapping[str, Any]], skip_admin_console: bool = Fals
 
 
 # the panels a poll fills, each of them Missing when the console refused the login
-PANELS = ("pools", "client_states", "server_states", "stats", "clients", "servers", "lists")
+PANELS = (POOLS, CLIENT_STATES, SERVER_STATES, STATS, CLIENTS, SERVERS, LISTS)
 REFUSED_RETRY_S = 10.0
 
 
@@ -207,24 +208,24 @@ class PgBouncerSource(Source):
         if self._refused is not None and now - self._refused_at >= REFUSED_RETRY_S:
             self.connect()
         if self._refused is not None:
-            return self.snapshot({"version": self.version, **{k: self._refused for k in PANELS}}, t0, None)
+            return self.snapshot({VERSION: self.version, **{k: self._refused for k in PANELS}}, t0, None)
         if self._conn is None:
             raise SourceError("not connected")
-        panels: dict[str, Any] = {"version": self.version}
+        panels: dict[str, Any] = {VERSION: self.version}
         interval_s: float | None = None
 
         pools = self._panel("SHOW POOLS")
         if isinstance(pools, Missing):
-            panels.update(pools=pools, client_states=pools, server_states=pools)
+            panels.update({POOLS: pools, CLIENT_STATES: pools, SERVER_STATES: pools})
         else:
             typed = [typed_row(r) for r in pools]
-            panels["pools"] = typed
-            panels["client_states"] = state_counts(typed, "cl_")
-            panels["server_states"] = state_counts(typed, "sv_")
+            panels[POOLS] = typed
+            panels[CLIENT_STATES] = state_counts(typed, "cl_")
+            panels[SERVER_STATES] = state_counts(typed, "sv_")
 
         stats = self._panel("SHOW STATS")
         if isinstance(stats, Missing):
-            panels["stats"] = stats
+            panels[STATS] = stats
             self._stats = {}
         else:
             per_db: list[dict[str, Any]] = []
@@ -235,15 +236,15 @@ class PgBouncerSource(Source):
                 iv = self._stats.setdefault(db, CounterTracker()).advance(counters, now)
                 interval_s = iv.seconds if iv.seconds is not None else interval_s
                 per_db.append({"database": db, **stats_rates(iv)})
-            panels["stats"] = per_db
+            panels[STATS] = per_db
 
         clients = self._panel("SHOW CLIENTS")
-        panels["clients"] = clients if isinstance(clients, Missing) else peer_rows(clients, skip_admin_console=True)
+        panels[CLIENTS] = clients if isinstance(clients, Missing) else peer_rows(clients, skip_admin_console=True)
         servers = self._panel("SHOW SERVERS")
-        panels["servers"] = servers if isinstance(servers, Missing) else peer_rows(servers)
+        panels[SERVERS] = servers if isinstance(servers, Missing) else peer_rows(servers)
 
         lists = self._panel("SHOW LISTS")
-        panels["lists"] = (
+        panels[LISTS] = (
             lists if isinstance(lists, Missing) else {str(r["list"]): to_number(r["items"]) for r in lists}
         )
         return self.snapshot(panels, t0, interval_s)

@@ -25,7 +25,26 @@ from benchtop.sources.base import (
 )
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.sources.backend_usage import BackendUsage, not_local
-from benchtop.sources.fields import BACKEND_USAGE, STANDBY
+from benchtop.sources.fields import (
+    ACTIVITY,
+    AUTOVACUUM_WORKERS,
+    BACKEND_USAGE,
+    CACHE_HIT_RATIO,
+    CHECKPOINTS,
+    DATABASE,
+    INDEXES,
+    REPLICATION,
+    SESSIONS,
+    SETTINGS,
+    STANDBY,
+    TABLES,
+    TOP_STATEMENTS,
+    VACUUM,
+    WAIT_EVENTS,
+    WAL,
+    WAL_BYTES_PER_S,
+    WAL_POSITION,
+)
 from benchtop.sources.replication import standby_panel
 from benchtop.target import Target
 from benchtop.target.connection import libpq_conninfo, libpq_params
@@ -214,7 +233,7 @@ def activity_panels(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     wait_list = [
         {"type": t, "event": e, "count": c} for (t, e), c in sorted(waits.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
-    return {"sessions": sessions, "wait_events": wait_list, "autovacuum_workers": autovacuum}
+    return {SESSIONS: sessions, WAIT_EVENTS: wait_list, AUTOVACUUM_WORKERS: autovacuum}
 
 
 def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None) -> Any:
@@ -595,15 +614,15 @@ class PostgresSource(Source):
                 panels[name] = exc.missing
 
         def settings() -> None:
-            panels["settings"] = settings_panel(self._query("settings"))
+            panels[SETTINGS] = settings_panel(self._query("settings"))
 
         def checkpoints() -> None:
             row = self._query("checkpoints")[0]
-            panels["checkpoints"] = checkpoints_panel(row, self._tracker("checkpoints").advance(_counters(row), now))
+            panels[CHECKPOINTS] = checkpoints_panel(row, self._tracker("checkpoints").advance(_counters(row), now))
 
         def wal() -> None:
             row = self._query("wal")[0]
-            panels["wal"] = wal_panel(row, self._tracker("wal").advance(_counters(row), now))
+            panels[WAL] = wal_panel(row, self._tracker("wal").advance(_counters(row), now))
 
         def position() -> None:
             nonlocal interval_s
@@ -611,8 +630,8 @@ class PostgresSource(Source):
             lsn = parse_lsn(row["lsn"])
             iv = self._tracker("wal_bytes_per_s").advance({"lsn": lsn} if lsn is not None else {}, now)
             interval_s = iv.seconds
-            panels["wal_bytes_per_s"] = iv.rate("lsn")
-            panels["wal_position"] = {
+            panels[WAL_BYTES_PER_S] = iv.rate("lsn")
+            panels[WAL_POSITION] = {
                 "lsn": row["lsn"],
                 "lsn_bytes": lsn,
                 "in_recovery": row["in_recovery"],
@@ -623,35 +642,35 @@ class PostgresSource(Source):
             own = self.own_commits  # this query's own transaction is not committed yet
             row = self._query("database")[0]
             iv = self._tracker("database").advance({**_counters(row), "monitor_commits": own}, now)
-            panels["cache_hit_ratio"] = cache_hit_panel(iv)
-            panels["database"] = database_panel(row, iv)
+            panels[CACHE_HIT_RATIO] = cache_hit_panel(iv)
+            panels[DATABASE] = database_panel(row, iv)
 
         def activity() -> None:
             panels.update(activity_panels(self._query("activity")))
 
         def replication() -> None:
-            pos = panels.get("wal_position")
+            pos = panels.get(WAL_POSITION)
             current = pos["lsn_bytes"] if isinstance(pos, dict) else None
-            panels["replication"] = replication_panel(self._query("replication"), current)
+            panels[REPLICATION] = replication_panel(self._query("replication"), current)
 
         def standby() -> None:
             panels[STANDBY] = standby_panel(self._query("standby")[0], parse_lsn).as_panel()
 
-        guarded("settings", settings)
-        guarded("checkpoints", checkpoints)
-        guarded("wal", wal)
-        guarded("wal_bytes_per_s", position)
-        guarded("database", database)
-        if isinstance(panels.get("database"), Missing):
-            panels["cache_hit_ratio"] = panels["database"]
+        guarded(SETTINGS, settings)
+        guarded(CHECKPOINTS, checkpoints)
+        guarded(WAL, wal)
+        guarded(WAL_BYTES_PER_S, position)
+        guarded(DATABASE, database)
+        if isinstance(panels.get(DATABASE), Missing):
+            panels[CACHE_HIT_RATIO] = panels[DATABASE]
         try:
             if self.hidden is not None:
                 raise PanelFailed(self.hidden)
             activity()
         except PanelFailed as exc:
-            for key in ("sessions", "wait_events", "autovacuum_workers"):
+            for key in (SESSIONS, WAIT_EVENTS, AUTOVACUUM_WORKERS):
                 panels[key] = exc.missing
-        guarded("replication", replication)
+        guarded(REPLICATION, replication)
         guarded(STANDBY, standby)
 
         def sessions_list() -> None:
@@ -665,7 +684,7 @@ class PostgresSource(Source):
             note = self._usage_missing or (self._usage.note() if self._usage is not None else None)
             if note is not None:
                 panels[BACKEND_USAGE] = note
-            panels["activity"] = rows
+            panels[ACTIVITY] = rows
 
         def top_statements() -> None:
             try:
@@ -683,9 +702,9 @@ class PostgresSource(Source):
                     self._fetch_texts(wanted)
             except PanelFailed as exc:
                 self._forget("top_statements")
-                panels["top_statements"] = _pgss_missing(exc.missing, self.target.user)
+                panels[TOP_STATEMENTS] = _pgss_missing(exc.missing, self.target.user)
                 return
-            panels["top_statements"] = statement_deltas(base, rows, seconds, texts=self._texts)
+            panels[TOP_STATEMENTS] = statement_deltas(base, rows, seconds, texts=self._texts)
 
         def relations(name: str, key: str) -> None:
             try:
@@ -697,11 +716,11 @@ class PostgresSource(Source):
             panels[name] = relation_deltas(base, rows, seconds, key, ("blks_read", "blks_hit"))
 
         def vacuum() -> None:
-            panels["vacuum"] = [vacuum_row(r) for r in self._query("vacuum")]
+            panels[VACUUM] = [vacuum_row(r) for r in self._query("vacuum")]
 
-        guarded("activity", sessions_list)
+        guarded(ACTIVITY, sessions_list)
         top_statements()
-        guarded("tables", lambda: relations("tables", "relid"))
-        guarded("indexes", lambda: relations("indexes", "indexrelid"))
-        guarded("vacuum", vacuum)
+        guarded(TABLES, lambda: relations("tables", "relid"))
+        guarded(INDEXES, lambda: relations("indexes", "indexrelid"))
+        guarded(VACUUM, vacuum)
         return self.snapshot(panels, t0, interval_s)

@@ -45,6 +45,20 @@ import pymysql
 
 from benchtop.errors import one_line
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot, shut_down_socket
+from benchtop.sources.fields import (
+    AGES_S,
+    COMMANDS,
+    CONNECTION_POOL,
+    DIGEST_TOP,
+    GLOBAL,
+    GLOBAL_RATES,
+    HOSTGROUP_WAITS,
+    POOL_WAIT,
+    PROCESSLIST,
+    QUERY_RULES,
+    QUERY_RULE_CONFIG,
+    SERVERS,
+)
 from benchtop.sources.rates import Interval
 from benchtop.target import Target
 from benchtop.target import mysql_client
@@ -231,23 +245,23 @@ class ProxySQLSource(Source):
             self._rules = self._panel(SQL_RULES, "runtime_mysql_query_rules")
             self._config_t = now
         panels: dict[str, Any] = {}
-        panels["connection_pool"] = self._connection_pool(dt)
-        panels["servers"] = self._servers
+        panels[CONNECTION_POOL] = self._connection_pool(dt)
+        panels[SERVERS] = self._servers
         glob = self._panel(SQL_GLOBAL, "stats_mysql_global")
         values = {} if isinstance(glob, Missing) else {r["Variable_Name"]: r["Variable_Value"] for r in glob}
         glob_iv = Interval(self._prev_global, _numbers(values) or {}, dt)
-        panels["global"] = glob if isinstance(glob, Missing) else values
-        panels["global_rates"] = {
+        panels[GLOBAL] = glob if isinstance(glob, Missing) else values
+        panels[GLOBAL_RATES] = {
             k: glob_iv.rate(k) for k, v in values.items() if isinstance(v, int) and _is_global_counter(k)
         }
         commands = self._commands(dt)
-        panels["commands"] = commands
-        panels["processlist"] = self._processlist(now)
-        panels["query_rules"], panels["query_rule_config"] = self._query_rules(dt)
-        panels["digest_top"] = self._digests(now)
-        panels["pool_wait"] = self._pool_wait(glob_iv, commands)
-        panels["hostgroup_waits"] = self._hostgroup_waits(dt)
-        panels["ages_s"] = {
+        panels[COMMANDS] = commands
+        panels[PROCESSLIST] = self._processlist(now)
+        panels[QUERY_RULES], panels[QUERY_RULE_CONFIG] = self._query_rules(dt)
+        panels[DIGEST_TOP] = self._digests(now)
+        panels[POOL_WAIT] = self._pool_wait(glob_iv, commands)
+        panels[HOSTGROUP_WAITS] = self._hostgroup_waits(dt)
+        panels[AGES_S] = {
             "processlist": None if self._proc_t is None else round(now - self._proc_t, 3),
             "digest_top": None if self._digest_t is None else round(now - self._digest_t, 3),
         }

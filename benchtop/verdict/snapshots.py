@@ -11,7 +11,24 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Protocol
 
 from benchtop.sources.base import Missing
-from benchtop.sources.fields import InnoDBPanel
+from benchtop.sources.fields import (
+    CPU,
+    DATABASE,
+    DISK,
+    POOLS,
+    POOL_WAIT,
+    RUN_QUEUE,
+    SERVER_PROCESS,
+    SESSIONS,
+    STATS,
+    STATUS_RATES,
+    THREADS,
+    TOP_STATEMENTS,
+    WAITS,
+    WAIT_EVENTS,
+    WAL,
+    InnoDBPanel,
+)
 from benchtop.verdict.decide import Verdict, decide
 from benchtop.verdict.signals import Signals
 
@@ -60,7 +77,7 @@ def mysql_signals(snap: Snapshot) -> dict[str, Any]:
     out: dict[str, Any] = {}
     missing = []
     inn = InnoDBPanel.of(snap.panels)
-    waits = _panel(snap, "waits")
+    waits = _panel(snap, WAITS)
     lock = None
     if inn is not None and inn.row_lock_waiting is not None:
         lock = float(inn.row_lock_waiting)
@@ -85,16 +102,16 @@ def mysql_signals(snap: Snapshot) -> dict[str, Any]:
         out["lock_waiting"] = round(lock, 3)
     else:
         missing.append("InnoDB row lock time")
-    rates = _panel(snap, "status_rates")
+    rates = _panel(snap, STATUS_RATES)
     if isinstance(rates, Mapping):
         writes = [_num(rates.get(f"com_{k}_per_s")) for k in ("insert", "update", "delete")]
         if any(w is not None for w in writes):
             out["locking_statements_per_s"] = sum(w or 0.0 for w in writes)
-    threads = _panel(snap, "threads")
+    threads = _panel(snap, THREADS)
     running = _num(threads.get("running")) if isinstance(threads, Mapping) else None
     if running is not None:
         out["db_sessions"] = max(running - 1.0, 0.0)  # the monitor's own session is running its poll
-    out.update(_top_statement(_panel(snap, "top_statements")))
+    out.update(_top_statement(_panel(snap, TOP_STATEMENTS)))
     out["missing"] = tuple(missing)
     return out
 
@@ -112,8 +129,8 @@ def postgres_signals(snap: Snapshot) -> dict[str, Any]:
     (8.0, 5.0, 1.0, 'Lock:transactionid', 'IO:WALSync')
     """
     out: dict[str, Any] = {}
-    sessions = _panel(snap, "sessions")
-    waits = _panel(snap, "wait_events")
+    sessions = _panel(snap, SESSIONS)
+    waits = _panel(snap, WAIT_EVENTS)
     if not isinstance(waits, list) or not isinstance(sessions, Mapping):
         return {"missing": ("pg_stat_activity wait events",)}
     working = sum(float(v) for k, v in sessions.items() if k not in ("idle", "total") and isinstance(v, (int, float)))
@@ -131,12 +148,12 @@ def postgres_signals(snap: Snapshot) -> dict[str, Any]:
         if key and n > top.get(key, (0.0, ""))[0]:
             top[key] = (n, f"{kind}:{event}")
     out.update(db_sessions=working, lock_waiting=lock, io_waiting=io, **{k: v[1] for k, v in top.items()})
-    wal, db = _panel(snap, "wal"), _panel(snap, "database")
+    wal, db = _panel(snap, WAL), _panel(snap, DATABASE)
     syncs = _num(wal.get("wal_sync_per_s")) if isinstance(wal, Mapping) else None
     commits = _num(db.get("commits_per_s")) if isinstance(db, Mapping) else None
     if syncs is not None and commits:
         out["syncs_per_commit"] = round(syncs / commits, 3)
-    out.update(_top_statement(_panel(snap, "top_statements")))
+    out.update(_top_statement(_panel(snap, TOP_STATEMENTS)))
     return out
 
 
@@ -166,7 +183,7 @@ def pgbouncer_signals(snap: Snapshot, database: str | None) -> dict[str, Any]:
     >>> d["pool_waiting"], d["pool_clients"], d["pool_wait_ms"]
     (14.2, 16.0, 9.0)
     """
-    pools = _panel(snap, "pools")
+    pools = _panel(snap, POOLS)
     if not isinstance(pools, list):
         return {"missing": ("PgBouncer SHOW POOLS",)}
     mine = [p for p in pools if p.get("database") != "pgbouncer" and (database is None or p.get("database") == database)]
@@ -177,7 +194,7 @@ def pgbouncer_signals(snap: Snapshot, database: str | None) -> dict[str, Any]:
     clients = sum((_num(p.get("cl_active")) or 0.0) + (_num(p.get("cl_waiting")) or 0.0) for p in mine)
     maxwait = max(((_num(p.get("maxwait")) or 0.0) * 1000 + (_num(p.get("maxwait_us")) or 0.0) / 1000 for p in mine),
                   default=None)
-    stats = _panel(snap, "stats")
+    stats = _panel(snap, STATS)
     if isinstance(stats, list):
         rates = [_num(r.get("wait_time_us_per_s")) for r in stats if r.get("database") in names]
         if rates and all(r is not None for r in rates):
@@ -197,7 +214,7 @@ def proxysql_signals(snap: Snapshot) -> dict[str, Any]:
     >>> d["pool_waiting"], d["pool_clients"]
     (6.0, 8.0)
     """
-    pw = _panel(snap, "pool_wait")
+    pw = _panel(snap, POOL_WAIT)
     total = _num(pw.get("statement_time_ms_per_s")) if isinstance(pw, Mapping) else None
     proxy = _num(pw.get("proxy_time_ms_per_s")) if isinstance(pw, Mapping) else None
     if total is None or proxy is None:
@@ -208,21 +225,21 @@ def proxysql_signals(snap: Snapshot) -> dict[str, Any]:
 def os_signals(snap: Snapshot) -> dict[str, Any]:
     """The OS source's CPU, run queue, busiest disk and server process (the monitor's own view)."""
     out: dict[str, Any] = {}
-    cpu = _panel(snap, "cpu")
+    cpu = _panel(snap, CPU)
     if isinstance(cpu, Mapping):
         idle, iowait = _num(cpu.get("idle_pct")), _num(cpu.get("iowait_pct"))
         if idle is not None and iowait is not None:
             out["host_busy_pct"] = round(100.0 - idle - iowait, 1)
             out["iowait_pct"] = iowait
-    rq = _num(snap.panels.get("run_queue"))
+    rq = _num(snap.panels.get(RUN_QUEUE))
     if rq is not None:
         out["run_queue"] = rq
-    disk = _panel(snap, "disk")
+    disk = _panel(snap, DISK)
     if isinstance(disk, Mapping) and disk.get("util_pct") is not None:
         out.update(disk=disk.get("device"), disk_util_pct=_num(disk.get("util_pct")),
                    flushes_per_s=_num(disk.get("flushes_per_s")), flush_await_ms=_num(disk.get("flush_await_ms")),
                    write_await_ms=_num(disk.get("write_await_ms")), disk_writes_per_s=_num(disk.get("writes_per_s")))
-    proc = _panel(snap, "server_process")
+    proc = _panel(snap, SERVER_PROCESS)
     if isinstance(proc, Mapping) and _num(proc.get("cpu_cores")) is not None:
         out["server_cores"] = _num(proc.get("cpu_cores"))
         if proc.get("name"):

@@ -46,6 +46,7 @@ from benchtop.panels.views.proxysql import (
     proxysql_summary,
 )
 from benchtop.panels.views.spec import Col, TableSpec, View, cell_of, filtered, fits, humanize, rows_for, sorted_rows
+from benchtop.sources.fields import CLIENTS, SERVERS
 
 __all__ = ["Col", "TableSpec", "View", "cell_of", "filtered", "fits", "humanize", "rows_for", "sorted_rows",
            "views_for", "VIEWS"]  # fmt: skip
@@ -73,8 +74,8 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
     ),
     "pgbouncer": (
         View("pools", "pools and traffic", pgbouncer_summary, (PGB_POOLS, PGB_STATS)),
-        View("clients", "clients (SHOW CLIENTS)", pgbouncer_summary, (peer_spec("clients", "clients"),)),
-        View("servers", "servers (SHOW SERVERS)", pgbouncer_summary, (peer_spec("servers", "server connections"),)),
+        View("clients", "clients (SHOW CLIENTS)", pgbouncer_summary, (peer_spec(CLIENTS, "clients"),)),
+        View("servers", "servers (SHOW SERVERS)", pgbouncer_summary, (peer_spec(SERVERS, "server connections"),)),
         View("history", "main rates over the last minutes", history=True),
     ),
     "proxysql": (

@@ -12,11 +12,11 @@ from rich.text import Text
 from benchtop.panels.units import ident, mib, mib_s, msec, num, pct, per_s
 from benchtop.panels.views.spec import Col, TableSpec, facts, mapping_of, missing_line, panel_of
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import DISKS, LOAD, MEMORY, SERVER_PROCESSES
+from benchtop.sources.fields import CONTEXT_SWITCHES_PER_S, CPU, DISK, DISKS, LOAD, MEMORY, SERVER_PROCESSES
 
 
 def os_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    cpu, disk = mapping_of(panel_of(snap, "cpu")), mapping_of(panel_of(snap, "disk"))
+    cpu, disk = mapping_of(panel_of(snap, CPU)), mapping_of(panel_of(snap, DISK))
     lines = [
         facts(
             [
@@ -24,7 +24,7 @@ def os_summary(snap: SourceSnapshot, width: int) -> list[Text]:
                 ("system", pct(cpu.get("system_pct"))),
                 ("iowait", pct(cpu.get("iowait_pct"))),
                 ("steal", pct(cpu.get("steal_pct"))),
-                ("context switches", per_s(panel_of(snap, "context_switches_per_s"))),
+                ("context switches", per_s(panel_of(snap, CONTEXT_SWITCHES_PER_S))),
             ], width),
         facts(
             [

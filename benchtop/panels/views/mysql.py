@@ -19,7 +19,18 @@ from benchtop.panels.views.spec import (
 from benchtop.panels.units import bar, count, dur, gauge, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text, usec
 from benchtop.panels.views.mysql_trx import IDLE_IN_TRX_WARN_S, idle_in_trx, open_transactions
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import INNODB, InnoDBPanel
+from benchtop.sources.fields import (
+    BINLOG,
+    INNODB,
+    LOCKS,
+    PROCESSLIST,
+    SETTINGS,
+    STATUS_RATES,
+    THREADS,
+    TOP_STATEMENTS,
+    WAITS,
+    InnoDBPanel,
+)
 
 
 def _mysql_idle(row: Mapping[str, Any]) -> bool:
@@ -35,9 +46,9 @@ def _flush_marks() -> tuple[float, float]:
 
 
 def mysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    threads = mapping_of(panel_of(snap, "threads"))
-    rates = mapping_of(panel_of(snap, "status_rates"))
-    settings = mapping_of(panel_of(snap, "settings"))
+    threads = mapping_of(panel_of(snap, THREADS))
+    rates = mapping_of(panel_of(snap, STATUS_RATES))
+    settings = mapping_of(panel_of(snap, SETTINGS))
     inn = InnoDBPanel.of(snap.panels)
     lines = [
         facts(
@@ -72,11 +83,11 @@ def mysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
                     ("lock waits", per_s(inn.row_lock_waits_per_s)),
                 ], width)
         )
-    waits = panel_of(snap, "waits")
+    waits = panel_of(snap, WAITS)
     if isinstance(waits, list) and waits:
         top = waits[0]
         lines.append(facts([("top wait", f"{top.get('event')} {ms_per_s(top.get('ms_per_s'))}")], width))
-    locks = panel_of(snap, "locks")
+    locks = panel_of(snap, LOCKS)
     if isinstance(locks, list) and locks:
         lines.append(Text(f"⚠ {len(locks)} lock wait(s): see the locks view", "bold red"))
     return lines
@@ -87,7 +98,7 @@ def innodb_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     if missing is not None:
         return [missing]
     inn = InnoDBPanel.of(snap.panels) or InnoDBPanel()
-    settings = mapping_of(panel_of(snap, "settings"))
+    settings = mapping_of(panel_of(snap, SETTINGS))
     bar_w = min(max(width - 30, 10), 60)
     age = Text("checkpoint age   ", "bold")
     age.append_text(gauge(inn.checkpoint_age_pct, bar_w, _flush_marks()))
@@ -115,7 +126,7 @@ def innodb_summary(snap: SourceSnapshot, width: int) -> list[Text]:
         line = Text(f"{label:<31}", "dim")
         line.append(value, "bold")
         lines.append(line)
-    binlog = panel_of(snap, "binlog")
+    binlog = panel_of(snap, BINLOG)
     if isinstance(binlog, Mapping):
         lines.append(
             facts(
@@ -158,7 +169,7 @@ def _processlist_alert(row: Mapping[str, Any]) -> str | None:
 
 
 MYSQL_PROCESSLIST = TableSpec(
-    "processlist",
+    PROCESSLIST,
     "sessions now (longest first; i shows idle; idle in trx always shown)",
     (
         Col("Id", "id", ident, True),
@@ -187,7 +198,7 @@ def _statement_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any
 
 
 MYSQL_STATEMENTS = TableSpec(
-    "top_statements",
+    TOP_STATEMENTS,
     "top statements in the interval (by total time; ~: estimated from the processlist)",
     (
         Col("Time/s", "total_ms_per_s", ms_per_s, True),
@@ -206,7 +217,7 @@ MYSQL_STATEMENTS = TableSpec(
     rows=_statement_rows,
 )
 MYSQL_WAITS = TableSpec(
-    "waits",
+    WAITS,
     "waits in the interval (performance_schema), ranked",
     (
         Col("Wait time/s", "ms_per_s", ms_per_s, True),
@@ -219,7 +230,7 @@ MYSQL_WAITS = TableSpec(
     rows=_waits_rows,
 )
 MYSQL_LOCKS = TableSpec(
-    "locks",
+    LOCKS,
     "lock waits: who blocks whom",
     (
         Col("Waiting", "waiting_id", ident, True),

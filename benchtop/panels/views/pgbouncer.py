@@ -10,6 +10,7 @@ from rich.text import Text
 from benchtop.panels.views.spec import Col, TableSpec, facts, mapping_of, panel_of
 from benchtop.panels.units import count, dur, mib_s, per_s, usec
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import CLIENT_STATES, POOLS, SERVER_STATES, STATS, VERSION
 
 
 def _pool_alert(row: Mapping[str, Any]) -> str | None:
@@ -25,15 +26,15 @@ def _pool_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def pgbouncer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    cl, sv = mapping_of(panel_of(snap, "client_states")), mapping_of(panel_of(snap, "server_states"))
-    stats = [s for s in panel_of(snap, "stats") or [] if isinstance(s, dict)]
+    cl, sv = mapping_of(panel_of(snap, CLIENT_STATES)), mapping_of(panel_of(snap, SERVER_STATES))
+    stats = [s for s in panel_of(snap, STATS) or [] if isinstance(s, dict)]
     xact = sum(s.get("xact_per_s") or 0 for s in stats)
     query = sum(s.get("query_per_s") or 0 for s in stats)
     waiting = cl.get("waiting") or 0
     lines = [
         facts(
             [
-                ("version", str(panel_of(snap, "version") or "?")),
+                ("version", str(panel_of(snap, VERSION) or "?")),
                 ("clients active", count(cl.get("active"))),
                 ("waiting", count(waiting)),
                 ("servers active", count(sv.get("active"))),
@@ -48,7 +49,7 @@ def pgbouncer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
 
 
 PGB_POOLS = TableSpec(
-    "pools",
+    POOLS,
     "pools (red: clients waiting)",
     (
         Col("Database", "database"),
@@ -66,7 +67,7 @@ PGB_POOLS = TableSpec(
     rows=_pool_rows,
 )
 PGB_STATS = TableSpec(
-    "stats",
+    STATS,
     "per database, in the interval",
     (
         Col("Database", "database"),

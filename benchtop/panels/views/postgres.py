@@ -10,7 +10,26 @@ from rich.text import Text
 from benchtop.panels.views.spec import Col, TableSpec, facts, long_running, mapping_of, missing_line, panel_of
 from benchtop.panels.units import count, dur, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import BACKEND_CPU_PCT, BACKEND_READ_BPS, BACKEND_USAGE, BACKEND_WRITE_BPS
+from benchtop.sources.fields import (
+    ACTIVITY,
+    AUTOVACUUM_WORKERS,
+    BACKEND_CPU_PCT,
+    BACKEND_READ_BPS,
+    BACKEND_USAGE,
+    BACKEND_WRITE_BPS,
+    CACHE_HIT_RATIO,
+    CHECKPOINTS,
+    DATABASE,
+    INDEXES,
+    SESSIONS,
+    SETTINGS,
+    TABLES,
+    TOP_STATEMENTS,
+    VACUUM,
+    WAIT_EVENTS,
+    WAL,
+    WAL_BYTES_PER_S,
+)
 
 
 def _pg_state(state: Any) -> str:
@@ -42,11 +61,11 @@ def _pg_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def postgres_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    settings = mapping_of(panel_of(snap, "settings"))
-    sessions = mapping_of(panel_of(snap, "sessions"))
-    db = mapping_of(panel_of(snap, "database"))
-    hit = mapping_of(panel_of(snap, "cache_hit_ratio"))
-    ck = mapping_of(panel_of(snap, "checkpoints"))
+    settings = mapping_of(panel_of(snap, SETTINGS))
+    sessions = mapping_of(panel_of(snap, SESSIONS))
+    db = mapping_of(panel_of(snap, DATABASE))
+    hit = mapping_of(panel_of(snap, CACHE_HIT_RATIO))
+    ck = mapping_of(panel_of(snap, CHECKPOINTS))
     lines = [
         facts(
             [
@@ -59,19 +78,19 @@ def postgres_summary(snap: SourceSnapshot, width: int) -> list[Text]:
             ], width),
         facts(
             [
-                ("WAL", mib_s(panel_of(snap, "wal_bytes_per_s"))),
+                ("WAL", mib_s(panel_of(snap, WAL_BYTES_PER_S))),
                 ("cache hit", ratio_pct(hit.get("interval"))),
                 ("db size", mib(db.get("size_bytes"))),
                 ("growth", mib_s(db.get("growth_bytes_per_s"))),
                 ("checkpoints timed/req", f"{count(ck.get('timed'))}/{count(ck.get('requested'))}"),
-                ("autovacuum", count(panel_of(snap, "autovacuum_workers"))),
+                ("autovacuum", count(panel_of(snap, AUTOVACUUM_WORKERS))),
             ], width),
     ]
-    waits = panel_of(snap, "wait_events")
+    waits = panel_of(snap, WAIT_EVENTS)
     if isinstance(waits, list) and waits:
         top = ", ".join(f"{w['type']}:{w['event']} ×{w['count']}" for w in waits[:3])
         lines.append(facts([("waiting on", top)], width))
-    blocked = [r for r in panel_of(snap, "activity") or [] if isinstance(r, dict) and r.get("blocked_by")]
+    blocked = [r for r in panel_of(snap, ACTIVITY) or [] if isinstance(r, dict) and r.get("blocked_by")]
     if blocked:
         lines.append(Text(f"⚠ {len(blocked)} session(s) blocked by a lock (red rows)", "bold red"))
     usage = missing_line("sessions", panel_of(snap, BACKEND_USAGE))
@@ -83,13 +102,13 @@ def postgres_summary(snap: SourceSnapshot, width: int) -> list[Text]:
 def checkpointer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     """Checkpointer, background writer and WAL laid out like pgcenter's screens."""
     out: list[Text] = []
-    ck, wal = panel_of(snap, "checkpoints"), panel_of(snap, "wal")
+    ck, wal = panel_of(snap, CHECKPOINTS), panel_of(snap, WAL)
     for label, value in (("checkpointer", ck), ("WAL", wal)):
         missing = missing_line(label, value)
         if missing is not None:
             out.append(missing)
     ck, wal = mapping_of(ck), mapping_of(wal)
-    settings = mapping_of(panel_of(snap, "settings"))
+    settings = mapping_of(panel_of(snap, SETTINGS))
 
     def section(title: str, rows: Sequence[tuple[str, str]]) -> None:
         out.append(Text(title, "bold underline"))
@@ -122,7 +141,7 @@ def checkpointer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     section(
         "WAL",
         [
-            ("generated", mib_s(panel_of(snap, "wal_bytes_per_s"))),
+            ("generated", mib_s(panel_of(snap, WAL_BYTES_PER_S))),
             ("records", per_s(wal.get("wal_records_per_s"))),
             ("full-page images", per_s(wal.get("wal_fpi_per_s"))),
             ("buffers full", per_s(wal.get("wal_buffers_full_per_s"))),
@@ -134,7 +153,7 @@ def checkpointer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
 
 
 def database_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    db = panel_of(snap, "database")
+    db = panel_of(snap, DATABASE)
     missing = missing_line("database", db)
     if missing is not None:
         return [missing]
@@ -155,7 +174,7 @@ def database_summary(snap: SourceSnapshot, width: int) -> list[Text]:
 
 
 PG_ACTIVITY = TableSpec(
-    "activity",
+    ACTIVITY,
     "sessions now (active first; i shows idle; red = blocked)",
     (
         Col("PID", "pid", ident, True),
@@ -178,7 +197,7 @@ PG_ACTIVITY = TableSpec(
     rows=_pg_rows,
 )
 PG_STATEMENTS = TableSpec(
-    "top_statements",
+    TOP_STATEMENTS,
     "top statements in the interval (pg_stat_statements, by total time)",
     (
         Col("Time/s", "total_ms_per_s", ms_per_s, True),
@@ -193,7 +212,7 @@ PG_STATEMENTS = TableSpec(
     "total_ms_per_s",
 )
 PG_TABLES = TableSpec(
-    "tables",
+    TABLES,
     "tables (top by blocks read)",
     (
         Col("Read/s", "blks_read_per_s", per_s, True),
@@ -209,7 +228,7 @@ PG_TABLES = TableSpec(
     "blks_read_per_s",
 )
 PG_INDEXES = TableSpec(
-    "indexes",
+    INDEXES,
     "indexes (top by blocks read)",
     (
         Col("Read/s", "blks_read_per_s", per_s, True),
@@ -223,7 +242,7 @@ PG_INDEXES = TableSpec(
     "blks_read_per_s",
 )
 PG_VACUUM = TableSpec(
-    "vacuum",
+    VACUUM,
     "vacuums running now",
     (
         Col("PID", "pid", ident, True),

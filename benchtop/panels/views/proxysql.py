@@ -10,12 +10,22 @@ from rich.text import Text
 from benchtop.panels.views.spec import Col, TableSpec, facts, mapping_of, panel_of
 from benchtop.panels.units import count, dur, ident, mib_s, ms_per_s, msec, pct, per_s, usec
 from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import (
+    COMMANDS,
+    CONNECTION_POOL,
+    DIGEST_TOP,
+    GLOBAL,
+    GLOBAL_RATES,
+    POOL_WAIT,
+    PROCESSLIST,
+    QUERY_RULES,
+)
 
 
 def proxysql_summary(snap: SourceSnapshot, width: int) -> list[Text]:
-    glob = mapping_of(panel_of(snap, "global"))
-    rates = mapping_of(panel_of(snap, "global_rates"))
-    wait = mapping_of(panel_of(snap, "pool_wait"))
+    glob = mapping_of(panel_of(snap, GLOBAL))
+    rates = mapping_of(panel_of(snap, GLOBAL_RATES))
+    wait = mapping_of(panel_of(snap, POOL_WAIT))
     return [
         facts(
             [
@@ -48,7 +58,7 @@ _GLOSTAT_SECTIONS = (
 def _glostat_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(value, Mapping):
         return []
-    rates = mapping_of(panels.get("global_rates"))
+    rates = mapping_of(panels.get(GLOBAL_RATES))
     rows = []
     for name, v in value.items():
         section = next((s for s, prefixes in _GLOSTAT_SECTIONS if name.startswith(prefixes)), "other")
@@ -59,7 +69,7 @@ def _glostat_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]
 
 
 PSQL_POOL = TableSpec(
-    "connection_pool",
+    CONNECTION_POOL,
     "ConnPool: backends per hostgroup",
     (
         Col("HG", "hostgroup", ident, True),
@@ -80,7 +90,7 @@ PSQL_POOL = TableSpec(
     alert=lambda r: "bold red" if r.get("status") not in (None, "ONLINE") else None,
 )
 PSQL_RULES = TableSpec(
-    "query_rules",
+    QUERY_RULES,
     "QueryRules: hits per rule",
     (
         Col("Rule", "rule_id", ident, True),
@@ -95,7 +105,7 @@ PSQL_RULES = TableSpec(
     "hits_per_s",
 )
 PSQL_GLOBAL = TableSpec(
-    "global",
+    GLOBAL,
     "GloStat: stats_mysql_global by section",
     (
         Col("Section", "section"),
@@ -108,7 +118,7 @@ PSQL_GLOBAL = TableSpec(
     descending=False,
 )
 PSQL_PROCLIST = TableSpec(
-    "processlist",
+    PROCESSLIST,
     "ProcList: client sessions (refreshed every few seconds; i shows idle)",
     (
         Col("Session", "SessionID", ident, True),
@@ -135,7 +145,7 @@ def _command_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]
 
 
 PSQL_COMMANDS = TableSpec(
-    "commands",
+    COMMANDS,
     "ComCount: commands (Enter: latency buckets)",
     (
         Col("Command", "Command"),
@@ -148,7 +158,7 @@ PSQL_COMMANDS = TableSpec(
     rows=_command_rows,
 )
 PSQL_DIGESTS = TableSpec(
-    "digest_top",
+    DIGEST_TOP,
     "digests by time in the interval",
     (
         Col("Time/s", "time_ms_per_s", ms_per_s, True),

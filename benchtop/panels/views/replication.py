@@ -13,7 +13,7 @@ from rich.text import Text
 from benchtop.panels.units import dur, mib, text
 from benchtop.panels.views.spec import Col, TableSpec, facts, missing_line, panel_of
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.fields import REPLICA, STANDBY, ReplicaRow, StandbyPanel
+from benchtop.sources.fields import PROCESSLIST, REPLICA, REPLICATION, STANDBY, ReplicaRow, StandbyPanel
 
 LAG_WARN_S = 30.0
 
@@ -54,7 +54,7 @@ MYSQL_REPLICA = TableSpec(
 def mysql_replication_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     """Both sides: the replicas reading this server's binlog (their Binlog
     Dump sessions), and whether this server replicates from another."""
-    procs = panel_of(snap, "processlist")
+    procs = panel_of(snap, PROCESSLIST)
     dumps = [r for r in procs if isinstance(r, Mapping) and str(r.get("command", "")).startswith("Binlog Dump")] \
         if isinstance(procs, list) else []
     lines = []
@@ -83,7 +83,7 @@ def _pg_replica_alert(row: Mapping[str, Any]) -> str | None:
 
 
 PG_REPLICAS = TableSpec(
-    "replication",
+    REPLICATION,
     "standbys streaming from this server (pg_stat_replication; lag: how far replay is behind)",
     (
         Col("Standby", "application_name"),

@@ -18,7 +18,17 @@ from rich.text import Text
 from textual.widget import Widget
 
 from benchtop.sources.base import Missing, SourceSnapshot
-from benchtop.sources.fields import INNODB
+from benchtop.sources.fields import (
+    CACHE_HIT_RATIO,
+    CHECKPOINTS,
+    CLIENT_STATES,
+    CPU,
+    DISK,
+    INNODB,
+    POOL_WAIT,
+    STATS,
+    WAL_BYTES_PER_S,
+)
 from benchtop.screens.widgets.chart import LABEL_W
 from benchtop.screens.widgets.fmt import crop
 from benchtop.panels.units import ms, num, size
@@ -38,9 +48,9 @@ class Pick:
 
 PICKS: Mapping[str, tuple[Pick, ...]] = {
     "postgresql": (
-        Pick("WAL", ("wal_bytes_per_s",), "B", True),
-        Pick("ckpt buffers", ("checkpoints", "buffers_written_per_s"), "/s", True),
-        Pick("cache hit", ("cache_hit_ratio", "interval"), "ratio"),
+        Pick("WAL", (WAL_BYTES_PER_S,), "B", True),
+        Pick("ckpt buffers", (CHECKPOINTS, "buffers_written_per_s"), "/s", True),
+        Pick("cache hit", (CACHE_HIT_RATIO, "interval"), "ratio"),
     ),
     "mysql": (
         Pick("redo", (INNODB, "redo_bytes_per_s"), "B", True),
@@ -49,17 +59,17 @@ PICKS: Mapping[str, tuple[Pick, ...]] = {
         Pick("row lock waits", (INNODB, "row_lock_waits_per_s"), "/s", True),
     ),
     "pgbouncer": (
-        Pick("pool wait", ("stats", "*", "wait_time_us_per_s"), "us", True),
-        Pick("clients waiting", ("client_states", "waiting")),
+        Pick("pool wait", (STATS, "*", "wait_time_us_per_s"), "us", True),
+        Pick("clients waiting", (CLIENT_STATES, "waiting")),
     ),
     "proxysql": (
-        Pick("proxy time", ("pool_wait", "proxy_time_pct"), "%"),
-        Pick("conn waits", ("pool_wait", "get_conn_success_per_s"), "/s", True),
+        Pick("proxy time", (POOL_WAIT, "proxy_time_pct"), "%"),
+        Pick("conn waits", (POOL_WAIT, "get_conn_success_per_s"), "/s", True),
     ),
     "os": (
-        Pick("iowait", ("cpu", "iowait_pct"), "%"),
-        Pick("disk write", ("disk", "write_kb_per_s"), "B", True, scale=1024.0),
-        Pick("cpu user", ("cpu", "user_pct"), "%"),
+        Pick("iowait", (CPU, "iowait_pct"), "%"),
+        Pick("disk write", (DISK, "write_kb_per_s"), "B", True, scale=1024.0),
+        Pick("cpu user", (CPU, "user_pct"), "%"),
     ),
 }
 
