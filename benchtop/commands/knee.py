@@ -14,7 +14,6 @@ from typing import Any, TextIO
 
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.drive import Drive, on_terminal
-from benchtop.engine import MAX_THREADS
 from benchtop.errors import OneLineParser, UsageError
 from benchtop.knee.answer import answer_text, ms_text
 from benchtop.knee.runner import KneeController
@@ -73,13 +72,13 @@ def parse(argv: Sequence[str], terminal: bool = False) -> tuple[RunOptions, Knee
     else:
         opts = options_from_argv("run", rest, terminal=terminal)
     try:
-        knee = knee_options(values, MAX_THREADS)
+        knee = knee_options(values, opts.workers.limit)
     except ValueError as exc:
         where = f"{scenario.filename}: [search]: " if scenario is not None and not namespace_values(ns) else ""
         raise UsageError(f"{where}{exc}") from None
     threads = opts.threads
     if knee.rate and "--threads" not in rest:
-        threads = int(knee_options({}, MAX_THREADS).search.high)  # enough workers for any rate the range asks
+        threads = int(knee_options({}, opts.workers.limit).search.high)  # enough workers for any rate the range asks
     first = knee.search.low
     budget = 0.0
     if any(a == "--time" or a.startswith("--time=") for a in rest):

@@ -18,8 +18,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from benchtop import __version__
-from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS, ConnSettings, RandomSettings
+from benchtop.engine import MAX_CONNECTIONS, ConnSettings, RandomSettings
 from benchtop.errors import OneLineParser, UsageError
+from benchtop.record.workers import Workers
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn, tls_of
 from benchtop.workload import option_defaults
@@ -113,6 +114,10 @@ class RunOptions:
         d.pop("rand")
         d.update({f"rand_{k}": v for k, v in asdict(self.rand).items()})
         return d
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self.threads, self.loop_threads)
 
     def for_step(self, threads: int | None = None, rate: float | None = None) -> RunOptions:
         """These options with a scenario step's threads and rate (None: keep)."""
@@ -534,29 +539,24 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any], terminal:
         overrides["tables"] = ns.tables
     if ns.table_size is not None:
         overrides["table_size"] = ns.table_size
-    threads = getattr(ns, "threads", RunOptions.threads)
-    if not 1 <= threads <= MAX_THREADS and hasattr(ns, "time"):
-        raise UsageError(f"--threads must be between 1 and {MAX_THREADS}, not {threads}")
-    loop_threads = 0
+    workers = Workers(getattr(ns, "threads", RunOptions.threads))
+    problem = workers.problem()
+    if problem and hasattr(ns, "time"):  # a run's (prepare's loaders are not checked here)
+        raise UsageError(f"--{problem}")
     connections = getattr(ns, "connections", 0) or 0
     if connections:
-        if engine in ("mysql", "postgresql"):
-            if not 1 <= connections <= MAX_CONNECTIONS:
-                raise UsageError(f"--connections must be between 1 and {MAX_CONNECTIONS}, not {connections}")
-            threads, loop_threads = connections, threads
-        else:
-            # SQLite and fileio: a thread per connection
-            if not 1 <= connections <= MAX_THREADS:
-                raise UsageError(f"--connections with --engine {engine} is a thread each: between 1 and "
-                                 f"{MAX_THREADS}, not {connections}")
-            threads = connections
+        # --threads event loops carry them; SQLite and fileio keep a thread per connection
+        workers = Workers(connections, workers.threads if engine in ("mysql", "postgresql") else 0)
+        problem = workers.problem()
+        if problem:
+            raise UsageError(f"--connections with --engine {engine}: {problem}")
     kw: dict[str, Any] = dict(
         engine=engine,
         target=target,
         workload=ns.workload,
         workload_options=overrides,
-        threads=threads,
-        loop_threads=loop_threads,
+        threads=workers.connections,
+        loop_threads=workers.loop_threads,
         fileio=fileio_overrides(ns) if engine == "fileio" and hasattr(ns, "file_num") else None,
         pgbench_scripts=tuple(getattr(ns, "pgbench_scripts", None) or ()),
         defines=tuple(getattr(ns, "defines", None) or ()),

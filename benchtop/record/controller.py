@@ -15,6 +15,7 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from benchtop.record.knee import KneeView
 from benchtop.record.samples import HostInterval, IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.workers import Workers
 from benchtop.verdict import Verdict
 
 
@@ -81,6 +82,11 @@ class Controller(Protocol):
     # the knobs' current values
     @property
     def threads(self) -> int: ...
+    @property
+    def workers(self) -> Workers:
+        """What `threads` (and set_threads) counts, its word and its limit:
+        connections on event loops (--connections), else threads."""
+        ...
     @property
     def rate(self) -> float: ...
     @property

@@ -13,6 +13,7 @@ from typing import Sequence
 from benchtop.record.controller import Controller, Notice, Sample
 from benchtop.record.knee import KneeView
 from benchtop.record.samples import IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.workers import Workers
 
 
 class DelegatingController(ABC):
@@ -43,6 +44,10 @@ class DelegatingController(ABC):
     @property
     def threads(self) -> int:
         return self._ctl.threads
+
+    @property
+    def workers(self) -> Workers:
+        return self._ctl.workers
 
     @property
     def rate(self) -> float:

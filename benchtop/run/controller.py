@@ -20,6 +20,7 @@ from benchtop.record.folder import CONFIG, HISTOGRAM, INTERVALS, LATENCY_HLOG, S
 from benchtop.record.formats import summary_text
 from benchtop.record.knee import KneeView
 from benchtop.record.samples import GroupStats, IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.workers import Workers
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import CostMeter, HostReading
@@ -440,9 +441,8 @@ class RunController:
 
     # -- state ------------------------------------------------------------------
     @property
-    def loop_threads(self) -> int:
-        """--connections: the event-loop threads (threads then counts connections); 0 without."""
-        return self._loop_threads
+    def workers(self) -> Workers:
+        return Workers(self.threads, self._loop_threads)
 
     @property
     def threads(self) -> int:

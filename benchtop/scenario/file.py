@@ -37,9 +37,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.errors import UsageError, one_line
 from benchtop.options.run_options import NUMBER_RANGES, YEAR_S, RunOptions, option_names, options_from_mapping
+from benchtop.record.workers import Workers
 from benchtop.run.guards import parse_condition
 from benchtop.scenario.hooks import Hook, parse_hooks
 from benchtop.target.instrumentation import presets_for
@@ -301,8 +301,10 @@ def _count(what: str, most: int) -> Callable[[Any], int]:
     return check
 
 
-_threads = _count("threads", MAX_THREADS)
-_connections = _count("connections", MAX_CONNECTIONS)
+# before the engine is known: threads a thread each, connections as many as event loops carry
+# (build_options holds the connections of an engine without them to its threads' limit)
+_threads = _count("threads", Workers(1).limit)
+_connections = _count("connections", Workers(1, loop_threads=1).limit)
 
 
 MAX_RATE = NUMBER_RANGES["rate"][2]
@@ -623,12 +625,12 @@ def build_options(scenario: Scenario, workload: str | None = None, out: str | No
         if workload is not None and (key == "workload" or key is None):
             section = next((s for s in range(len(scenario.steps)) if (s, "workload") in scenario.lines), -1)
         raise scenario.error(msg, section, key) from None
-    if not opts.loop_threads:
+    for step in scenario.steps:
         # SQLite and fileio keep a thread per connection: the thread cap holds
-        over = next((s for s in scenario.steps if (s.connections or 0) > MAX_THREADS), None)
-        if over is not None:
-            raise ScenarioError(_where(scenario.filename, over.line) + f"connections {over.connections}: with engine "
-                                f"{opts.engine} each connection is a thread, at most {MAX_THREADS}")
+        problem = opts.workers.with_connections(step.connections or 0).problem(least=0)
+        if problem:
+            raise ScenarioError(_where(scenario.filename, step.line) + f"connections {step.connections} with engine "
+                                f"{opts.engine}: {problem}")
     if scenario.stop_if or any(s.stop_if for s in scenario.steps):
         opts = replace(opts, stop_if=tuple(scenario.stop_if))
     return opts

@@ -23,7 +23,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 from benchtop.engine.histogram import Histogram
 from benchtop.panels.units import ms
 from benchtop.record.controller import Controller
@@ -380,7 +379,7 @@ class BenchScreen(Screen):
             workload=c.workload,
             elapsed=c.elapsed,
             remaining=c.remaining,
-            threads=self.wanted_threads,
+            workers=c.workers.with_connections(self.wanted_threads),
             rate=self.wanted_rate,
             achieved_tps=self.history[-1].tps if self.history else 0.0,
             errors=c.errors_total,
@@ -389,7 +388,6 @@ class BenchScreen(Screen):
             status=self.status,
             connected=self.history[-1].connected if self.history else -1,
             refused=sum(iv.connect_failures for iv in self.history),
-            loop_threads=getattr(c, "loop_threads", 0),
         )
 
     def refresh_header(self) -> None:
@@ -496,7 +494,7 @@ class BenchScreen(Screen):
         assert name is not None
         wanted = self.wanted_groups[name]
         if threads is not None:
-            wanted[0] = max(0, min(self._max_workers(), threads))
+            wanted[0] = max(0, min(self.controller.workers.limit, threads))
             self.wanted_threads = int(sum(v[0] for v in self.wanted_groups.values()))
             self.refresh_header()
             self._apply(f"{name} threads {wanted[0]}", lambda c: c.set_group_threads(name, int(wanted[0])))
@@ -518,18 +516,14 @@ class BenchScreen(Screen):
             return
         if self._whole_run_refused():
             return
-        n = max(1, min(self._max_workers(), n))
+        workers = self.controller.workers
+        n = max(1, min(workers.limit, n))
         if n == self.wanted_threads:
-            what = "connections" if getattr(self.controller, "loop_threads", 0) else "threads"
-            self.notify(f"{what} stay at {n} (1..{self._max_workers()})", timeout=2)
+            self.notify(f"{workers.word} stay at {n} (1..{workers.limit})", timeout=2)
             return
         self.wanted_threads = n
         self.refresh_header()
         self._apply(f"threads {n}", lambda c: c.set_threads(self.wanted_threads))
-
-    def _max_workers(self) -> int:
-        """The keys change connections on event loops (--connections), else threads."""
-        return MAX_CONNECTIONS if getattr(self.controller, "loop_threads", 0) else MAX_THREADS
 
     def _threads_now(self) -> int:
         return int(self.wanted_groups[self.group][0]) if self.group is not None else self.wanted_threads

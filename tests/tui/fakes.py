@@ -14,6 +14,7 @@ from benchtop.engine.histogram import Histogram
 from benchtop.record.controller import Controller, Notice, Sample
 from benchtop.record.knee import KneeView
 from benchtop.record.samples import ERROR_KINDS, IntervalStats, RunSummary, TimelineEvent
+from benchtop.record.workers import Workers
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
 
 
@@ -95,6 +96,7 @@ class FakeRunController:
         preload: int = 40,
         threads: int = 8,
         rate: float = 0.0,
+        loop_threads: int = 0,
         duration_s: float = 120.0,
         report_interval: float = 3600.0,
         sample_delay: float = 0.0,
@@ -126,6 +128,7 @@ class FakeRunController:
         self.hurried = False
         self.calls: list[tuple[str, Any]] = []
         self._threads = threads
+        self._loop_threads = loop_threads  # as --connections THREADS --threads LOOP_THREADS
         self._rate = rate
         self._paused = False
         self._preset = -1
@@ -210,6 +213,10 @@ class FakeRunController:
     @property
     def threads(self) -> int:
         return self._threads
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self._threads, self._loop_threads)
 
     @property
     def rate(self) -> float:

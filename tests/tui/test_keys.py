@@ -333,8 +333,7 @@ async def test_keys_change_connections_past_the_thread_cap_on_event_loops() -> N
     """With --connections the keys change connections, up to the engine's
     connection cap (65,536) rather than the thread cap (4,096); the header
     says connections on threads."""
-    fake = FakeRunController(threads=3000)
-    fake.loop_threads = 4  # type: ignore[attr-defined]
+    fake = FakeRunController(threads=3000, loop_threads=4)
     app = BenchtopApp(fake)
     async with app.run_test(size=(120, 24)) as pilot:
         await press(app, pilot, "asterisk")

@@ -136,8 +136,8 @@ def test_connections_errors_name_the_line_when_building_the_run():
     # SQLite keeps a thread per connection: the thread cap holds for its steps
     sc = parse_scenario('engine = "sqlite"\nconnections = 4\n[[step]]\nduration = 1\n\n'
                         '[[step]]\nduration = 1\nconnections = 5000\n', "s.toml")
-    with pytest.raises(ScenarioError, match=r"^s\.toml:6: connections 5000: with engine sqlite each connection is a "
-                                            r"thread, at most 4096$"):
+    with pytest.raises(ScenarioError, match=r"^s\.toml:6: connections 5000 with engine sqlite: threads must be "
+                                            r"between 0 and 4096, not 5000$"):
         build_options(sc, sc.workloads[0])
 
 

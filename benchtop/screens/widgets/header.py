@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from benchtop.screens.widgets.fmt import clock, fit, middle
 from benchtop.panels.units import num
+from benchtop.record.workers import Workers
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +18,7 @@ class HeaderState:
     workload: str
     elapsed: float
     remaining: float | None
-    threads: int
+    workers: Workers  # the knob: threads, or connections on event-loop threads
     rate: float  # target, 0 = unlimited
     achieved_tps: float
     errors: int
@@ -26,7 +27,6 @@ class HeaderState:
     status: str = ""  # "", "run finished", "stopping…"
     connected: int = -1  # workers holding a connection at the last interval's end (-1: not known)
     refused: int = 0  # connection attempts the server refused, over the run
-    loop_threads: int = 0  # --connections: `threads` counts connections, on this many event-loop threads
 
 
 def header_text(s: HeaderState, width: int = 200) -> Text:
@@ -34,20 +34,21 @@ def header_text(s: HeaderState, width: int = 200) -> Text:
     shortened in the middle; the knobs that do not fit are left out from
     the end (reconnects, then errors).
 
-    >>> print(header_text(HeaderState("sqlite:///tmp/x.db", "oltp_read_only", 65, 55, 8, 0, 1234.5, 0, 2, True)).plain)
+    >>> print(header_text(HeaderState("sqlite:///tmp/x.db", "oltp_read_only", 65, 55, Workers(8), 0, 1234.5, 0, 2,
+    ...                               True)).plain)
     benchtop  1:05 elapsed, 0:55 left  oltp_read_only  sqlite:///tmp/x.db
     ‖ PAUSED  threads: 8  rate: unlimited (1.23k tps)  errors: 0  reconnects: 2
     >>> h = HeaderState("postgresql://sbtest@db-primary.example.com:5432/sbtest", "oltp_read_write",
-    ...                 5, None, 16, 2000, 1999.5, 0, 0, True)
+    ...                 5, None, Workers(16), 2000, 1999.5, 0, 0, True)
     >>> print(header_text(h, 78).plain)
     benchtop  0:05 elapsed, no time limit  oltp_read_write  postgresql:…432/sbtest
     ‖ PAUSED  threads: 16  rate: 2.00k/s target, 2.00k/s achieved  errors: 0
-    >>> h = HeaderState("mysql://sbtest@db:3306/sbtest", "oltp_point_select", 5, 5, 16, 0, 900, 0, 0, False,
+    >>> h = HeaderState("mysql://sbtest@db:3306/sbtest", "oltp_point_select", 5, 5, Workers(16), 0, 900, 0, 0, False,
     ...                 connected=9, refused=214)
     >>> print(header_text(h, 100).plain.splitlines()[1])
     threads: 9/16 connected  refused: 214  rate: unlimited (900 tps)  errors: 0  reconnects: 0
-    >>> h = HeaderState("postgresql://sbtest@pgbouncer:6432/sbtest", "tpcb_select_only", 5, 5, 2000, 0, 9000, 0, 0,
-    ...                 False, connected=2000, loop_threads=4)
+    >>> h = HeaderState("postgresql://sbtest@pgbouncer:6432/sbtest", "tpcb_select_only", 5, 5, Workers(2000, 4), 0,
+    ...                 9000, 0, 0, False, connected=2000)
     >>> print(header_text(h, 100).plain.splitlines()[1])
     connections: 2000 on 4 threads  rate: unlimited (9.00k tps)  errors: 0  reconnects: 0
     """
@@ -70,13 +71,7 @@ def header_text(s: HeaderState, width: int = 200) -> Text:
         items.append(("‖ PAUSED", "bold reverse yellow"))
     # fewer workers connected than asked (max_connections, a password changed)
     # is said where the thread count is, with the refusals next to it
-    # with --connections the workers are connections on a few event-loop threads
-    what = "connections" if s.loop_threads else "threads"
-    on = f" on {s.loop_threads} threads" if s.loop_threads else ""
-    if 0 <= s.connected < s.threads:
-        items.append((f"{what}: {s.connected}/{s.threads} connected{on}", "bold red"))
-    else:
-        items.append((f"{what}: {s.threads}{on}", "bold"))
+    items.append((s.workers.header(s.connected), "bold red" if 0 <= s.connected < s.workers.connections else "bold"))
     if s.refused:
         items.append((f"refused: {s.refused}", "bold red"))
     if s.rate > 0:
