@@ -22,6 +22,7 @@ from benchtop.panels.headless import format_text
 from benchtop.record.folder import INTERVALS, MONITOR, TIMELINE
 from benchtop.record.monitor import recorded_snapshots
 from benchtop.record.replay import ReplayEvent, events
+from benchtop.record.workers import workers_of
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +51,7 @@ def interval_text(r: dict[str, Any]) -> str:
     lat = r.get("latency_ms") or {}
     step = f" step {r['step'] + 1}" if "step" in r else ""
     warm = " (warm-up)" if r.get("warmup") else ""
-    return (f"[ {float(r['t']):.0f}s ]{step} thds: {r.get('threads', '-')} tps: {float(r.get('tps', 0)):.2f} "
+    return (f"[ {float(r['t']):.0f}s ]{step} thds: {workers_of(r).connections if 'threads' in r else '-'} tps: {float(r.get('tps', 0)):.2f} "
             f"qps: {float(r.get('qps', 0)):.2f} lat (ms) p95 {float(lat.get('p95', 0)):.2f} "
             f"p99 {float(lat.get('p99', 0)):.2f} err/s: {float(r.get('errors_per_s', 0)):.2f}{warm}")
 

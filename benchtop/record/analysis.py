@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from benchtop.record.folder import CONFIG, MONITOR, SUMMARY, FolderReader
+from benchtop.record.workers import workers_of
 from benchtop.sources.base import SourceError
 from benchtop.sources.fields import BINLOG, CHECKPOINTS, CLIENTS, CLIENT_STATES, SETTINGS, WAL_BYTES_PER_S, InnoDBPanel
 from benchtop.sources.registry import source_class
@@ -562,8 +563,9 @@ def analyse(intervals: Sequence[Mapping[str, Any]], warmup_s: float = 0.0, start
     for seg in split_segments(kept, events):
         ss = steady_state([float(iv["tps"]) for iv in seg])
         first_dt = _dt(seg[0], None)
+        workers = Counter(workers_of(iv) for iv in seg).most_common(1)[0][0]  # as _usual
         d = {"t_start": round(float(seg[0]["t"]) - first_dt, 3), "t_end": round(float(seg[-1]["t"]), 3),
-             "threads": _usual(seg, "threads"), "rate": _usual(seg, "rate", 0), **ss.to_dict()}
+             **workers.to_dict(), "rate": _usual(seg, "rate", 0), **ss.to_dict()}
         if seg[-1].get("step") is not None:
             d["step"] = seg[-1]["step"]
         verdict = stretch_verdict(seg)
@@ -614,7 +616,7 @@ def _steady_line(ss: Mapping[str, Any]) -> str:
 
 def _setting(seg: Mapping[str, Any]) -> str:
     rate = seg.get("rate") or 0
-    return f"threads {seg.get('threads')}" + (f", rate {rate:g}/s" if rate else "")
+    return workers_of(seg).setting + (f", rate {rate:g}/s" if rate else "")
 
 
 def analysis_text(summary: Mapping[str, Any]) -> str:

@@ -105,8 +105,8 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
         )
     if s.connects:
         extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms")
-    if s.loop_threads:
-        extra.append(f"    event loops: {s.threads} connections on {s.loop_threads} threads, "
+    if s.workers.event_loops:
+        extra.append(f"    event loops: {s.workers.connections} connections on {s.workers.threads} threads, "
                      f"{s.connections_served} served")
     if s.rollbacks:
         extra.append(f"    rolled back by the workload: {s.rollbacks}")

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from benchtop.engine.histogram import Histogram
 from benchtop.engine.sample import ENDED, ERROR_KINDS, EngineSample, GroupSample
 from benchtop.record.costs import IntervalCosts, RunCosts
+from benchtop.record.workers import Workers
 
 DEFAULT_PERCENTILES = (50.0, 95.0, 99.0)
 
@@ -118,7 +119,7 @@ class IntervalStats:
 
     t: float  # end of the interval, seconds since start
     dt: float
-    threads: int
+    threads: int  # the workers running: threads, or on event loops (loop_threads) connections
     rate_target: float
     paused: bool
     transactions: int
@@ -146,10 +147,15 @@ class IntervalStats:
     op_latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # see op_latencies
     connected: int = -1  # running workers holding a connection at the interval's end (-1: not known)
     connect_failures: int = 0  # connection attempts refused in the interval
+    loop_threads: int = 0  # --connections: the event-loop threads carrying the `threads` connections
 
     @property
     def rate_mode(self) -> bool:
         return self.rate_target > 0
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self.threads, self.loop_threads)
 
     def without_histograms(self) -> "IntervalStats":
         """The same figures without the two per-interval histograms (38 KB
@@ -203,6 +209,7 @@ class IntervalStats:
             # workers that ran out of --events have hung up: no count of what the server admitted
             connected=cur.connected if cur.state not in ("stopping", "stopped") else -1,
             connect_failures=max(0, cur.connect_failures - prev.connect_failures),
+            loop_threads=cur.loop_threads,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,7 +218,7 @@ class IntervalStats:
         out: dict[str, Any] = {
             "type": "interval",
             "t": round(self.t, 3),
-            "threads": self.threads,
+            **self.workers.to_dict(),
             "tps": round(self.tps, 2),
             "qps": round(self.qps, 2),
             "reads": round(self.reads_per_s, 2),
@@ -283,6 +290,10 @@ class RunSummary:
     connected_min: int = -1  # the fewest workers connected at an interval's end (-1: not known)
     aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
     refused_reason: str = ""  # the server's word on the latest refused connection attempt
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self.threads, self.loop_threads)
 
     @property
     def queries(self) -> int:
@@ -407,9 +418,7 @@ class RunSummary:
             **({"connected_min": self.connected_min} if 0 <= self.connected_min < self.threads else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
             "time_s": round(self.time_s, 3),
-            # with --connections the workers are connections on --threads event loops
-            "threads": self.loop_threads or self.threads,
-            "connections": self.threads,
+            **self.workers.to_dict(),
             "connections_served": self.connections_served,
             "rate": self.rate,
             "tps": round(self.tps, 2),

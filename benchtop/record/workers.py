@@ -11,6 +11,7 @@ threads carrying them; equal for a thread per connection).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, Mapping
 
 from benchtop.engine import MAX_CONNECTIONS, MAX_THREADS
 
@@ -85,3 +86,24 @@ class Workers:
     def to_dict(self) -> dict[str, int]:
         """The two keys of summary.json, its steps and the interval lines."""
         return {"connections": self.connections, "threads": self.threads}
+
+
+def workers_of(record: Mapping[str, Any]) -> Workers:
+    """The workers a summary, a step or an interval line records, whichever
+    version wrote it.  `connections`, when there, is the count of workers in
+    every version; before it was in every line, an interval's (and a plain
+    run's step's) `threads` counted the connections under --connections, and
+    a scenario step said its event loops as `loop_threads`.  As many
+    connections as threads read as a thread each (the same two figures).
+
+    >>> workers_of({"connections": 20, "threads": 2}), workers_of({"threads": 20})
+    (Workers(connections=20, loop_threads=2), Workers(connections=20, loop_threads=0))
+    >>> workers_of({"threads": 20, "connections": 20, "loop_threads": 2})
+    Workers(connections=20, loop_threads=2)
+    """
+    threads = int(record.get("threads") or 0)
+    if record.get("connections") is None:
+        return Workers(threads)
+    connections = int(record["connections"])
+    loop_threads = int(record.get("loop_threads") or 0) or (threads if threads != connections else 0)
+    return Workers(connections, loop_threads)

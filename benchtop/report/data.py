@@ -11,6 +11,7 @@ from typing import Any
 from benchtop.record.analysis import Validity, analyse, validity_from_settings
 from benchtop.record.costs import RunCosts
 from benchtop.record.folder import HISTOGRAM, SETTINGS, SUMMARY, TARGET, FolderReader, UnreadableFile
+from benchtop.record.workers import workers_of
 from benchtop.verdict.stretch import stretch_verdict
 
 
@@ -53,7 +54,7 @@ class RunData:
 
     @property
     def is_sweep(self) -> bool:
-        return len({s.get("threads") for s in self.steps}) > 1
+        return len({workers_of(s).connections for s in self.steps}) > 1
 
     def step_label(self, s: dict[str, Any]) -> str:
         """`run #3 [sync_binlog=1]`: a step named by its place and the server settings it ran with."""
@@ -117,7 +118,7 @@ def unfinished_summary(intervals: list[dict[str, Any]]) -> dict[str, Any]:
         "stopped_by": "unfinished: no summary.json (the run was killed or its disk filled); figures from its "
                       "interval lines, percentiles the worst interval's",
         "time_s": time_s,
-        "threads": measured[-1].get("threads") if measured else None,
+        **(workers_of(measured[-1]).to_dict() if measured else {"threads": None}),
         "transactions": round(transactions),
         "tps": round(transactions / time_s, 2) if time_s else 0.0,
         "latency_ms": worst,
@@ -208,7 +209,8 @@ def table_rows(runs: list[RunData]) -> list[Row]:
             tps = _interval_tps(r, s)
             rows.append(Row(
                 name=name,
-                threads=s.get("threads"),
+                # a sweep's steps by the connections they ran; a run by its threads
+                threads=workers_of(s).connections if r.steps else s.get("threads"),
                 rate=s.get("rate") or None,
                 tps=float(s.get("tps", 0.0)),
                 p95=lat.get("p95"),

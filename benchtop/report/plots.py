@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchtop.report.data import RunData
+from benchtop.record.workers import workers_of
 from benchtop.report.series import (
     SERVER_PLOTS,
     latency_series,
@@ -151,8 +152,8 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
     sweeps = [r for r in runs if r.is_sweep and "knee" not in r.summary]
     if sweeps:
         def by_threads(label: str, steps: list[dict[str, Any]], key: str) -> Series:
-            pts = sorted((float(s["threads"]), float(s["tps"]) if key == "tps" else float(s["latency_ms"].get("p99", 0.0)))
-                         for s in steps)
+            pts = sorted((float(workers_of(s).connections),
+                          float(s["tps"]) if key == "tps" else float(s["latency_ms"].get("p99", 0.0))) for s in steps)
             return Series(label, tuple(x for x, _ in pts), tuple(y for _, y in pts))
 
         # one line per run and server settings (a thread sweep under each setting of a settings sweep)

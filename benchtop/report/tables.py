@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from benchtop.record.costs import APPORTIONED, PerOp, RunCosts
+from benchtop.record.workers import workers_of
 from benchtop.report.data import RunData, run_verdict
 from benchtop.verdict.stretch import stretch_text
 
@@ -67,7 +68,7 @@ def per_op_table(runs: list[RunData]) -> Table | None:
         for step in r.steps:  # a scenario's steps (a thread sweep: the cost per transaction at each step)
             step_costs = RunCosts.from_dict(step)
             if step_costs.per_op is not None:
-                rows.append(_per_op_cells(f"  #{step['index'] + 1} {step.get('threads', '')}t", step_costs.per_op,
+                rows.append(_per_op_cells(f"  #{step['index'] + 1} {workers_of(step).connections}t", step_costs.per_op,
                                           _client_us(step_costs)))
     if not rows:
         return None
@@ -181,7 +182,7 @@ def verdict_lines(runs: list[RunData]) -> list[str]:
             lines.append(f"{r.name}:")
             for seg in segs:
                 rate = f", rate {seg['rate']:g}/s" if seg.get("rate") else ""
-                lines.append(f"  {seg.get('t_start', 0):.0f}-{seg.get('t_end', 0):.0f} s ({seg.get('threads')} threads{rate}): "
+                lines.append(f"  {seg.get('t_start', 0):.0f}-{seg.get('t_end', 0):.0f} s ({workers_of(seg).setting}{rate}): "
                              f"{stretch_text(seg['verdict'])}")
             continue
         v = run_verdict(r)

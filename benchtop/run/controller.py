@@ -568,7 +568,7 @@ class RunController:
 
     def _step_dict(self, s: RunSummary) -> dict[str, Any]:
         return {
-            "threads": s.threads,
+            **s.workers.to_dict(),
             "rate": s.rate,
             "tps": round(s.tps, 2),
             "qps": round(s.qps, 2),

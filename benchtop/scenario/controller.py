@@ -99,7 +99,7 @@ class ScenarioController(DelegatingController):
         lat = result["latency_ms"]
         text = (f"# step {result['index'] + 1} done: tps {result['tps']:.2f} qps {result['qps']:.2f} "
                 f"p95 {lat.get('p95', 0):.3f} ms p99 {lat.get('p99', 0):.3f} ms errors {result['errors']}")
-        if result.get("loop_threads"):
+        if self.workers.event_loops:
             text += f" connections {result['connections']} ({result['connections_served']} served)"
         self._notices.append(Notice(text, {"type": "step", **result}))
 

@@ -19,6 +19,7 @@ from benchtop.record.controller import Controller
 from benchtop.record.costs import Work
 from benchtop.record.folder import CONFIG, HISTOGRAM, INTERVALS, SUMMARY, TARGET, TIMELINE, ResultsWriter
 from benchtop.record.samples import DEFAULT_PERCENTILES, EngineSample, RunSummary, TimelineEvent, pct_key
+from benchtop.record.workers import workers_of
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import LoadEngine
 from benchtop.run.costs import client_cpu
@@ -540,11 +541,9 @@ def step_result(step: Step, s: RunSummary, t_start: float, t_measure: float, t_e
         "instrumentation": step.instrumentation,
         "repeat": step.repeat,
         **({"settings": dict(step.settings)} if step.settings else {}),
-        "threads": s.threads,
-        # as a run's summary: the connections (`threads` above with event loops) and those served
-        "connections": s.threads,
+        # as a run's summary: the connections, the threads that carry them, and the connections served
+        **s.workers.to_dict(),
         "connections_served": s.connections_served,
-        **({"loop_threads": s.loop_threads} if s.loop_threads else {}),
         "rate": s.rate,
         "tps": round(s.tps, 2),
         "qps": round(s.qps, 2),
@@ -608,7 +607,7 @@ def iter_step_lines(results: Iterable[Mapping[str, Any]], percentile: float = 95
     for r in results:
         rate = f"{r['rate']:g}" if r.get("rate") else "-"
         lat = r["latency_ms"]
-        yield (f"{r['index'] + 1:>4} {r['threads']:>7} {rate:>8} {r['tps']:>10.2f} {r['qps']:>11.2f} "
+        yield (f"{r['index'] + 1:>4} {workers_of(r).connections:>7} {rate:>8} {r['tps']:>10.2f} {r['qps']:>11.2f} "
                f"{lat.get(key, 0.0):>8.3f} {lat.get('p99', 0.0):>8.3f} {r['errors']:>6}  {r['label']}"
                + (f"  [{r['stopped_by']}]" if r.get("stopped_by") else "")
                + (f"  validity: {r['validity'].get('status', '')}" if r.get("validity") else ""))

@@ -77,6 +77,23 @@ def test_tpcb_on_event_loops_commits_what_it_counts(tpcb_pg) -> None:
     assert 0 <= history_rows(tpcb_pg) - before - s["transactions"] <= 24, s
 
 
+def test_connections_and_threads_mean_one_thing_in_every_file(tpcb_pg, tmp_path: Path) -> None:
+    """`connections` counts client connections and `threads` the threads that
+    carry them in summary.json, its steps, intervals.jsonl and the JSON
+    lines alike (before, a step's and an interval's `threads` counted the
+    connections)."""
+    out = tmp_path / "out"
+    res = bt(tpcb_pg, "--headless", "--json", *TPCB, "--connections", "20", "--threads", "2", "--time", "1.5",
+             "--report-interval", "0.5", "--out", str(out))
+    lines = [json.loads(ln) for ln in res.stdout.splitlines()]
+    summary = json.loads((out / "summary.json").read_text())
+    files = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    intervals = [d for d in files + lines if d.get("type") == "interval"]
+    assert len(intervals) >= 4, res.stdout
+    for d in [summary, lines[-1], *summary["steps"], *intervals]:
+        assert (d["connections"], d["threads"]) == (20, 2), d
+
+
 def test_threads_alone_keep_one_connection_each(tpcb_pg) -> None:
     s = summary_of(bt(tpcb_pg, "--headless", "--json", *TPCB, "--threads", "3", "--time", "1",
                       "--report-interval", "0"))
@@ -297,11 +314,14 @@ def test_scenario_steps_change_connections_on_event_loops(tpcb_pg, tmp_path: Pat
                        env={"PGPASSWORD": server.password or ""}, timeout=120)
     assert res.returncode == 0, res.stderr
     steps = json.loads((out / "summary.json").read_text())["steps"]
-    assert [(s["label"], s["connections"], s["connections_served"], s["loop_threads"]) for s in steps] == [
+    assert [(s["label"], s["connections"], s["connections_served"], s["threads"]) for s in steps] == [
         ("step 1, tpcb_select_only, connections 6", 6, 6, 2),
         ("step 2, tpcb_select_only, connections 12", 12, 12, 2)], steps
     assert all(s["transactions"] > 0 and s["errors"] == 0 for s in steps), steps
     lines = [json.loads(ln) for ln in res.stdout.splitlines()]
     assert [ln["connections"] for ln in lines if ln.get("type") == "step"] == [6, 12]
+    # each interval line: the step's connections on the 2 loop threads
+    assert {(ln["step"], ln["connections"], ln["threads"]) for ln in lines if ln.get("type") == "interval"} \
+        <= {(0, 6, 2), (1, 12, 2)}, lines
     s = lines[-1]
     assert (s["threads"], s["connections"], s["connections_served"]) == (2, 12, 12), s

@@ -12,6 +12,7 @@ from benchtop.engine.histogram import Histogram, bucket_index, nbuckets
 from benchtop.record.folder import ResultsWriter
 from benchtop.record.samples import TimelineEvent
 from benchtop.record.samples import ERROR_KINDS, EngineSample, IntervalStats, RunSummary
+from benchtop.record.workers import Workers
 from benchtop.scenario.driver import ScenarioDriver
 from benchtop.scenario.file import parse_scenario
 
@@ -68,6 +69,8 @@ class FakeCfg:
 
 
 class FakeController:
+    loop_threads = 0  # --connections: the event-loop threads
+
     def __init__(self, clock: Clock, workload: str, threads: int | None, rate: float | None) -> None:
         self.clock, self.workload, self.target = clock, workload, "fake://db"
         self.options, self.program = FakeCfg(workload), FakeProgram()
@@ -80,6 +83,10 @@ class FakeController:
         self.stopped: str | None = None
         self.groups: list[tuple[str, int, float]] = []
         self.paused = False
+
+    @property
+    def workers(self) -> Workers:
+        return Workers(self.threads, self.loop_threads)
 
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
@@ -202,6 +209,8 @@ def test_connections_steps_move_the_connections_knob(tmp_path: Path):
     made: list[FakeController] = []
 
     class LoopController(FakeController):
+        loop_threads = 2
+
         def start(self) -> None:
             self.engine = LoopEngine(self.clock, self.threads)
             self._prev = self.engine.snapshot()
@@ -215,6 +224,8 @@ def test_connections_steps_move_the_connections_knob(tmp_path: Path):
     driver = ScenarioDriver(sc, make, ResultsWriter(tmp_path), clock=clock)
     ctl = ScenarioController(driver)
     ctl.start()
+    # the screens' word and limit: the running step's connections on its event loops
+    assert (ctl.workers, ctl.workers.word, ctl.workers.limit) == (Workers(10, 2), "connections", 65536)
     texts = [n.text for n in ctl.notices()]
     while not driver.done:  # as ScenarioController.sample, on the fake's IntervalStats
         clock.now += 0.5
@@ -222,9 +233,11 @@ def test_connections_steps_move_the_connections_knob(tmp_path: Path):
         driver.tick()
         texts += [n.text for n in ctl.notices()]
     assert made[0].engine.threads == 20 and len(made) == 1
-    assert [(r["label"], r["connections"], r["connections_served"], r["loop_threads"]) for r in driver.results] == [
-        ("step 1, connections 10", 10, 10, 2), ("step 2, connections 40", 40, 40, 2),
-        ("step 3, threads 20", 20, 40, 2)]
+    # steps[] say connections and the threads that carry them, as summary.json does
+    assert [(r["label"], r["connections"], r["threads"], r["connections_served"]) for r in driver.results] == [
+        ("step 1, connections 10", 10, 2, 10), ("step 2, connections 40", 40, 2, 40),
+        ("step 3, threads 20", 20, 2, 40)]
+    assert not any("loop_threads" in r for r in driver.results)
     assert texts[0] == "# step 1/3, connections 10: 1s"
     assert texts[1].startswith("# step 1 done: tps 1000.00") and texts[1].endswith(" connections 10 (10 served)")
     summary = driver.summary.to_dict()
