@@ -36,8 +36,9 @@ def test_plus_adds_a_thread_on_screen_and_in_the_engine(tmp_path: Path) -> None:
         session.wait_for("threads: 2", timeout=10)
         intervals_file = out / "intervals.jsonl"
         deadline = time.monotonic() + 20
+        # the file exists before its first line is written
         while time.monotonic() < deadline and not (
-            intervals_file.exists() and '"threads":2' in intervals_file.read_text().splitlines()[-1]
+            intervals_file.exists() and '"threads":2' in (intervals_file.read_text().splitlines() or [""])[-1]
         ):
             time.sleep(0.1)
         session.send_keys("q", literal=True)

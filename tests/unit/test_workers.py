@@ -52,18 +52,18 @@ def test_event_loops_count_connections_up_to_the_connection_cap() -> None:
 
 def test_options_decide_the_workers_once() -> None:
     opts = options_from_argv("run", ["--engine", "postgres", "--dsn", "postgresql://u@h/db", "--connections", "20",
-                                     "--threads", "2"], interactive=False)
+                                     "--threads", "2"], terminal=False)
     assert opts.workers == Workers(20, 2)
     # SQLite keeps a thread per connection
-    opts = options_from_argv("run", ["--connections", "20", "--threads", "2"], interactive=False)
+    opts = options_from_argv("run", ["--connections", "20", "--threads", "2"], terminal=False)
     assert opts.workers == Workers(20)
     with pytest.raises(UsageError, match=f"^--connections with --engine sqlite: threads must be between 1 and "
                                          f"{MAX_THREADS}, not 5000$"):
-        options_from_argv("run", ["--connections", "5000"], interactive=False)
+        options_from_argv("run", ["--connections", "5000"], terminal=False)
     with pytest.raises(UsageError, match=f"^--connections with --engine postgresql: connections must be between 1 "
                                          f"and {MAX_CONNECTIONS}, not 70000$"):
         options_from_argv("run", ["--engine", "postgres", "--dsn", "postgresql://u@h/db", "--connections", "70000"],
-                          interactive=False)
+                          terminal=False)
 
 
 def _sample(t: float, n: int, connections: int, loop_threads: int) -> EngineSample:
