@@ -311,16 +311,31 @@ int bt_engine_set_paused(bt_engine *e, int32_t paused)
     return BT_OK;
 }
 
+/* A stop cuts the run at the moment it is asked: transactions still in flight
+ * then are unfinished (worker.c), so the totals are the last snapshot's and no
+ * latency outlasts the run.  After --events ran out, the events already
+ * started are the run's and finish: its end is then when the last worker
+ * exits (bt_engine_join_timeout). */
 int bt_engine_stop(bt_engine *e)
 {
     if (!e)
         return BT_EINVAL;
-    uint64_t zero = 0;
-    atomic_compare_exchange_strong(&e->stop_ns, &zero, bt_now_ns());
+    if (!atomic_load(&e->events_done)) {
+        uint64_t zero = 0;
+        atomic_compare_exchange_strong(&e->stop_ns, &zero, bt_now_ns());
+    }
     atomic_store(&e->stop, 1);
     int expected = BT_STATE_RUNNING;
     atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPING);
     return BT_OK;
+}
+
+void bt_engine_events_done(bt_engine *e)
+{
+    atomic_store(&e->events_done, 1);
+    atomic_store(&e->stop, 1);
+    int expected = BT_STATE_RUNNING;
+    atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPING);
 }
 
 /* Waits up to timeout_ms (< 0: for ever) for the workers to exit and reaps
@@ -358,6 +373,8 @@ int32_t bt_engine_join_timeout(bt_engine *e, int32_t timeout_ms)
     int32_t left = e->live;
     pthread_mutex_unlock(&e->ctl_mu);
     if (left == 0) {
+        uint64_t zero = 0;
+        atomic_compare_exchange_strong(&e->stop_ns, &zero, bt_now_ns());  /* --events: the last one is done */
         int expected = BT_STATE_STOPPING;
         atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPED);
         expected = BT_STATE_RUNNING;

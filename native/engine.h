@@ -29,7 +29,9 @@ struct bt_engine {
 
     _Atomic int state;
     _Atomic int stop;
-    _Atomic uint64_t stop_ns;  /* when stop was first asked: snapshots' t ends there */
+    _Atomic uint64_t stop_ns;  /* the run's end: snapshots' t ends there, and a transaction
+                                * done after it is unfinished, not counted */
+    _Atomic int events_done;   /* --events all started: the end is when the last one is done */
     _Atomic int paused;
     _Atomic int64_t events_started;
     _Atomic int ever_connected;
@@ -59,6 +61,7 @@ struct bt_engine {
  * request (the measured time ends there). */
 uint64_t bt_snapshot_begin(bt_engine *e, void *out, size_t out_size, uint64_t *lat_hist, uint64_t *svc_hist);
 void bt_engine_fail(bt_engine *e, const char *fmt, ...);
+void bt_engine_events_done(bt_engine *e);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
 /* A client aborted (pgbench's rule for a failed expression); the first

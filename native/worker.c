@@ -318,7 +318,7 @@ static void client_run(bt_client *c)
         }
         if (e->cfg.max_events > 0 &&
             atomic_fetch_add(&e->events_started, 1) >= e->cfg.max_events) {
-            bt_engine_stop(e);
+            bt_engine_events_done(e);
             break;
         }
         uint64_t now = bt_now_ns();
@@ -344,6 +344,12 @@ static void client_run(bt_client *c)
         BT_ADD(w->busy_ns, done - started);
         if (rc < 0)
             break;
+        uint64_t end = atomic_load(&e->stop_ns);
+        if (rc == 0 && end && done > end) {
+            /* done after the run's end: the end's snapshot cannot count it */
+            BT_ADD(w->unfinished, 1);
+            break;
+        }
         if (rc == 0) {
             record(c, type, intended, started, done, rolled_back);
             if (e->cfg.reconnect_every > 0 &&

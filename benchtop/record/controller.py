@@ -150,6 +150,10 @@ class Controller(Protocol):
     def stop(self, reason: str = "") -> RunSummary | None:
         """End the load (idempotent); the summary, None when nothing was measured."""
         ...
+    def final_sample(self) -> Sample | None:
+        """After stop(): the run's last interval, which stop() read from the
+        stopped load (the summary's own snapshot), None when there was none."""
+        ...
     def hurry(self) -> None:
         """A second request to end (signal, key): a stop in progress, or the
         next, stops waiting for workers and ends at once with what is there.

@@ -111,6 +111,9 @@ class DelegatingController(ABC):
     def stop(self, reason: str = "") -> RunSummary | None:
         return self._ctl.stop(reason)
 
+    def final_sample(self) -> Sample | None:
+        return self._ctl.final_sample()
+
     def hurry(self) -> None:
         self._ctl.hurry()
 

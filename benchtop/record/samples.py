@@ -219,6 +219,7 @@ class IntervalStats:
             "type": "interval",
             "t": round(self.t, 3),
             **self.workers.to_dict(),
+            "transactions": self.transactions,
             "tps": round(self.tps, 2),
             "qps": round(self.qps, 2),
             "reads": round(self.reads_per_s, 2),

@@ -36,6 +36,7 @@ from benchtop.workload.groups import resolve_groups
 KEEP_HISTOGRAMS = 8
 STOP_GRACE_S = 1.0   # workers finish the transaction in hand
 ABORT_WAIT_S = 2.0   # after their sockets are shut down
+FINAL_SLIVER = 0.05  # of a report interval: a shorter last interval with nothing in it is not written
 
 
 class LoadEngine(Protocol):
@@ -125,6 +126,7 @@ class RunController:
         self.timeline: list[TimelineEvent] = []
         self._lock = threading.RLock()
         self._summary: RunSummary | None = None
+        self._final: Sample | None = None  # the last interval, read by stop()
         self._prev: EngineSample | None = None
         self._base: EngineSample | None = None
         self._last: EngineSample | None = None
@@ -212,11 +214,15 @@ class RunController:
     def load_ended(self) -> bool:
         return self._t0 is not None and self.engine.state in ENDED
 
-    def _read(self) -> IntervalStats:
+    def _read(self, final: EngineSample | None = None) -> IntervalStats:
+        """The interval since the previous reading, up to a new snapshot, or
+        up to `final`, the stopped engine's (stop(): the run's last interval)."""
         with self._lock:
-            cur = self.engine.snapshot()
+            cur = final or self.engine.snapshot()
             assert self._prev is not None, "start() first"
             iv = IntervalStats.between(self._prev, cur, self.percentiles)
+            if final is not None:
+                iv = replace(iv, threads=self._prev.threads_running)  # the stopped engine runs none
             self._prev = cur
             self._last = cur
             type_busy: list[float] = []
@@ -237,7 +243,7 @@ class RunController:
                     if self.writer:
                         self._save_settings()
             self._track_outage(iv)
-            if self.guard is not None and self._base is not None and not self.stop_reason:
+            if self.guard is not None and self._base is not None and not self.stop_reason and final is None:
                 why = self.guard.check(iv)
                 if why:
                     self.stop_reason = f"stop-if: {why}"
@@ -526,11 +532,13 @@ class RunController:
                 reason = f"error: {after.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
-            if self.writer and self._base is not None and self._prev is not None and after.t > self._prev.t:
-                # the part of an interval since the last sample: without it
-                # latency.hlog would hold fewer transactions than summary.json
-                self._hlog(IntervalStats.between(self._prev, after, self.percentiles))
-                self._prev = after
+            if self._base is not None and self._prev is not None and self._base is not self._prev \
+                    and self._ends_an_interval(self._prev, after):
+                # the last interval ends with the summary's snapshot, however
+                # short: the intervals then add up to the summary exactly
+                iv = self._read(after)
+                self._final = Sample(iv, True, t=iv.t - self.t_offset, finished=True, reason=reason,
+                                     fields=self._fields)
             base = self._base or after
             summary = RunSummary.between(base, after, self.percentiles, self.program.txn_names, reason)
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
@@ -547,6 +555,18 @@ class RunController:
             if self.instrumentation is not None:
                 self.instrumentation.restore()
             return self._summary
+
+    def _ends_an_interval(self, prev: EngineSample, after: EngineSample) -> bool:
+        """Whether the stopped engine's snapshot adds an interval: anything
+        counted since the last reading, or a stretch of time worth a line
+        (a sliver with nothing in it would only be noise)."""
+        if (after.transactions, after.queries, after.error_count, after.reconnects, after.unfinished) != \
+                (prev.transactions, prev.queries, prev.error_count, prev.reconnects, prev.unfinished):
+            return True
+        return after.t - prev.t >= FINAL_SLIVER * self.report_interval
+
+    def final_sample(self) -> Sample | None:
+        return self._final
 
     def hurry(self) -> None:
         self._hurry.set()

@@ -83,11 +83,13 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
             break
         now = time.monotonic()
         at_end = now >= end_at
-        if at_end and next_tick > end_at + 0.05 * interval:
-            reason = "time"  # no partial last line, as sysbench
+        if at_end:
+            # the last line is read from the stopped load (the summary's
+            # snapshot), so what ends in flight is unfinished in both
+            reason = "time"
             break
         at_deadline = deadline is not None and now >= deadline
-        between = now < next_tick and not at_end and not at_deadline
+        between = now < next_tick and not at_deadline
         # all --events done (or a failure): the last line now, not at the next tick
         ended = between and ctl.load_ended()
         if between and not ended:
@@ -102,16 +104,20 @@ def run_headless(ctl: Controller, printer: LinePrinter, stop: StopFlag | None = 
         if sample.finished:
             reason = sample.reason
             break
-        if at_end:
-            reason = "time"
-            break
         if at_deadline or now < next_tick:
             next_tick = now + interval  # intervals restart at each boundary
         else:
             next_tick += interval
             if next_tick < now:  # a stalled tick: no burst of catch-up lines
                 next_tick = now + interval
-    return ctl.stop(reason)
+    summary = ctl.stop(reason)
+    final = ctl.final_sample()
+    if final is not None and final.counted:
+        # a line of its own second, unless it ends on the tick it was due at
+        printer.interval(final, math.ceil(final.t - 0.05 * interval))
+    for notice in ctl.notices():
+        printer.notice(notice)
+    return summary
 
 
 def print_summary(summary: RunSummary, program: Program, options: RunOptions, out: TextIO,
