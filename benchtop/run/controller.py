@@ -222,7 +222,9 @@ class RunController:
             assert self._prev is not None, "start() first"
             iv = IntervalStats.between(self._prev, cur, self.percentiles)
             if final is not None:
-                iv = replace(iv, threads=self._prev.threads_running)  # the stopped engine runs none
+                # the stopped engine runs none: the workers of the reading before (or, when
+                # that was the one before the start, those asked for)
+                iv = replace(iv, threads=self._prev.threads_running if self._prev.t > 0 else cur.threads_target)
             self._prev = cur
             self._last = cur
             type_busy: list[float] = []
@@ -484,6 +486,13 @@ class RunController:
         return self.duration_s > 0 and self.elapsed >= self.duration_s + self.options.warmup_s
 
     @property
+    def last_reading(self) -> EngineSample:
+        """The snapshot the newest interval ends with (after stop(): the
+        stopped engine's, the summary's)."""
+        assert self._last is not None, "start() first"
+        return self._last
+
+    @property
     def failed_error(self) -> str | None:
         last = self._last
         return last.error if last is not None and last.state == "failed" else None
@@ -532,8 +541,7 @@ class RunController:
                 reason = f"error: {after.error}"
             elif not joined:
                 reason = (reason + "; " if reason else "") + "workers still blocked on the server were abandoned"
-            if self._base is not None and self._prev is not None and self._base is not self._prev \
-                    and self._ends_an_interval(self._prev, after):
+            if self._base is not None and self._prev is not None and self._ends_an_interval(self._prev, after):
                 # the last interval ends with the summary's snapshot, however
                 # short: the intervals then add up to the summary exactly
                 iv = self._read(after)

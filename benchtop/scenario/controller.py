@@ -107,6 +107,16 @@ class ScenarioController(DelegatingController):
         summary: RunSummary | None = self.driver.finish(reason)
         return summary
 
+    def final_sample(self) -> Sample | None:
+        """The stopped load's last interval, when it was a step's (as the
+        driver wrote it: on the scenario's clock, with its step)."""
+        inner = self._ctl.final_sample()
+        step = self.driver.final_step
+        if inner is None or step is None:
+            return None
+        return Sample(inner.interval, inner.counted, t=self.driver.scenario_t(inner.interval.t), finished=True,
+                      reason=self.driver.stopped_by, fields={**inner.fields, "step": step})
+
     def hurry(self) -> None:
         if self.driver.controller is not None:
             self.driver.controller.hurry()

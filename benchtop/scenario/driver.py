@@ -18,7 +18,7 @@ from benchtop.record.analysis import Validity, analyse
 from benchtop.record.controller import Controller
 from benchtop.record.costs import Work
 from benchtop.record.folder import CONFIG, HISTOGRAM, INTERVALS, SUMMARY, TARGET, TIMELINE, ResultsWriter
-from benchtop.record.samples import DEFAULT_PERCENTILES, EngineSample, RunSummary, TimelineEvent, pct_key
+from benchtop.record.samples import DEFAULT_PERCENTILES, EngineSample, IntervalStats, RunSummary, TimelineEvent, pct_key
 from benchtop.record.workers import workers_of
 from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.controller import LoadEngine
@@ -61,6 +61,10 @@ class StepController(Controller, Protocol):
     @property
     def last_summary(self) -> RunSummary | None:
         """The engine's start-to-end summary once stopped (sizes and totals)."""
+        ...
+    @property
+    def last_reading(self) -> EngineSample:
+        """The snapshot the newest interval ends with (the stopped engine's once stopped)."""
         ...
     def close(self) -> None: ...
 
@@ -121,6 +125,7 @@ class ScenarioDriver:
         self.started_at = 0.0
         self._cur: _StepState | None = None
         self._seen = 0  # intervals of the current controller already taken
+        self.final_step: int | None = None  # the step the stopped load's last interval was taken into
         self._instrumentation: InstrumentationCycler | None = None
         self._summaries: list[tuple[Step, RunSummary]] = []
         self._work: Work | None = None  # every step's measured work
@@ -287,7 +292,9 @@ class ScenarioDriver:
             self._apply_instrumentation(step.instrumentation)
         ctl.mark(step.mark or step.label(len(self.scenario.steps)))
         validity = self.validity_of() if step.settings and self.validity_of is not None else None
-        start = ctl.engine.snapshot()
+        # the controller's own reading, an interval's end: the step's figures
+        # are then exactly the sum of its intervals
+        start = ctl.last_reading
         self._cur = _StepState(step, len(self.segments) - 1, start, t_start=self._scenario_t(start.t),
                                validity=validity)
         guard = Guard([*self._global_guard.conditions, *Guard.parse(step.stop_if, sources=None).conditions])
@@ -334,39 +341,18 @@ class ScenarioDriver:
         steps; returns the status line (None once done)."""
         if self.done or self._cur is None:
             return None
-        ctl, cur = self.controller, self._cur
-        assert ctl is not None  # the step's
-        new = ctl.history[self._seen:]
-        # each counted interval's verdict, in the same order as the history (benchtop.run.verdicts)
-        judged = ctl.verdicts.verdicts[self._seen:] if ctl.verdicts is not None else []
-        self._seen = len(ctl.history)
-        for i, iv in enumerate(new):
-            d = iv.to_dict()
-            if i < len(judged):
-                d["verdict"] = judged[i].to_dict()
-            d["t"] = round(self._scenario_t(iv.t), 3)
-            d["dt"] = round(iv.dt, 3)
-            d["step"] = cur.step.index
-            # the boundary's reading comes a few ms before the step's first
-            # snapshot: an interval starting that close to it is the step's
-            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - max(1e-3, 0.05 * iv.dt):
-                d["warmup"] = True
-            else:
-                cur.intervals.append(d)
-                if iv.costs is not None:
-                    work = iv.costs.work
-                    cur.work = work if cur.work is None else cur.work.plus(work)
-            if self.writer:
-                self.writer.append(INTERVALS, d)
+        cur = self._cur
+        for iv in self._take_intervals():
             why = self._guard.check(iv)
             if why:
                 self.finish(f"stop-if: {why} ({cur.step.label()})")
                 return None
+        ctl = self.controller
         if ctl.finished:
             failed = ctl.failed_error
             self.finish(f"error: {failed}" if failed else "engine stopped")
             return None
-        snap = ctl.engine.snapshot()
+        snap = ctl.last_reading
         tol = 0.005
         if cur.measured_from is None and snap.t >= cur.start.t + cur.step.warmup - tol:
             cur.measured_from = snap
@@ -386,6 +372,37 @@ class ScenarioDriver:
                 self.finish("scenario done")
                 return None
         return self.status()
+
+    def _take_intervals(self) -> list[IntervalStats]:
+        """The current controller's intervals since the last call, written
+        (those before the step's measured part marked as warm-up) and added
+        to the step's."""
+        ctl, cur = self.controller, self._cur
+        assert ctl is not None and cur is not None  # the step's
+        new = ctl.history[self._seen:]
+        # each counted interval's verdict, in the same order as the history (benchtop.run.verdicts)
+        judged = ctl.verdicts.verdicts[self._seen:] if ctl.verdicts is not None else []
+        self._seen = len(ctl.history)
+        taken: list[IntervalStats] = []
+        for i, iv in enumerate(new):
+            d = iv.to_dict()
+            if i < len(judged):
+                d["verdict"] = judged[i].to_dict()
+            d["t"] = round(self._scenario_t(iv.t), 3)
+            d["dt"] = round(iv.dt, 3)
+            d["step"] = cur.step.index
+            # an interval starting at the step's first reading (to rounding) is the step's
+            if cur.measured_from is None or iv.t - iv.dt < cur.measured_from.t - max(1e-3, 0.05 * iv.dt):
+                d["warmup"] = True
+            else:
+                cur.intervals.append(d)
+                if iv.costs is not None:
+                    work = iv.costs.work
+                    cur.work = work if cur.work is None else cur.work.plus(work)
+            if self.writer:
+                self.writer.append(INTERVALS, d)
+            taken.append(iv)
+        return taken
 
     def status(self) -> str:
         cur = self._cur
@@ -440,10 +457,12 @@ class ScenarioDriver:
         self.stopped_by = reason
         ctl = self.controller
         if ctl is not None:
-            if self._cur is not None:
-                last = ctl.engine.snapshot()
-                self._close_step(last, reason if reason != "scenario done" else "")
             stopped = ctl.stop(reason)
+            if self._cur is not None:
+                # the step ends with the stopped load's last interval, the summary's snapshot
+                if self._take_intervals():
+                    self.final_step = self._cur.step.index
+                self._close_step(ctl.last_reading, reason if reason != "scenario done" else "")
             if stopped is not None and stopped.stopped_by.startswith("error:"):
                 self.stopped_by = stopped.stopped_by
         try:

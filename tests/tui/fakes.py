@@ -280,6 +280,9 @@ class FakeRunController:
             stopped_by=reason,
         )
 
+    def final_sample(self) -> Sample | None:
+        return None
+
     def hurry(self) -> None:
         self.hurried = True
 

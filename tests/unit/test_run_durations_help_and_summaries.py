@@ -241,6 +241,9 @@ class _BoundaryController:
         from dataclasses import replace
         return Sample(replace(iv, t=now, dt=dt), True, t=now)
 
+    def final_sample(self) -> Sample | None:
+        return None
+
     def hurry(self) -> None:
         pass
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchtop.engine.histogram import Histogram, bucket_index, nbuckets
 from benchtop.record.folder import ResultsWriter
 from benchtop.record.samples import TimelineEvent
@@ -96,6 +98,10 @@ class FakeController:
         self.engine = FakeEngine(self.clock, self.threads)
         self._prev = self.engine.snapshot()
 
+    @property
+    def last_reading(self) -> EngineSample:
+        return self._prev
+
     def sample(self) -> IntervalStats:
         cur = self.engine.snapshot()
         iv = IntervalStats.between(self._prev, cur)
@@ -127,7 +133,10 @@ class FakeController:
     def stop(self, reason: str = "") -> RunSummary:
         self.stopped = reason
         first = FakeEngine(self.clock, 0).snapshot()
-        return RunSummary.between(first, self.engine.snapshot(), stopped_by=reason)
+        cur = self.engine.snapshot()
+        if cur.t > self._prev.t:  # the last interval ends at the stop, as RunController.stop() writes it
+            self.sample()
+        return RunSummary.between(first, cur, stopped_by=reason)
 
     def close(self) -> None:
         pass
@@ -185,6 +194,38 @@ def test_steps_exclude_warmup_and_reuse_the_engine(tmp_path: Path):
     assert [(e["t"], e["text"]) for e in threads_ev] == [(3.0, "threads 2")]
     hist = json.loads((tmp_path / "histogram.json").read_text())
     assert [sum(c for _, c in s["latency"]) for s in hist["steps"]] == [200, 400, 300]
+
+
+def test_step_totals_are_the_sum_of_their_intervals_even_when_stopped_between_ticks(tmp_path: Path):
+    """A step's figures and the scenario's are taken from the readings its
+    intervals end with, the stopped load's last one included: a stop 0.3 s
+    after a tick adds a short interval rather than transactions no line has."""
+    clock = Clock()
+    made: list[FakeController] = []
+
+    def make(workload: str, threads: int | None, rate: float | None) -> FakeController:
+        made.append(FakeController(clock, workload, threads, rate))
+        return made[-1]
+
+    writer = ResultsWriter(tmp_path)
+    driver = ScenarioDriver(parse_scenario(SWEEP), make, writer, clock=clock)
+    driver.start()
+    for _ in range(9):  # into step 2's measured part
+        clock.now += 0.5
+        driver.controller.sample()
+        driver.tick()
+    clock.now += 0.3
+    made[-1].engine.snapshot()  # a reading between ticks (a screen, /metrics) counts no interval
+    clock.now += 0.01
+    driver.finish("signal")
+    writer.close()
+    ivs = [json.loads(ln) for ln in (tmp_path / "intervals.jsonl").read_text().splitlines()]
+    for r in driver.results:
+        assert r["transactions"] == sum(iv["transactions"] for iv in ivs
+                                        if iv["step"] == r["index"] and not iv.get("warmup"))
+    assert driver.results[-1]["time_s"] == pytest.approx(0.81)
+    assert ivs[-1]["dt"] == pytest.approx(0.31)
+    assert driver.summary.transactions == sum(iv["transactions"] for iv in ivs if not iv.get("warmup")) == 200 + 162
 
 
 def test_first_controller_starts_with_the_first_steps_settings():
