@@ -228,3 +228,23 @@ def test_an_in_process_run_gives_the_callers_signal_handlers_back(
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+def test_totals_are_the_sum_of_the_intervals_with_many_threads_in_flight(tmp_path: Path) -> None:
+    """256 threads on SQLite's one writer: most are in a transaction when the
+    time is up, and a 2.5 s run ends half-way between ticks.  Those are
+    unfinished, never counted as done: the summary's transactions are the
+    sum of the intervals' (the last, partial one included), in the results
+    folder and in the JSON lines alike, and no latency is longer than the run."""
+    out = tmp_path / "run"
+    res = run_benchtop("--headless", "--json", "--threads", "256", "--time", "2.5", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    objs = [json.loads(ln) for ln in res.stdout.splitlines() if ln.strip()]
+    printed = [o["transactions"] for o in objs if o["type"] == "interval"]
+    summary = json.loads((out / "summary.json").read_text())
+    saved = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
+    assert [iv["transactions"] for iv in saved] == printed
+    assert len(saved) == 3 and saved[-1]["t"] == pytest.approx(2.5, abs=0.1)  # the partial last interval
+    assert sum(printed) == summary["transactions"] == objs[-1]["transactions"] > 0
+    assert summary["unfinished"] > 0
+    assert summary["latency_ms"]["max"] <= 1000 * summary["time_s"] + 1
