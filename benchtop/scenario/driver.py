@@ -348,6 +348,7 @@ class ScenarioDriver:
                 self.finish(f"stop-if: {why} ({cur.step.label()})")
                 return None
         ctl = self.controller
+        assert ctl is not None  # the step's
         if ctl.finished:
             failed = ctl.failed_error
             self.finish(f"error: {failed}" if failed else "engine stopped")
