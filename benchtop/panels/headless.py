@@ -85,7 +85,7 @@ def summary_lines(s: SourceSnapshot, width: int = TEXT_WIDTH) -> list[str]:
     for spec in view.tables:
         rows = rows_for(spec, s)
         if isinstance(rows, Missing):
-            lines.append(f"{spec.title}: ✗ {rows.what}")
+            lines.append(f"{spec.title}: ✗ {rows.what}" + (f" — {rows.hint}" if rows.hint else ""))
             continue
         shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending)
         if shown:

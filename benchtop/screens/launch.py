@@ -30,15 +30,18 @@ def run_tui(
     given = list(sources or ())
     pollers = [as_poller(s, source_interval) for s in given]
     summary: RunSummary | None = None
+    app = BenchtopApp(controller, pollers, save_dir)
     try:
-        summary = BenchtopApp(controller, pollers, save_dir).run()
+        summary = app.run()
     finally:
         for original, poller in zip(given, pollers):
             if poller is not original:
                 poller.close()
         if summary is None:
             # ctrl+q, a crash, or a stop that failed inside the app: stop() is idempotent.
-            summary = controller.stop("quit")
+            # A crash is not the user's quit: the summary and the exit status say the run failed.
+            crashed = app.return_code not in (None, 0)
+            summary = controller.stop("error: the dashboard failed (its error is printed above)" if crashed else "quit")
     return summary
 
 

@@ -12,7 +12,7 @@ from textual.widget import Widget
 
 from benchtop.panels.units import mib_s, ms_per_s, msec, pct, per_s
 from benchtop.screens.widgets.fmt import crop
-from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.fields import (
     ACTIVITY,
     CLIENT_STATES,
@@ -33,6 +33,19 @@ def _list(value: Any) -> list[Mapping[str, Any]]:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+# the panels this line reads, per kind: one that is Missing is named with its fix, not left out silently
+_READS: Mapping[str, tuple[str, ...]] = {
+    "mysql": ("waits", "innodb", "locks", "top_statements"),
+    "postgresql": ("wait_events", "activity", "top_statements"),
+    "pgbouncer": ("client_states",),
+    "proxysql": ("pool_wait", "digest_top"),
+}
+
+
+def _missing(snap: SourceSnapshot) -> Missing | None:
+    return next((v for k in _READS.get(snap.kind, ()) if isinstance(v := snap.panels.get(k), Missing)), None)
 
 
 def top_line(snap: SourceSnapshot) -> Text | None:
@@ -73,6 +86,9 @@ def top_line(snap: SourceSnapshot) -> Text | None:
         parts.append(("clients waiting", str(cl.get("waiting", "-"))))
     elif snap.kind == "proxysql":
         parts.append(("time in proxy", pct(_map(p.get(POOL_WAIT)).get("proxy_time_pct"))))
+    missing = _missing(snap)
+    if missing is not None:
+        parts.append(("✗", f"{missing.what} — {missing.hint}" if missing.hint else missing.what))
     top = _list(p.get(TOP_STATEMENTS)) or _list(p.get(DIGEST_TOP))
     if top:
         s = max(top, key=lambda r: r.get("total_ms_per_s", r.get("time_ms_per_s")) or 0)

@@ -168,3 +168,23 @@ async def test_outage_goes_on_the_timeline() -> None:
         await _wait(pilot, lambda: [e.text for e in fake.timeline if e.kind == "outage"][-1:] == ["pgb back"])
         outages = [e.text for e in fake.timeline if e.kind == "outage"]
         assert outages[0].startswith("pgb lost: connection lost")
+
+
+async def test_a_view_that_fails_to_draw_is_told_and_the_run_goes_on(monkeypatch) -> None:
+    from benchtop.panels.views import views_for
+
+    def broken(snap, width):
+        raise TypeError("'Missing' object is not iterable")
+
+    monkeypatch.setattr("benchtop.screens.widgets.source_pane.views_for",
+                        lambda kind: tuple(type(v)(v.key, v.title, broken, v.tables, v.history) for v in views_for(kind)))
+    fake = FakeRunController(sample_delay=0.05)
+    app = BenchtopApp(fake, [SourcePoller(FakeSource("postgresql", [PG_PANELS], kind="postgresql"), interval=0.1)])
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: pane.last is not None)
+        seen = pane.last
+        await _wait(pilot, lambda: pane.last is not seen)  # polled and drawn again: still running
+        assert app.is_running and app.return_code is None
+        told = [n.message for n in app._notifications]
+        assert told == ["postgresql: the activity view failed to draw: TypeError: 'Missing' object is not iterable"]

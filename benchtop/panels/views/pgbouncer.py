@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from benchtop.panels.views.spec import Col, TableSpec, facts, mapping_of, panel_of
+from benchtop.panels.views.spec import Col, TableSpec, dict_rows, facts, mapping_of, missing_line, panel_of
 from benchtop.panels.units import count, dur, mib_s, per_s, usec
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import CLIENT_STATES, POOLS, SERVER_STATES, STATS, VERSION
@@ -27,7 +27,7 @@ def _pool_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def pgbouncer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     cl, sv = mapping_of(panel_of(snap, CLIENT_STATES)), mapping_of(panel_of(snap, SERVER_STATES))
-    stats = [s for s in panel_of(snap, STATS) or [] if isinstance(s, dict)]
+    stats = dict_rows(panel_of(snap, STATS))
     xact = sum(s.get("xact_per_s") or 0 for s in stats)
     query = sum(s.get("query_per_s") or 0 for s in stats)
     waiting = cl.get("waiting") or 0
@@ -45,6 +45,10 @@ def pgbouncer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     ]
     if waiting:
         lines.append(Text(f"⚠ {waiting} client(s) waiting for a server connection (red pools)", "bold red"))
+    # a user not in stats_users: the figures above are blanks, not zeros; say which setting shows them
+    missing = missing_line("stats", panel_of(snap, "stats"))
+    if missing is not None:
+        lines.append(missing)
     return lines
 
 

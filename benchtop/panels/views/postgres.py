@@ -7,7 +7,16 @@ from typing import Any
 
 from rich.text import Text
 
-from benchtop.panels.views.spec import Col, TableSpec, facts, long_running, mapping_of, missing_line, panel_of
+from benchtop.panels.views.spec import (
+    Col,
+    TableSpec,
+    dict_rows,
+    facts,
+    long_running,
+    mapping_of,
+    missing_line,
+    panel_of,
+)
 from benchtop.panels.units import count, dur, ident, mib, mib_s, ms_per_s, msec, pct, per_s, ratio_pct, text
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import (
@@ -90,12 +99,14 @@ def postgres_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     if isinstance(waits, list) and waits:
         top = ", ".join(f"{w['type']}:{w['event']} ×{w['count']}" for w in waits[:3])
         lines.append(facts([("waiting on", top)], width))
-    blocked = [r for r in panel_of(snap, ACTIVITY) or [] if isinstance(r, dict) and r.get("blocked_by")]
+    blocked = [r for r in dict_rows(panel_of(snap, ACTIVITY)) if r.get("blocked_by")]
     if blocked:
         lines.append(Text(f"⚠ {len(blocked)} session(s) blocked by a lock (red rows)", "bold red"))
-    usage = missing_line("sessions", panel_of(snap, BACKEND_USAGE))
-    if usage is not None:
-        lines.append(usage)
+    # a user without pg_monitor: the counts above are its own sessions only; say which grant shows them all
+    for label, panel in (("sessions", "sessions"), ("sessions", BACKEND_USAGE), ("database", "database")):
+        missing = missing_line(label, panel_of(snap, panel))
+        if missing is not None:
+            lines.append(missing)
     return lines
 
 

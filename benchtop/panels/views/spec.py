@@ -167,6 +167,15 @@ def mapping_of(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def dict_rows(value: Any) -> list[Mapping[str, Any]]:
+    """A list panel's rows; none for a panel that is absent or Missing (not readable).
+
+    >>> dict_rows([{"a": 1}, "x"]), dict_rows(Missing("not permitted")), dict_rows(None)
+    ([{'a': 1}], [], [])
+    """
+    return [r for r in value if isinstance(r, Mapping)] if isinstance(value, list) else []
+
+
 def long_running(seconds_key: str, warn: float = 10.0) -> Callable[[Mapping[str, Any]], str | None]:
     """A row style for statements running `warn` seconds or more."""
 

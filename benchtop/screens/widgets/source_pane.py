@@ -81,6 +81,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         self._views_built: dict[str, tuple[Widget, Static | None, list[TableBlock]]] = {}
         self.want_focus = False  # the monitor screen focuses the table of the view on show
         self.history: History | None = None  # the main rates of every poll, for the history view
+        self._failed: set[str] = set()  # the view failures already told
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="banner")
@@ -176,7 +177,13 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
             return
         if self._built != view.key:
             self._build(view)
-        self._render_view(view, snap)
+        try:
+            self._render_view(view, snap)
+        except Exception as exc:  # noqa: BLE001 - a view that cannot draw a snapshot must not end the run it watches
+            text = f"{snap.name}: the {view.key} view failed to draw: {type(exc).__name__}: {exc}"
+            if text not in self._failed:  # it fails again every poll: say it once
+                self._failed.add(text)
+                self.app.notify(text, severity="error", timeout=6)
 
     def _build(self, view: View) -> None:
         """Show `view`'s widgets, made the first time it is shown; the others
