@@ -820,4 +820,16 @@ def _load(ctx: _Ctx, ld: dict[str, Any], ntables: int) -> P.LoadSpec:
         rows=rows,
         rows_per_insert=int(ld.get("rows_per_insert", 1000)),
         rows_per_commit=int(ld.get("rows_per_commit", 0)),
+        complete_between=_between(ctx, ld.get("complete_between"), rows, line),
     )
+
+
+def _between(ctx: _Ctx, value: Any, rows: int, line: int) -> tuple[int, int] | None:
+    """A [[load]]'s complete_between: [LOW, HIGH] around its rows."""
+    if value is None:
+        return None
+    bounds = [_num(ctx, str(v), line) for v in value] if isinstance(value, list) and len(value) == 2 else []
+    low, high = (bounds if bounds else [None, None])
+    if low is None or high is None or not 0 <= low <= rows <= high:
+        raise ctx.err(line, "[[load]] complete_between must be [LOW, HIGH] around rows (numbers, options, arithmetic)")
+    return low, high

@@ -98,17 +98,17 @@ def _plan(program: Program, conn: ConnSettings, sets: list[int], out: TextIO, qu
     todo, kept, notes = [], [], []
     for t in sets:
         rows = survey(program, conn, t)
-        over = [r for r in rows if r.found is not None and r.found > r.asked]
+        over = [r for r in rows if r.found is not None and r.found > r.most]
         if over:
             r = over[0]
-            raise PrepareError(f"{r.name} already holds {r.found} rows, more than the {r.asked} asked: it was prepared "
+            raise PrepareError(f"{r.name} already holds {r.found} rows, more than the {r.most} asked: it was prepared "
                                "(or grown by a run) with other options; run with those, or `benchtop cleanup` first")
-        if rows and all(r.found == r.asked for r in rows):
+        if rows and all(r.complete for r in rows):
             kept.append(t)
             continue
         todo.append(t)
         if any(r.found is not None for r in rows):
-            notes.append(", ".join(r.describe() for r in rows if r.found != r.asked))
+            notes.append(", ".join(r.describe() for r in rows if not r.complete))
     if (kept or notes) and not quiet:
         print(f"Resuming: {len(kept)} table set(s) already complete, kept"
               + (f"; loading again: {'; '.join(notes)}" if notes else ""), file=out)
@@ -185,8 +185,8 @@ def _left(program: Program, conn: ConnSettings, sets: list[int], phase: str, sig
     except (EngineError, KeyboardInterrupt) as exc:
         held = f"the tables could not be counted ({one_line(exc) or 'interrupted again'})"
     else:
-        complete = [r for r in rows if r.found == r.asked]
-        partial = [r for r in rows if r.found is not None and r.found != r.asked]
+        complete = [r for r in rows if r.complete]
+        partial = [r for r in rows if r.found is not None and not r.complete]
         missing = [r for r in rows if r.found is None]
         parts = []
         if complete:
@@ -255,6 +255,7 @@ def _check_rows(program: Program, conn: ConnSettings, label: str) -> None:
     if short:
         r = short[0]
         more = f" ({len(short) - 1} more table(s) short too)" if len(short) > 1 else ""
-        raise PrepareError(f"{r.name} holds {r.found} rows, not the {r.asked} this run asks for{more}: an interrupted "
+        asked = str(r.asked) if r.fewest == r.most else f"{r.fewest} to {r.most}"
+        raise PrepareError(f"{r.name} holds {r.found} rows, not the {asked} this run asks for{more}: an interrupted "
                            "prepare, or one with other options; run `benchtop prepare` with these options to load it "
                            "again, or run with the options it was prepared with")

@@ -70,6 +70,9 @@ class LoadSpec:
     rows: int
     rows_per_insert: int = 1000
     rows_per_commit: int = 0
+    # the rows that make the table complete when another tool loaded it, when these vary by design
+    # (TPC-C's order lines: 5 to 15 per order); None: exactly `rows`
+    complete_between: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,17 @@ def is_missing(message: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Asked:
+    """The rows prepare loads in a table, and the range that counts as
+    complete (wider than `rows` where the count varies by design: TPC-C's
+    5 to 15 lines per order, as sysbench-tpcc loads them)."""
+
+    rows: int
+    low: int
+    high: int
+
+
+@dataclass(frozen=True, slots=True)
 class TableRows:
     """One table's rows: what prepare loads there and what it holds (None:
     no such table)."""
@@ -39,24 +50,44 @@ class TableRows:
     name: str
     asked: int
     found: int | None
+    low: int | None = None  # the fewest rows of a complete table (None: asked)
+    high: int | None = None  # the most (None: asked)
+
+    @property
+    def fewest(self) -> int:
+        return self.asked if self.low is None else self.low
+
+    @property
+    def most(self) -> int:
+        return self.asked if self.high is None else self.high
+
+    @property
+    def complete(self) -> bool:
+        """
+        >>> [TableRows("ol", 300000, n, 150000, 450000).complete for n in (298853, 149999, 450001)]
+        [True, False, False]
+        """
+        return self.found is not None and self.fewest <= self.found <= self.most
 
     def describe(self) -> str:
         if self.found is None:
             return f"{self.name} missing"
-        if self.found == self.asked:
-            return f"{self.name} complete ({self.asked} rows)"
+        if self.complete:
+            return f"{self.name} complete ({self.found} rows)"
         return f"{self.name} with {self.found} of {self.asked} rows"
 
 
-def asked_rows(program: Program, table_set: int) -> dict[str, int]:
+def asked_rows(program: Program, table_set: int) -> dict[str, Asked]:
     """Each table of set `table_set` that prepare loads, with its rows (two
     loads into one table add up), in load order."""
-    rows: dict[str, int] = {}
+    rows: dict[str, Asked] = {}
     for ld in program.loads:
         m = _INSERT_INTO.match(ld.insert_prefix)
         if m and ld.first_table <= table_set <= ld.last_table:
             name = m.group(1).replace("{t}", str(table_set))
-            rows[name] = rows.get(name, 0) + ld.rows
+            low, high = ld.complete_between or (ld.rows, ld.rows)
+            was = rows.get(name, Asked(0, 0, 0))
+            rows[name] = Asked(was.rows + ld.rows, was.low + low, was.high + high)
     return rows
 
 
@@ -95,7 +126,8 @@ def count_rows(conn: ConnSettings, name: str) -> int | None:
 
 def survey(program: Program, conn: ConnSettings, table_set: int) -> list[TableRows]:
     """What set `table_set`'s loaded tables hold, one COUNT(*) each."""
-    return [TableRows(name, asked, count_rows(conn, name)) for name, asked in asked_rows(program, table_set).items()]
+    return [TableRows(name, a.rows, count_rows(conn, name), a.low, a.high)
+            for name, a in asked_rows(program, table_set).items()]
 
 
 def short_tables(program: Program, conn: ConnSettings) -> list[TableRows]:
@@ -118,7 +150,7 @@ def short_tables(program: Program, conn: ConnSettings) -> list[TableRows]:
                 if isinstance(exc, ConnectError) or not str(exc).startswith(_TIMED_OUT):
                     raise
                 continue
-            low = asked * (1 - DELETED_SLACK) if name in slack else asked
+            low = asked.low * (1 - DELETED_SLACK) if name in slack else asked.low
             if found is not None and found < low:
-                short.append(TableRows(name, asked, found))
+                short.append(TableRows(name, asked.rows, found, asked.low, asked.high))
     return short

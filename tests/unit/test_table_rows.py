@@ -47,7 +47,7 @@ def test_a_queue_the_transactions_consume_has_no_floor(monkeypatch):
     asked = tables.asked_rows(program, 1)
 
     def count(conn: ConnSettings, name: str) -> int | None:
-        return asked[name] // 2 if name in ("new_orders1", "stock1") else asked[name]
+        return asked[name].rows // 2 if name in ("new_orders1", "stock1") else asked[name].rows
 
     monkeypatch.setattr(tables, "count_rows", count)
     short = tables.short_tables(program, ConnSettings(driver="mysql"))

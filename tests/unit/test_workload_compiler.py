@@ -67,3 +67,23 @@ def test_malformed_files_name_file_and_line(tmp_path: Path, body: str, line: int
 def test_unknown_workload_lists_choices() -> None:
     with pytest.raises(WorkloadError, match="unknown workload 'nope'.*oltp_read_write"):
         load_program("nope", "sqlite")
+
+
+@pytest.mark.parametrize("between", ['["rows"]', '[2000, 500]', '["nope", 2000]'])
+def test_complete_between_must_bracket_the_rows_loaded(tmp_path: Path, between: str) -> None:
+    f = tmp_path / "w.toml"
+    f.write_text("[schema]\ncreate = ['CREATE TABLE t{t} (a int)']\n"
+                 "[[load]]\ninsert = 'INSERT INTO t{t} (a) VALUES '\nrows = 1000\ncolumns = ['seq']\n"
+                 f"complete_between = {between}\n"
+                 "[[transaction]]\nscript = '''\nexec read: SELECT 1\n'''\n")
+    with pytest.raises(WorkloadError, match=r"complete_between must be \[LOW, HIGH\] around rows"):
+        load_program(str(f), "sqlite")
+
+
+def test_tpcc_order_lines_are_complete_at_5_to_15_per_order() -> None:
+    from benchtop.workload.tables import Asked, asked_rows
+
+    program = load_program("tpcc", "mysql", {"scale": "2", "customers": "300", "items": "1000"})
+    asked = asked_rows(program, 1)
+    assert asked["order_line1"] == Asked(2 * 10 * 300 * 10, 2 * 10 * 300 * 5, 2 * 10 * 300 * 15)
+    assert asked["orders1"] == Asked(6000, 6000, 6000)  # the fixed cardinalities stay exact
