@@ -1,8 +1,10 @@
 """Test-suite wide configuration: the real-server fixtures are a plugin, and
 runs without --out save under a throwaway folder, not the user's home, and
 a test that runs a headless run in-process gives SIGINT/SIGTERM back to
-pytest afterwards."""
+pytest afterwards.  Each test has its own state folder (the records of the
+settings benchtop changes on a server), never the user's."""
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -15,15 +17,25 @@ from benchtop.errors import caller_signal_handlers
 pytest_plugins = ["tests.fixtures.servers"]
 
 _RESULTS = tempfile.mkdtemp(prefix="benchtop-test-results-")
+_STATE = tempfile.mkdtemp(prefix="benchtop-test-state-")
+_TESTS = itertools.count()
 
 
 def pytest_configure(config):
     # subprocesses (the e2e tests' `python -m benchtop`) inherit it
     os.environ.setdefault("BENCHTOP_RESULTS", _RESULTS)
+    os.environ["BENCHTOP_STATE_DIR"] = _STATE
 
 
 def pytest_unconfigure(config):
     shutil.rmtree(_RESULTS, ignore_errors=True)
+    shutil.rmtree(_STATE, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_state_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a record one test leaves (a killed run's) is not another test's to find; created on first write
+    monkeypatch.setenv("BENCHTOP_STATE_DIR", os.path.join(_STATE, str(next(_TESTS))))
 
 
 @pytest.fixture(autouse=True)

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("benchtop.commands.report", "main"),
     "replay": ("benchtop.commands.replay", "main"),
     "check": ("benchtop.commands.check", "main"),
+    "restore": ("benchtop.commands.restore", "main"),
 }
 
 # what `benchtop --help` says of each subcommand (tests check it names them all)
@@ -42,6 +43,7 @@ SUMMARIES: dict[str, str] = {
     "knee": "search the threads (or rate) with the most throughput under a p99 limit",
     "report": "compare results folders: a table, HTML and PNG plots",
     "replay": "play back a recorded monitor session",
+    "restore": "put back the settings a killed run left changed on a server",
 }
 
 

@@ -29,6 +29,7 @@ from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, SourcePoller
 from benchtop.sources.registry import build_sources, is_local
 from benchtop.target import TargetError
+from benchtop.target.leftovers import leftover_warning
 
 # the TUI gets pollers, or pollers whose snapshots a recorder taps on the way
 RunTui = Callable[[Sequence[Poller], argparse.Namespace], int]
@@ -123,6 +124,11 @@ def main(
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
 
+    # settings a killed run left changed on a watched server: said at the start
+    for s in sources:
+        left = leftover_warning(s.target) if s.kind in ("mysql", "postgresql") else None
+        if left is not None:
+            print(left, file=sys.stderr, flush=True)
     pollers = [SourcePoller(s, interval=args.interval) for s in sources]
     try:
         for p in pollers:

@@ -44,6 +44,8 @@ DESCRIPTIONS = {
     "prepare": "Create and load a workload's tables (or fileio's test files) on the target.",
     "cleanup": "Drop a workload's tables (or remove fileio's test files) from the target.",
     "check": "Run a workload's consistency conditions (TPC-C's) on the target: PASS/FAIL per condition.",
+    "restore": "Put back the settings a benchtop run killed before its own restore left changed on the target "
+               "(instrumentation, a scenario's settings), from the record it wrote before changing them.",
 }
 
 

@@ -17,6 +17,7 @@ from benchtop.sources.fields import (
     ACTIVITY,
     CLIENT_STATES,
     DIGEST_TOP,
+    INNODB,
     LOCKS,
     POOL_WAIT,
     TOP_STATEMENTS,
@@ -37,10 +38,10 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 # the panels this line reads, per kind: one that is Missing is named with its fix, not left out silently
 _READS: Mapping[str, tuple[str, ...]] = {
-    "mysql": ("waits", "innodb", "locks", "top_statements"),
-    "postgresql": ("wait_events", "activity", "top_statements"),
-    "pgbouncer": ("client_states",),
-    "proxysql": ("pool_wait", "digest_top"),
+    "mysql": (WAITS, INNODB, LOCKS, TOP_STATEMENTS),
+    "postgresql": (WAIT_EVENTS, ACTIVITY, TOP_STATEMENTS),
+    "pgbouncer": (CLIENT_STATES,),
+    "proxysql": (POOL_WAIT, DIGEST_TOP),
 }
 
 

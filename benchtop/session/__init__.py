@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Sequence, TextIO
 
 from benchtop.errors import Interrupted, UsageError
+from benchtop.target.leftovers import leftover_warning
 from benchtop.options.run_options import RunOptions
 from benchtop.record.folder import ResultsWriter, expected_bytes
 from benchtop.run.attach import (
@@ -110,6 +111,10 @@ class RunSession:
             except Interrupted as exc:  # what it left goes with the folder
                 raise Interrupted(exc.signum) from None
         self.ready(opts)
+        # settings a killed run left changed on this server: said at the start, not found out from the figures
+        left = leftover_warning(opts.target)
+        if left is not None:
+            print(left, file=sys.stderr, flush=True)
         pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)
                    if self._monitor else [])
         self.recorder = MonitorRecorder(pollers, self.writer)

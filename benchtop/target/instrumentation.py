@@ -8,7 +8,10 @@ pg_reload_conf() so that the load's sessions (not just ours) pick them up.
 
 The state found at the start (every instrument's ENABLED/TIMED, every
 consumer, each setting and whether postgresql.auto.conf set it) is saved
-before the first change and `restore()` puts it back exactly.  Each change is
+before the first change, in memory and in the server's state file
+(benchtop.target.leftovers), and `restore()` puts it back exactly, then
+removes the record.  A run killed before its restore leaves the record:
+`restore_leftovers()` (`benchtop restore`) puts back what it names.  Each change is
 recorded as an `InstrumentationEvent` for the run's timeline.  Changes are
 refused in monitor mode unless `allow_changes=True` (`--allow-changes`).
 """
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from benchtop.errors import one_line
 from benchtop.target.connection import libpq_params, pymysql_kwargs
 from benchtop.target import Target
+from benchtop.target.leftovers import ChangeRecord, LeftoverError
 
 if TYPE_CHECKING:
     import psycopg
@@ -57,6 +61,7 @@ PG_PRESETS: dict[str, dict[str, str]] = {
 PG_PRESET_NAMES = ("all_disabled", "all_enabled", "default", "io_timing", "statements_only")
 
 _CHUNK = 200  # names per IN (...) list when restoring instruments
+RECORD_SECTION = "instrumentation"  # its section of the server's state file
 
 
 class InstrumentationError(Exception):
@@ -81,6 +86,13 @@ class PerfSchemaState:
 
     instruments: Mapping[str, tuple[str, str | None]]
     consumers: Mapping[str, str]
+
+
+def _perf_schema_state(saved: Mapping[str, Any]) -> PerfSchemaState:
+    """A PerfSchemaState from its layout in the state file."""
+    return PerfSchemaState({str(n): (str(v[0]), None if v[1] is None else str(v[1]))
+                            for n, v in saved["instruments"].items()},
+                           {str(n): str(v) for n, v in saved["consumers"].items()})
 
 
 def presets_for(kind: str) -> tuple[str, ...]:
@@ -180,6 +192,7 @@ class InstrumentationControl:
         self._saved_pg: dict[str, tuple[str, bool]] | None = None  # name -> (value, set in auto.conf)
         self._my: pymysql.connections.Connection | None = None
         self._pg: psycopg.Connection | None = None
+        self._record = ChangeRecord(target)
 
     def _errors(self) -> tuple[type[Exception], ...]:
         # an except clause evaluates this only when something was raised
@@ -241,7 +254,38 @@ class InstrumentationControl:
         self._saved_pg = None
         self.current = None
         self.events.append(InstrumentationEvent(time.time(), "restored", self.target.kind))
+        try:
+            self._record.clear(RECORD_SECTION)
+        except LeftoverError as exc:
+            raise InstrumentationError(f"instrumentation restored, but {exc}") from None
         return True
+
+    def restore_leftovers(self) -> bool:
+        """Put back what a run killed before its restore left changed, from
+        the server's state file; False when the file records nothing."""
+        try:
+            saved = self._record.saved(RECORD_SECTION)
+        except LeftoverError as exc:
+            raise InstrumentationError(str(exc)) from None
+        if saved is None:
+            return False
+        try:
+            if self.target.kind == "mysql":
+                self._saved_mysql = _perf_schema_state(saved)
+            else:
+                self._saved_pg = {str(n): (str(v[0]), bool(v[1])) for n, v in saved.items()}
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            raise InstrumentationError(f"{self._record.path} does not hold {self.target.kind} instrumentation: "
+                                       "check the server's settings by hand, then delete it") from None
+        return self.restore()
+
+    def _remember(self, saved: Mapping[str, Any]) -> dict[str, Any]:
+        """Record the state found before changing it; what the file already
+        held (a killed run's originals) comes back to be restored instead."""
+        try:
+            return self._record.record(RECORD_SECTION, saved)
+        except LeftoverError as exc:
+            raise InstrumentationError(f"nothing changed: {exc}") from None
 
     def close(self) -> None:
         for conn in (self._my, self._pg):
@@ -275,7 +319,9 @@ class InstrumentationControl:
 
     def _apply_mysql(self, preset: str) -> None:
         if self._saved_mysql is None:
-            self._saved_mysql = self.read_mysql_state()
+            found = self.read_mysql_state()
+            self._saved_mysql = _perf_schema_state(self._remember(
+                {"instruments": {n: list(v) for n, v in found.instruments.items()}, "consumers": dict(found.consumers)}))
         if preset == "default":
             self._run_mysql(mysql_restore_statements(self._saved_mysql))
         else:
@@ -307,7 +353,8 @@ class InstrumentationControl:
 
     def _apply_pg(self, preset: str) -> None:
         if self._saved_pg is None:
-            self._saved_pg = self.read_pg_state()
+            found = self._remember({n: [v, auto] for n, (v, auto) in self.read_pg_state().items()})
+            self._saved_pg = {n: (str(v[0]), bool(v[1])) for n, v in found.items()}
         if preset == "default":
             self._restore_pg(self._saved_pg)
             return

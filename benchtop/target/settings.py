@@ -10,7 +10,9 @@ setting when it had nothing).  PgBouncer (`pgbouncer.default_pool_size`):
 (a RELOAD would re-read the file and undo it).
 
 Nothing is changed in monitor mode: `SettingsControl(..., monitor_mode=True)`
-refuses every change.
+refuses every change.  The value found first is written to the server's
+state file (benchtop.target.leftovers) before the change, so a run killed
+before its restore leaves a record that `benchtop restore` puts back.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from benchtop.errors import one_line
 from benchtop.target import Target
 from benchtop.target import mysql_client
 from benchtop.target.connection import libpq_params, pymysql_kwargs
+from benchtop.target.leftovers import ChangeRecord, LeftoverError
 
 PGBOUNCER_PREFIX = "pgbouncer."
+RECORD_SECTION = "settings"  # its section of the server's state file
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -166,7 +170,35 @@ class SettingsControl:
             done.append(f"{name} = {saved.value}")
         if failed:
             raise SettingsError("could not restore " + "; ".join(failed))
+        if done:
+            try:
+                ChangeRecord(self.target).clear(RECORD_SECTION)
+            except LeftoverError as exc:
+                raise SettingsError(f"settings restored, but {exc}") from None
         return done
+
+    def restore_leftovers(self) -> list[str]:
+        """Put back what a run killed before its restore left changed, from
+        the server's state file; what was restored (none: nothing recorded)."""
+        try:
+            saved = ChangeRecord(self.target).saved(RECORD_SECTION) or {}
+            self.saved.update({str(n): _Saved(str(v[0]), bool(v[1])) for n, v in saved.items()})
+        except LeftoverError as exc:
+            raise SettingsError(str(exc)) from None
+        except (IndexError, TypeError, KeyError):
+            raise SettingsError("the server's state file holds no settings benchtop can restore: "
+                                "check them by hand, then delete it") from None
+        return self.restore()
+
+    def _remember(self, name: str, found: _Saved) -> _Saved:
+        """Record the value found before changing it; a value already on file
+        (left changed by a killed run) is the one to restore instead."""
+        try:
+            merged = ChangeRecord(self.target).record(RECORD_SECTION, {name: [found.value, found.in_auto_conf]})
+        except LeftoverError as exc:
+            raise SettingsError(f"{name} not changed: {exc}") from None
+        value, in_auto_conf = merged[name]
+        return _Saved(str(value), bool(in_auto_conf))
 
     # -- MySQL
     def _my_params(self) -> dict[str, Any]:
@@ -178,7 +210,7 @@ class SettingsControl:
             if name not in self.saved:
                 cur.execute(f"SELECT @@GLOBAL.{name}")
                 row = cur.fetchone()
-                self.saved[name] = _Saved("" if row is None or row[0] is None else str(row[0]))
+                self.saved[name] = self._remember(name, _Saved("" if row is None or row[0] is None else str(row[0])))
             cur.execute(f"SET GLOBAL {name} = {setting_value_sql(value)}")
 
     # -- PostgreSQL
@@ -193,7 +225,7 @@ class SettingsControl:
                     " WHERE name = %s", (name,)).fetchone()
                 if row is None:
                     raise SettingsError(f"PostgreSQL has no setting {name!r}")
-                self.saved[name] = _Saved(str(row[0]), bool(row[1]))
+                self.saved[name] = self._remember(name, _Saved(str(row[0]), bool(row[1])))
             text = str(setting_value_sql(value)).strip("'")
             conn.execute(f"ALTER SYSTEM SET {name} = {setting_value_sql(text)}")
             conn.execute("SELECT pg_reload_conf()")

@@ -46,7 +46,7 @@ def pgbouncer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     if waiting:
         lines.append(Text(f"⚠ {waiting} client(s) waiting for a server connection (red pools)", "bold red"))
     # a user not in stats_users: the figures above are blanks, not zeros; say which setting shows them
-    missing = missing_line("stats", panel_of(snap, "stats"))
+    missing = missing_line(STATS, panel_of(snap, STATS))
     if missing is not None:
         lines.append(missing)
     return lines
