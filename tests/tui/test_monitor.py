@@ -188,3 +188,29 @@ async def test_a_view_that_fails_to_draw_is_told_and_the_run_goes_on(monkeypatch
         assert app.is_running and app.return_code is None
         told = [n.message for n in app._notifications]
         assert told == ["postgresql: the activity view failed to draw: TypeError: 'Missing' object is not iterable"]
+
+
+def test_a_dashboard_that_crashes_records_a_failed_run_not_a_quit(monkeypatch) -> None:
+    from benchtop.screens import launch
+
+    class Crashed:
+        return_code = 1  # Textual's, after an exception ended the app
+
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def run(self) -> None:
+            return None
+
+    class Controller:
+        reasons: list[str] = []
+
+        def stop(self, reason: str) -> str:
+            self.reasons.append(reason)
+            return reason
+
+    monkeypatch.setattr(launch, "BenchtopApp", Crashed)
+    ctl = Controller()
+    assert launch.run_tui(ctl).startswith("error: the dashboard failed")  # type: ignore[arg-type, union-attr]
+    Crashed.return_code = 0  # ctrl+q: the user's quit
+    assert launch.run_tui(ctl) == "quit"  # type: ignore[arg-type]
