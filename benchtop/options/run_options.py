@@ -449,9 +449,14 @@ def resolve_target(ns: argparse.Namespace, engine: str) -> Target:
             return getattr(ns, f"{prefix}_{name}", None)  # PostgreSQL has no --pgsql-socket
 
         port = given("port")
+        if port is not None and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+            raise UsageError(f"--{prefix}-port takes a port from 1 to 65535, not {port!r}")
+        host = given("host") or ""
+        if host.startswith("/"):  # as libpq reads a host: a socket directory
+            t = replace(t, socket=host, host="127.0.0.1")
         t = replace(
             t,
-            host=given("host") or t.host,
+            host=host if host and not host.startswith("/") else t.host,
             port=int(port) if port else t.port,
             user=given("user") or t.user,
             password=given("password") if given("password") is not None else t.password,

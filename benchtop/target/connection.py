@@ -17,7 +17,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from benchtop.target.dsn import Target, TargetError
+from benchtop.target.dsn import DEFAULT_PORTS, Target, TargetError
 
 # Every spelling a user may give for a TLS mode -> libpq's name for it.
 # MySQL's names ("on", "required", "verify_identity", ...) map to the libpq
@@ -190,8 +190,7 @@ def libpq_params(
     """libpq connection keywords (for `psycopg.connect(**...)`, which takes
     them as keyword arguments, or `libpq_conninfo`)."""
     params: dict[str, Any] = {
-        "host": t.socket or t.host or "127.0.0.1",
-        "port": t.effective_port,
+        **_libpq_where(t),
         "dbname": dbname or t.database or "postgres",
         "connect_timeout": max(1, int(round(timeout_s))),
     }
@@ -204,6 +203,26 @@ def libpq_params(
     params.update(_libpq_tls(tls_of(t)))
     params.update({k: v for k, v in t.options.items() if k in _LIBPQ_PASSTHROUGH})
     return params
+
+
+def _libpq_where(t: Target) -> dict[str, Any]:
+    """host, port and hostaddr as libpq reads them: a socket directory as the
+    host (the port names the socket file in it), several hosts and ports as
+    comma lists it tries in order.
+
+    >>> _libpq_where(Target("postgresql", host="h1", port=5433, more_hosts=(("h2", 0),)))
+    {'host': 'h1,h2', 'port': '5433,5432'}
+    >>> _libpq_where(Target("postgresql", socket="/run/pg", port=25432, hostaddr=""))
+    {'host': '/run/pg', 'port': 25432}
+    """
+    where: dict[str, Any] = {"host": t.socket or t.host or "127.0.0.1", "port": t.effective_port}
+    if t.more_hosts:
+        default = DEFAULT_PORTS.get(t.kind, 5432)
+        where["host"] = ",".join([where["host"], *(h for h, _ in t.more_hosts)])
+        where["port"] = ",".join([str(t.effective_port), *(str(p or default) for _, p in t.more_hosts)])
+    if t.hostaddr:
+        where["hostaddr"] = t.hostaddr
+    return where
 
 
 def libpq_conninfo(params: Mapping[str, Any]) -> str:
@@ -240,11 +259,20 @@ def native_conn(t: Target, driver: str) -> dict[str, Any]:
     """
     tls = tls_of(t)
     extra = _extra_options(t)
+    where: dict[str, Any] = {"host": t.host, "port": t.effective_port, "socket": ""}
     if driver == "postgresql":
         # libpq keywords as given, sslmode among them, so every mode
-        # (disable, allow, prefer, require, verify-ca, verify-full) means what libpq says
-        options = libpq_conninfo({**extra, **_libpq_tls(tls)})
+        # (disable, allow, prefer, require, verify-ca, verify-full) means what libpq says;
+        # several hosts (and their ports), and hostaddr, reach libpq as conninfo keywords too
+        libpq = _libpq_where(t)
+        more = {k: v for k, v in libpq.items() if k == "hostaddr" or (t.more_hosts and k == "port")}
+        options = libpq_conninfo({**extra, **_libpq_tls(tls), **more})
         level = 0
+        # a socket is a directory to libpq, and the port names the file in it
+        where = {"host": libpq["host"] if t.more_hosts else t.host, "port": 0 if t.more_hosts else t.effective_port,
+                 "socket": t.socket}
+        if t.socket:
+            where["host"] = ""
     elif driver == "mysql":
         paths = {"ssl-ca": tls.ca, "ssl-cert": tls.cert, "ssl-key": tls.key}
         extra.update({k: v for k, v in paths.items() if v})
@@ -253,9 +281,7 @@ def native_conn(t: Target, driver: str) -> dict[str, Any]:
     else:
         options = ";".join(f"{k}={v}" for k, v in t.options.items())
         level = 0
-    # Both client libraries take a host over a socket: with a socket, they get neither host nor port.
-    if t.socket:
-        where: dict[str, Any] = {"host": "", "port": 0, "socket": t.socket}
-    else:
-        where = {"host": t.host, "port": t.effective_port, "socket": ""}
+    if t.socket and driver != "postgresql":
+        # the MySQL client takes a host over a socket: with a socket, it gets neither host nor port
+        where = {"host": "", "port": 0, "socket": t.socket}
     return {**where, "user": t.user, "password": t.password, "database": t.database, "options": options, "ssl": level}

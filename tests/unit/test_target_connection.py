@@ -144,3 +144,71 @@ def test_conn_settings_takes_the_fields_from_native_conn() -> None:
         "mysql", "h", 3307, "u", "pw", "db",
     )  # fmt: skip
     assert (conn.options, conn.ssl, conn.prepare) == ("ssl-ca=/ca.pem", 2, False)
+
+
+# libpq's URI rules: the part a query parameter names wins over the URI's; a path as the host is a socket
+@pytest.mark.parametrize(
+    ("dsn", "host", "port", "socket", "servers"),
+    [
+        ("postgresql://sbtest@/sbtest?host=/run/pg&port=25432", "127.0.0.1", 25432, "/run/pg",
+         ["/run/pg/.s.PGSQL.25432"]),
+        ("postgresql://u@%2Frun%2Fpg:5433/db", "127.0.0.1", 5433, "/run/pg", ["/run/pg/.s.PGSQL.5433"]),
+        ("postgresql://u@h:1111/db?port=2222", "h", 2222, "", ["h:2222"]),
+        ("postgresql://u@h1:5433,[::1],h3:7/db", "h1", 5433, "", ["h1:5433", "[::1]:5432", "h3:7"]),
+        ("postgresql://u@/db?host=h1,h2&port=1,2", "h1", 1, "", ["h1:1", "h2:2"]),
+        ("postgresql://u@db.example/db?hostaddr=10.0.0.5", "db.example", 5432, "", ["10.0.0.5:5432"]),
+        ("mysql://u@h/db?socket=/tmp/my.sock", "h", 3306, "/tmp/my.sock", ["/tmp/my.sock"]),
+        ("mysql://u@(/tmp/my.sock)/db", "127.0.0.1", 3306, "/tmp/my.sock", ["/tmp/my.sock"]),
+        ("mysql://u@h/db?port=3307", "h", 3307, "", ["h:3307"]),
+    ],
+)  # fmt: skip
+def test_a_dsn_names_the_server_its_client_library_reaches(dsn, host, port, socket, servers) -> None:
+    t = parse_dsn(dsn)
+    assert (t.host, t.effective_port, t.socket, t.endpoints()) == (host, port, socket, servers)
+    assert t.to_dict()["servers"] == servers
+
+
+def test_query_parameters_take_the_users_parts_and_tls() -> None:
+    t = parse_dsn("postgresql://h/?user=u&password=pw&dbname=db&sslmode=require&target_session_attrs=any")
+    assert (t.user, t.password, t.database, t.ssl, t.options) == ("u", "pw", "db", "require",
+                                                                   {"target_session_attrs": "any"})
+
+
+def test_the_load_and_the_monitor_reach_the_socket_and_hosts_the_dsn_names() -> None:
+    sock = parse_dsn("postgresql://sbtest@/sbtest?host=/run/pg&port=25432")
+    c = native_conn(sock, "postgresql")
+    assert (c["host"], c["port"], c["socket"]) == ("", 25432, "/run/pg")
+    assert (libpq_params(sock, timeout_s=1)["host"], libpq_params(sock, timeout_s=1)["port"]) == ("/run/pg", 25432)
+    many = parse_dsn("postgresql://u@h1:5433,h2/db?hostaddr=10.0.0.5,10.0.0.6")
+    c = native_conn(many, "postgresql")
+    assert (c["host"], c["port"]) == ("h1,h2", 0)
+    assert c["options"] == "port=5433,5432 hostaddr=10.0.0.5,10.0.0.6"
+    assert libpq_params(many, timeout_s=1)["port"] == "5433,5432"
+
+
+@pytest.mark.parametrize(
+    ("dsn", "message"),
+    [
+        ("postgresql://u@h:-1/db", "bad port '-1'"),
+        ("postgresql://u@h:0/db", "bad port '0'"),
+        ("postgresql://u@h:70000/db", "bad port '70000'"),
+        ("postgresql://u@h/db?port=x", "bad port 'x'"),
+        ("postgresql://u@h1,h2/db?port=1,2,3", "names 2 hosts but 3 ports"),
+        ("mysql://u@h1,h2/db", "names 2 hosts: a mysql target is one server"),
+    ],
+)
+def test_an_impossible_port_or_host_list_is_refused_in_one_line(dsn: str, message: str) -> None:
+    with pytest.raises(TargetError, match=message) as exc:
+        parse_dsn(dsn)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    ["sbtest:Zq9-secret-77@127.0.0.1", "mysql://sbtest:Zq9-secret-77@h:99999/db",
+     "postgresql://h/db?password=Zq9-secret-77&port=x", "host=h password=Zq9-secret-77 port=x"],
+)
+def test_a_password_is_masked_in_every_dsn_error(dsn: str) -> None:
+    with pytest.raises(TargetError) as exc:
+        parse_dsn(dsn, "postgresql")
+    assert "Zq9-secret-77" not in str(exc.value) and "***" in str(exc.value)
