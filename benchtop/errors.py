@@ -5,9 +5,10 @@ its first line; `UsageError` is bad command-line or configuration input; a
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, Callable, NoReturn
 
 
 class UsageError(Exception):
@@ -39,6 +40,29 @@ def one_line(exc: BaseException) -> str:
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+def bounded(least: float, most: float, unit: str, *, integer: bool = False) -> Callable[[str], Any]:
+    """An argparse `type`: a finite number from `least` to `most`, else one
+    line naming the range (`float("nan")` would pass every comparison).
+
+    >>> bounded(0.001, 1e6, "a factor")("2"), bounded(1, 500, "columns", integer=True)("80")
+    (2.0, 80)
+    >>> bounded(0.001, 1e6, "a factor")("nan")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: takes a factor from 0.001 to 1e+06, not 'nan'
+    """
+
+    def convert(text: str) -> float | int:
+        try:
+            value: float | int = int(text) if integer else float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and least <= value <= most):
+            raise argparse.ArgumentTypeError(f"takes {unit} from {least:g} to {most:g}, not {text!r}")
+        return value
+
+    return convert
 
 
 class Interrupted(KeyboardInterrupt):

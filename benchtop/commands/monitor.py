@@ -18,6 +18,7 @@ from typing import Callable, Sequence, TextIO
 from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import UsageError as _UsageError
+from benchtop.errors import bounded
 from benchtop.metrics import served_monitor
 from benchtop.options.run_options import add_metrics_options, metrics_settings
 from benchtop.panels.headless import run_headless
@@ -62,10 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also watch this host's CPU/disk (default: when a target is local)",
     )
     p.add_argument("--no-os", dest="os", action="store_false", help="do not watch this host")
-    p.add_argument("--interval", type=float, default=2.0, metavar="S", help="seconds between polls (default 2)")
+    p.add_argument("--interval", type=bounded(0.05, 3600, "seconds"), default=2.0, metavar="S", help="seconds between polls (default 2)")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=bounded(0.01, 3600, "seconds"),
         default=None,
         metavar="S",
         help="statement/connect timeout per source (default: the interval, 1..5 s)",

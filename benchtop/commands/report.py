@@ -10,6 +10,7 @@ from typing import TextIO
 
 from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
+from benchtop.errors import bounded
 from benchtop.errors import UsageError as _UsageError
 from benchtop.report.data import ReportError, load_runs
 
@@ -21,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
     p.add_argument("--png", metavar="DIR", help="write the plots as PNG files into DIR")
     p.add_argument("--title", default="benchtop report", help="title of the HTML report")
-    p.add_argument("--width", type=int, default=60, help="sparkline width in the terminal (default 60)")
+    p.add_argument("--width", type=bounded(10, 1000, "columns", integer=True), default=60, help="sparkline width in the terminal (default 60)")
     return p
 
 

@@ -44,6 +44,8 @@ FIT_MISS = 0.2
 KEEP_OFF_ENDS = 0.25
 # a fall of more than this share between neighbouring probes is a cliff, not the curve's decline
 CLIFF = 0.3
+# the highest p99 limit a search takes, milliseconds
+MAX_P99_LIMIT_MS = 3_600_000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +85,10 @@ class SearchSettings:
             raise ValueError(f"the search range must be 0 < low <= high, not {self.low:g}..{self.high:g}")
         if not 0 < self.tolerance < 1:
             raise ValueError(f"the tolerance must be between 0 and 1 (0.1 = 10%), not {self.tolerance:g}")
-        if self.p99_limit_ms is not None and not (math.isfinite(self.p99_limit_ms) and self.p99_limit_ms > 0):
-            raise ValueError(f"the p99 limit must be a positive number of milliseconds, not {self.p99_limit_ms:g}")
+        # above an hour no probe (6 s by default) could ever exceed it: the search would only run to its top
+        if self.p99_limit_ms is not None and not 0 < self.p99_limit_ms <= MAX_P99_LIMIT_MS:
+            raise ValueError(f"the p99 limit takes milliseconds from 0 to {MAX_P99_LIMIT_MS:.0f} (an hour), "
+                             f"not {self.p99_limit_ms:g}")
         if self.error_limit is not None and not 0 <= self.error_limit < 1:
             raise ValueError(f"the error limit is a share of attempts from 0 to 1, not {self.error_limit:g}")
         if not self.factor > 1:

@@ -38,6 +38,8 @@ HEADLESS_TIME_S = 10.0
 # after a run, its metrics stay up this long for the last scrape (Prometheus's default interval is 15 s
 # but a run's scrape_interval is usually 1-5 s); at most an hour
 METRICS_LINGER_S = 5.0
+# the shortest --report-interval besides 0: a line over fewer milliseconds holds a handful of transactions
+MIN_REPORT_INTERVAL_S = 0.1
 MAX_METRICS_LINGER_S = 3600.0
 DESCRIPTIONS = {
     "run": "Run a benchmark: the live dashboard (until q), or --headless interval lines and a summary.",
@@ -170,7 +172,7 @@ def _add_workload_options(p: argparse.ArgumentParser, cmd: str) -> None:
                    help="loader threads (default 1)" if cmd == "prepare" else
                    "worker threads (default 1); alone, each holds one connection (as sysbench's --threads)")
     if cmd == "run":
-        g.add_argument("--connections", type=int, default=0, metavar="N",
+        g.add_argument("--connections", type=int, default=None, metavar="N",
                        help="client connections, driven by --threads event-loop threads (epoll; pgbench's -c with "
                             "-j): each is its own closed-loop client or open-loop consumer, and the live keys and "
                             f"scenario steps change connections instead of threads; up to {MAX_CONNECTIONS}. "
@@ -550,8 +552,8 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any], terminal:
     problem = workers.problem()
     if problem and hasattr(ns, "time"):  # a run's (prepare's loaders are not checked here)
         raise UsageError(f"--{problem}")
-    connections = getattr(ns, "connections", 0) or 0
-    if connections:
+    connections = getattr(ns, "connections", None)
+    if connections is not None:
         # --threads event loops carry them; SQLite and fileio keep a thread per connection
         workers = Workers(connections, workers.threads if engine in ("mysql", "postgresql") else 0)
         problem = workers.problem()
@@ -596,6 +598,15 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any], terminal:
         if ns.cluster and engine == "fileio":
             raise UsageError("--cluster does not run --engine fileio (its files are on one machine)")
         metrics_listen, metrics_linger = metrics_settings(ns)
+        if 0 < ns.report_interval < MIN_REPORT_INTERVAL_S:
+            raise UsageError(f"--report-interval takes 0 (the summary only) or from {MIN_REPORT_INTERVAL_S:g} s, "
+                             f"not {ns.report_interval:g}: shorter intervals count too few transactions to mean much")
+        if ns.out is not None and not ns.out.strip():
+            raise UsageError("--out takes a folder to write the results to, not an empty name")
+        try:
+            parse_ignore_errors(ns.ignore_errors)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         kw.update(
             metrics_listen=metrics_listen, metrics_linger_s=metrics_linger,
             time_s=ns.time, events=ns.events, rate=ns.rate, arrival=ns.arrival,
@@ -672,8 +683,8 @@ def add_metrics_options(p: argparse.ArgumentParser) -> None:
 
 def metrics_settings(ns: argparse.Namespace) -> tuple[str | None, float]:
     """(listen, linger) of a parsed command line, checked: one line when wrong."""
-    listen = ns.metrics_listen or None
-    if listen is not None:
+    listen = ns.metrics_listen
+    if listen is not None:  # an empty one too: it names no address
         parse_listen(listen)
     linger = ns.metrics_linger
     if not 0 <= linger <= MAX_METRICS_LINGER_S:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from benchtop.engine import ConnSettings
+from benchtop.errors import bounded
 from benchtop.workload.prepare import PrepareError
 from benchtop.workload.compiler import SourceText, compile_definition, on_off
 from benchtop.workload.program import Program
@@ -93,7 +94,8 @@ def add_fileio_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--file-fsync-all", dest="file_fsync_all", default="off", help="fsync after every write (on/off)")
     g.add_argument("--file-fsync-end", dest="file_fsync_end", default="on", help="fsync at the end of the run (on/off)")
     g.add_argument("--file-fsync-mode", dest="file_fsync_mode", default="fsync", choices=("fsync", "fdatasync"))
-    g.add_argument("--file-rw-ratio", dest="file_rw_ratio", type=float, default=1.5, help="reads per write in rndrw (1.5)")
+    g.add_argument("--file-rw-ratio", dest="file_rw_ratio", type=bounded(0.000001, 1e6, "reads per write"),
+                   default=1.5, help="reads per write in rndrw (1.5)")
 
 
 def _onoff(name: str, value: Any) -> bool:
