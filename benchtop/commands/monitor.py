@@ -83,10 +83,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check(args: argparse.Namespace) -> list[tuple[str, str]]:
-    if args.interval <= 0:
-        raise _UsageError("--interval must be a positive number of seconds")
-    if args.timeout is not None and args.timeout <= 0:
-        raise _UsageError("--timeout must be a positive number of seconds")
     if args.count is not None and args.count < 1:
         raise _UsageError("--count must be at least 1")
     if args.json and not args.headless:

@@ -237,9 +237,9 @@ class ResultsWriter:
 
 
 def read_jsonl(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:
-    """The JSON objects of a results file, one a line.  A torn last line (a
-    run killed mid-write) is left out silently; any other line that is not a
-    JSON object is left out and named, as FILE:LINE, in `problems`."""
+    """The JSON objects of a results file, one a line.  A line that is not a
+    JSON object is left out and named, as FILE:LINE, in `problems`; a torn
+    last line (a run killed mid-write) too, said as such."""
     return [record for _, record in read_jsonl_lines(path, problems)]
 
 
@@ -257,8 +257,9 @@ def read_jsonl_lines(path: Path, problems: list[str] | None = None) -> list[tupl
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
-            if n != last and problems is not None:
-                problems.append(f"{path}:{n + 1}: not JSON, left out")
+            if problems is not None:
+                problems.append(f"{path}:{n + 1}: " + ("cut short (the writer was stopped mid-line?), left out"
+                                                        if n == last else "not JSON, left out"))
             continue
         if isinstance(record, dict):
             out.append((n + 1, record))

@@ -17,7 +17,9 @@ from benchtop.sources.base import Missing, SourceSnapshot
     [
         (["--headless"], "nothing to watch"),
         (["--mysql", "m://x", "--headless"], "unknown DSN scheme 'm'"),
-        (["--mysql", "mysql://a@h/x", "--interval", "0", "--headless"], "--interval must be a positive"),
+        (["--mysql", "mysql://a@h/x", "--interval", "0", "--headless"], "--interval: takes seconds from 0.05 to 3600, not '0'"),
+        (["--mysql", "mysql://a@h/x", "--interval", "nan", "--headless"], "not 'nan'"),
+        (["--mysql", "mysql://a@h/x", "--timeout", "nan", "--headless"], "--timeout: takes seconds"),
         (["--mysql", "mysql://a@h/x", "--count", "0", "--headless"], "--count must be at least 1"),
         (["--mysql", "mysql://a@h/x", "--json"], "--json needs --headless"),
         (["--mysql", "mysql://a@h/x", "--bogus"], "unrecognized arguments: --bogus"),
