@@ -19,6 +19,8 @@ from benchtop.workload.expr import EXPR_FUNCTIONS, INT64_MAX, INT64_MIN, compile
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _NAMED_PARAM = re.compile(r"(?<![:\w]):(\$?" + _IDENT + r")")
+# the engine deals transaction types by weight in 32-bit integers (their sum too)
+MAX_WEIGHT = 2**31 - 1
 
 
 class WorkloadError(ValueError):
@@ -640,14 +642,17 @@ def compile_definition(
         search_from = max(pos, 0)
         weight_raw = t.get("weight", 1)
         weight = _const(ctx, str(weight_raw), ctx.base_line) if not isinstance(weight_raw, int) else weight_raw
-        if weight is None or weight < 0:
-            raise WorkloadError(f"{src.path}:{ctx.base_line}: weight of {name!r} must be a number >= 0 or an option")
+        if weight is None or not 0 <= weight <= MAX_WEIGHT:
+            raise WorkloadError(f"{src.path}:{ctx.base_line}: weight of {name!r} must be a number from 0 to "
+                                f"{MAX_WEIGHT} or an option, not {weight_raw!r}")
         first = len(ctx.ops)
         _compile_script(ctx, script)
         if weight > 0:
             types.append(P.TxnType(name=name, weight=weight, first_op=first, nops=len(ctx.ops) - first))
     if not types:
         raise WorkloadError(f"{src.path}:1: every transaction has weight 0")
+    if sum(t.weight for t in types) > MAX_WEIGHT:
+        raise WorkloadError(f"{src.path}:1: the transactions' weights add up to more than {MAX_WEIGHT}")
     if len(types) > P.MAX_TXN_TYPES:
         raise WorkloadError(f"{src.path}:1: too many transaction types (at most {P.MAX_TXN_TYPES})")
 
@@ -701,11 +706,14 @@ def _groups(data: dict[str, Any], types: list[P.TxnType], src: SourceText, ctx: 
                 raise WorkloadError(f"{src.path}:{line}: group {name}: no transaction named {txn!r} "
                                     f"(have {', '.join(index)})")
             weight = types[index[txn]].weight if w is None else _const(ctx, str(w), line)
-            if weight is None or weight < 0:
-                raise WorkloadError(f"{src.path}:{line}: group {name}: weight of {txn!r} must be a number >= 0")
+            if weight is None or not 0 <= weight <= MAX_WEIGHT:
+                raise WorkloadError(f"{src.path}:{line}: group {name}: weight of {txn!r} must be a number from 0 "
+                                    f"to {MAX_WEIGHT}")
             weights[index[txn]] = weight
         if not any(weights):
             raise WorkloadError(f"{src.path}:{line}: group {name} runs no transaction (every weight is 0)")
+        if sum(weights) > MAX_WEIGHT:
+            raise WorkloadError(f"{src.path}:{line}: group {name}: the weights add up to more than {MAX_WEIGHT}")
         threads, rate = g.get("threads", 1), g.get("rate", 0)
         threads = _const(ctx, str(threads), line) if not isinstance(threads, int) else threads
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate < 0:

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TextIO
 
 from benchtop.engine import ConnectError, ConnSettings, Engine, EngineError, EngineSettings, exec_sql
@@ -53,6 +55,7 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
     phase = "creating tables"
     try:
         todo, kept = _plan(program, conn, sets, out, quiet)
+        check_free_space(program, conn, todo)
         for sql in schema.once_before:
             _run(conn, sql)
         for t in todo:
@@ -90,6 +93,34 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
             phases += f", indexes {t_end - t_loaded:.1f} s"
         print(f"Prepared {program.name}: {total_rows} rows in {t_end - t0:.1f} s: {phases}", file=out)
     return total_rows
+
+
+def check_free_space(program: Program, conn: ConnSettings, todo: list[int]) -> None:
+    """An SQLite load that cannot fit the free space of its disk is refused
+    before a table is created (a server's disk is the server's to know)."""
+    if conn.driver != "sqlite" or not conn.database or not todo:
+        return
+    rows = sum(ld.rows * sum(1 for t in todo if ld.first_table <= t <= ld.last_table) for ld in program.loads)
+    need = sum(ld.row_bytes * ld.rows * sum(1 for t in todo if ld.first_table <= t <= ld.last_table)
+               for ld in program.loads)
+    folder = Path(conn.database).resolve().parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return  # the folder is not there yet: opening the database will say so
+    if need > free:
+        raise PrepareError(f"{program.name} loads {rows:,} rows, about {_size(need)}, but {folder} has "
+                           f"{_size(free)} free: choose a smaller scale or table size, or another --db")
+
+
+def _size(n: float) -> str:
+    """>>> _size(680e6), _size(3.2e15)
+    ('680 MB', '3200 TB')"""
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if n < 1000:
+            return f"{n:.0f} {unit}"
+        n /= 1000
+    return f"{n:.0f} TB"
 
 
 def _plan(program: Program, conn: ConnSettings, sets: list[int], out: TextIO, quiet: bool) -> tuple[list[int], list[int]]:

@@ -19,6 +19,8 @@ DIST = {"uniform": 0, "gaussian": 1, "special": 2, "pareto": 3, "zipfian": 4, "r
 QK = {"read": 0, "write": 1, "other": 2}
 PARAM_REG, PARAM_SREG, PARAM_CONST, PARAM_NULL = range(4)
 GEN_SEQ, GEN_RAND, GEN_TEMPLATE, GEN_CONST, GEN_DIV, GEN_LITERAL, GEN_MOD, GEN_DECIMAL, GEN_WORDS = range(9)
+# bytes a stored row takes besides its values (header, slot, index entry), roughly
+ROW_OVERHEAD = 32
 NREGS, NSREGS, MAX_PARAMS, MAX_TXN_TYPES, MAX_GROUPS = 64, 16, 32, 32, 8
 ENGINES = ("mysql", "postgresql", "sqlite", "null")
 
@@ -73,6 +75,14 @@ class LoadSpec:
     # the rows that make the table complete when another tool loaded it, when these vary by design
     # (TPC-C's order lines: 5 to 15 per order); None: exactly `rows`
     complete_between: tuple[int, int] | None = None
+
+    @property
+    def row_bytes(self) -> int:
+        """A loaded row's size on disk, roughly: its text as generated, 8 bytes
+        a number, and a row header (the estimate a free-space check needs,
+        within a factor of two of what SQLite, InnoDB and PostgreSQL store)."""
+        text = sum(len(g.text or "") * (g.hi if g.kind == GEN_WORDS else 1) for g in self.cols)
+        return ROW_OVERHEAD + text + 8 * sum(1 for g in self.cols if g.text is None)
 
 
 @dataclass(frozen=True, slots=True)
