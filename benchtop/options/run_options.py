@@ -148,9 +148,10 @@ def _add_target_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--engine", default="sqlite", help=ENGINE_HELP)
     g.add_argument("--db", help="SQLite database file (default: a prepared one in a temporary folder)")
     g.add_argument("--dsn", help="mysql://user@host:port/db or postgresql://user@host:port/db")
-    # as with the mysql client, a password flag is readable in the process
-    # list until benchtop overwrites it, a few tens of milliseconds after start
-    flag_password = ("visible to other users in the process list for about 40 ms, until benchtop hides it; "
+    # as with the mysql client, a password flag is readable in the process list until benchtop
+    # overwrites it, once Python has started (docs/reliability.md has the figures)
+    flag_password = ("visible to other users in the process list for the first 0.4-1.2 s (Python's start), "
+                     "until benchtop hides it; "
                      "safer: {file}, {env} or --ask-password")
     for name in ("host", "port", "user", "password", "db", "socket", "ssl"):
         g.add_argument(f"--mysql-{name}", dest=f"mysql_{name}", help=flag_password.format(
