@@ -92,6 +92,7 @@ class RunSession:
 
     def _open(self) -> None:
         opts = self.options
+        self.program(opts)  # a workload that does not compile is refused before its results folder is made
         if opts.out:  # first: an unwritable folder is refused before anything is prepared
             self.writer = ResultsWriter(Path(opts.out))
             self._stack.callback(self.writer.close)

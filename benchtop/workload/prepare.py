@@ -54,6 +54,8 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
     sets = list(range(1, schema.tables + 1))
     phase = "creating tables"
     try:
+        if conn.driver == "sqlite" and not Path(conn.database).exists():
+            check_free_space(program, conn, sets)  # before the survey's connection creates the file
         todo, kept = _plan(program, conn, sets, out, quiet)
         check_free_space(program, conn, todo)
         for sql in schema.once_before:

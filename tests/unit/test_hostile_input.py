@@ -4,7 +4,10 @@ exception (which would be a traceback at the command line)."""
 
 from __future__ import annotations
 
+import json
 import math
+
+import pytest
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,3 +170,98 @@ def test_any_scenario_file_is_read_or_refused_in_one_line(tmp_path_factory, data
         load_scenario(f)
     except (ScenarioError, UsageError) as exc:
         assert "\n" not in str(exc).strip()
+
+
+# ------------------------------------------------ every hostile input of issue 41: one line, nothing written
+
+WEIGHT_TOML = '[workload]\nname = "w"\n[[transaction]]\nname = "t"\nweight = 4294967296\nscript = "SELECT 1"\n'
+PG = ["--engine", "postgres", "--dsn", "postgresql://sbtest@127.0.0.1:1/sbtest"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--headless", "--engine", "sqlite", "--workload", "{dir}/w.toml", "--time", "1"],
+         "w.toml:6: weight of 't' must be a number from 0 to 2147483647"),
+        (["replay", "{dir}/run", "--speed", "nan"], "--speed: takes a factor from 0.001 to 1e+06, not 'nan'"),
+        (["replay", "{dir}/run", "--speed", "1e-300"], "not '1e-300'"),
+        (["monitor", "--headless", "--count", "1", "--interval", "nan", "--pgsql", "postgresql://u@127.0.0.1:1/x"],
+         "--interval: takes seconds from 0.05 to 3600, not 'nan'"),
+        (["monitor", "--headless", "--count", "1", "--timeout", "nan", "--pgsql", "postgresql://u@127.0.0.1:1/x"],
+         "--timeout: takes seconds from 0.01 to 3600, not 'nan'"),
+        (["--headless", "--engine", "fileio", "--dir", "{dir}/fio", "--file-total-size", "8M", "--file-test-mode",
+          "rndrw", "--file-rw-ratio", "nan", "--time", "1"], "--file-rw-ratio: takes reads per write"),
+        (["--headless", "--engine", "sqlite", "--ignore-errors", "banana", "--time", "1"],
+         "--ignore-errors: 'banana' is neither an error number nor a SQLSTATE"),
+        (["--headless", *PG, "--connections", "0", "--threads", "2", "--time", "1"],
+         "--connections must be between 1 and"),
+        (["--headless", "--engine", "sqlite", "--report-interval", "0.001", "--time", "1"],
+         "--report-interval takes 0 (the summary only) or from 0.1 s, not 0.001"),
+        (["knee", "--headless", "--engine", "sqlite", "--min-threads", "1", "--max-threads", "2", "--p99-limit", "1e308"],
+         "the p99 limit takes milliseconds from 0 to 3600000 (an hour), not 1e+308"),
+        (["--headless", "--engine", "sqlite", "--metrics-listen", "", "--time", "1"], "--metrics-listen takes HOST:PORT"),
+        (["report", "{dir}/run", "--width", "0"], "--width: takes columns from 10 to 1000, not '0'"),
+        (["report", "{dir}/run", "--width", "-5"], "not '-5'"),
+        (["--headless", "--engine", "sqlite", "--out", "", "--time", "1"], "--out takes a folder"),
+        (["--headless", "--engine", "sqlite", "--point-selects", "99999999999", "--time", "1"],
+         "option --point-selects must be at most 100000, not 99999999999"),
+        (["prepare", "--engine", "sqlite", "--db", "{dir}/tpcc.db", "--workload", "tpcc", "--scale", "99999999999"],
+         "tpcc loads 49,901,099,999,600,989 rows, about 451706957 TB, but {dir} has"),
+        (["--headless", "--engine", "postgres", "--pgsql-host", "127.0.0.1", "--pgsql-port", "-1", "--time", "1"],
+         "--pgsql-port takes a port from 1 to 65535, not '-1'"),
+        (["--headless", *PG[:2], "--dsn", "postgresql://u@/db?host=/tmp&port=99999", "--time", "1"],
+         "bad port '99999'"),
+    ],
+)  # fmt: skip
+def test_hostile_input_is_one_line_and_writes_nothing(argv, line, tmp_path, monkeypatch, capsys) -> None:
+    from benchtop.commands import main
+
+    (tmp_path / "w.toml").write_text(WEIGHT_TOML)
+    _results_folder(tmp_path / "run")
+    before = sorted(tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BENCHTOP_RESULTS", str(tmp_path / "results"))
+    code = main([a.format(dir=tmp_path) for a in argv])
+    err = capsys.readouterr().err
+    assert code not in (0, None) and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and line.format(dir=tmp_path) in err, err
+    assert sorted(tmp_path.rglob("*")) == before  # nothing prepared, no results folder, no file
+
+
+def _results_folder(folder, summary: dict | None = None, intervals: str | None = None) -> None:
+    folder.mkdir()
+    (folder / "summary.json").write_text(json.dumps(summary or {
+        "transactions": 30, "tps": 10.0, "time_s": 3.0, "threads": 1, "errors": 0,
+        "latency_ms": {"p95": 1.0, "p99": 2.0}}))
+    (folder / "intervals.jsonl").write_text(intervals or "".join(
+        json.dumps({"type": "interval", "t": t, "tps": 10.0, "threads": 1, "transactions": 10,
+                    "latency_ms": {"p95": 1.0, "p99": 2.0}}) + "\n" for t in (1.0, 2.0, 3.0)))
+
+
+@pytest.mark.parametrize("extra", [[], ["--html", "{dir}/r.html"], ["--png", "{dir}/png"]])
+def test_report_refuses_a_summary_no_run_writes(extra, tmp_path, capsys) -> None:
+    from benchtop.commands import main
+
+    summary = {"transactions": 30, "tps": 10.0, "time_s": 3.0, "threads": -1e308, "latency_ms": {"p99": 2.0}}
+    _results_folder(tmp_path / "run", summary=summary)
+    code = main(["report", str(tmp_path / "run"), *(a.format(dir=tmp_path) for a in extra)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.strip() == (f"benchtop report: error: {tmp_path}/run/summary.json: threads is -1e+308, "
+                                         "not a count (a damaged or edited file: fix or remove it)")
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "png").exists()
+
+
+def test_report_names_a_non_number_and_a_cut_line_and_shows_the_rest(tmp_path, capsys) -> None:
+    from benchtop.commands import main
+
+    line = '{"type": "interval", "t": %s, "tps": %s, "threads": 1, "latency_ms": {"p99": 2.0}}\n'
+    _results_folder(tmp_path / "run", intervals=line % (1, '"banana"') + line % (2, 10) + (line % (3, 10))[:-8])
+    (tmp_path / "run" / "monitor.jsonl").write_text('{"t": 1.0, "sources": {}}\n{"t": 2.0, "sour')
+    assert main(["report", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    folder = tmp_path / "run"
+    assert err == [
+        f"benchtop report: warning: {folder}/intervals.jsonl:3: cut short (the writer was stopped mid-line?), left out",
+        f"benchtop report: warning: {folder}/intervals.jsonl:1: tps is 'banana', not a number, left out",
+        f"benchtop report: warning: {folder}/monitor.jsonl:2: cut short (the writer was stopped mid-line?), left out",
+    ]
