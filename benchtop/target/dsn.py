@@ -356,7 +356,8 @@ def fill_defaults(t: Target) -> Target:
         database = t.database or env.get("PGDATABASE", "") or ("pgbouncer" if t.kind == "pgbouncer" else user)
         password = t.password
         if password is None:
-            password = env.get("PGPASSWORD") or pgpass_lookup(host, port, database, user)
+            # as libpq: a socket connection matches ~/.pgpass lines for localhost
+            password = env.get("PGPASSWORD") or pgpass_lookup("localhost" if t.socket else host, port, database, user)
         return replace(t, user=user, host=host, port=port, database=database, password=password)
     return t
 

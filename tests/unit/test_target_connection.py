@@ -212,3 +212,13 @@ def test_a_password_is_masked_in_every_dsn_error(dsn: str) -> None:
     with pytest.raises(TargetError) as exc:
         parse_dsn(dsn, "postgresql")
     assert "Zq9-secret-77" not in str(exc.value) and "***" in str(exc.value)
+
+
+def test_a_socket_target_takes_its_pgpass_line_for_localhost(tmp_path, monkeypatch) -> None:
+    from benchtop.target import fill_defaults
+
+    (tmp_path / "pgpass").write_text("127.0.0.1:25432:*:sbtest:tcp-pw\nlocalhost:25432:*:sbtest:socket-pw\n")
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "pgpass"))
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    assert fill_defaults(parse_dsn("postgresql://sbtest@/sbtest?host=/run/pg&port=25432")).password == "socket-pw"
+    assert fill_defaults(parse_dsn("postgresql://sbtest@127.0.0.1:25432/sbtest")).password == "tcp-pw"
