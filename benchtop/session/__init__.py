@@ -43,7 +43,7 @@ from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program
 from benchtop.workload.fileio import check_files, fileio_program
 from benchtop.workload.pgbench_script import parse_defines, parse_script_arg, pgbench_program
-from benchtop.workload.prepare import PrepareError, check_ready, prepare
+from benchtop.workload.prepare import PrepareError, check_free_space, check_ready, prepare
 
 PREPARE_THREADS = 2  # the embedded default's database is small: two loaders are plenty
 
@@ -92,7 +92,11 @@ class RunSession:
 
     def _open(self) -> None:
         opts = self.options
-        self.program(opts)  # a workload that does not compile is refused before its results folder is made
+        # refused before the results folder is made: a workload that does not compile, an embedded database
+        # larger than the free space where it would be prepared
+        program = self.program(opts)
+        if opts.engine == "sqlite" and not opts.target.database and program.schema is not None:
+            check_free_space(program, Path(tempfile.gettempdir()), list(range(1, program.schema.tables + 1)))
         if opts.out:  # first: an unwritable folder is refused before anything is prepared
             self.writer = ResultsWriter(Path(opts.out))
             self._stack.callback(self.writer.close)

@@ -54,10 +54,14 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
     sets = list(range(1, schema.tables + 1))
     phase = "creating tables"
     try:
-        if conn.driver == "sqlite" and not Path(conn.database).exists():
-            check_free_space(program, conn, sets)  # before the survey's connection creates the file
+        if conn.driver == "sqlite" and conn.database:
+            # before the survey's connection creates the file, then for what is left to load
+            folder = Path(conn.database).resolve().parent
+            if not Path(conn.database).exists():
+                check_free_space(program, folder, sets)
         todo, kept = _plan(program, conn, sets, out, quiet)
-        check_free_space(program, conn, todo)
+        if conn.driver == "sqlite" and conn.database:
+            check_free_space(program, folder, todo)
         for sql in schema.once_before:
             _run(conn, sql)
         for t in todo:
@@ -97,15 +101,15 @@ def prepare(program: Program, conn: ConnSettings, threads: int, out: TextIO = sy
     return total_rows
 
 
-def check_free_space(program: Program, conn: ConnSettings, todo: list[int]) -> None:
-    """An SQLite load that cannot fit the free space of its disk is refused
-    before a table is created (a server's disk is the server's to know)."""
-    if conn.driver != "sqlite" or not conn.database or not todo:
+def check_free_space(program: Program, folder: Path, todo: list[int]) -> None:
+    """A load of table sets `todo` into an SQLite database in `folder` that
+    cannot fit the free space there is refused before a table is created
+    (a server's disk is the server's to know)."""
+    if not todo:
         return
     rows = sum(ld.rows * sum(1 for t in todo if ld.first_table <= t <= ld.last_table) for ld in program.loads)
     need = sum(ld.row_bytes * ld.rows * sum(1 for t in todo if ld.first_table <= t <= ld.last_table)
                for ld in program.loads)
-    folder = Path(conn.database).resolve().parent
     try:
         free = shutil.disk_usage(folder).free
     except OSError:

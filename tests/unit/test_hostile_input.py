@@ -207,6 +207,8 @@ PG = ["--engine", "postgres", "--dsn", "postgresql://sbtest@127.0.0.1:1/sbtest"]
          "option --point-selects must be at most 100000, not 99999999999"),
         (["prepare", "--engine", "sqlite", "--db", "{dir}/tpcc.db", "--workload", "tpcc", "--scale", "99999999999"],
          "tpcc loads 49,901,099,999,600,989 rows, about 451706957 TB, but {dir} has"),
+        (["--headless", "--engine", "sqlite", "--workload", "tpcc", "--scale", "99999999999", "--time", "1"],
+         "tpcc loads 49,901,099,999,600,989 rows, about 451706957 TB, but "),
         (["--headless", "--engine", "postgres", "--pgsql-host", "127.0.0.1", "--pgsql-port", "-1", "--time", "1"],
          "--pgsql-port takes a port from 1 to 65535, not '-1'"),
         (["--headless", *PG[:2], "--dsn", "postgresql://u@/db?host=/tmp&port=99999", "--time", "1"],
