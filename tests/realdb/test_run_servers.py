@@ -283,3 +283,24 @@ def test_captures_read_the_first_row_and_unread_rows_are_skipped(prepared, tmp_p
     finally:
         for t in ("bt_cap", "bt_cap_log"):
             admin(prepared, f"DROP TABLE IF EXISTS {t}")
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mysql"])
+def test_a_dsns_socket_and_port_parameters_reach_that_server(request, kind: str, tmp_path: Path) -> None:
+    # issue 41: postgresql://u@/db?host=DIR&port=P ran against 127.0.0.1:5432, another server
+    server = request.getfixturevalue("pg_server" if kind == "postgresql" else "mysql_server")
+    if not server.socket:
+        pytest.skip("an external server: no socket known")
+    assert bt(server, "prepare", "--tables", "1", "--table-size", "1000").returncode == 0
+    if kind == "postgresql":
+        dsn = f"postgresql://{server.user}@/{server.database}?host={server.socket}&port={server.port}"
+        reached = f"{server.socket.rstrip('/')}/.s.PGSQL.{server.port}"
+    else:
+        dsn = f"mysql://{server.user}@/{server.database}?socket={server.socket}"
+        reached = server.socket
+    env = {"MYSQL_PWD": server.password} if kind == "mysql" else {"PGPASSWORD": server.password}
+    res = run_benchtop("--headless", "--json", "--engine", engine_of(server), "--dsn", dsn, "--tables", "1",
+                       "--table-size", "1000", "--workload", "oltp_point_select", "--time", "1",
+                       "--out", str(tmp_path / "run"), env=env)
+    assert summary_of(res)["transactions"] > 0
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["target"]["servers"] == [reached]
