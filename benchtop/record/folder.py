@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import time
@@ -234,6 +235,51 @@ class ResultsWriter:
             pass
         os.close(self._lock)
         self._lock = None
+
+
+# no figure a run writes comes near this (at most 2**62 transactions); -1e308 or 1e400 is a damaged or edited file
+MAX_FIGURE = 1e19
+# numbers every interval line and summary carries, at their top level (a step's too)
+_NUMBERS = ("t", "tps", "qps", "time_s", "transactions", "errors")
+_COUNTS = ("threads", "connections")
+
+
+def figure_problem(record: dict[str, Any]) -> str | None:
+    """Why a recorded interval or summary cannot be shown (None when it can):
+    a figure that is not a number, a count that is not a whole number, a
+    number no run could have measured.
+
+    >>> figure_problem({"t": 1, "tps": "banana"}), figure_problem({"tps": 5.0, "threads": -1e308})
+    ("tps is 'banana', not a number", 'threads is -1e+308, not a count')
+    >>> figure_problem({"tps": 5.0, "latency_ms": {"p99": float("nan")}}), figure_problem({"tps": 5.0})
+    ('latency_ms.p99 is nan, not a figure a run measures', None)
+    """
+    for key in _NUMBERS:
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"{key} is {value!r}, not a number"
+    for key in _COUNTS:
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            return f"{key} is {value!r}, not a count"
+    for key, value in _numbers(record, ""):
+        if not (math.isfinite(value) and abs(value) <= MAX_FIGURE):
+            return f"{key} is {value!r}, not a figure a run measures"
+    lat = record.get("latency_ms")
+    if lat is not None and not (isinstance(lat, dict) and all(isinstance(v, (int, float, type(None)))
+                                                               for v in lat.values())):
+        return f"latency_ms is {str(lat)[:30]!r}, not latencies"
+    return None
+
+
+def _numbers(value: Any, key: str) -> list[tuple[str, float]]:
+    if isinstance(value, dict):
+        return [n for k, v in value.items() for n in _numbers(v, f"{key}.{k}" if key else str(k))]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v, key)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [(key, float(value))]
+    return []
 
 
 def read_jsonl(path: Path, problems: list[str] | None = None) -> list[dict[str, Any]]:

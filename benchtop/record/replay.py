@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from benchtop.record.folder import INTERVALS, MONITOR, SUMMARY, TIMELINE, FolderReader, UnreadableFile, read_object
+from benchtop.record.folder import INTERVALS, MONITOR, SUMMARY, TIMELINE, FolderReader, UnreadableFile, figure_problem, read_object
 from benchtop.record.monitor import is_monitor_record
 
 
@@ -22,10 +22,11 @@ class ReplayEvent:
 
 
 def _timed(results: FolderReader, name: str, keep: Callable[[dict[str, Any]], bool],
-           run_t: bool = False) -> list[dict[str, Any]]:
+           run_t: bool = False, figures: bool = False) -> list[dict[str, Any]]:
     """The records of one recording file that `keep` accepts and whose time
-    (`run_t` if asked and there, else `t`) is a number; the others are named
-    (FILE:LINE) in the reader's problems."""
+    (`run_t` if asked and there, else `t`) is a number, and (`figures`) whose
+    figures are numbers a run could measure; the others are named (FILE:LINE)
+    in the reader's problems."""
     out = []
     for n, r in results.lines(name):
         if not keep(r):
@@ -33,6 +34,10 @@ def _timed(results: FolderReader, name: str, keep: Callable[[dict[str, Any]], bo
         t = r["run_t"] if run_t and "run_t" in r else r.get("t")
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
             results.problems.append(f"{results.path(name)}:{n}: no time (t is {json.dumps(t)[:20]}), left out")
+            continue
+        problem = figure_problem(r) if figures else None
+        if problem:
+            results.problems.append(f"{results.path(name)}:{n}: {problem}, left out")
             continue
         out.append(r)
     return out
@@ -44,7 +49,7 @@ def events(folder: Path, problems: list[str] | None = None) -> list[ReplayEvent]
     Lines that are not records, or have no time, are named in `problems`."""
     results = FolderReader(folder, problems)
     snaps = _timed(results, MONITOR, is_monitor_record, run_t=True)
-    intervals = _timed(results, INTERVALS, lambda r: "t" in r)
+    intervals = _timed(results, INTERVALS, lambda r: "t" in r, figures=True)
     timeline = _timed(results, TIMELINE, lambda r: "t" in r)
     started_at = None
     try:  # the start only places snapshots: a summary that is not there or not readable says nothing

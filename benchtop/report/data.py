@@ -10,7 +10,16 @@ from typing import Any
 
 from benchtop.record.analysis import Validity, analyse, validity_from_settings
 from benchtop.record.costs import RunCosts
-from benchtop.record.folder import HISTOGRAM, INTERVALS, SETTINGS, SUMMARY, TARGET, FolderReader, UnreadableFile
+from benchtop.record.folder import (
+    HISTOGRAM,
+    INTERVALS,
+    SETTINGS,
+    SUMMARY,
+    TARGET,
+    FolderReader,
+    UnreadableFile,
+    figure_problem,
+)
 from benchtop.record.workers import workers_of
 from benchtop.verdict.stretch import stretch_verdict
 
@@ -77,51 +86,6 @@ def settings_text(step: dict[str, Any]) -> str:
     'sync_binlog=0, innodb_buffer_pool_size=1G'
     """
     return ", ".join(f"{k}={v}" for k, v in (step.get("settings") or {}).items())
-
-
-# no figure a run writes comes near this (at most 2**62 transactions); -1e308 or 1e400 is a damaged or edited file
-MAX_FIGURE = 1e19
-# numbers every interval line and summary carries, at their top level (a step's too)
-_NUMBERS = ("t", "tps", "qps", "time_s", "transactions", "errors")
-_COUNTS = ("threads", "connections")
-
-
-def figure_problem(record: dict[str, Any]) -> str | None:
-    """Why a recorded interval or summary cannot be shown (None when it can):
-    a figure that is not a number, a count that is not a whole number, a
-    number no run could have measured.
-
-    >>> figure_problem({"t": 1, "tps": "banana"}), figure_problem({"tps": 5.0, "threads": -1e308})
-    ("tps is 'banana', not a number", 'threads is -1e+308, not a count')
-    >>> figure_problem({"tps": 5.0, "latency_ms": {"p99": float("nan")}}), figure_problem({"tps": 5.0})
-    ('latency_ms.p99 is nan, not a figure a run measures', None)
-    """
-    for key in _NUMBERS:
-        value = record.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            return f"{key} is {value!r}, not a number"
-    for key in _COUNTS:
-        value = record.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            return f"{key} is {value!r}, not a count"
-    for key, value in _numbers(record, ""):
-        if not (math.isfinite(value) and abs(value) <= MAX_FIGURE):
-            return f"{key} is {value!r}, not a figure a run measures"
-    lat = record.get("latency_ms")
-    if lat is not None and not (isinstance(lat, dict) and all(isinstance(v, (int, float, type(None)))
-                                                               for v in lat.values())):
-        return f"latency_ms is {str(lat)[:30]!r}, not latencies"
-    return None
-
-
-def _numbers(value: Any, key: str) -> list[tuple[str, float]]:
-    if isinstance(value, dict):
-        return [n for k, v in value.items() for n in _numbers(v, f"{key}.{k}" if key else str(k))]
-    if isinstance(value, list):
-        return [n for v in value for n in _numbers(v, key)]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [(key, float(value))]
-    return []
 
 
 def _checked_summary(path: Path, summary: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -267,3 +267,15 @@ def test_report_names_a_non_number_and_a_cut_line_and_shows_the_rest(tmp_path, c
         f"benchtop report: warning: {folder}/intervals.jsonl:1: tps is 'banana', not a number, left out",
         f"benchtop report: warning: {folder}/monitor.jsonl:2: cut short (the writer was stopped mid-line?), left out",
     ]
+
+
+def test_replay_names_a_non_number_and_plays_the_rest(tmp_path, capsys) -> None:
+    from benchtop.commands import main
+
+    line = '{"type": "interval", "t": %s, "tps": %s, "threads": 1, "latency_ms": {"p99": 2.0}}\n'
+    _results_folder(tmp_path / "run", intervals=line % (1, '"banana"') + line % (2, 10))
+    assert main(["replay", str(tmp_path / "run"), "--no-wait"]) == 0
+    out, err = capsys.readouterr()
+    assert err.strip() == (f"benchtop replay: warning: {tmp_path}/run/intervals.jsonl:1: tps is 'banana', "
+                           "not a number, left out")
+    assert "tps: 10.00" in out
