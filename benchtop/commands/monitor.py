@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also watch this host's CPU/disk (default: when a target is local)",
     )
     p.add_argument("--no-os", dest="os", action="store_false", help="do not watch this host")
-    p.add_argument("--interval", type=bounded(0.05, 3600, "seconds"), default=2.0, metavar="S", help="seconds between polls (default 2)")
+    p.add_argument("--interval", type=bounded(0.05, 3600, "seconds"), default=2.0, metavar="S",
+                   help="seconds between polls (default 2)")
     p.add_argument(
         "--timeout",
         type=bounded(0.01, 3600, "seconds"),

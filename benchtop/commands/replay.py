@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="benchtop replay", description="Play back a results folder's monitor and load recording.",
                 epilog=subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("folder", metavar="DIR")
-    p.add_argument("--speed", type=bounded(0.001, 1e6, "a factor"), default=1.0, help="playback speed factor (default 1 = as recorded)")
+    p.add_argument("--speed", type=bounded(0.001, 1e6, "a factor"), default=1.0,
+                   help="playback speed factor (default 1 = as recorded)")
     p.add_argument("--no-wait", action="store_true", help="print everything at once")
     p.add_argument("--json", action="store_true", help="JSON Lines (the records as stored, plus replay_t)")
     return p

@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
     p.add_argument("--png", metavar="DIR", help="write the plots as PNG files into DIR")
     p.add_argument("--title", default="benchtop report", help="title of the HTML report")
-    p.add_argument("--width", type=bounded(10, 1000, "columns", integer=True), default=60, help="sparkline width in the terminal (default 60)")
+    p.add_argument("--width", type=bounded(10, 1000, "columns", integer=True), default=60,
+                   help="sparkline width in the terminal (default 60)")
     return p
 
 
@@ -42,7 +43,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         if not args.html and not args.png:
             from benchtop.report.text import report_text
 
-            print(report_text(runs, max(10, args.width)), file=out)
+            print(report_text(runs, args.width), file=out)
             return 0
         from benchtop.report.plots import build_plots, render_png
 

@@ -152,7 +152,8 @@ def parse_dsn(dsn: str, default_kind: str | None = None) -> Target:
     try:
         query = dict(parse_qsl(query_text, keep_blank_values=True, strict_parsing=bool(query_text)))
     except ValueError:
-        raise TargetError(f"cannot read the parameters of DSN {_redact(dsn)!r}: expected ?key=value&key=value") from None
+        raise TargetError(f"cannot read the parameters of DSN {_redact(dsn)!r}: "
+                          "expected ?key=value&key=value") from None
     return _apply_query(kind, parts, query, dsn)
 
 
