@@ -94,7 +94,9 @@ def groups_between(prev: EngineSample, cur: EngineSample, percentiles: tuple[flo
                    summary: bool = False) -> tuple[GroupStats, ...]:
     dt = cur.t - prev.t
     old = {g.name: g for g in prev.groups}
-    return tuple(GroupStats.between(old[g.name], g, dt, percentiles, g.threads_target if summary else None)
+    # a stopped engine's groups run no threads: its last interval is labelled with the threads set
+    target = summary or cur.state in ENDED
+    return tuple(GroupStats.between(old[g.name], g, dt, percentiles, g.threads_target if target else None)
                  for g in cur.groups if g.name in old)
 
 
