@@ -50,6 +50,7 @@ class _StepRun(FakeRunController):
         super().__init__(threads=threads, loop_threads=loop_threads)
         self.on_event = None
         self.engine = SimpleNamespace(snapshot=lambda: SimpleNamespace(t=0.0))
+        self.last_reading = SimpleNamespace(t=0.0)  # the driver starts a step at the controller's own reading
 
 
 async def test_a_scenario_of_connections_steps_counts_connections_up_to_their_cap() -> None:

@@ -194,7 +194,7 @@ PG = ["--engine", "postgres", "--dsn", "postgresql://sbtest@127.0.0.1:1/sbtest"]
         (["--headless", "--engine", "sqlite", "--ignore-errors", "banana", "--time", "1"],
          "--ignore-errors: 'banana' is neither an error number nor a SQLSTATE"),
         (["--headless", *PG, "--connections", "0", "--threads", "2", "--time", "1"],
-         "--connections must be between 1 and"),
+         "connections must be between 1 and 65536, not 0"),
         (["--headless", "--engine", "sqlite", "--report-interval", "0.001", "--time", "1"],
          "--report-interval takes 0 (the summary only) or from 0.1 s, not 0.001"),
         (["knee", "--headless", "--engine", "sqlite", "--min-threads", "1", "--max-threads", "2", "--p99-limit", "1e308"],
