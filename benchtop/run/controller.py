@@ -224,7 +224,11 @@ class RunController:
             if final is not None:
                 # the stopped engine runs none: the workers of the reading before (or, when
                 # that was the one before the start, those asked for)
-                iv = replace(iv, threads=self._prev.threads_running if self._prev.t > 0 else cur.threads_target)
+                # and, connected, as many as held a connection at that reading (the stopped engine's
+                # have hung up; none known when the load had already ended by itself)
+                running = self._prev.t > 0 and self._prev.state not in ENDED
+                iv = replace(iv, threads=self._prev.threads_running if self._prev.t > 0 else cur.threads_target,
+                             connected=self._prev.connected if running else -1)
             self._prev = cur
             self._last = cur
             type_busy: list[float] = []

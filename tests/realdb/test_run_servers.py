@@ -128,10 +128,11 @@ def test_deadlocks_are_rolled_back_retried_and_counted(prepared, tmp_path: Path)
         s = summary_of(bt(prepared, "--headless", "--json", "--time", seconds, "--threads", "4", "--workload", str(wl)))
         assert s["errors_by_kind"].get("deadlock", 0) > 0
         assert s["transactions"] > 0
-        # every committed transaction added exactly 2: nothing half-done was committed
+        # every committed transaction added exactly 2: nothing half-done was committed (those that
+        # committed after the end are counted unfinished, not done, yet the server has them)
         rows = admin(prepared, "SELECT SUM(v) FROM bt_dl")
         total = int(rows[0][0])
-        assert total == 2 * s["transactions"]
+        assert total % 2 == 0 and 2 * s["transactions"] <= total <= 2 * (s["transactions"] + s["unfinished"])
     finally:
         admin(prepared, "DROP TABLE IF EXISTS bt_dl")
 
