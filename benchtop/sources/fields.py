@@ -181,6 +181,7 @@ class DeadlockPanel:
 
 REPLICA: Final = "replica"  # MySQL/MariaDB: this server's replication channels (list of ReplicaRow); Missing if none
 STANDBY: Final = "standby"  # PostgreSQL: this server as a standby (StandbyPanel); in_recovery False on a primary
+SIZES_SKIPPED: Final = "sizes_skipped"  # PostgreSQL: Missing naming the relations whose size a lock kept unread
 
 
 @dataclass(frozen=True, slots=True)

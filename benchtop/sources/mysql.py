@@ -3,6 +3,8 @@
 One connection of its own, autocommit, a read-only session and a statement
 timeout on both sides (server: max_statement_time / max_execution_time;
 client: read_timeout), so a hung server costs one timeout, not a frozen UI.
+Metadata and row lock waits are refused, never queued for (lock_wait_timeout
+and innodb_lock_wait_timeout 0, or 1 s where 0 is not allowed).
 A poll is a handful of statements: SHOW GLOBAL STATUS, the settings, the
 performance_schema wait summary, and SHOW BINARY LOGS when the binary log is on.
 """
@@ -58,6 +60,7 @@ from benchtop.target.connection import pymysql_kwargs
 # MariaDB/MySQL's "server shutdown in progress" and "connection killed".
 _CONNECTION_LOST = {1053, 1927, 2002, 2003, 2006, 2013, 2055, 4031}
 _STATEMENT_TIMEOUT = {1969, 3024}
+_LOCK_WAIT_TIMEOUT = {1205}  # lock_wait_timeout (metadata locks) and innodb_lock_wait_timeout
 _DENIED = {1044, 1045, 1142, 1143, 1227, 1370}
 
 STATUS_RATE_COUNTERS = {
@@ -629,7 +632,13 @@ class MySQLSource(Source):
             timeout = f"SET SESSION max_statement_time = {self.timeout_s:.3f}"
         else:
             timeout = f"SET SESSION max_execution_time = {int(self.timeout_s * 1000)}"
-        for stmt in (sql.tagged(timeout), sql.tagged("SET SESSION TRANSACTION READ ONLY")):
+        # A metadata or row lock a user holds (or an ALTER awaits) fails the
+        # statement at once instead of queueing the monitor behind it, and
+        # every later session behind the monitor.
+        lock_wait = _lock_wait_s(self.version)
+        for stmt in (sql.tagged(timeout), sql.tagged(f"SET SESSION lock_wait_timeout = {lock_wait}"),
+                     sql.tagged(f"SET SESSION innodb_lock_wait_timeout = {lock_wait}"),
+                     sql.tagged("SET SESSION TRANSACTION READ ONLY")):
             try:
                 with self._conn.cursor() as cur:
                     cur.execute(stmt)
@@ -668,6 +677,9 @@ class MySQLSource(Source):
             code = _errno(exc)
             if code in _CONNECTION_LOST:
                 raise SourceError(f"connection lost: {one_line(exc)}") from None
+            if code in _LOCK_WAIT_TIMEOUT:
+                raise PanelFailed(Missing("skipped: a session holds a lock this panel reads under",
+                                          f"not waited for: {one_line(exc)}")) from None
             if code in _STATEMENT_TIMEOUT:
                 raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
             if code in _DENIED:
@@ -836,7 +848,7 @@ class MySQLSource(Source):
                 return settings_snapshot(self._rows(sql.get(self.version.backend, "settings_all", self.version.number)))
             except PanelFailed:
                 pass
-        return settings_snapshot(self._rows("SHOW GLOBAL VARIABLES"))
+        return settings_snapshot(self._rows(sql.tagged("SHOW GLOBAL VARIABLES")))
 
     def _processlist(self) -> Any:
         try:
@@ -991,6 +1003,17 @@ class MySQLSource(Source):
         out = binlog_panel(self._binlog_prev, reading, seconds)
         self._binlog_prev = reading
         return out
+
+
+def _lock_wait_s(version: ServerVersion) -> int:
+    """The monitor session's lock_wait_timeout and innodb_lock_wait_timeout:
+    no wait at all where the server allows 0 (MariaDB 10.3+), else MySQL's
+    least, 1 s.
+
+    >>> _lock_wait_s(parse_version("10.11.6-MariaDB")), _lock_wait_s(parse_version("8.0.36"))
+    (0, 1)
+    """
+    return 0 if version.flavour == "mariadb" and version.number >= 100300 else 1
 
 
 def _strip(values: Mapping[str, float], prefix: str) -> dict[str, float]:

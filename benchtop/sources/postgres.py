@@ -36,6 +36,7 @@ from benchtop.sources.fields import (
     REPLICATION,
     SESSIONS,
     SETTINGS,
+    SIZES_SKIPPED,
     STANDBY,
     TABLES,
     TOP_STATEMENTS,
@@ -287,7 +288,11 @@ def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
 _TEXT_CANDIDATES = 60  # statements whose text is fetched when first among the costliest
 _TEXT_CACHE = 5000  # pg_stat_statements.max's default
 # The per-transaction settings each monitor query runs under.
-_OWN_SETTINGS = ("SET LOCAL statement_timeout", "SET TRANSACTION READ ONLY")
+_OWN_SETTINGS = ("SET LOCAL statement_timeout", "SET LOCAL lock_timeout", "SET TRANSACTION READ ONLY")
+# How long a monitor statement may wait for a lock: relations held or awaited
+# in ACCESS EXCLUSIVE mode are left out of the size reads beforehand, so this
+# only catches a lock taken between that look and the read (or on a catalog).
+LOCK_TIMEOUT_MS = 50
 _STATEMENT_COUNTERS = ("calls", "total_ms", "rows", "shared_blks_hit", "shared_blks_read")
 
 
@@ -425,6 +430,29 @@ def relation_deltas(
         out.append(item)
     out.sort(key=lambda r: (r.get("blks_read_per_s") or 0, r.get("blks_read") or 0), reverse=True)
     return out[:top]
+
+
+def sizes_skipped(rows: Iterable[Mapping[str, Any]]) -> Missing | None:
+    """What the size reads left out: relations a session holds or awaits in
+    ACCESS EXCLUSIVE mode (`locked_by`), whose size the monitor does not
+    queue for.
+
+    >>> sizes_skipped([{"table_name": "t", "locked_by": 42}, {"table_name": "u", "locked_by": None}]).what
+    'sizes of 1 relation skipped: locked by pid 42'
+    >>> sizes_skipped([{"table_name": "u", "locked_by": None}]) is None
+    True
+    """
+    locked = [r for r in rows if r.get("locked_by") is not None]
+    if not locked:
+        return None
+    pids = sorted({int(r["locked_by"]) for r in locked})
+    names = sorted({str(r.get("index_name") or r.get("table_name")) for r in locked})
+    return Missing(
+        f"sizes of {len(locked)} relation{'s' if len(locked) > 1 else ''} skipped: "
+        f"locked by pid{'s' if len(pids) > 1 else ''} {', '.join(map(str, pids))}",
+        f"ACCESS EXCLUSIVE held or awaited on {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}; "
+        "the monitor does not queue behind it",
+    )
 
 
 def vacuum_row(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -566,9 +594,12 @@ class PostgresSource(Source):
             ) from None
         conn = self._conn
         try:
-            # one round trip opens the transaction and bounds it
+            # one round trip opens the transaction and bounds it; a lock a
+            # user holds fails the statement at once instead of queueing the
+            # monitor behind it (and everyone after it behind the monitor)
             conn.query(f"{sql.tagged('BEGIN READ ONLY')}; "
-                       f"{sql.tagged(f'SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}')}")
+                       f"{sql.tagged(f'SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}')}; "
+                       f"{sql.tagged(f'SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}')}")
             rows = conn.query(text, params)
             # a word after the verb, so the tag sits inside the statement and
             # the workload's own COMMITs keep their pg_stat_statements entry
@@ -579,6 +610,9 @@ class PostgresSource(Source):
             if exc.lost:
                 raise SourceError(f"connection lost: {one_line(exc)}") from None
             self._end_failed_transaction(conn)
+            if exc.sqlstate == "55P03":  # lock_not_available: our lock_timeout
+                raise PanelFailed(Missing("skipped: a session holds a lock this panel reads under",
+                                          f"not waited for (lock_timeout {LOCK_TIMEOUT_MS} ms): {one_line(exc)}")) from None
             if exc.sqlstate == "57014":  # query_canceled: our statement_timeout
                 raise PanelFailed(Missing("query timed out", f"took longer than {self.timeout_s:g}s")) from None
             if exc.sqlstate == "42501":  # insufficient_privilege
@@ -706,12 +740,15 @@ class PostgresSource(Source):
                 return
             panels[TOP_STATEMENTS] = statement_deltas(base, rows, seconds, texts=self._texts)
 
+        skipped: list[Mapping[str, Any]] = []
+
         def relations(name: str, key: str) -> None:
             try:
                 rows = self._query(name)
             except PanelFailed:
                 self._forget(name)
                 raise
+            skipped.extend(r for r in rows if r.get("locked_by") is not None)
             base, seconds = self._since_last(name, now)
             panels[name] = relation_deltas(base, rows, seconds, key, ("blks_read", "blks_hit"))
 
@@ -722,5 +759,8 @@ class PostgresSource(Source):
         top_statements()
         guarded(TABLES, lambda: relations("tables", "relid"))
         guarded(INDEXES, lambda: relations("indexes", "indexrelid"))
+        note = sizes_skipped(skipped)
+        if note is not None:
+            panels[SIZES_SKIPPED] = note
         guarded(VACUUM, vacuum)
         return self.snapshot(panels, t0, interval_s)

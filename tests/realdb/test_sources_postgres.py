@@ -100,13 +100,14 @@ def test_queries_are_read_only_and_time_limited_without_session_state(
     try:
         assert src._conn is not None
         probe = ("SELECT current_setting('transaction_read_only') AS ro, current_setting('statement_timeout') AS st,"
-                 " current_setting('application_name') AS app")
+                 " current_setting('lock_timeout') AS lt, current_setting('application_name') AS app")
         monkeypatch.setattr(sql_files, "get", lambda *a, **k: probe)
-        assert src._query("anything") == [{"ro": "on", "st": "2s", "app": "benchtop-monitor"}]
+        assert src._query("anything") == [{"ro": "on", "st": "2s", "lt": "50ms", "app": "benchtop-monitor"}]
         session = src._conn.query(
-            "SELECT current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS st"
+            "SELECT current_setting('default_transaction_read_only') AS ro, current_setting('statement_timeout') AS st,"
+            " current_setting('lock_timeout') AS lt"
         )[0]
-        assert session == {"ro": "off", "st": "0"}
+        assert session == {"ro": "off", "st": "0", "lt": "0"}
         monkeypatch.setattr(sql_files, "get", lambda *a, **k: "CREATE TABLE must_not_exist (a int)")
         snap_missing = None
         try:

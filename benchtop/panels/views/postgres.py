@@ -32,6 +32,7 @@ from benchtop.sources.fields import (
     INDEXES,
     SESSIONS,
     SETTINGS,
+    SIZES_SKIPPED,
     TABLES,
     TOP_STATEMENTS,
     VACUUM,
@@ -169,7 +170,7 @@ def database_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     if missing is not None:
         return [missing]
     db = mapping_of(db)
-    return [
+    lines = [
         facts(
             [
                 ("database", str(db.get("name"))),
@@ -182,6 +183,10 @@ def database_summary(snap: SourceSnapshot, width: int) -> list[Text]:
                 ("deadlocks", per_s(db.get("deadlocks_per_s"))),
             ], width)
     ]
+    skipped = missing_line("sizes", panel_of(snap, SIZES_SKIPPED))
+    if skipped is not None:
+        lines.append(skipped)
+    return lines
 
 
 PG_ACTIVITY = TableSpec(
