@@ -90,7 +90,8 @@ class InnoDBPanel:
     buffer_pool_hit_ratio_total: float | None = None  # since the server started
     history_list_length: int | None = None
     row_lock_waits_per_s: float | None = None
-    # sessions waiting on row locks, on average over the interval (Innodb_row_lock_time's ms per second / 1000)
+    # sessions waiting on a row lock at the poll (Innodb_row_lock_current_waits): Innodb_row_lock_time adds
+    # a wait's whole time when it ends, so a 50 s wait ending in a 2 s poll read as 25 sessions waiting
     row_lock_waiting: float | None = None
 
     @classmethod

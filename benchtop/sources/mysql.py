@@ -85,7 +85,6 @@ _INNODB_COUNTERS = {
     "bp_reads": "Innodb_buffer_pool_reads",
     "bp_read_requests": "Innodb_buffer_pool_read_requests",
     "row_lock_waits": "Innodb_row_lock_waits",
-    "row_lock_time": "Innodb_row_lock_time",
     "os_log_written": "Innodb_os_log_written",
 }
 
@@ -272,7 +271,7 @@ def innodb_panel(
         buffer_pool_hit_ratio_total=round(1.0 - reads / requests, 6) if reads is not None and requests else None,
         history_list_length=history_list_length,
         row_lock_waits_per_s=iv.rate("row_lock_waits"),
-        row_lock_waiting=iv.rate("row_lock_time", scale=0.001),
+        row_lock_waiting=to_number(status.get("Innodb_row_lock_current_waits")),
     ).as_panel()
 
 

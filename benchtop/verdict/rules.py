@@ -89,12 +89,25 @@ def lock_waits_per_write(s: Signals) -> float | None:
     return s.lock_waits_per_s / s.tps if s.tps > 0 else None
 
 
+def lock_waiting(s: Signals) -> float | None:
+    """The sessions waiting on locks, never more than the sessions there
+    are: performance_schema adds a wait's whole time in the poll where it
+    ends (a metadata lock wait may last lock_wait_timeout), which would read
+    as more sessions waiting than there are.
+
+    >>> lock_waiting(Signals(threads=8, lock_waiting=25.8)), lock_waiting(Signals(threads=8, lock_waiting=2.0))
+    (8.0, 2.0)
+    """
+    return None if s.lock_waiting is None else min(s.lock_waiting, s.sessions)
+
+
 def lock_score(s: Signals) -> float | None:
-    if s.lock_waiting is None and s.lock_waits_per_s is None:
+    waiting = lock_waiting(s)
+    if waiting is None and s.lock_waits_per_s is None:
         return None
     scores = []
-    if s.lock_waiting is not None:
-        scores.append(s.lock_waiting / max(s.sessions, s.lock_waiting, 1.0))
+    if waiting is not None:
+        scores.append(waiting / max(s.sessions, 1.0))
     per_txn, off_cpu = lock_waits_per_write(s), off_cpu_share(s)
     if per_txn is not None and off_cpu is not None:
         scores.append(min(1.0, per_txn / LOCK_WAITS_PER_WRITE) * off_cpu)
@@ -105,7 +118,7 @@ def lock_evidence(s: Signals) -> str:
     per_txn = lock_waits_per_write(s)
     rate = f", {per_txn:.2f} row lock waits per write" if per_txn else ""
     top = f" ({s.top_lock_wait})" if s.top_lock_wait else ""
-    return f"{_f(s.lock_waiting)} of {_f(s.sessions, 0)} sessions waiting on locks{top}{rate}{top_statement(s)}"
+    return f"{_f(lock_waiting(s))} of {_f(s.sessions, 0)} sessions waiting on locks{top}{rate}{top_statement(s)}"
 
 
 # -- disk: the server's sessions waiting on file I/O, the device's utilisation,

@@ -3,7 +3,11 @@ sysbench load (shared/reference/server-captures.txt)."""
 
 from __future__ import annotations
 
+import re
+
 from benchtop.sources import sql
+from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.fields import INNODB, InnoDBPanel
 from benchtop.sources.mysql import (
     BinlogReading,
     binlog_panel,
@@ -14,9 +18,12 @@ from benchtop.sources.mysql import (
     parse_version,
     settings_panel,
     status_rates_panel,
+    threads_panel,
     waits_panel,
 )
 from benchtop.sources.rates import CounterTracker, Interval
+from benchtop.verdict import Signals, rules
+from benchtop.verdict.snapshots import from_snapshots
 
 # SHOW GLOBAL STATUS LIKE 'Innodb_lsn%' / 'Innodb_checkpoint%' from the capture
 MARIADB_STATUS = {
@@ -189,3 +196,35 @@ def test_waits_and_binlog_say_what_is_off_without_asking_the_server():
     assert waits == Missing("performance_schema is OFF", "add performance_schema=ON under [mysqld] and restart the server")
     binlog = src._binlog({"log_bin": "OFF"}, 2.0)
     assert isinstance(binlog, Missing) and binlog.what == "binary log off"
+
+
+def _lock_poll(before: dict[str, str], after: dict[str, str], waits: list[dict]) -> SourceSnapshot:
+    """A MariaDB poll 2 s after `before`, as the source builds its panels."""
+    tracker = CounterTracker()
+    tracker.advance(innodb_counters(before, 328844390), now=100.0)
+    iv = tracker.advance(innodb_counters(after, 328844390), now=102.0)
+    panels = {INNODB: innodb_panel(after, lsn_facts(after, {}, {}), iv, 17), "waits": waits,
+              "threads": threads_panel(after)}
+    return SourceSnapshot("mysql", "mysql", 0.0, True, panels=panels)
+
+
+def test_a_finished_50s_lock_wait_never_reads_as_more_waiters_than_sessions():
+    """`25.8 of 8 sessions waiting on locks`: InnoDB adds a row lock wait's
+    whole time (here a 50 s innodb_lock_wait_timeout) to Innodb_row_lock_time
+    when it ends, and performance_schema a metadata lock wait's; both landed
+    in one 2 s poll. Now the row lock waiters are those waiting at the poll,
+    and the figure is never more than the sessions."""
+    running = dict(MARIADB_STATUS, Threads_running="9", Innodb_row_lock_time="1000",
+                   Innodb_row_lock_current_waits="1")
+    during = _lock_poll(MARIADB_STATUS, running, [])
+    assert InnoDBPanel.of(during.panels).row_lock_waiting == 1
+    ended = dict(running, Innodb_row_lock_time="51000", Innodb_row_lock_current_waits="0")
+    mdl = waits_panel({"wait/lock/metadata/sql/mdl": (3, 0)},
+                      {"wait/lock/metadata/sql/mdl": (4, 50_000 * 10**9)}, 2.0)  # one 50 s wait, in ps
+    for snap in (during, _lock_poll(running, ended, mdl)):
+        signals = Signals(threads=8, **from_snapshots([snap]))
+        evidence = rules.lock_evidence(signals)
+        n, of = re.match(r"([\d.]+) of (\d+) sessions waiting on locks", evidence).groups()
+        assert float(n) <= int(of) == 8, evidence
+        assert rules.lock_score(signals) <= 1.0
+    assert InnoDBPanel.of(_lock_poll(running, ended, []).panels).row_lock_waiting == 0
