@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 import pytest
 
 from benchtop.panels.views.postgres import database_summary
+from benchtop.run.target_readings import TargetReader
 from benchtop.sources import sql
 from benchtop.sources.base import Missing, PanelFailed
 from benchtop.sources.fields import SIZES_SKIPPED
@@ -97,6 +98,11 @@ def test_postgres_skips_locked_relations_and_never_queues(pg_server: Server) -> 
             poller.connect()
             with watching(lambda: int(watcher.execute(_PG_MONITOR_WAITING).fetchone()[0])) as waiting:
                 snaps = _polls_on_time(poller, 4)
+                # the cost meter's reads of the target at a run's start and end
+                t0 = time.monotonic()
+                reading, settings = TargetReader(pg_server.target()).read(with_settings=True)
+                assert time.monotonic() - t0 < INTERVAL_S and reading is not None and settings
+                assert isinstance(reading.panels[SIZES_SKIPPED], Missing)
             assert waiting and max(waiting) == 0, f"monitor sessions waiting on a lock: {max(waiting)}"
         finally:
             poller.close()
