@@ -1,7 +1,10 @@
 """PostgreSQL server source over libpq (benchtop/target/pq.py).
 
 One autocommit connection named "benchtop-monitor", read-only by default and
-under a statement_timeout; queries are files chosen by server_version_num.
+under a statement_timeout and a short lock_timeout; queries are files chosen
+by server_version_num. It never queues behind a lock a user holds: relations
+held or awaited in ACCESS EXCLUSIVE mode are left out of the size reads (and
+named in the `sizes_skipped` panel), and any other lock fails its panel at once.
 Each panel degrades on its own: a missing privilege or view makes that panel
 a `Missing`, a lost connection fails the poll.
 """
