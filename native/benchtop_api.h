@@ -339,6 +339,7 @@ typedef struct {
     uint64_t tickets_due;             /* open loop: intended starts so far */
     uint64_t txn_by_type[32];         /* committed (not rolled back), per transaction type */
     uint64_t txn_ns_by_type[32];      /* latency sum, per transaction type */
+    uint64_t svc_ns_by_type[32];      /* service time sum (from the actual start), per transaction type */
     uint64_t rows_loaded;             /* bulk load progress */
     char error[512];                  /* the fatal error, if state == FAILED */
     char connect_error[256];          /* the server's word on the latest refused connection attempt */

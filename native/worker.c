@@ -150,6 +150,7 @@ void bt_worker_add_counters(const bt_worker *w, uint64_t now, bt_snapshot *out)
     for (int k = 0; k < BT_MAX_TXN_TYPES; k++) {
         out->txn_by_type[k] += BT_GET(w->txn_by_type[k]);
         out->txn_ns_by_type[k] += BT_GET(w->txn_ns_by_type[k]);
+        out->svc_ns_by_type[k] += BT_GET(w->svc_ns_by_type[k]);
     }
 }
 
@@ -200,6 +201,7 @@ static void record(bt_client *c, int32_t type, uint64_t intended, uint64_t start
     }
     BT_ADD(w->txn_by_type[type], 1);
     BT_ADD(w->txn_ns_by_type[type], lat);
+    BT_ADD(w->svc_ns_by_type[type], svc);
     if (w->e->prog->ntxn_types > 1) {
         bt_hist *th = atomic_load_explicit(&w->type_lat[type], memory_order_relaxed);
         if (!th) {

@@ -74,6 +74,7 @@ typedef struct bt_worker {
     _Atomic uint64_t busy_ns;
     _Atomic uint64_t txn_by_type[BT_MAX_TXN_TYPES];
     _Atomic uint64_t txn_ns_by_type[BT_MAX_TXN_TYPES];
+    _Atomic uint64_t svc_ns_by_type[BT_MAX_TXN_TYPES];  /* what each type cost the workers, without queueing */
     /* latency from the intended start (lat) and from the actual one (svc);
      * a transaction that started when intended (closed loop, or a ticket
      * taken on time) has one value for both and is recorded once, in `same`,

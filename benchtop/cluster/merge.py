@@ -72,7 +72,7 @@ def merge_samples(parts: Sequence[EngineSample], t: float, latency: Histogram,
         latency_ns_max=max(map(attrgetter("latency_ns_max"), parts), default=0), service_ns_sum=total("service_ns_sum"),
         service_ns_max=max(map(attrgetter("service_ns_max"), parts), default=0), busy_ns=total("busy_ns"),
         queue_ns=total("queue_ns"), tickets_due=total("tickets_due"), txn_by_type=by_type("txn_by_type"),
-        txn_ns_by_type=by_type("txn_ns_by_type"), rows_loaded=total("rows_loaded"), error="",
+        txn_ns_by_type=by_type("txn_ns_by_type"), svc_ns_by_type=by_type("svc_ns_by_type"), rows_loaded=total("rows_loaded"), error="",
         latency=latency, service=service,
     )
 

@@ -458,6 +458,7 @@ class Engine:
             tickets_due=s.tickets_due,
             txn_by_type=tuple(s.txn_by_type),
             txn_ns_by_type=tuple(s.txn_ns_by_type),
+            svc_ns_by_type=tuple(s.svc_ns_by_type),
             rows_loaded=s.rows_loaded,
             error=ffi.string(s.error).decode(errors="replace"),
             connect_error=ffi.string(s.connect_error).decode(errors="replace"),

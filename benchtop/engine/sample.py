@@ -78,6 +78,7 @@ class EngineSample:
     connections_served: int = 0  # connections that completed at least one transaction
     loops_running: int = 0  # event-loop threads running (--connections); 0 with a thread per connection
     loop_threads: int = 0  # --connections: event-loop threads asked for (threads_* then count connections)
+    svc_ns_by_type: tuple[int, ...] = ()  # service time sum per type (no open-loop queueing); (): not known
     # latency per query kind, for programs that time their statements (fileio)
     query_latency: dict[str, Histogram] = field(default_factory=dict)
 

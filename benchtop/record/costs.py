@@ -20,10 +20,11 @@ from benchtop.sources.os import OSDelta
 # wrote which byte): what is written goes to the types that write, an equal
 # share per transaction (Callaghan's insert benchmark: WAL per insert is the
 # run's WAL / inserts), a read-only query is charged none; the rest by each
-# type's share of the workers' busy time (a new_order costs more CPU than an
-# order_status).  Every per-type figure carries this text.
+# type's share of the workers' service time (a new_order costs more CPU than an
+# order_status), from each transaction's actual start: an open-loop type's wait
+# for its ticket costs the host nothing.  Every per-type figure carries this text.
 APPORTIONED = ("apportioned: host writes and WAL/redo to the types that write, per transaction; "
-               "reads, CPU and context switches by busy time")
+               "reads, CPU and context switches by service time")
 
 
 def log_name(engine: str) -> str:

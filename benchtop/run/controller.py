@@ -23,7 +23,7 @@ from benchtop.record.samples import GroupStats, IntervalStats, RunSummary, Timel
 from benchtop.record.workers import Workers
 from benchtop.run import hdrlog
 from benchtop.run.attach import InstrumentationCycler
-from benchtop.run.costs import CostMeter, HostReading
+from benchtop.run.costs import CostMeter, HostReading, type_service_s
 from benchtop.run.guards import Guard
 from benchtop.run.verdicts import VerdictMeter
 from benchtop.verdict import Verdict
@@ -221,6 +221,7 @@ class RunController:
             cur = final or self.engine.snapshot()
             assert self._prev is not None, "start() first"
             iv = IntervalStats.between(self._prev, cur, self.percentiles)
+            type_busy = type_service_s(self._prev, cur, len(self.program.txn_types))
             if final is not None:
                 # the stopped engine runs none: the workers of the reading before (or, when
                 # that was the one before the start, those asked for)
@@ -231,10 +232,8 @@ class RunController:
                              connected=self._prev.connected if running else -1)
             self._prev = cur
             self._last = cur
-            type_busy: list[float] = []
             if self._type_prev:
-                type_lat, type_busy = self._interval_types()
-                iv = replace(iv, txn_latency_ms=type_lat)
+                iv = replace(iv, txn_latency_ms=self._interval_types())
             if self.meter is not None and self._reading is not None:
                 reading = self.meter.read(memory=False)
                 iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
@@ -319,21 +318,18 @@ class RunController:
         n = len(self.program.txn_types)
         return [self.engine.type_histogram(i) for i in range(n)] if n > 1 else []
 
-    def _interval_types(self) -> tuple[dict[str, dict[str, float]], list[float]]:
+    def _interval_types(self) -> dict[str, dict[str, float]]:
         """p50/p95/p99 per transaction type over the interval since the last
-        reading (LinkBench's per-operation latency every interval), and the
-        time the workers spent in each type (its share of the interval's work)."""
+        reading (LinkBench's per-operation latency every interval)."""
         now = self._type_hists()
         out = {}
-        busy = []
         for name, cur, prev in zip(self.program.txn_names, now, self._type_prev):
             h = cur - prev
-            busy.append(sum(c * (low + high) / 2 for low, high, c in h.nonzero()) / 1e9)
             if h.total:
                 p = h.percentiles_ms([50.0, 95.0, 99.0])
                 out[name] = {"p50": round(p[50.0], 3), "p95": round(p[95.0], 3), "p99": round(p[99.0], 3)}
         self._type_prev = now
-        return out, busy
+        return out
 
     def _type_latencies(self) -> dict[str, dict[str, float]]:
         """Percentiles per transaction type since the warm-up (LinkBench's

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from benchtop.engine.sample import EngineSample
 from benchtop.record.costs import (
     ClientCpu,
     Growth,
@@ -58,6 +59,18 @@ class HostReading:
     os: OSCounters | None
     client_cpu_s: float
     server: ProcessReading | None
+
+
+def type_service_s(prev: EngineSample, cur: EngineSample, types: int) -> list[float]:
+    """Seconds the workers spent serving each of `types` transaction types
+    between two samples: from each transaction's actual start, so an
+    open-loop type's wait for its ticket (which costs the host nothing) does
+    not draw the host's CPU and reads to it.  [] with one type, or a sample
+    without the sums.
+    """
+    if types < 2 or len(cur.svc_ns_by_type) < types or len(prev.svc_ns_by_type) < types:
+        return []
+    return [max(c - p, 0) / 1e9 for c, p in zip(cur.svc_ns_by_type[:types], prev.svc_ns_by_type[:types])]
 
 
 def work_between(prev: HostReading, cur: HostReading, wal_bytes: float | None = None) -> Work:
@@ -191,7 +204,7 @@ class CostMeter:
         """A counted interval's work, shared out to the transaction types
         (APPORTIONED): what was written to the types that write (`writes`,
         per type; unknown: all of them) by their transactions, the rest by
-        the workers' busy time when known, else by transactions."""
+        the workers' service time per type when known, else by transactions."""
         if busy_s:  # the engine's per-type counters may have more slots than the workload has types
             by_type = by_type[: len(busy_s)]
         total = sum(by_type)

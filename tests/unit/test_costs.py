@@ -1,18 +1,21 @@
 """Per-operation costs from plain readings: per-type attribution (writes to
-the types that write, the rest by busy time), run totals from two target
+the types that write, the rest by service time), run totals from two target
 snapshots, the client-CPU warning, units and labels, and the report's
 settings difference."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
+from benchtop.engine.histogram import Histogram
+from benchtop.engine.sample import ERROR_KINDS, EngineSample
 from benchtop.record.costs import APPORTIONED, RunCosts, costs_text
 from benchtop.report.tables import settings_diff
 from benchtop.report.tables import per_op_table
-from benchtop.run.costs import CostMeter, Work, client_cpu
+from benchtop.run.costs import CostMeter, Work, client_cpu, type_service_s
 from benchtop.run.target_readings import totals_between
 from benchtop.sources.base import SourceSnapshot
 from benchtop.target import Target
@@ -136,3 +139,36 @@ def test_run_costs_read_back_write_summary_json_as_it_was():
     }
     again = RunCosts.from_dict(saved).to_dict()
     assert json.dumps(again) == json.dumps(saved)
+
+
+def _sample(lat_ns: tuple[int, ...], svc_ns: tuple[int, ...], by_type: tuple[int, ...]) -> EngineSample:
+    h = Histogram.from_values_ns([])
+    return EngineSample(
+        t=1.0, state="running", threads_target=11, threads_running=11, in_flight=0, unfinished=0, paused=False,
+        rate=1000.0, transactions=sum(by_type), rollbacks=0, reads=0, writes=0, other=0,
+        errors=dict.fromkeys(ERROR_KINDS, 0), retries=0, reconnects=0, connects=11, connect_ns_sum=0,
+        connect_ns_max=0, latency_ns_sum=sum(lat_ns), latency_ns_min=0, latency_ns_max=0,
+        service_ns_sum=sum(svc_ns), service_ns_max=0, busy_ns=0, queue_ns=0.0, tickets_due=0,
+        txn_by_type=by_type, txn_ns_by_type=lat_ns, rows_loaded=0, error="", latency=h, service=h,
+        svc_ns_by_type=svc_ns)
+
+
+def test_types_share_by_service_time_not_by_open_loop_queue_time():
+    """Issue 43's i1.q10: one inserter held at 1,000/s fell behind, so each
+    insert's latency carried seconds of waiting for its ticket; split by
+    latency, inserts took 98.7% of the host's CPU (4.424 ms each) and the
+    queries 0.003 ms.  The workers' service time is what the host worked on."""
+    prev = _sample((0,) * 4, (0,) * 4, (0,) * 4)
+    # 1,000 inserts that waited 2 s each for their tickets and ran 1 ms; 30,000 queries of 1 ms
+    lat = (1_000 * 2_001_000_000, 10_000 * 1_000_000, 10_000 * 1_000_000, 10_000 * 1_000_000)
+    svc = (1_000 * 1_000_000, 10_000 * 1_000_000, 10_000 * 1_000_000, 10_000 * 1_000_000)
+    cur = _sample(lat, svc, (1_000, 10_000, 10_000, 10_000))
+    busy = type_service_s(prev, cur, 4)
+    assert busy == pytest.approx([1.0, 10.0, 10.0, 10.0])
+    meter = CostMeter("postgres", Target("null"), probe_target=False)
+    meter.count(Work(1.0, cpu_s=3.1, server_cpu_s=2.0), cur.txn_by_type, busy, (True, False, False, False))
+    ins, *queries = meter._type_work  # noqa: SLF001
+    # every transaction ran 1 ms, so each costs the same CPU, the server's included
+    assert ins.per_op(1_000)["cpu_s"] == pytest.approx(queries[0].per_op(10_000)["cpu_s"])
+    assert ins.cpu_s / 3.1 == pytest.approx(1 / 31) and queries[0].server_cpu_s > 0
+    assert type_service_s(prev, cur, 1) == [] and type_service_s(prev, replace(cur, svc_ns_by_type=()), 4) == []
