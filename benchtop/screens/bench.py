@@ -309,6 +309,14 @@ class BenchScreen(Screen):
             tooltip="save a screenshot and the results so far",
         ),
         Binding("w", "whole_run", "whole run", show=False, id="whole", tooltip="charts: whole run / newest"),
+        # a source's tab takes tab, shift+tab and digits for its own views once shown;
+        # > and < move between tabs from anywhere, as in the monitor (the help says so:
+        # at 80 columns the footer has no room left before `? help` and `q quit`)
+        Binding("greater_than_sign", "tab_by(1)", "next tab", show=False, id="source.next"),
+        Binding("less_than_sign", "tab_by(-1)", "previous source", show=False, id="source.previous"),
+        Binding("tab", "tab_by(1)", "next tab", show=False, id="tab.next"),
+        Binding("shift+tab", "tab_by(-1)", "previous tab", show=False, id="tab.previous"),
+        *(Binding(str(n), f"tab_number({n})", f"tab {n}", show=False, id=f"tab.{n}") for n in range(1, 10)),
         Binding("question_mark", "help", "help", id="help"),
         Binding(
             "q",
@@ -642,6 +650,36 @@ class BenchScreen(Screen):
         stem = names[0].split(".")[0] if names else ""
         kinds = ", ".join(n[len(stem):] if n.startswith(stem) else n for n in names)
         self.notify(f"saved {stem} ({kinds}) in {middle(str(self.save_dir), 60)}", timeout=6)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # without sources there are no tabs: tab moves the focus as usual
+        if action in ("tab_by", "tab_number") and not self.pollers:
+            return False
+        return True
+
+    def _tab_ids(self) -> list[str]:
+        return ["tab-bench", *(f"tab-{pane_id(p.name)}" for p in self.pollers)]
+
+    def action_tab_by(self, step: int) -> None:
+        tabs = self.query_one(TabbedContent)
+        ids = self._tab_ids()
+        tabs.active = ids[((ids.index(tabs.active) if tabs.active in ids else 0) + step) % len(ids)]
+
+    def action_tab_number(self, n: int) -> None:
+        """The tab numbered so from the left (1 bench); a digit past the last: nothing."""
+        ids = self._tab_ids()
+        if n <= len(ids):
+            self.query_one(TabbedContent).active = ids[n - 1]
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """A source's tab gives the keys to its view (tab, digits: its views);
+        the bench tab gives them back to this screen (tab, digits: the tabs)."""
+        for pane in self.query(SourcePane):
+            if f"tab-{pane_id(pane.poller.name)}" == event.pane.id:
+                pane.focus_table()
+                return
+        self.set_focus(None)
 
     def action_whole_run(self) -> None:
         self.whole_run = not self.whole_run

@@ -19,13 +19,16 @@ BENCH_KEYS = (
     ("i", "cycle instrumentation presets (when the target has them)"),
     ("s", "save a screenshot (SVG) and the results so far into the run's results folder"),
     ("w", "charts: the whole run folded to fit / the newest intervals"),
+    ("> / <", "next / previous tab: the bench and each server source (or click its tab)"),
+    ("tab / shift+tab", "on the bench tab: next / previous tab; on a source's tab: its next / previous view"),
+    ("1 .. 9", "on the bench tab: the tab numbered so (1 bench, 2 the first source); on a source's tab: its views"),
     ("q", "quit: stop the run, print the summary and where the results folder is"),
     ("?", "this help (escape closes it)"),
 )
 MONITOR_KEYS = (
     ("1 .. 9", "the view of this source numbered so in the view bar (1 top, 2 statements, ...)"),
     ("tab / shift+tab", "next / previous view of this source (top, statements, waits, ...)"),
-    ("] / [", "next / previous source (or click its tab)"),
+    ("> / <", "next / previous source (or click its tab); ] and [ are the dashboard's rate keys"),
     ("s", "sort on the next column (or click a column header; again to reverse)"),
     ("r", "reverse the sort"),
     ("l or /", "filter: show only rows containing a text (empty clears it)"),

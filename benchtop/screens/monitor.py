@@ -44,8 +44,9 @@ class MonitorScreen(Screen):
         Binding("plus,equals_sign", "refresh_by(1)", "slower", id="slower"),
         Binding("minus", "refresh_by(-1)", "faster", id="faster"),
         Binding("p,space", "pause", "pause", id="pause"),
-        Binding("right_square_bracket", "source_by(1)", "next source", id="next_source"),
-        Binding("left_square_bracket", "source_by(-1)", "previous source", show=False, id="previous_source"),
+        # the dashboard's ] and [ turn the rate: sources have keys of their own in both screens
+        Binding("greater_than_sign", "source_by(1)", "next source", key_display=">,<", id="next_source"),
+        Binding("less_than_sign", "source_by(-1)", "previous source", show=False, id="previous_source"),
         Binding("ctrl+s", "save", "screenshot", show=False, id="save"),
         Binding("question_mark", "help", "help", id="help"),
         Binding("q", "quit_monitor", "quit", id="quit"),

@@ -13,7 +13,7 @@ from textual.widgets import Static, TabbedContent
 
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.details import RowDetails, details_table
-from benchtop.screens.help import MONITOR_KEYS, HelpScreen, keys_table
+from benchtop.screens.help import BENCH_KEYS, MONITOR_KEYS, HelpScreen, keys_table
 from benchtop.screens.modals import FilterModal
 from benchtop.screens.target_line import TargetTopLine
 from benchtop.screens.widgets.source_pane import SourcePane
@@ -235,9 +235,12 @@ async def test_refresh_pause_sources_and_help_keys() -> None:
         assert panes[0].poller.stats.polls == polls
         await pilot.press("p")
         assert not any(p.paused for p in panes)
-        await pilot.press("right_square_bracket")
+        await pilot.press("greater_than_sign")
         await pilot.pause()
         assert app.screen.query_one(TabbedContent).active == "tab-pgbouncer"
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert app.screen.query_one(TabbedContent).active == "tab-mysql"
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         console = Console(width=200, record=True, file=io.StringIO())
@@ -276,3 +279,59 @@ async def test_a_recording_replays_into_the_same_views(tmp_path) -> None:
         pane = await _ready(pilot, app)
         assert _column(_table(pane, "processlist"), "Id") == ["7", "13", "12"]
         assert "checkpoint age 62.5%" in _screen_text(pane)
+
+
+async def test_the_run_s_server_tabs_are_reached_by_the_monitor_s_keys() -> None:
+    """Issue 43: tab and digits did not leave the bench tab, and ] (next source
+    in the monitor) doubled the rate there.  > and < move between tabs in both
+    screens; on the bench tab tab/shift+tab and digits pick tabs, on a source's
+    tab its views; ] stays the rate key."""
+    fake = FakeRunController()
+    app = BenchtopApp(fake, [FakeSource("mysql", [MYSQL_PANELS], kind="mysql"), FakeSource("pgbouncer", [PGB_PANELS])])
+    async with app.run_test(size=(120, 40)) as pilot:
+        tabs = app.screen.query_one(TabbedContent)
+        await _wait(pilot, lambda: all(p.last is not None for p in app.screen.query(SourcePane)))
+        assert tabs.active == "tab-bench"
+        await pilot.press("tab")
+        await pilot.pause()
+        assert tabs.active == "tab-mysql"
+        mysql = app.screen.query_one("#tab-mysql SourcePane", SourcePane)
+        await _wait(pilot, lambda: mysql.view is not None and any(t.has_focus for t in mysql.query(TopTable)))
+        await pilot.press("tab")  # on a source's tab: its next view
+        await pilot.pause()
+        assert tabs.active == "tab-mysql" and mysql.view.key == "statements"
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert tabs.active == "tab-pgbouncer"
+        await pilot.press("greater_than_sign")  # round to the bench
+        await pilot.pause()
+        assert tabs.active == "tab-bench"
+        await pilot.press("3")
+        await pilot.pause()
+        assert tabs.active == "tab-pgbouncer"
+        await pilot.press("less_than_sign", "less_than_sign")
+        await pilot.pause()
+        assert tabs.active == "tab-bench"
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert tabs.active == "tab-pgbouncer"
+        await pilot.press("1")  # on a source's tab: its first view
+        await pilot.pause()
+        assert tabs.active == "tab-pgbouncer"
+        await pilot.press("less_than_sign", "less_than_sign", "2")
+        await pilot.pause()
+        assert tabs.active == "tab-mysql"
+        await pilot.press("less_than_sign")
+        await pilot.pause()
+        assert tabs.active == "tab-bench"
+        rate = fake.rate
+        await pilot.press("greater_than_sign", "less_than_sign")
+        await pilot.pause()
+        assert fake.rate == rate  # moving between tabs never turns the rate
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and app.screen.bench
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(keys_table(BENCH_KEYS))
+        help_text = console.export_text()
+        assert "> / <" in help_text and "next / previous tab" in help_text and "1 bench, 2 the first source" in help_text
+        assert "rate x2 / half" in help_text
