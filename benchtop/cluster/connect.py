@@ -44,8 +44,10 @@ class RayLinesToLog:
     level it read, internal errors as actors go, at any time while it is
     attached), under benchtop's lines and the TUI.  While this is open, fd
     2 is `path` (the results folder's ray.log, or /dev/null) and Python's
-    sys.stderr writes to the terminal on a descriptor of its own, so
-    benchtop's own lines still reach it."""
+    sys.stderr and sys.__stderr__ write to the terminal on a descriptor of
+    their own, so benchtop's own lines still reach it, and so does the TUI:
+    Textual draws on sys.__stderr__, which on fd 2 put every frame of a
+    --cluster dashboard into ray.log and left the terminal blank."""
 
     def __init__(self, path: str) -> None:
         sys.stderr.flush()
@@ -57,14 +59,18 @@ class RayLinesToLog:
         os.dup2(fd, 2)
         os.close(fd)
         self._python = sys.stderr
+        self._original = sys.__stderr__
         self._ours = io.TextIOWrapper(io.FileIO(os.dup(self._terminal), "w"), encoding=sys.stderr.encoding,
                                       errors="backslashreplace", line_buffering=True)
         sys.stderr = self._ours
+        sys.__stderr__ = self._ours  # type: ignore[misc]  # Final in typeshed; Textual reads it to draw
 
     def close(self) -> None:
         if self._terminal < 0:
             return
         self._ours.flush()
+        if sys.__stderr__ is self._ours:
+            sys.__stderr__ = self._original  # type: ignore[misc]
         if sys.stderr is self._ours:  # else someone (a TUI) swapped it since and puts it back itself
             sys.stderr = self._python
             self._ours.close()
