@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Callable, Iterable, TextIO
 
-from benchtop.panels.views import cell_of, filtered, fits, rows_for, sorted_rows, views_for
+from benchtop.panels.views import TableSpec, cell_of, filtered, fits, rows_for, sorted_rows, views_for
 from benchtop.record.folder import MONITOR, ResultsWriter
 from benchtop.record.monitor import MonitorRecord
 from benchtop.sources.base import Missing, SourceSnapshot
@@ -78,21 +78,35 @@ def summary_lines(s: SourceSnapshot, width: int = TEXT_WIDTH) -> list[str]:
     view's summary lines, then the top row of each of its tables as the
     table shows it on an 80-column screen (idle rows left out, in the
     table's own first order).  The same facts, the same units."""
-    view = next(iter(views_for(s.kind)), None)
-    if view is None:
+    views = views_for(s.kind)
+    if not views:
         return ["panels " + ", ".join(sorted(s.panels))]
+    view = views[0]
     lines = [line for t in (view.summary(s, width) if view.summary else []) for line in t.plain.splitlines()]
     for spec in view.tables:
-        rows = rows_for(spec, s)
-        if isinstance(rows, Missing):
-            lines.append(f"{spec.title}: ✗ {rows.what}" + (f" — {rows.hint}" if rows.hint else ""))
-            continue
-        shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending)
-        if shown:
-            # as the TUI's table: a column no row has (CPU% for a remote server) is left out, not a '-'
-            cells = [cell_of(c, shown[0]) for c in spec.cols if fits(c, 80) and any(c.key in r for r in rows)]
-            lines.append(f"{spec.title}: " + "  ".join(str(c).strip() for c in cells if str(c).strip()))
+        lines += _top_row(spec, s, missing=True)
+    # a view that only matters when it has rows (who blocks whom) says so under the first
+    for other in views[1:]:
+        if other.in_text_when_rows:
+            for spec in other.tables:
+                lines += _top_row(spec, s, missing=False)
     return [line for line in lines if line.strip()]
+
+
+def _top_row(spec: TableSpec, s: SourceSnapshot, missing: bool) -> list[str]:
+    """The table's title and its top row as the table shows it at 80 columns
+    (idle rows left out, in its first order); the Missing's text when
+    `missing`; nothing when it has no row."""
+    rows = rows_for(spec, s)
+    if isinstance(rows, Missing):
+        return [f"{spec.title}: ✗ {rows.what}" + (f" — {rows.hint}" if rows.hint else "")] if missing else []
+    shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending)
+    if not shown:
+        return []
+    # as the TUI's table: a column no row has (CPU% for a remote server) is left out, not a '-'
+    cells = [cell_of(c, shown[0]) for c in spec.cols if fits(c, 80) and any(c.key in r for r in rows)]
+    more = f" (+{len(shown) - 1} more)" if len(shown) > 1 and not missing else ""
+    return [f"{spec.title}{more}: " + "  ".join(str(c).strip() for c in cells if str(c).strip())]
 
 
 def format_text(snaps: Iterable[SourceSnapshot]) -> str:

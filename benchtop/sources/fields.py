@@ -44,6 +44,7 @@ SESSIONS: Final = "sessions"  # backends by state
 WAIT_EVENTS: Final = "wait_events"  # backends by wait event (rows)
 AUTOVACUUM_WORKERS: Final = "autovacuum_workers"
 ACTIVITY: Final = "activity"  # one row per backend (pg_activity's view)
+BLOCKING: Final = "blocking"  # who waits on a lock beside who holds it up (pg_locks, pg_blocking_pids)
 REPLICATION: Final = "replication"  # pg_stat_replication (rows)
 TABLES: Final = "tables"  # per-table deltas (rows)
 INDEXES: Final = "indexes"  # per-index deltas (rows)

@@ -30,6 +30,7 @@ from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.sources.backend_usage import BackendUsage, not_local
 from benchtop.sources.fields import (
     ACTIVITY,
+    BLOCKING,
     AUTOVACUUM_WORKERS,
     BACKEND_USAGE,
     CACHE_HIT_RATIO,
@@ -285,6 +286,29 @@ def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "state_age_s": age("state_age_s"),
         "blocked_by": list(row.get("blocked_by") or []),
         "query": flatten(row.get("query")),
+    }
+
+
+def blocking_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One session waiting for a lock and one session holding it up, ages in
+    seconds, statements on one line (benchtop.panels.views.blocking)."""
+
+    def age(key: str) -> float | None:
+        v = row.get(key)
+        return None if v is None else round(float(v), 3)
+
+    return {
+        "pid": row.get("pid"),
+        "user": row.get("user"),
+        "mode": row.get("mode") or "",
+        "lock_type": row.get("lock_type") or "",
+        "relation": row.get("relation") or "",
+        "wait_s": age("wait_s"),
+        "query": flatten(row.get("query")),
+        "blocking_pid": row.get("blocking_pid"),
+        "blocking_state": row.get("blocking_state") or "",
+        "blocking_xact_age_s": age("blocking_xact_age_s"),
+        "blocking_query": flatten(row.get("blocking_query")),
     }
 
 
@@ -758,7 +782,18 @@ class PostgresSource(Source):
         def vacuum() -> None:
             panels[VACUUM] = [vacuum_row(r) for r in self._query("vacuum")]
 
+        def blocking() -> None:
+            if self.hidden is not None:
+                raise PanelFailed(self.hidden)
+            sessions = panels.get(ACTIVITY)
+            # pg_locks takes every lock-manager partition: read only while someone waits on a lock
+            if isinstance(sessions, list) and not any(r.get("blocked_by") for r in sessions):
+                panels[BLOCKING] = []
+                return
+            panels[BLOCKING] = [blocking_row(r) for r in self._query("blocking")]
+
         guarded(ACTIVITY, sessions_list)
+        guarded(BLOCKING, blocking)
         top_statements()
         guarded(TABLES, lambda: relations("tables", "relid"))
         guarded(INDEXES, lambda: relations("indexes", "indexrelid"))

@@ -44,9 +44,9 @@ async def test_digit_keys_switch_views_as_labelled() -> None:
             await pilot.press(str(n))
             await pilot.pause()
             assert pane.view.key == keys[n - 1], (n, pane.view.key)
-        await pilot.press("9")  # past the last view: stays
+        await pilot.press("9")  # the ninth view, or past the last: stays
         await pilot.pause()
-        assert pane.view.key == keys[1]
+        assert pane.view.key == (keys[8] if len(keys) >= 9 else keys[1])
         bar = str(pane.query_one(".viewbar").render())
         assert f"2 {keys[1]}" in bar
 

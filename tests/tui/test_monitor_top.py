@@ -128,13 +128,13 @@ async def test_tab_cycles_the_views_of_a_source() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         pane = await _ready(pilot, app)
         seen = []
-        for _ in range(8):
+        for _ in range(9):
             seen.append(pane.view.key)
             await pilot.press("tab")
             await pilot.pause()
-        assert seen == ["top", "statements", "waits", "innodb", "locks", "trx", "repl", "history"]
+        assert seen == ["top", "statements", "waits", "innodb", "locks", "trx", "repl", "blocking", "history"]
         assert pane.view.key == "top"  # round again
-        await pilot.press("shift+tab", "shift+tab", "shift+tab", "shift+tab")
+        await pilot.press("shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab")
         await pilot.pause()
         assert pane.view.key == "locks"
         locks = _table(pane, "locks")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from benchtop.panels.views.blocking import MYSQL_BLOCKING, PG_BLOCKING, blocking_summary
 from benchtop.panels.views.host import OS_DISKS, OS_PROCESSES, os_summary
 from benchtop.panels.views.mysql import (
     MYSQL_LOCKS,
@@ -61,6 +62,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
              (MYSQL_LOCKS, MYSQL_METADATA_LOCKS)),
         View("trx", "open transactions", None, (MYSQL_TRANSACTIONS,)),
         View("repl", "replication, both sides", mysql_replication_summary, (MYSQL_REPLICA,)),
+        View("blocking", "who blocks whom", blocking_summary, (MYSQL_BLOCKING,), in_text_when_rows=True),
         View("history", "main rates over the last minutes", history=True),
     ),
     "postgresql": (
@@ -70,6 +72,7 @@ VIEWS: Mapping[str, tuple[View, ...]] = {
         View("tables", "tables and indexes", database_summary, (PG_TABLES, PG_INDEXES)),
         View("vacuum", "vacuum progress", database_summary, (PG_VACUUM,)),
         View("repl", "replication, both sides", pg_replication_summary, (PG_REPLICAS,)),
+        View("blocking", "who blocks whom", blocking_summary, (PG_BLOCKING,), in_text_when_rows=True),
         View("history", "main rates over the last minutes", history=True),
     ),
     "pgbouncer": (

@@ -62,6 +62,8 @@ class View:
     summary: Callable[[SourceSnapshot, int], list[Text]] | None = None
     tables: tuple[TableSpec, ...] = field(default_factory=tuple)
     history: bool = False  # charts of the source's main rates over the last polls (panels/history.py)
+    # its tables' top rows join the headless monitor's text whenever they have rows (someone is blocked)
+    in_text_when_rows: bool = False
 
 
 def sort_value(v: Any) -> tuple[int, Any]:
