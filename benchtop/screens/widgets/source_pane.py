@@ -204,8 +204,12 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
 
     def _render_view(self, view: View, snap: SourceSnapshot) -> None:
         bar_text = Text()
+        # one space around each view's label, or between labels when that is too wide (9 views at 80 columns)
+        pad = " " if sum(len(f" {i + 1} {v.key} ") for i, v in enumerate(self.views)) <= (self.size.width or 80) else ""
         for i, v in enumerate(self.views):
-            bar_text.append(f" {i + 1} {v.key} ", "reverse bold" if i == self.view_index else "dim")
+            if i and not pad:
+                bar_text.append(" ")
+            bar_text.append(f"{pad}{i + 1} {v.key}{pad}", "reverse bold" if i == self.view_index else "dim")
         if self.needle:
             bar_text.append(f"  filter: {self.needle}", "bold yellow")
         if view.tables and any(t.idle for t in view.tables):
