@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,18 +29,34 @@ def num(v: float) -> str:
 
 
 def ms(v: float) -> str:
-    """A latency given in milliseconds.
+    """A latency given in milliseconds, never with an exponent: a value
+    that rounds up to the next unit is said in that unit.
 
     >>> [ms(x) for x in (0, 0.0123, 0.5, 1.234, 45.6, 1234, 65000)]
     ['0', '12.3µs', '500µs', '1.23ms', '45.6ms', '1.23s', '65.0s']
+    >>> [ms(x) for x in (0.9996, 999.7, 0.0001, 0.00000001)]
+    ['1ms', '1s', '0.1µs', '0.00001µs']
     """
     if v <= 0:
         return "0"
-    if v < 1:
-        return f"{v * 1000:.3g}µs"
-    if v < 1000:
-        return f"{v:.3g}ms"
-    return f"{v / 1000:.3g}s" if v < 10000 else f"{v / 1000:.1f}s"
+    if float(f"{v * 1000:.3g}") < 1000:
+        return f"{_sig3(v * 1000)}µs"
+    if float(f"{v:.3g}") < 1000:
+        return f"{_sig3(v)}ms"
+    return f"{_sig3(v / 1000)}s" if v < 9999.5 else f"{v / 1000:.1f}s"
+
+
+def _sig3(v: float) -> str:
+    """Three significant digits, trailing zeros dropped, in plain decimals
+    (Python's `g` writes 0.00001 as 1e-05).
+
+    >>> [_sig3(x) for x in (999.4, 12.34, 1.0, 0.5, 0.0000123)]
+    ['999', '12.3', '1', '0.5', '0.0000123']
+    """
+    shown = f"{v:.3g}"
+    if "e" not in shown:
+        return shown
+    return f"{float(shown):.{max(2 - math.floor(math.log10(abs(v))), 0)}f}".rstrip("0").rstrip(".")
 
 
 def size(v: float) -> str:
@@ -47,12 +64,12 @@ def size(v: float) -> str:
     benchtop, the report's too).
 
     >>> [size(x) for x in (0, 512, 2048, 1536000, 3.2e9, 22220.8)]
-    ['0B', '512B', '2.0KiB', '1.5MiB', '3.0GiB', '21.7KiB']
+    ['0 B', '512 B', '2.0 KiB', '1.5 MiB', '3.0 GiB', '21.7 KiB']
     """
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if abs(v) >= scale:
-            return f"{v / scale:.1f}{unit}"
-    return f"{v:.0f}B"
+            return f"{v / scale:.1f} {unit}"
+    return f"{v:.0f} B"
 
 
 def dur(seconds: Any) -> str:
@@ -122,13 +139,10 @@ def ms_per_s(v: Any) -> str:
 def mib(v: Any) -> str:
     """Bytes in binary units.
 
-    >>> mib(536870912), mib(1536), mib(None)
-    ('512.0 MiB', '1.5 KiB', '-')
+    >>> mib(536870912), mib(1536), mib(0), mib(None)
+    ('512.0 MiB', '1.5 KiB', '0 B', '-')
     """
-    if not isinstance(v, (int, float)):
-        return "-"
-    text = size(v)
-    return text[:-3] + " " + text[-3:] if text.endswith("iB") else text[:-1] + " B"
+    return size(v) if isinstance(v, (int, float)) else "-"
 
 
 def mib_s(v: Any) -> str:

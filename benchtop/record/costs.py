@@ -399,7 +399,7 @@ def costs_text(costs: RunCosts | None) -> list[str]:
                                             for k, v in totals.items()))
     cc = costs.client_cpu
     if cc is not None and cc.per_op_us is not None:
-        lines.append(f"client CPU: {cc.per_op_us:.1f} us/transaction, {cc.cores:.2f} cores"
+        lines.append(f"client CPU: {cc.per_op_us:.1f} µs/transaction, {cc.cores:.2f} cores"
                      + (f", host {cc.host_busy_pct:.0f}% busy" if cc.host_busy_pct is not None else ""))
     if cc is not None and cc.warning:
         lines.append(f"warning: {cc.warning}")

@@ -42,7 +42,7 @@ def _size(v: Any) -> str:
 # host: vmstat/iostat over all the host's disks and CPUs (the client's too);
 # srv: the server's own counters (WAL for PostgreSQL, redo for InnoDB) and process tree
 PER_OP_COLUMNS = ("name", "host r/op", "host rKiB/op", "host wKiB/op", "host cs/op", "host CPU ms/op",
-                  "srv WAL|redo KiB/op", "srv CPU ms/op", "client us/op")
+                  "srv WAL|redo KiB/op", "srv CPU ms/op", "client µs/op")
 
 
 def _per_op_cells(name: str, po: PerOp, client_us: float | None = None) -> tuple[str, ...]:

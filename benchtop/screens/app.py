@@ -8,6 +8,7 @@ import signal
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.markup import escape
 from textual import on
 from textual.app import App
 from textual.binding import Binding
@@ -85,4 +86,4 @@ class BenchtopApp(App[RunSummary | None]):
         # A failing read repeats every interval: say it once.
         if text not in self._reported:
             self._reported.add(text)
-            self.notify(text, severity="error", timeout=6)
+            self.notify(escape(text), severity="error", timeout=6)

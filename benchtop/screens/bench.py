@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -468,7 +469,7 @@ class BenchScreen(Screen):
         if sample.finished:
             error = sample.failed
             if error:
-                self.notify(f"the run failed: {error}", severity="error", timeout=10)
+                self.notify(escape(f"the run failed: {error}"), severity="error", timeout=10)
             self.stop_run(sample.reason or "time", linger=True, failed=error is not None)
 
     # -- knobs -----------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -101,7 +102,7 @@ class RateModal(_Prompt):
         try:
             rate = parse_rate(event.value)
         except ValueError as exc:
-            self.query_one("#prompt-error", Label).update(f"✗ {exc}")
+            self.query_one("#prompt-error", Label).update(Text(f"✗ {exc}"))
             return
         self.dismiss(rate)
 

@@ -805,7 +805,7 @@ class MySQLSource(Source):
     def _metadata_locks(self, settings: Mapping[str, Any]) -> Any:
         if settings and not _on(settings.get("performance_schema", "ON")):
             return Missing("performance_schema is OFF", "add performance_schema=ON under [mysqld] and restart")
-        if self._mdl_instrumented is None:
+        if not self._mdl_instrumented:  # read again while off: a DBA may enable it while the monitor runs
             try:
                 rows = self._rows(sql.tagged("SELECT ENABLED FROM performance_schema.setup_instruments "
                                              "WHERE NAME = 'wait/lock/metadata/sql/mdl'"))

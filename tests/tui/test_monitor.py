@@ -214,3 +214,15 @@ def test_a_dashboard_that_crashes_records_a_failed_run_not_a_quit(monkeypatch) -
     assert launch.run_tui(ctl).startswith("error: the dashboard failed")  # type: ignore[arg-type, union-attr]
     Crashed.return_code = 0  # ctrl+q: the user's quit
     assert launch.run_tui(ctl) == "quit"  # type: ignore[arg-type]
+
+
+async def test_a_hint_in_brackets_is_shown_as_written(fake) -> None:
+    # "[mariadbd]" is an option-file section, not Rich markup to swallow
+    hint = "performance-schema-instrument='wait/lock/metadata/sql/mdl=ON' under [mariadbd]"
+    first = {"metadata_locks": Missing("metadata lock instrument off", hint)}
+    app = BenchtopApp(fake, [SourcePoller(FakeSource("mysql", [first], kind="custom"), interval=0.1)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: bool(pane.query("#panel-metadata_locks .missing")))
+        await pilot.pause()
+        assert "under [mariadbd]" in str(pane.query_one("#panel-metadata_locks .missing", Static).render())

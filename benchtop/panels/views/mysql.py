@@ -156,7 +156,9 @@ def _processlist_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, A
     trx = open_transactions(panels)
     for r in rows:
         t = trx.get(r.get("id"))
-        if idle_in_trx(t) and t is not None:
+        # the transactions panel is read a moment apart from the processlist:
+        # a session the processlist shows running is running, whatever it said
+        if idle_in_trx(t) and t is not None and r.get("command") == "Sleep":
             r["in_trx"] = True
             r["state"] = f"idle in trx (open {dur(t.age_s)}, {count(t.rows_locked)} rows locked)"
     return rows

@@ -120,9 +120,9 @@ def fmt_value(v: float, unit: str) -> str:
     """Every unit printed once, with its own scale.
 
     >>> fmt_value(2_500_000, "B"), fmt_value(12.345, "%"), fmt_value(1500, "/s")
-    ('2.4MiB/s', '12.3%', '1.50k/s')
+    ('2.4 MiB/s', '12.3%', '1.50k/s')
     >>> fmt_value(21.7 * 1024, "B"), fmt_value(12_300, "us")
-    ('21.7KiB/s', '12.3ms/s')
+    ('21.7 KiB/s', '12.3ms/s')
     """
     if math.isnan(v):
         return "-"
@@ -208,7 +208,7 @@ class ServerSeries:
 def _per_txn_fmt(unit: str) -> Callable[[float], str]:
     """
     >>> _per_txn_fmt("B")(1536.0), _per_txn_fmt("us")(12.345), _per_txn_fmt("")(0.0719)
-    ('1.5KiB', '12.3µs', '0.0719')
+    ('1.5 KiB', '12.3µs', '0.0719')
     """
     if unit == "B":
         return size

@@ -153,7 +153,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         self.lost_error = event.error
         self.add_class("lost")
         self.query_one(".banner", Static).update(
-            f"⚠ {event.source}: {event.error} — reconnecting… (showing the last data)"
+            Text(f"⚠ {event.source}: {event.error} — reconnecting… (showing the last data)")  # errors hold [..]
         )
 
     # -- rendering
@@ -276,7 +276,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
                 box.mount(content)
         if isinstance(value, Missing):
             hint = f"\n  how to fix: {value.hint}" if value.hint else ""
-            content.update(f"✗ missing: {value.what}{hint}")
+            content.update(Text(f"✗ missing: {value.what}{hint}"))  # hints hold [mysqld]: not markup
         else:
             content.show(*table_of(value))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -53,7 +54,7 @@ class TableBlock(Vertical):
         self.set_class(isinstance(rows, Missing), "missing-panel")
         if isinstance(rows, Missing):
             hint = f"\n  how to fix: {rows.hint}" if rows.hint else ""
-            self.query_one(".missing", Static).update(f"✗ {rows.what}{hint}")
+            self.query_one(".missing", Static).update(Text(f"✗ {rows.what}{hint}"))  # hints hold [mysqld]: not markup
             return
         table.show(rows, needle, show_idle)
         hidden = len(rows) - len(table.shown)

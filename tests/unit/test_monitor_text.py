@@ -1,0 +1,50 @@
+"""What the monitor's text says is what is so: a running session is not
+called idle, an instrument enabled while the monitor runs is seen, hints are
+shown as written, numbers carry no exponent and one spelling of each unit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchtop.panels.units import mib, ms, size, usec
+from benchtop.panels.views.mysql import MYSQL_PROCESSLIST
+from benchtop.sources.base import Missing
+from benchtop.sources.fields import TRANSACTIONS
+
+
+def _trx(command: str) -> dict[str, Any]:
+    return {"id": 7, "state": "RUNNING", "age_s": 0.0, "rows_locked": 3, "command": command, "idle_s": 0.0}
+
+
+def test_a_session_the_processlist_shows_running_is_not_idle_in_trx():
+    # the transactions panel, read a moment before, still saw it sleeping
+    procs = [{"id": 7, "command": "Query", "time_s": 0.2, "state": "updating", "query": "UPDATE t SET k=k+1"}]
+    rows = MYSQL_PROCESSLIST.rows(procs, {"processlist": procs, TRANSACTIONS: [_trx("Sleep")]})
+    assert rows[0]["state"] == "updating" and not rows[0].get("in_trx")
+    sleeping = [{"id": 7, "command": "Sleep", "time_s": 12.0, "state": "", "query": ""}]
+    rows = MYSQL_PROCESSLIST.rows(sleeping, {"processlist": sleeping, TRANSACTIONS: [_trx("Sleep")]})
+    assert rows[0]["state"].startswith("idle in trx") and rows[0]["in_trx"]
+
+
+def test_the_metadata_lock_instrument_is_read_again_until_it_is_on(monkeypatch):
+    from benchtop.sources.mysql import MySQLSource
+    from benchtop.target import Target
+
+    src = MySQLSource("m", Target(kind="mysql"))
+    enabled = ["NO"]
+    monkeypatch.setattr(src, "_rows", lambda stmt, *a: [(enabled[0],)])
+    monkeypatch.setattr(src, "_dicts", lambda query, *a: [])
+    first = src._metadata_locks({"performance_schema": "ON"})
+    assert isinstance(first, Missing) and first.what == "metadata lock instrument off"
+    enabled[0] = "YES"  # UPDATE performance_schema.setup_instruments while the monitor runs
+    assert src._metadata_locks({"performance_schema": "ON"}) == []
+
+
+def test_numbers_never_carry_an_exponent():
+    assert usec(999.7) == "1ms" and usec(999_700.0) == "1s" and ms(0.99987) == "1ms"
+    assert [usec(v) for v in (1000.0, 998.0, 0.01)] == ["1ms", "998µs", "0.01µs"]
+    assert all("e" not in ms(10.0 ** k) for k in range(-8, 5))
+
+
+def test_bytes_spelled_one_way():
+    assert size(0) == "0 B" and mib(0) == "0 B" and mib(56.1 * 2**20) == "56.1 MiB"
