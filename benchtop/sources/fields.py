@@ -199,7 +199,8 @@ class ReplicaRow:
     io_state: str | None = None
     read_pos: str | None = None  # primary's binlog file:position received
     exec_pos: str | None = None  # and executed
-    relay_bytes: int | None = None  # relay log space: received, not yet applied
+    relay_bytes: int | None = None  # Relay_Log_Space: the relay logs on disk (applied ones not yet purged too)
+    unapplied_bytes: int | None = None  # the primary's binlog read but not executed (both in one file), else None
     gtid: str | None = None  # received GTID position (MariaDB) / set (MySQL)
     sql_delay_s: float | None = None
     last_error: str | None = None
@@ -220,6 +221,7 @@ class StandbyPanel:
     replay_gap_bytes: float | None = None  # received, not yet replayed
     last_replay_age_s: float | None = None  # since the last replayed commit (grows on an idle primary too)
     receiver_status: str | None = None  # streaming, ... (None: no WAL receiver: archive recovery or none)
+    replay_paused: bool | None = None  # pg_wal_replay_pause(): WAL arrives, nothing is applied
     sender: str | None = None  # the upstream's host:port
 
     @classmethod

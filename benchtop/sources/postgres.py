@@ -116,10 +116,21 @@ def settings_panel(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def checkpoints_panel(row: Mapping[str, Any], iv: Interval) -> dict[str, Any]:
-    """Cumulative checkpoint counters plus their rates over the interval."""
+    """Cumulative checkpoint counters plus their rates: per second over the
+    interval, per hour over the counters' own window (`counted_s`, since
+    their reset): a checkpoint every few minutes is 0 or 1 in a poll, and a
+    poll's rate times 3,600 says 0 or 1,800 an hour.
+
+    >>> p = checkpoints_panel({"timed": 30, "requested": 3, "counted_s": 10800.0}, Interval({}, {}, 2.0))
+    >>> p["timed_per_h"], p["requested_per_h"], p["per_h_over_s"]
+    (10.0, 1.0, 10800.0)
+    """
     out: dict[str, Any] = {k: _num(v) for k, v in row.items()}
-    out["timed_per_h"] = iv.rate("timed", scale=3600)
-    out["requested_per_h"] = iv.rate("requested", scale=3600)
+    window = to_number(row.get("counted_s"))
+    out["per_h_over_s"] = window
+    for key in ("timed", "requested"):
+        n = to_number(row.get(key))
+        out[f"{key}_per_h"] = round(n / window * 3600, 1) if n is not None and window else None
     for key in (
         "buffers_written",
         "write_time_ms",
@@ -241,8 +252,16 @@ def activity_panels(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return {SESSIONS: sessions, WAIT_EVENTS: wait_list, AUTOVACUUM_WORKERS: autovacuum}
 
 
-def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None) -> Any:
+def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None, standby: bool = False) -> Any:
+    """The standbys streaming from this server; none is no fault on a
+    standby, which says so (its own lag is its replication view's summary).
+
+    >>> replication_panel([], None, standby=True)
+    Missing(what='none: this server is itself a standby (its own replay lag is above)', hint='')
+    """
     if not rows:
+        if standby:
+            return Missing("none: this server is itself a standby (its own replay lag is above)")
         return Missing("no replicas", "pg_stat_replication is empty: no standby is streaming from this server")
     out = []
     for row in rows:
@@ -712,7 +731,9 @@ class PostgresSource(Source):
         def replication() -> None:
             pos = panels.get(WAL_POSITION)
             current = pos["lsn_bytes"] if isinstance(pos, dict) else None
-            panels[REPLICATION] = replication_panel(self._query("replication"), current)
+            own = panels.get(STANDBY)
+            panels[REPLICATION] = replication_panel(self._query("replication"), current,
+                                                      isinstance(own, dict) and bool(own.get("in_recovery")))
 
         def standby() -> None:
             panels[STANDBY] = standby_panel(self._query("standby")[0], parse_lsn).as_panel()
@@ -731,8 +752,8 @@ class PostgresSource(Source):
         except PanelFailed as exc:
             for key in (SESSIONS, WAIT_EVENTS, AUTOVACUUM_WORKERS):
                 panels[key] = exc.missing
+        guarded(STANDBY, standby)  # first: a standby's empty replication list is said as such
         guarded(REPLICATION, replication)
-        guarded(STANDBY, standby)
 
         def sessions_list() -> None:
             if self.hidden is not None:

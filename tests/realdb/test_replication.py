@@ -19,7 +19,7 @@ from benchtop.sources.mysql import MySQLSource
 from benchtop.sources.postgres import PostgresSource
 from benchtop.target import parse_dsn
 from tests.fixtures.local import HOST, MYSQL_ADMIN, PG_ADMIN, LocalMariaDB, LocalPostgres, _run, free_port
-from tests.fixtures.servers import Server, mysql_admin_exec, mysql_connect, pg_connect, retry
+from tests.fixtures.servers import Server, mysql_admin_exec, mysql_connect, pg_admin_exec, pg_connect, retry
 
 pytestmark = pytest.mark.realdb
 
@@ -100,6 +100,12 @@ def test_mariadb_replica_and_primary_sides(mysql_server: Server, mysql_replica: 
         rows = rows_for(spec, snap)
         assert isinstance(rows, list) and spec.alert is not None and spec.alert(rows[0]) == "red"
         assert "stopped 1" in _summary("mysql", snap)
+        # with the SQL thread stopped, what the IO thread reads piles up unapplied, counted in bytes
+        with mysql_connect(mysql_server) as conn, conn.cursor() as cur:
+            cur.execute("REPLACE INTO repl_t VALUES (4), (5), (6)")
+        behind = retry(lambda: (s := on_replica.poll()) and (ReplicaRow.of(s.panels["replica"][0]).unapplied_bytes
+                                                              or 0) > 0 and s, timeout=10, interval=0.3)
+        assert ReplicaRow.of(behind.panels["replica"][0]).relay_bytes
     finally:
         on_replica.close()
         on_primary.close()
@@ -175,7 +181,17 @@ def test_postgres_standby_and_primary_sides(pg_server: Server, pg_standby: Serve
         assert sb is not None and sb.sender == f"{HOST}:{pg_server.port}"
         text = _summary("postgresql", snap)
         assert f"a standby of {HOST}:{pg_server.port}" in text and "receiver streaming" in text
-        assert "not yet replayed 0 B" in text
+        assert "not yet replayed 0 B" in text and "paused" not in text
+        # a standby has no standbys of its own: it says what it is, not how to "fix" it
+        replicas = snap.panels["replication"]
+        assert "itself a standby" in replicas.what and not replicas.hint
+        pg_admin_exec(pg_standby, "SELECT pg_wal_replay_pause()")
+        try:
+            paused = retry(lambda: (s := on_standby.poll()) and "replay is paused" in _summary("postgresql", s),
+                           timeout=10, interval=0.3)
+            assert paused
+        finally:
+            pg_admin_exec(pg_standby, "SELECT pg_wal_replay_resume()")
         # the primary's lag figures come back once the standby has replayed the inserts
         lag = retry(lambda: (r := on_primary.poll().panels["replication"]) and r[0]["replay_lag_bytes"] == 0 and r,
                     timeout=20, interval=0.3)

@@ -48,3 +48,19 @@ def test_numbers_never_carry_an_exponent():
 
 def test_bytes_spelled_one_way():
     assert size(0) == "0 B" and mib(0) == "0 B" and mib(56.1 * 2**20) == "56.1 MiB"
+
+
+def test_standby_lag_at_80_columns_is_time_and_a_paused_replay_is_said():
+    from benchtop.panels.views.replication import PG_REPLICAS, pg_replication_summary
+    from benchtop.panels.views.spec import fits
+    from benchtop.sources.base import SourceSnapshot
+    from benchtop.sources.fields import STANDBY
+
+    narrow = [c.label for c in PG_REPLICAS.cols if fits(c, 80)]
+    assert "Replay lag" in narrow and not any("MiB" in c or "not replayed" in c for c in narrow)
+    assert next(c for c in PG_REPLICAS.cols if c.label == "Replay lag").key == "replay_lag_s"
+    standby = {"in_recovery": True, "receive_lsn": "0/3000100", "replay_lsn": "0/3000000", "replay_gap_bytes": 256.0,
+               "receiver_status": "streaming", "sender": "127.0.0.1:5432", "replay_paused": True}
+    snap = SourceSnapshot(name="pg", kind="postgresql", t=0.0, ok=True, panels={STANDBY: standby})
+    text = "\n".join(t.plain for t in pg_replication_summary(snap, 80))
+    assert "replay is paused" in text and "a standby of 127.0.0.1:5432" in text

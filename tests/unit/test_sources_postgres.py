@@ -61,10 +61,11 @@ def test_checkpoints_rates_per_hour_and_second():
     later = dict(BGWRITER, requested=41, buffers_written=192478 + 3000, write_time_ms=3019.0 + 600)
     tracker = CounterTracker()
     tracker.advance(BGWRITER, now=0.0)
-    panel = checkpoints_panel(later, tracker.advance(later, now=10.0))
+    # per hour over the counters' window (since the stats reset), not one poll's rate times 3,600
+    panel = checkpoints_panel(dict(later, timed=33, counted_s=3 * 3600.0), tracker.advance(later, now=10.0))
     assert panel["requested"] == 41
-    assert panel["requested_per_h"] == 360.0
-    assert panel["timed_per_h"] == 0.0
+    assert panel["requested_per_h"] == 13.7
+    assert panel["timed_per_h"] == 11.0 and panel["per_h_over_s"] == 3 * 3600.0
     assert panel["buffers_written_per_s"] == 300.0
     assert panel["write_time_ms_per_s"] == 60.0
 

@@ -133,7 +133,8 @@ def checkpointer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
         "checkpointer",
         [
             ("checkpoints timed / requested", f"{count(ck.get('timed'))} / {count(ck.get('requested'))}"),
-            ("timed / requested per hour", f"{count(ck.get('timed_per_h'))} / {count(ck.get('requested_per_h'))}"),
+            (f"per hour since the stats reset {dur(ck.get('per_h_over_s'))} ago",
+             f"{count(ck.get('timed_per_h'))} timed / {count(ck.get('requested_per_h'))} requested"),
             ("buffers written", per_s(ck.get("buffers_written_per_s"))),
             ("write time", ms_per_s(ck.get("write_time_ms_per_s"))),
             ("sync time", ms_per_s(ck.get("sync_time_ms_per_s"))),

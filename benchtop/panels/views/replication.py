@@ -31,14 +31,16 @@ def _lag(v: Any) -> str:
 
 MYSQL_REPLICA = TableSpec(
     REPLICA,
-    "this server as a replica (red: a thread stopped or an error; lag: Seconds_Behind_Master)",
+    "this server as a replica (red: a thread stopped or an error; lag: Seconds_Behind_Master; "
+    "not applied: binlog read, not executed)",
     (
         Col("Channel", "channel", min_screen=120),
         Col("Primary", "primary"),
         Col("IO", "io_running"),
         Col("SQL", "sql_running"),
         Col("Lag", "lag_s", _lag, True),
-        Col("Relay", "relay_bytes", mib, True, min_screen=100),
+        Col("Not applied", "unapplied_bytes", mib, True),
+        Col("Relay logs", "relay_bytes", mib, True, min_screen=100),
         Col("Read", "read_pos", min_screen=140),
         Col("Executed", "exec_pos", min_screen=140),
         Col("GTID", "gtid", min_screen=160),
@@ -84,16 +86,16 @@ def _pg_replica_alert(row: Mapping[str, Any]) -> str | None:
 
 PG_REPLICAS = TableSpec(
     REPLICATION,
-    "standbys streaming from this server (pg_stat_replication; lag: how far replay is behind)",
+    "standbys streaming from this server (pg_stat_replication; lag: time, WAL not replayed: bytes)",
     (
         Col("Standby", "application_name"),
         Col("Client", "client_addr"),
         Col("State", "state"),
         Col("Sync", "sync_state", min_screen=100),
-        Col("Replay lag", "replay_lag_bytes", mib, True),
+        Col("Replay lag", "replay_lag_s", _lag, True),
+        Col("WAL not replayed", "replay_lag_bytes", mib, True, min_screen=100),
         Col("Write lag", "write_lag_s", _lag, True, min_screen=120),
         Col("Flush lag", "flush_lag_s", _lag, True, min_screen=120),
-        Col("Replay lag (time)", "replay_lag_s", _lag, True),
     ),
     "replay_lag_bytes",
     alert=_pg_replica_alert,
@@ -117,6 +119,9 @@ def pg_replication_summary(snap: SourceSnapshot, width: int) -> list[Text]:
                   ("last replayed commit", f"{_lag(sb.last_replay_age_s)} ago" if sb.last_replay_age_s is not None
                    else "none since the standby started")], width)
     out = [line]
+    if sb.replay_paused:
+        out.append(Text("⚠ replay is paused (pg_wal_replay_pause()): WAL arrives, nothing is applied; "
+                        "SELECT pg_wal_replay_resume() resumes it", "bold red"))
     if sb.receiver_status != "streaming":
         out.append(Text("⚠ no WAL receiver streaming: the standby replays only what it already has", "bold yellow"))
     return out

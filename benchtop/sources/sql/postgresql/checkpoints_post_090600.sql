@@ -8,5 +8,7 @@ SELECT checkpoints_timed AS timed,
        maxwritten_clean,
        buffers_backend,
        buffers_backend_fsync,
-       buffers_alloc
+       buffers_alloc,
+       -- the counters count since their reset: per hour over that window, not a poll's
+       extract(epoch FROM now() - coalesce(stats_reset, pg_postmaster_start_time()))::float8 AS counted_s
 FROM pg_stat_bgwriter

@@ -12,5 +12,7 @@ SELECT c.num_timed AS timed,
        c.restartpoints_done,
        b.buffers_clean,
        b.maxwritten_clean,
-       b.buffers_alloc
+       b.buffers_alloc,
+       -- the counters count since their reset: per hour over that window, not a poll's
+       extract(epoch FROM now() - coalesce(c.stats_reset, pg_postmaster_start_time()))::float8 AS counted_s
 FROM pg_stat_checkpointer c CROSS JOIN pg_stat_bgwriter b
