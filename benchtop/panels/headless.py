@@ -100,7 +100,7 @@ def _top_row(spec: TableSpec, s: SourceSnapshot, missing: bool) -> list[str]:
     rows = rows_for(spec, s)
     if isinstance(rows, Missing):
         return [f"{spec.title}: ✗ {rows.what}" + (f" — {rows.hint}" if rows.hint else "")] if missing else []
-    shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending)
+    shown = sorted_rows(filtered(rows, spec, "", False), spec.sort, spec.descending, spec.later)
     if not shown:
         return []
     # as the TUI's table: a column no row has (CPU% for a remote server) is left out, not a '-'

@@ -134,6 +134,10 @@ class TappedPoller:
         return self._poller.name
 
     @property
+    def where(self) -> str:
+        return self._poller.where
+
+    @property
     def interval(self) -> float:
         return self._poller.interval
 

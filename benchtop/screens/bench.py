@@ -50,7 +50,7 @@ from benchtop.screens.widgets.knee_chart import render_knee
 from benchtop.screens.widgets.panel import Panel
 from benchtop.screens.widgets.per_op import show_per_op
 from benchtop.screens.widgets.server import ServerSeries, ServerStrip, StripRow
-from benchtop.screens.widgets.source_pane import SourcePane
+from benchtop.screens.widgets.source_pane import SourcePane, tab_title
 from benchtop.screens.widgets.timeline import markers, timeline_line, timeline_text
 from benchtop.screens.widgets.verdict_line import show_verdict
 from benchtop.sources.poller import Poller
@@ -370,8 +370,9 @@ class BenchScreen(Screen):
                 with TabPane("bench", id="tab-bench"):
                     yield Dashboard(id="dashboard")
                 for p in self.pollers:
-                    with TabPane(p.name, id=f"tab-{pane_id(p.name)}"):
-                        yield SourcePane(p)
+                    title = tab_title(p, self.pollers)
+                    with TabPane(title, id=f"tab-{pane_id(p.name)}"):
+                        yield SourcePane(p, title)
         else:
             yield Dashboard(id="dashboard")
         yield Footer(compact=True)

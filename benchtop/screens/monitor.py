@@ -16,7 +16,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.messages import SourcePolled
 from benchtop.screens.widgets.fmt import pane_id
-from benchtop.screens.widgets.source_pane import SourcePane
+from benchtop.screens.widgets.source_pane import SourcePane, tab_title
 from benchtop.screens.widgets.verdict_line import VerdictLine
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.poller import Poller
@@ -24,6 +24,24 @@ from benchtop.verdict.snapshots import monitor_verdict
 
 
 REFRESH_STEPS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+SERVERS = ("mysql", "postgresql")  # a verdict is about one of these; poolers and the host go with any
+
+
+def verdict_sources(latest: Sequence[SourceSnapshot], shown: str | None) -> tuple[str | None, list[SourceSnapshot]]:
+    """The server a verdict is about (the one whose tab is shown, else the
+    first) and the snapshots it is decided from: that server's, the
+    poolers' and the host's; two servers' signals never mix.
+
+    >>> S = lambda n, k: SourceSnapshot(n, k, 0.0, True)
+    >>> snaps = [S("mysql", "mysql"), S("mysql-2", "mysql"), S("os", "os")]
+    >>> [(a, [s.name for s in ss]) for a, ss in (verdict_sources(snaps, "mysql-2"), verdict_sources(snaps, "os"))]
+    [('mysql-2', ['mysql-2', 'os']), ('mysql', ['mysql', 'os'])]
+    """
+    servers = [s for s in latest if s.kind in SERVERS]
+    if not servers:
+        return None, list(latest)
+    about = next((s for s in servers if s.name == shown), servers[0])
+    return about.name, [s for s in latest if s is about or s.kind not in SERVERS]
 
 
 def next_interval(current: float, step: int) -> float:
@@ -65,8 +83,9 @@ class MonitorScreen(Screen):
         yield VerdictLine(id="verdict")
         with TabbedContent(id="tabs"):
             for p in self.pollers:
-                with TabPane(p.name, id=f"tab-{pane_id(p.name)}"):
-                    yield SourcePane(p)
+                title = tab_title(p, self.pollers)
+                with TabPane(title, id=f"tab-{pane_id(p.name)}"):
+                    yield SourcePane(p, title)
         yield Footer(compact=True)
 
     def _active_pane(self) -> SourcePane | None:
@@ -87,13 +106,23 @@ class MonitorScreen(Screen):
     def _source_polled(self, event: SourcePolled) -> None:
         """What limits the server now, from every source's newest poll (docs/verdict.md)."""
         self._latest[event.source] = event.snapshot
-        self.query_one(VerdictLine).show(monitor_verdict(self._latest.values(), os.cpu_count() or 1))
+        self._show_verdict()
+
+    def _show_verdict(self) -> None:
+        pane = self._active_pane()
+        about, snaps = verdict_sources(list(self._latest.values()), pane.poller.name if pane is not None else None)
+        servers = sum(1 for s in self._latest.values() if s.kind in SERVERS)
+        shown = next((p for p in self.query(SourcePane) if p.poller.name == about), None)
+        # the server named when there is more than one to mean
+        label = (shown.title if shown is not None else about or "") if servers > 1 else ""
+        self.query_one(VerdictLine).show(monitor_verdict(snaps, os.cpu_count() or 1), label)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = self._active_pane()
         if pane is not None:
             pane.focus_table()
+        self._show_verdict()
 
     def action_refresh_by(self, step: int) -> None:
         panes = list(self.query(SourcePane))

@@ -20,6 +20,7 @@ class ReplayPoller:
 
     def __init__(self, name: str, items: list[tuple[float, dict[str, Any]]], speed: float, start: float) -> None:
         self.name = name
+        self.where = ""  # a recording keeps the sources' names, not their addresses
         self.interval = 0.1
         self._items = items
         self._speed = speed

@@ -141,6 +141,15 @@ class Source(ABC):
         self.target = target
         self.timeout_s = timeout_s
 
+    @property
+    def where(self) -> str:
+        """The server's address as a DBA names it (host:port or socket); ""
+        for a source of this host (the OS)."""
+        target: Target | None = self.target
+        if target is None:
+            return ""
+        return target.socket or f"{target.host}:{target.effective_port}"
+
     @abstractmethod
     def connect(self) -> None:
         """Open the connection; raises SourceError with a one-line message."""

@@ -29,6 +29,9 @@ class Poller(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def where(self) -> str: ...  # the server's host:port, "" when unknown (a recording)
+
     def poll(self) -> SourceSnapshot: ...
 
     def close(self) -> None: ...
@@ -74,6 +77,10 @@ class SourcePoller:
     @property
     def name(self) -> str:
         return self.source.name
+
+    @property
+    def where(self) -> str:
+        return self.source.where
 
     @property
     def connected(self) -> bool:

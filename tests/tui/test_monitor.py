@@ -157,7 +157,7 @@ async def test_server_series_share_the_time_axis() -> None:
         assert wal.values[-1] == 2_500_000.0
         assert abs(wal.latest_per_txn - 2_500_000.0 / screen.history[-1].tps) < 1e-6
         strip = str(screen.query_one(ServerStrip).render())
-        assert "pg WAL 2.4MiB/s" in strip and "/txn" in strip
+        assert "pg WAL 2.4 MiB/s" in strip and "/txn" in strip
 
 
 async def test_outage_goes_on_the_timeline() -> None:
@@ -226,3 +226,25 @@ async def test_a_hint_in_brackets_is_shown_as_written(fake) -> None:
         await _wait(pilot, lambda: bool(pane.query("#panel-metadata_locks .missing")))
         await pilot.pause()
         assert "under [mariadbd]" in str(pane.query_one("#panel-metadata_locks .missing", Static).render())
+
+
+async def test_two_servers_of_one_kind_are_told_apart_by_address() -> None:
+    from textual.widgets import TabbedContent as Tabs
+
+    from benchtop.screens.widgets.verdict_line import VerdictLine
+    from benchtop.target import Target
+
+    first, second = FakeSource("mysql", [{}], kind="mysql"), FakeSource("mysql-2", [{}], kind="mysql")
+    first.target, second.target = Target(kind="mysql", port=13306), Target(kind="mysql", port=13307)
+    app = BenchtopApp(None, [first, second])
+    async with app.run_test(size=(120, 30)) as pilot:
+        panes = list(app.screen.query(SourcePane))
+        await _wait(pilot, lambda: all(p.last is not None for p in panes))
+        tabs = app.screen.query_one(Tabs)
+        assert [str(tabs.get_tab(f"tab-{n}").label) for n in ("mysql", "mysql-2")] == [
+            "mysql 127.0.0.1:13306", "mysql-2 127.0.0.1:13307"]
+        assert "127.0.0.1:13306" in str(panes[0].query_one(".status", Static).render())
+        line = app.screen.query_one(VerdictLine)
+        await _wait(pilot, lambda: line.render().plain.startswith("limit mysql 127.0.0.1:13306: "))
+        await pilot.press("right_square_bracket")  # the next source's tab: the limit line is about its server
+        await _wait(pilot, lambda: line.render().plain.startswith("limit mysql-2 127.0.0.1:13307: "))

@@ -98,7 +98,7 @@ def test_server_series_line_up_with_intervals() -> None:
     assert rows["pg WAL"].latest_per_txn == 2_500_000.0 / history[-1].tps
     assert next(iter(rows)) == "pg WAL"  # a source's first pick comes first
     text = render_strip(list(rows.values()), 40, 4, False).plain
-    assert text.startswith("pg WAL 2.4MiB/s · ") and "/txn" in text
+    assert text.startswith("pg WAL 2.4 MiB/s · ") and "/txn" in text
 
 
 def test_missing_panel_gives_no_pick() -> None:

@@ -64,3 +64,20 @@ def test_standby_lag_at_80_columns_is_time_and_a_paused_replay_is_said():
     snap = SourceSnapshot(name="pg", kind="postgresql", t=0.0, ok=True, panels={STANDBY: standby})
     text = "\n".join(t.plain for t in pg_replication_summary(snap, 80))
     assert "replay is paused" in text and "a standby of 127.0.0.1:5432" in text
+
+
+def test_an_estimated_statement_ranks_after_the_measured_ones():
+    from benchtop.panels.headless import summary_lines
+    from benchtop.panels.views.mysql import MYSQL_STATEMENTS
+    from benchtop.panels.views.spec import sorted_rows
+    from benchtop.sources.base import SourceSnapshot
+
+    top = [{"query": "SELECT sleep(?)", "total_ms_per_s": 900.0, "sampled": True, "sessions_running": 2},
+           {"query": "UPDATE sbtest1 SET k=k+1", "total_ms_per_s": 300.0, "calls_per_s": 50.0},
+           {"query": "SELECT c FROM sbtest1", "total_ms_per_s": 120.0, "calls_per_s": 400.0}]
+    rows = MYSQL_STATEMENTS.rows(top, {})
+    ranked = sorted_rows(rows, MYSQL_STATEMENTS.sort, True, MYSQL_STATEMENTS.later)
+    assert [r["query"] for r in ranked] == ["UPDATE sbtest1 SET k=k+1", "SELECT c FROM sbtest1", "SELECT sleep(?)"]
+    snap = SourceSnapshot(name="m", kind="mysql", t=0.0, ok=True, panels={"top_statements": top})
+    line = next(s for s in summary_lines(snap) if s.startswith("top statements"))
+    assert "UPDATE sbtest1" in line and "~est" not in line

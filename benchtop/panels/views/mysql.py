@@ -201,7 +201,7 @@ def _statement_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any
 
 MYSQL_STATEMENTS = TableSpec(
     TOP_STATEMENTS,
-    "top statements in the interval (by total time; ~: estimated from the processlist)",
+    "top statements in the interval (by total time, measured first; ~: estimated from the processlist)",
     (
         Col("Time/s", "total_ms_per_s", ms_per_s, True),
         Col("Est", "est", max_screen=99),
@@ -217,6 +217,7 @@ MYSQL_STATEMENTS = TableSpec(
     ),
     "total_ms_per_s",
     rows=_statement_rows,
+    later=lambda r: bool(r.get("sampled")),
 )
 MYSQL_WAITS = TableSpec(
     WAITS,

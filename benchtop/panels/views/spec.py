@@ -48,6 +48,8 @@ class TableSpec:
     # the panel's value (and all the snapshot's panels) -> rows; default: the panel's list
     rows: Callable[[Any, Mapping[str, Any]], list[dict[str, Any]]] | None = None
     descending: bool = True  # the first sort's direction
+    # rows ranked after all the others whatever the sort: estimates after measured figures
+    later: Callable[[Mapping[str, Any]], bool] | None = None
 
     def rows_of(self, value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
         if self.rows is not None:
@@ -95,8 +97,18 @@ def filtered(rows: Sequence[Mapping[str, Any]], spec: TableSpec, needle: str, sh
     return out
 
 
-def sorted_rows(rows: Sequence[Mapping[str, Any]], key: str, descending: bool) -> list[Mapping[str, Any]]:
-    return sorted(rows, key=lambda r: sort_value(r.get(key)), reverse=descending)
+def sorted_rows(rows: Sequence[Mapping[str, Any]], key: str, descending: bool,
+                later: Callable[[Mapping[str, Any]], bool] | None = None) -> list[Mapping[str, Any]]:
+    """Rows by `key`; those `later` picks (estimates) after the others.
+
+    >>> rows = [{"t": 5, "est": True}, {"t": 3}, {"t": 4}]
+    >>> [r["t"] for r in sorted_rows(rows, "t", True, lambda r: bool(r.get("est")))]
+    [4, 3, 5]
+    """
+    out = sorted(rows, key=lambda r: sort_value(r.get(key)), reverse=descending)
+    if later is not None:
+        out.sort(key=lambda r: bool(later(r)))  # stable: each group keeps its order
+    return out
 
 
 def humanize(key: str) -> str:

@@ -6,6 +6,7 @@ with no views is rendered generically, panel by panel."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -30,6 +31,19 @@ from benchtop.screens.widgets.top_table import FocusHolder, TopTable
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.poller import Poller
 
+
+
+def tab_title(poller: Poller, pollers: Sequence[Poller]) -> str:
+    """A source's tab label: its name, and its server's host:port when more
+    than one server is watched (mysql / mysql-2 alone do not say which is which).
+
+    >>> from types import SimpleNamespace as P
+    >>> one, two = P(name="mysql", where="10.0.0.1:3306"), P(name="mysql-2", where="10.0.0.2:3306")
+    >>> tab_title(one, [one]), tab_title(two, [one, two, P(name="os", where="")])
+    ('mysql', 'mysql-2 10.0.0.2:3306')
+    """
+    servers = sum(1 for p in pollers if p.where)
+    return f"{poller.name} {poller.where}" if servers > 1 and poller.where else poller.name
 
 class SourcePane(Vertical, FocusHolder, can_focus=True):
     """One source: a status line, an outage banner, the source's views (one
@@ -61,9 +75,10 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         *(Binding(str(n), f"view({n - 1})", f"view {n}", show=False, id=f"view_{n}") for n in range(1, 10)),
     ]
 
-    def __init__(self, poller: Poller, **kwargs: Any) -> None:
+    def __init__(self, poller: Poller, title: str | None = None, **kwargs: Any) -> None:
         super().__init__(id=f"source-{pane_id(poller.name)}", **kwargs)
         self.poller = poller
+        self.title = title or poller.name  # its tab's label (tab_title)
         self.interval = float(getattr(poller, "interval", 2.0))
         self._polling = False
         self.paused = False
@@ -130,7 +145,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
     @on(SourcePolled)
     def _polled(self, event: SourcePolled) -> None:
         if self.lost_error is not None:
-            self._label_tab(self.poller.name)
+            self._label_tab(self.title)
         self.lost_error = None
         self.remove_class("lost")
         if self.history is None:
@@ -149,7 +164,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
     @on(SourceLost)
     def _lost(self, event: SourceLost) -> None:
         if self.lost_error is None:
-            self._label_tab(f"⚠ {self.poller.name}")
+            self._label_tab(f"⚠ {self.title}")
         self.lost_error = event.error
         self.add_class("lost")
         self.query_one(".banner", Static).update(
@@ -167,7 +182,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         when = time.strftime("%H:%M:%S UTC", time.gmtime(snap.t))
         state = "  ‖ paused" if self.paused else ""
         self.query_one(".status", Static).update(
-            f"{snap.name} ({snap.kind}) polled at {when} every {self.interval:g}s, poll cost {snap.poll_ms:.1f} ms{state}"
+            f"{snap.name} ({snap.kind}{', ' + self.poller.where if self.poller.where else ''}) polled at {when} every {self.interval:g}s, poll cost {snap.poll_ms:.1f} ms{state}"
         )
         if not self.views:
             self.views = views_for(snap.kind)

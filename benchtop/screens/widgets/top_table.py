@@ -51,7 +51,8 @@ class TopTable(DataTable):
 
     def redraw(self) -> None:
         spec = self.spec
-        rows = sorted_rows(filtered(self.rows_all, spec, self.needle, self.show_idle), self.sort_key, self.descending)
+        rows = sorted_rows(filtered(self.rows_all, spec, self.needle, self.show_idle), self.sort_key, self.descending,
+                           spec.later)
         self.shown = rows
         # A column no row has (p95 on MariaDB) is left out rather than shown as dashes.
         width = self._drawn_width = self.size.width

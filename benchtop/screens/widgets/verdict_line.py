@@ -13,8 +13,12 @@ from benchtop.verdict import Verdict
 _STYLE = {"unclear": "dim", "rate": "green", "network": "cyan"}
 
 
-def verdict_text(v: Verdict | None, width: int = 1000) -> Text:
-    """
+def verdict_text(v: Verdict | None, width: int = 1000, about: str = "") -> Text:
+    """`about`: the server the verdict is about, when the screen watches more than one.
+
+    >>> print(verdict_text(Verdict("locks", 0.9, "6 of 16 waiting"), about="mysql-2 10.0.0.2:3306").plain)
+    limit mysql-2 10.0.0.2:3306: lock waits (0.90): 6 of 16 waiting
+
     >>> v = Verdict("server_cpu", 0.64, "postgres 1.62 of 2 cores, run queue 9", "locks", "2.0 of 16 sessions waiting")
     >>> print(verdict_text(v).plain)
     limit: server CPU (0.64): postgres 1.62 of 2 cores, run queue 9; next: lock waits (2.0 of 16 sessions waiting)
@@ -25,9 +29,10 @@ def verdict_text(v: Verdict | None, width: int = 1000) -> Text:
     >>> print(verdict_text(None).plain)
     limit: -
     """
+    head = f"limit {about}: " if about else "limit: "
     if v is None:
-        return Text("limit: -", no_wrap=True)
-    t = Text("limit: ", no_wrap=True, overflow="ellipsis")
+        return Text(f"{head}-", no_wrap=True)
+    t = Text(head, no_wrap=True, overflow="ellipsis")
     t.append(v.name, f"bold {_STYLE.get(v.limit, 'yellow')}")
     t.append(f" ({v.confidence:.2f})")
     rest = f": {v.evidence}" if v.evidence else ""
@@ -38,7 +43,7 @@ def verdict_text(v: Verdict | None, width: int = 1000) -> Text:
         # whole figures only: cut after the last `, ` or `; ` that leaves room for the mark
         plain = t.plain[: max(width - 1, 0)]
         cut = max(plain.rfind(", "), plain.rfind("; "))
-        keep = cut if cut > len("limit: ") + len(v.name) else max(width - 1, len(v.name) + 7)
+        keep = cut if cut > len(head) + len(v.name) else max(width - 1, len(v.name) + len(head))
         t.truncate(keep, overflow="crop")
         t.append("…")
     return t
@@ -52,13 +57,14 @@ class VerdictLine(Widget):
     def __init__(self, verdict: Verdict | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self._verdict = verdict
+        self._about = ""
 
-    def show(self, verdict: Verdict | None) -> None:
-        self._verdict = verdict
+    def show(self, verdict: Verdict | None, about: str = "") -> None:
+        self._verdict, self._about = verdict, about
         self.refresh()
 
     def render(self) -> Text:
-        return verdict_text(self._verdict, max(self.content_size.width, 1))
+        return verdict_text(self._verdict, max(self.content_size.width, 1), self._about)
 
 
 def show_verdict(container: Widget, verdict: Verdict | None) -> None:
