@@ -25,13 +25,16 @@ async def test_processlist_estimates_are_marked_at_every_width(size) -> None:
         stmts = _table(pane, "top_statements")
         labels = [str(c.label).rstrip("▼▲") for c in stmts.columns.values()]
         marks = _column(stmts, "Est" if size[0] < 100 else "How")
-        assert marks[0].startswith("~") and not any(m.strip() for m in marks[1:]), (labels, marks)
-        assert _column(stmts, "Time/s")[0] == "9s/s"
+        # measured rows first, the estimate after them (ranked by its guess it would top the table)
+        assert marks[-1].startswith("~") and not any(m.strip() for m in marks[:-1]), (labels, marks)
+        assert _column(stmts, "Time/s")[-1] == "9s/s"
 
 
-def test_headless_line_marks_the_estimate_too() -> None:
+def test_headless_line_shows_a_measured_statement_before_the_estimate() -> None:
     snap = SourceSnapshot("mysql", "mysql", 0.0, True, panels=PANELS)
-    top = [line for line in summary_lines(snap) if "SELECT c FROM sbtest1 WHERE id=?" in line]
+    assert not [line for line in summary_lines(snap) if "~est" in line]
+    alone = SourceSnapshot("mysql", "mysql", 0.0, True, panels=dict(MYSQL_PANELS, top_statements=[SAMPLED]))
+    top = [line for line in summary_lines(alone) if "SELECT c FROM sbtest1 WHERE id=?" in line]
     assert top and "9s/s  ~est" in top[0]
 
 
