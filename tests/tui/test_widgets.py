@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import itertools
 import math
 import re
@@ -106,3 +108,14 @@ def test_missing_panel_gives_no_pick() -> None:
     series.polled(SourceSnapshot("db", "mysql", 0.0, True, panels={"innodb": Missing("no PROCESS privilege")}))
     series.hold(2)
     assert series.rows([make_interval(0), make_interval(1)]) == []
+
+
+@pytest.mark.parametrize("width", range(14, 81))
+def test_histogram_axis_labels_1ms_whenever_it_is_on_the_axis(width: int) -> None:
+    from benchtop.screens.widgets.histogram import Axis, decade_axis
+
+    for lo, hi in ((4, 9), (5, 8), (3, 10), (6, 9)):
+        row = decade_axis(Axis(lo, hi), width)
+        assert len(row) == width and row.count("┴") == hi - lo + 1, (width, lo, hi, row)
+        if width >= 5 * (hi - lo):  # a decade wide enough for "┴1ms"
+            assert "┴1ms" in row, (width, lo, hi, row)

@@ -179,6 +179,7 @@ MYSQL_PROCESSLIST = TableSpec(
         Col("Host", "host", min_screen=140),
         Col("DB", "db", min_screen=100),
         Col("Command", "command", min_screen=100),
+        Col("Cmd", "command", max_screen=99),  # Query, Sleep, Binlog Dump: what the session is, at any width
         Col("Time", "time_s", dur, True),
         Col("State", "state"),
         Col("Query", "query"),

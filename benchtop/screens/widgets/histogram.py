@@ -70,20 +70,38 @@ def render_histogram(title: str, hist: Histogram, axis: Axis, width: int, height
         floor = (bars_h - 1 - r) * 8
         text.append("\n")
         text.append("".join(_BLOCKS[min(max(e - floor, 0), 8)] for e in eighths), "cyan")
-    # decade ticks, labelled where the label fits
-    axis_row = ["─"] * width
-    span = axis.hi_exp - axis.lo_exp
-    free_from = 0
-    for k in range(span + 1):
-        col = min(round(k / span * width), width - 1)
-        label = "┴" + ns_decade(axis.lo_exp + k)
-        if col >= free_from and col + len(label) <= width:
-            axis_row[col : col + len(label)] = list(label)
-            free_from = col + len(label) + 1
-        elif col >= free_from:
-            axis_row[col] = "┴"
-    text.append("\n" + "".join(axis_row), "dim")
+    text.append("\n" + decade_axis(axis, width), "dim")
     return text
+
+
+_MS_EXP = 6  # 1ms in ns: the decade an OLTP reader looks for first
+
+
+def decade_axis(axis: Axis, width: int) -> str:
+    """A tick at every decade, labelled at a stride whose labels all fit,
+    1ms among them when it is on the axis (a label that did not fit used
+    to drop the one after it: often 1ms).
+
+    >>> decade_axis(Axis(5, 8), 40)
+    '┴100µs───────┴1ms──────────┴10ms───────┴'
+    >>> decade_axis(Axis(4, 9), 26)
+    '┴10µs┴────┴1ms──┴────┴───┴'
+    """
+    span = axis.hi_exp - axis.lo_exp
+    cols = [min(round(k / span * width), width - 1) for k in range(span + 1)]
+    labels = [f"┴{ns_decade(axis.lo_exp + k)}" for k in range(span + 1)]
+    phase_of = (lambda s: (_MS_EXP - axis.lo_exp) % s) if axis.lo_exp <= _MS_EXP <= axis.hi_exp else (lambda s: 0)
+    row = ["─"] * width
+    for c in cols:
+        row[c] = "┴"
+    for stride in range(1, span + 2):
+        # a label never covers the next decade's tick; the right edge's, past the width, stays a bare tick
+        shown = [k for k in range(span + 1) if k % stride == phase_of(stride) and cols[k] + len(labels[k]) <= width]
+        if all(cols[k] + len(labels[k]) <= cols[k + 1] for k in shown if k < span):
+            for k in shown:
+                row[cols[k] : cols[k] + len(labels[k])] = list(labels[k])
+            break
+    return "".join(row)
 
 
 class LatencyHistogram(Widget):

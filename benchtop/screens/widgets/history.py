@@ -11,7 +11,7 @@ from benchtop.panels.history import History, Metric
 from benchtop.screens.widgets.chart import Series, render_chart
 from benchtop.screens.widgets.fmt import crop
 
-MIN_CHART_H = 4
+MIN_CHART_H = 7  # a title, five plot rows, the time axis: at 4 a chart was two rows of dots
 
 
 def render_history(history: History, width: int, height: int) -> Text:

@@ -33,6 +33,26 @@ from benchtop.sources.poller import Poller
 
 
 
+
+_KEPT = ("⚠", "waiting on", "top wait")  # a short pane's summary keeps these: what the sessions wait on
+
+
+def summary_lines(lines: list[Text], body_h: int) -> list[Text]:
+    """A view's summary, cut to a fifth of a short pane so its tables keep
+    the room (0: no tables, every line); warnings (⚠) and what sessions wait
+    on are kept first.
+
+    >>> plain = [Text(t) for t in ("a", "b", "c", "waiting on Lock:tuple ×2", "⚠ e", "f")]
+    >>> [t.plain for t in summary_lines(plain, 17)], len(summary_lines(plain, 40)), len(summary_lines(plain, 0))
+    (['a', 'waiting on Lock:tuple ×2', '⚠ e'], 6, 6)
+    """
+    room = max(body_h // 5, 2)
+    if not body_h or len(lines) <= room:
+        return lines
+    warnings = [i for i, t in enumerate(lines) if t.plain.startswith(_KEPT)][:room]
+    others = [i for i in range(len(lines)) if i not in warnings][: room - len(warnings)]
+    return [lines[i] for i in sorted(warnings + others)]
+
 def tab_title(poller: Poller, pollers: Sequence[Poller]) -> str:
     """A source's tab label: its name, and its server's host:port when more
     than one server is watched (mysql / mysql-2 alone do not say which is which).
@@ -232,18 +252,19 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         self.query_one(".viewbar", Static).update(bar_text)
         width = self.size.width or 80
         summary_h = 0
+        body_h = self.query_one("#body").size.height
         if view.summary is not None and self._summary is not None:
-            text = Text("\n").join(view.summary(snap, width))
-            summary_h = len(text.plain.splitlines())
-            self._summary.update(crop(text, width))
+            lines = summary_lines(view.summary(snap, width), body_h if view.tables else 0)
+            summary_h = len(lines)
+            self._summary.update(crop(Text("\n").join(lines), width))
         blocks = self._blocks
-        # The last table takes the room left; those above it get a fair share.
-        room = self.query_one("#body").size.height - summary_h - len(blocks)
+        # The first table (who runs what, for how long) takes the room left;
+        # the ones under it keep a few rows each.
+        room = body_h - summary_h - len(blocks)
         for i, block in enumerate(blocks):
-            last = i == len(blocks) - 1
-            block.set_class(last, "last")
-            if not last:
-                block.table.styles.max_height = max(room // len(blocks) - 1, 4)
+            block.set_class(i == 0, "last")
+            if i:
+                block.table.styles.max_height = max(room // (len(blocks) + 2), 3)
             block.show(snap, self.needle, self.show_idle)
         if view.history and self.history is not None:
             for charts in self.query(HistoryCharts):

@@ -21,7 +21,8 @@ class TableBlock(Vertical):
     TableBlock TopTable { height: auto; }
     TableBlock.last { height: 1fr; }
     TableBlock.last TopTable { height: 1fr; }
-    TableBlock .block-title { text-style: bold; background: $boost; width: 100%; }
+    TableBlock .block-title { text-style: bold; background: $boost; width: 100%; height: 1;
+                              text-wrap: nowrap; text-overflow: ellipsis; }
     TableBlock .missing { color: $text-muted; height: auto; display: none; }
     TableBlock.missing-panel .missing { display: block; }
     TableBlock.missing-panel TopTable { display: none; }

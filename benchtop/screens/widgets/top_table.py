@@ -21,12 +21,13 @@ class FocusHolder:
 
 
 class TopTable(DataTable):
-    """One view table: rows sorted (s cycles the column, r reverses, or click
+    """One view table (no horizontal scroll: the statement is cut to fit, enter
+    shows it whole): rows sorted (s cycles the column, r reverses, or click
     a header), filtered, idle rows hidden unless asked; the last text column
     (the statement) is cut to the width left so rows stay one line."""
 
     DEFAULT_CSS = """
-    TopTable { height: 1fr; min-height: 3; }
+    TopTable { height: 1fr; min-height: 3; overflow-x: hidden; }
     """
 
     def __init__(self, spec: TableSpec, **kwargs: Any) -> None:

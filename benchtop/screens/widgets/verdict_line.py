@@ -6,6 +6,7 @@ cut after its last whole figure that fits, the limit's name never."""
 from __future__ import annotations
 
 from rich.text import Text
+from textual.geometry import Size
 from textual.widget import Widget
 
 from benchtop.verdict import Verdict
@@ -51,7 +52,7 @@ def verdict_text(v: Verdict | None, width: int = 1000, about: str = "") -> Text:
 
 class VerdictLine(Widget):
     DEFAULT_CSS = """
-    VerdictLine { height: 1; padding: 0 1; }
+    VerdictLine { height: auto; max-height: 2; padding: 0 1; }
     """
 
     def __init__(self, verdict: Verdict | None = None, **kwargs) -> None:
@@ -61,10 +62,22 @@ class VerdictLine(Widget):
 
     def show(self, verdict: Verdict | None, about: str = "") -> None:
         self._verdict, self._about = verdict, about
-        self.refresh()
+        width = self.content_size.width
+        if width:  # the rows it needs now, not at the next layout pass: one or two
+            self.styles.height = self.get_content_height(self.size, self.size, width)
+        self.refresh(layout=True)
+
+    def _text(self, width: int) -> Text:
+        # two rows when one cannot hold it: an 80-column terminal cut every verdict after its name
+        text = verdict_text(self._verdict, 2 * max(width, 1) - 2, self._about)
+        text.no_wrap = False
+        return text
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return min(len(self._text(width).wrap(self.app.console, width)), 2)
 
     def render(self) -> Text:
-        return verdict_text(self._verdict, max(self.content_size.width, 1), self._about)
+        return self._text(self.content_size.width)
 
 
 def show_verdict(container: Widget, verdict: Verdict | None) -> None:

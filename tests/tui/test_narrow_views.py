@@ -1,0 +1,57 @@
+"""At 80x24 each view shows what matters most first: who runs what, for how
+long, waiting on what; the limit line is never cut; history charts have
+rows enough to read."""
+
+from __future__ import annotations
+
+import copy
+
+from benchtop.screens.widgets.history import HistoryCharts, render_history
+from benchtop.screens.widgets.verdict_line import VerdictLine
+from tests.tui.fakes import MYSQL_PANELS, FakeSource
+from tests.tui.test_monitor_top import _column, _monitor, _ready, _table
+
+
+def _nine_sessions() -> dict:
+    panels = copy.deepcopy(MYSQL_PANELS)
+    running = [r for r in panels["processlist"] if r.get("command") != "Sleep"]
+    for i in range(9 - len(running)):
+        panels["processlist"].append({"id": 100 + i, "user": "sbtest", "host": "localhost", "db": "sbtest",
+                                      "command": "Query", "time_s": 1.0 + i, "state": "Sending data",
+                                      "query": f"SELECT c FROM sbtest{i} WHERE id BETWEEN 1 AND 100 ORDER BY c"})
+    return panels
+
+
+async def test_mysql_top_at_80x24_shows_most_sessions_with_their_command() -> None:
+    app = _monitor(FakeSource("mysql", [_nine_sessions()], kind="mysql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _ready(pilot, app)
+        sessions = _table(pane, "processlist")
+        await pilot.pause(0.2)
+        assert _column(sessions, "Cmd")[0] == "Query"
+        # the rows the table shows on screen (it held 2 of 9 before)
+        assert sessions.size.height - 1 >= 6, sessions.size
+
+
+async def test_the_limit_line_wraps_rather_than_cut_at_80_columns() -> None:
+    app = _monitor(FakeSource("mysql", [MYSQL_PANELS], kind="mysql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        await pilot.pause(0.2)
+        line = app.screen.query_one(VerdictLine)
+        text = line.render().plain
+        assert not text.endswith("…") and len(text) > line.content_size.width, text
+        assert line.size.height == 2
+
+
+async def test_history_charts_have_five_plot_rows_at_80x24() -> None:
+    app = _monitor(FakeSource("mysql", [MYSQL_PANELS], kind="mysql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _ready(pilot, app)
+        await pilot.press("8")  # the history view
+        await pilot.pause(0.3)
+        charts = app.screen.query_one(HistoryCharts)
+        lines = render_history(charts.history, charts.size.width, charts.size.height).plain.splitlines()
+        axes = [i for i, line in enumerate(lines) if "└" in line]
+        titles = [0] + [i + 1 for i in axes[:-1]]
+        assert axes and all(a - t - 1 >= 5 for t, a in zip(titles, axes)), lines
