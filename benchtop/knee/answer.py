@@ -38,6 +38,25 @@ def _pm(value: float, err: Any) -> str:
     return text
 
 
+def fitted_limit(knee: Mapping[str, Any]) -> float | None:
+    """Where the USL fit says p99 crosses the limit, unless a probe past it
+    stayed within the limit (the best measured setting is beyond it): then
+    the probes, not the fit, say where the limit is, and neither the answer
+    nor the chart claims a break before the best.
+
+    >>> knee = {"setting": "threads", "best": {"threads": 16}, "usl": {"limit_threads": 13.2}}
+    >>> fitted_limit(knee), fitted_limit(dict(knee, best={"threads": 12}))
+    (None, 13.2)
+    """
+    limit = (knee.get("usl") or {}).get("limit_threads")
+    if not isinstance(limit, (int, float)):
+        return None
+    best = knee.get("best")
+    if isinstance(best, Mapping) and isinstance(best.get("threads"), (int, float)) and best["threads"] > limit:
+        return None
+    return float(limit)
+
+
 def answer_text(knee: Mapping[str, Any]) -> str:
     """`best: 48 threads, 12.4k tps at p99 18 ms (limit 20 ms); USL peak at
     61 threads; contention 0.031, coherency 0.0004`, and how the search went.
@@ -79,8 +98,13 @@ def answer_text(knee: Mapping[str, Any]) -> str:
         if isinstance(r2, (int, float)) and r2 < LOOSE_R2:
             fit_text += f" (a loose fit: r² {r2:.2f})"  # noisy probes: read the USL's figures with care
         parts.append(fit_text)
-        if limit_text and usl.get("limit_threads") is not None:
-            parts.append(f"the p99 limit breaks near {usl['limit_threads']:.0f} threads")
+        breaks = fitted_limit(knee)
+        if limit_text and breaks is not None:
+            parts.append(f"the p99 limit breaks near {breaks:.0f} threads")
+        elif limit_text and usl.get("limit_threads") is not None:
+            # the fit put the break before a probe that kept the limit: the probes rule
+            parts.append(f"the USL fit's p99 limit ({usl['limit_threads']:.0f} threads) is before the best probe: "
+                         "read the probes")
     text = "; ".join(parts) + "."
     probes = len(knee.get("probes") or [])
     elapsed = knee.get("elapsed_s")

@@ -6,8 +6,10 @@ draw as plain data (`Plot`: what the tests compare with the results files),
 from __future__ import annotations
 
 import io
+import math
 import random
 import shlex
+import statistics
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,6 +174,7 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
 def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
     """A knee search's probes against the setting, with the USL's fitted
     curve, the answer and the limit: throughput, and p99."""
+    from benchtop.knee.answer import fitted_limit
     from benchtop.knee.usl import usl
 
     key = "rate" if knee.get("setting") == "rate" else "threads"
@@ -205,8 +208,9 @@ def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
         if ratio:
             p99_series.append(Series("USL fit (p99 ≈ ratio × N / X)", grid,
                                      tuple(ratio * n / x * 1000.0 for n, x in zip(grid, curve)), "fit"))
-        if fit.get("limit_threads") and fit["limit_threads"] <= hi:
-            marks.append((float(fit["limit_threads"]), f"limit breaks {fit['limit_threads']:.0f}"))
+        breaks = fitted_limit(knee)  # as the answer says it: never a break before the best probe
+        if breaks and breaks <= hi:
+            marks.append((breaks, f"limit breaks {breaks:.0f}"))
     limit = knee.get("p99_limit_ms")
     hlines = ((float(limit), f"p99 limit {limit:g} ms"),) if isinstance(limit, (int, float)) else ()
     xlabel = "arrival rate (transactions/s)" if key == "rate" else "threads (concurrency)"
@@ -288,8 +292,47 @@ def _log_ticks(axis: Any, unit: str) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+SPREAD_APART = 4.0  # runs' medians this many times apart are drawn side by side, each on its own scale
+
+
+def spread(plot: Plot) -> float:
+    """How many times the largest run's median is the smallest's (1: alike).
+
+    >>> round(spread(Plot("b", "", "box", "", "", (Series("a", (), (400.0, 420.0)), Series("b", (), (12e3, 11e3))))), 1)
+    28.0
+    """
+    medians = [statistics.median(s.y) for s in plot.series if s.y]
+    low = min((m for m in medians if m > 0), default=0.0)
+    return max(medians) / low if low > 0 else 1.0
+
+
+def _draw_apart(plot: Plot) -> Any:
+    """Jitter or boxes of runs far apart (400 vs 12k tps), one panel each
+    with its own y axis from 0: on one axis the smaller run is a flat line,
+    and a log axis would hide a drop to 0."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(plot.series), figsize=(9, 4.5), dpi=100, squeeze=False)
+    fig.suptitle(plot.title + " (each run on its own scale)")
+    rng = random.Random(0)
+    for i, (ax, s) in enumerate(zip(axes[0], plot.series)):
+        if plot.kind == "jitter":
+            ax.scatter([rng.uniform(-0.25, 0.25) for _ in s.y], s.y, s=8, alpha=0.6, color=f"C{i}")
+            ax.set_xlim(-0.5, 0.5)
+        else:
+            ax.boxplot([list(s.y)], showfliers=True)
+        ax.set_xticks([0 if plot.kind == "jitter" else 1], [s.label], rotation=30, ha="right")
+        top = max((y for y in s.y if math.isfinite(y)), default=0.0)
+        ax.set_ylim(0.0, top * 1.08 if top > 0 else 1.0)
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel(plot.ylabel)
+    fig.tight_layout()
+    return fig
+
+
 def draw(plot: Plot) -> Any:
     """The matplotlib Figure of a Plot (close it with `close(fig)`)."""
+    if plot.kind in ("jitter", "box") and len(plot.series) > 1 and spread(plot) > SPREAD_APART:
+        return _draw_apart(plot)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=100)
     ax.set_title(plot.title)
@@ -322,7 +365,12 @@ def draw(plot: Plot) -> Any:
         for y, text in plot.hlines:
             ax.axhline(y, color="tab:red", linestyle="--", linewidth=1.0, label=text)
         ax.set_xscale("log")
-        _log_ticks(ax.xaxis, "")
+        probes = sorted({x for s in plot.series if s.style == "points" for x in s.x})
+        if 1 < len(probes) <= 12:  # ticks where the probes ran (1, 2, 4, 8, 16), not at 1, 2, 5, 10, 20
+            ax.set_xticks(probes, [plain_label(x) for x in probes])
+            ax.minorticks_off()
+        else:
+            _log_ticks(ax.xaxis, "")
     elif plot.kind == "jitter":
         rng = random.Random(0)  # the same file draws the same picture
         for i, s in enumerate(plot.series):
@@ -350,9 +398,15 @@ def draw(plot: Plot) -> Any:
         ax.set_yscale("log")
         _log_ticks(ax.yaxis, plot.yunit)
     elif plot.kind in ("line", "jitter", "box", "sweep", "knee"):
-        ax.set_ylim(bottom=0)  # a rate read against zero: 600 vs 700 tps is not a doubling
+        top = max((y for s in plot.series for y in s.y if math.isfinite(y)), default=0.0)
+        # a rate read against zero (600 vs 700 tps is not a doubling), with room above the highest line
+        ax.set_ylim(0.0, top * 1.08 if top > 0 else 1.0)
     if plot.kind in ("line", "sweep", "histogram", "cdf", "knee") and plot.series:
-        ax.legend(fontsize="small")
+        if plot.kind == "line":
+            # beside the plot: over time every corner holds data
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        else:
+            ax.legend(fontsize="small", loc="best")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig
@@ -360,7 +414,7 @@ def draw(plot: Plot) -> Any:
 
 def to_png(fig: Any, metadata: dict[str, str] | None = None) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata=metadata)
+    fig.savefig(buf, format="png", metadata=metadata, bbox_inches="tight")  # legends beside the axes included
     return buf.getvalue()
 
 

@@ -81,3 +81,32 @@ def test_a_loose_fit_is_said_to_be_one() -> None:
                     "peak_threads": 2.67, "peak_tps": 24194.0, "r2": 0.2163, "limit_threads": 3.44},
             "probes": [{}] * 6, "range": [1, 32]}
     assert "coherency 0.141 ± 0.6 (a loose fit: r² 0.22)" in answer_text(knee)
+
+
+def test_the_chart_and_the_answer_agree_on_where_the_limit_breaks(knee_folder: Path, tmp_path: Path) -> None:
+    """A best of 16 threads with the fit's limit at 13: the chart drew 'limit
+    breaks 13' left of the best star while the answer said both."""
+    knee = json.loads((knee_folder / "summary.json").read_text())["knee"]
+    best = knee["best"]["threads"]
+    knee["usl"]["limit_threads"] = best - 3.0
+    text = answer_text(knee)
+    assert "limit breaks near" not in text and "before the best probe" in text
+    from benchtop.report.plots import knee_plots
+
+    tps = next(p for p in knee_plots("k", knee) if p.name == "knee_tps")
+    assert not any("limit breaks" in label for _, label in tps.marks)
+    knee["usl"]["limit_threads"] = best + 3.0  # past the best: said and drawn, at the same place
+    tps = next(p for p in knee_plots("k", knee) if p.name == "knee_tps")
+    assert f"limit breaks near {best + 3}" in answer_text(knee)
+    assert (best + 3.0, f"limit breaks {best + 3}") in tps.marks
+
+
+def test_knee_ticks_stand_at_the_probes(knee_folder: Path) -> None:
+    plots = {p.name: p for p in build_plots(load_runs([knee_folder]))}
+    fig = draw(plots["knee_tps"])
+    try:
+        probes = sorted({x for s in plots["knee_tps"].series if s.style == "points" for x in s.x})
+        ticks = [float(t) for t in fig.axes[0].get_xticks()]
+        assert len(probes) > 12 or ticks == probes
+    finally:
+        close(fig)

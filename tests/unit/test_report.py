@@ -14,7 +14,7 @@ import pytest
 from benchtop.engine.histogram import Histogram
 from benchtop.commands import report as cli
 from benchtop.report.data import load_runs, table_rows
-from benchtop.report.plots import build_plots, close, draw
+from benchtop.report.plots import SPREAD_APART, build_plots, close, draw, spread
 
 
 def _write(folder: Path, summary: dict, intervals: list[dict], latencies_ns: list[int],
@@ -141,10 +141,17 @@ def test_log_axes_say_plain_units_and_rates_start_at_zero(folders):
             assert not minor, (name, minor)
         finally:
             close(fig)
-    for name in ("sweep_tps", "throughput", "boxplot"):
+    for name in ("sweep_tps", "throughput", "boxplot", "jitter"):
         fig = draw(plots[name])
         try:
-            assert fig.axes[0].get_ylim()[0] == 0.0, name
+            apart = name in ("boxplot", "jitter") and spread(plots[name]) > SPREAD_APART
+            # runs far apart: a panel each on its own scale, none squashed flat
+            assert len(fig.axes) == (len(plots[name].series) if apart else 1), name
+            for ax, series in zip(fig.axes, plots[name].series if apart else [None]):
+                assert ax.get_ylim()[0] == 0.0, name
+                # room above the highest point: no line drawn on the frame
+                top = max(y for s in ([series] if series else plots[name].series) for y in s.y)
+                assert ax.get_ylim()[1] > top * 1.02, name
         finally:
             close(fig)
 
