@@ -153,6 +153,8 @@ def value_ticks(scale: Scale, rows: int) -> Axis:
     Axis(scale=Scale(lo=1.0, hi=1000.0, log=True), top=1, ticks=((1, 1000.0), (3, 100.0), (5, 10.0), (7, 1.0)))
     >>> value_ticks(Scale(1.0, 1000.0, True), 5).ticks  # short: every other decade
     ((0, 10000.0), (2, 100.0), (4, 1.0))
+    >>> value_ticks(Scale(1.0, 10000.0, True), 3).ticks  # too short for a free row: a label on each row
+    ((0, 10000.0), (1, 100.0), (2, 1.0))
     """
     last = rows - 1
     if scale.log:
@@ -165,6 +167,9 @@ def value_ticks(scale: Scale, rows: int) -> Axis:
         n = hi_e - lo_e
         # every decade labelled if there is room, else every other one...
         stride = next(s for s in range(1, n + 1) if last // -(-n // s) >= 2 or s == n)
+        if stride == n > 1 and 2 <= last < 4:
+            # free rows would leave the two ends alone (10s, 1ms on three rows): a label on each row says more
+            stride = next(s for s in range(1, n + 1) if -(-n // s) <= last)
         m = -(-n // stride)
         top_e = lo_e + m * stride  # a partial stride is made whole at the top
         d = last // m
