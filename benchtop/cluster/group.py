@@ -28,7 +28,7 @@ from benchtop.cluster.merge import ROW_PERCENTILES, Stacked, dense, merge_sample
 from benchtop.cluster.messages import AbortIO, Close, Join, Request, SetPaused, SetRate, SetThreads, Start, Stop
 from benchtop.engine import ConnSettings, EngineSettings
 from benchtop.engine.histogram import Histogram, nbuckets
-from benchtop.engine.sample import ERROR_KINDS, EngineSample
+from benchtop.engine.sample import ENDED, ERROR_KINDS, EngineSample
 from benchtop.errors import UsageError
 from benchtop.record.samples import HostInterval
 from benchtop.workload import Program
@@ -478,11 +478,13 @@ class HostGroup:
             count = int(counts[k])
             errors = sum(max(0, now.errors.get(e, 0) - before.errors.get(e, 0)) for e in ERROR_KINDS if e != "fatal")
             cpu_total = cur.cpu_total - prev.cpu_total
+            # a stopped host runs none: its last interval ran the threads the reading before saw
+            threads = (before if now.state in ENDED else now).threads_running if h.live else 0
             rows.append(HostInterval(
                 host=h.name, node=h.node, state="lost" if not h.live else ("ok" if h.reported else "late"),
-                threads=now.threads_running if h.live else 0, transactions=count, tps=count / dt,
+                threads=threads, transactions=count, tps=count / dt,
                 errors_per_s=errors / dt, latency_ms={name: float(v[k]) for name, v in pcts.items()},
-                connections=now.threads_running if h.live else 0,
+                connections=threads,
                 cpu_pct=100.0 * (cur.cpu_busy - prev.cpu_busy) / cpu_total if cpu_total > 0 else 0.0,
             ))
         return rows, delta

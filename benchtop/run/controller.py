@@ -546,7 +546,7 @@ class RunController:
                 # short: the intervals then add up to the summary exactly
                 iv = self._read(after)
                 self._final = Sample(iv, True, t=iv.t - self.t_offset, finished=True, reason=reason,
-                                     fields=self._fields)
+                                     fields=self._fields, verdict=self._verdict)
             base = self._base or after
             summary = RunSummary.between(base, after, self.percentiles, self.program.txn_names, reason)
             costs = (self.meter.finish(summary.transactions, summary.threads, summary.time_s, self.program.txn_names,
