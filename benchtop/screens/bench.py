@@ -365,7 +365,7 @@ class BenchScreen(Screen):
         yield RunHeader(id="header")
         yield HostRows(id="hosts")  # shown by a cluster run's samples only
         if self.pollers:
-            yield TargetTopLine(id="target-top")
+            yield TargetTopLine([p.name for p in self.pollers], id="target-top")
             with TabbedContent(id="tabs"):
                 with TabPane("bench", id="tab-bench"):
                     yield Dashboard(id="dashboard")

@@ -4,7 +4,7 @@ the server's reaction stay on one screen."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -113,15 +113,17 @@ def top_line(snap: SourceSnapshot) -> Text | None:
 
 
 class TargetTopLine(Widget):
-    """A line per polled server; hidden until one has something to show."""
+    """A line per polled server, in the tabs' order whichever answers first;
+    hidden until one has something to show."""
 
     DEFAULT_CSS = """
     TargetTopLine { height: auto; max-height: 3; display: none; }
     TargetTopLine.has-data { display: block; }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, order: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._order = list(order)
         self._lines: dict[str, Text] = {}
 
     def polled(self, snap: SourceSnapshot) -> None:
@@ -134,4 +136,6 @@ class TargetTopLine(Widget):
         self.refresh(layout=True)
 
     def render(self) -> Text:
-        return crop(Text("\n").join(list(self._lines.values())[:3]), self.size.width or 80)
+        rank = {name: i for i, name in enumerate(self._order)}
+        names = sorted(self._lines, key=lambda n: rank.get(n, len(rank)))
+        return crop(Text("\n").join([self._lines[n] for n in names][:3]), self.size.width or 80)

@@ -283,13 +283,15 @@ def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None
     return out
 
 
+def _age(row: Mapping[str, Any], key: str) -> float | None:
+    """An age column in seconds, to the millisecond (None when the server has none)."""
+    v = row.get(key)
+    return None if v is None else round(float(v), 3)
+
+
 def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """One client session from pg_stat_activity, ages in seconds, the
     statement on one line, `blocked_by` the pids holding what it waits for."""
-
-    def age(key: str) -> float | None:
-        v = row.get(key)
-        return None if v is None else round(float(v), 3)
 
     return {
         "pid": row.get("pid"),
@@ -300,9 +302,9 @@ def session_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "state": row.get("state") or "",
         "wait_event_type": row.get("wait_event_type"),
         "wait_event": row.get("wait_event"),
-        "xact_age_s": age("xact_age_s"),
-        "query_age_s": age("query_age_s"),
-        "state_age_s": age("state_age_s"),
+        "xact_age_s": _age(row, "xact_age_s"),
+        "query_age_s": _age(row, "query_age_s"),
+        "state_age_s": _age(row, "state_age_s"),
         "blocked_by": list(row.get("blocked_by") or []),
         "query": flatten(row.get("query")),
     }
@@ -312,21 +314,17 @@ def blocking_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """One session waiting for a lock and one session holding it up, ages in
     seconds, statements on one line (benchtop.panels.views.blocking)."""
 
-    def age(key: str) -> float | None:
-        v = row.get(key)
-        return None if v is None else round(float(v), 3)
-
     return {
         "pid": row.get("pid"),
         "user": row.get("user"),
         "mode": row.get("mode") or "",
         "lock_type": row.get("lock_type") or "",
         "relation": row.get("relation") or "",
-        "wait_s": age("wait_s"),
+        "wait_s": _age(row, "wait_s"),
         "query": flatten(row.get("query")),
         "blocking_pid": row.get("blocking_pid"),
         "blocking_state": row.get("blocking_state") or "",
-        "blocking_xact_age_s": age("blocking_xact_age_s"),
+        "blocking_xact_age_s": _age(row, "blocking_xact_age_s"),
         "blocking_query": flatten(row.get("blocking_query")),
     }
 

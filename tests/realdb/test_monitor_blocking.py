@@ -6,9 +6,6 @@ monitor's text."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -19,26 +16,9 @@ from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.mysql import MySQLSource
 from benchtop.sources.postgres import PostgresSource
 from tests.fixtures.servers import Server, mysql_connect, pg_connect, retry
+from tests.realdb.test_monitor_top import in_thread
 
 pytestmark = pytest.mark.realdb
-
-
-@contextmanager
-def in_thread(fn: Callable[[], Any]) -> Iterator[list[BaseException]]:
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            fn()
-        except BaseException as exc:  # noqa: BLE001 - the test looks at them
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield errors
-    finally:
-        thread.join(30)
 
 
 def _blocking_rows(snap: SourceSnapshot) -> list[dict[str, Any]]:

@@ -246,5 +246,5 @@ async def test_two_servers_of_one_kind_are_told_apart_by_address() -> None:
         assert "127.0.0.1:13306" in str(panes[0].query_one(".status", Static).render())
         line = app.screen.query_one(VerdictLine)
         await _wait(pilot, lambda: line.render().plain.startswith("limit mysql 127.0.0.1:13306: "))
-        await pilot.press("right_square_bracket")  # the next source's tab: the limit line is about its server
+        await pilot.press("greater_than_sign")  # the next source's tab: the limit line is about its server
         await _wait(pilot, lambda: line.render().plain.startswith("limit mysql-2 127.0.0.1:13307: "))

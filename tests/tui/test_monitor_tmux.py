@@ -73,12 +73,12 @@ def test_monitor_top_in_tmux(mysql_server: Server, pg_server: Server) -> None:
         session.send_keys("Tab")
         session.wait_gone("sessions now", timeout=10)  # the statements view
         session.wait_for("top statements in the interval", timeout=10)
-        session.send_keys("]", literal=True)
+        session.send_keys(">", literal=True)  # the next source
         screen = session.wait_for("tmux_marker_pg", timeout=15)
         assert "cache hit" in screen and "WAL" in screen
         assert not [k for k in INTERNAL_KEYS if k in screen]
         tmux_helpers._tmux("resize-window", "-t", session.name, "-x", "80", "-y", "24")
-        session.send_keys("[", literal=True)
+        session.send_keys("<", literal=True)  # the previous source
         screen = session.wait_for("1 top", timeout=10)
         session.send_keys("1", literal=True)  # the digit the view bar gives the top view
         screen = session.wait_for("tmux_marker_my", timeout=15)

@@ -169,6 +169,6 @@ def test_types_share_by_service_time_not_by_open_loop_queue_time():
     meter.count(Work(1.0, cpu_s=3.1, server_cpu_s=2.0), cur.txn_by_type, busy, (True, False, False, False))
     ins, *queries = meter._type_work  # noqa: SLF001
     # every transaction ran 1 ms, so each costs the same CPU, the server's included
-    assert ins.per_op(1_000)["cpu_s"] == pytest.approx(queries[0].per_op(10_000)["cpu_s"])
+    assert ins.per_op(1_000).cpu_s == pytest.approx(queries[0].per_op(10_000).cpu_s)
     assert ins.cpu_s / 3.1 == pytest.approx(1 / 31) and queries[0].server_cpu_s > 0
     assert type_service_s(prev, cur, 1) == [] and type_service_s(prev, replace(cur, svc_ns_by_type=()), 4) == []
