@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from benchtop.record.samples import IntervalStats
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSDelta
+from benchtop.sources.proc_scan import ProcScan, scan, shares
 from benchtop.sources.process import process_name
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
@@ -67,6 +68,7 @@ class VerdictMeter:
         self._cpus = os.cpu_count() or 1
         self._client_cpus = client_cpus()
         self.verdicts: list[Verdict] = []
+        self._scan: ProcScan | None = None
 
     def signals(self, iv: IntervalStats) -> Signals:
         work = iv.costs.work if iv.costs is not None else None
@@ -88,6 +90,7 @@ class VerdictMeter:
         if kw.get("server_cores") is None and not kw["embedded"]:
             missing.append("server CPU (remote server)" if self._local is False else "server CPU")
         kw.update(host_signals(iv.costs.os if iv.costs is not None else None))
+        kw.update(self._proc_signals())
         now = time.time()
         fresh = [s for s in self._latest().values() if now - s.t <= STALE_POLLS * max(self._poll_s, 1.0)]
         found = from_snapshots(fresh, self.target.database or None)
@@ -107,6 +110,21 @@ class VerdictMeter:
 
     def shares(self) -> Counter[str]:
         return Counter(v.limit for v in self.verdicts)
+
+    def _proc_signals(self) -> dict[str, Any]:
+        """The server's own writes (and, from the same pass over /proc, the
+        other processes' CPU and the run's waits for a CPU) since the last interval."""
+        if self._local is False or self.target.kind == "sqlite":
+            return {}
+        try:
+            cur = scan(self._server_pid())
+        except OSError:
+            return {}
+        prev, self._scan = self._scan, cur
+        if prev is None:
+            return {}
+        d = shares(prev, cur)
+        return {"server_write_bytes_per_s": d.server_write_bytes_per_s}
 
     def _process_name(self) -> str | None:
         pid = self._server_pid()

@@ -86,6 +86,7 @@ _INNODB_COUNTERS = {
     "bp_read_requests": "Innodb_buffer_pool_read_requests",
     "row_lock_waits": "Innodb_row_lock_waits",
     "os_log_written": "Innodb_os_log_written",
+    "log_fsyncs": "Innodb_os_log_fsyncs",
 }
 
 
@@ -271,6 +272,7 @@ def innodb_panel(
         buffer_pool_hit_ratio_total=round(1.0 - reads / requests, 6) if reads is not None and requests else None,
         history_list_length=history_list_length,
         row_lock_waits_per_s=iv.rate("row_lock_waits"),
+        log_fsyncs_per_s=iv.rate("log_fsyncs"),
         row_lock_waiting=to_number(status.get("Innodb_row_lock_current_waits")),
     ).as_panel()
 

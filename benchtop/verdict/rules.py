@@ -22,7 +22,7 @@ POOL_WAITING_SHARE: Final = 0.25  # of the pool's clients waiting for a server c
 LOCK_WAITING_SHARE: Final = 0.25  # of the working sessions waiting on row/table locks
 LOCK_WAITS_PER_WRITE: Final = 0.1  # row lock waits per write: one write in ten queues for a row
 IO_WAITING_SHARE: Final = 0.35  # of the working sessions waiting on file I/O (fsync, reads, writes)
-COMMIT_FLUSHES: Final = 0.8  # flushes per transaction: every commit waits for one (durable commits)
+COMMIT_FLUSHES: Final = 0.8  # the server's syncs per transaction: every commit waits for one (durable commits)
 COMMIT_OFF_CPU: Final = 0.25  # ... and this share of the workers' time off the CPUs is the commits' syncs
 DISK_UTIL: Final = 0.85  # of the time the busiest disk had a request in flight (iostat %util)
 SERVER_CPU_SHARE: Final = 0.75  # of the host's cores used by the server's processes
@@ -121,19 +121,48 @@ def lock_evidence(s: Signals) -> str:
     return f"{_f(lock_waiting(s))} of {_f(s.sessions, 0)} sessions waiting on locks{top}{rate}{top_statement(s)}"
 
 
-# -- disk: the server's sessions waiting on file I/O, the device's utilisation,
-# or durable commits: every transaction waits for a flush, and the workers'
-# time off the CPUs goes into those flushes
+# -- disk: the server's sessions waiting on file I/O, or durable commits:
+# every transaction waits for the server's own sync, and the workers' time
+# off the CPUs goes into those syncs.  The host's devices are shared with
+# every other process: their flushes, writes and utilisation decide only
+# when the server's own counts are missing, and the evidence says so.
+def server_syncs_per_txn(s: Signals) -> float | None:
+    """The server's own log syncs per transaction: PostgreSQL's pg_stat_wal
+    syncs over its commits, InnoDB's log fsyncs over the run's transactions."""
+    if s.syncs_per_commit is not None:
+        return s.syncs_per_commit
+    if s.server_syncs_per_s is not None and s.tps > 0:
+        return s.server_syncs_per_s / s.tps
+    return None
+
+
+def device_flushes_per_txn(s: Signals) -> float | None:
+    """The busiest disk's flush requests per transaction, or its write
+    requests when the log is written synchronously (O_DSYNC / FUA writes
+    reach the device as writes, without a separate flush), whichever is
+    more: every process's, not the server's alone."""
+    device = [v / s.tps for v in (s.flushes_per_s, s.disk_writes_per_s) if v is not None and s.tps > 0]
+    return max(device) if device else None
+
+
+def server_counts_missing(s: Signals) -> bool:
+    """The server gave no account of its own syncs and I/O waits (nor
+    its processes' writes): the host's devices stand in for it."""
+    return server_syncs_per_txn(s) is None and s.io_waiting is None
+
+
 def flushes_per_txn(s: Signals) -> float | None:
-    """Syncs per transaction: the server's own count over its commits, or the
-    device's flush requests, or its write requests when the log is written
-    synchronously (O_DSYNC / FUA writes reach the device as writes, without a
-    separate flush), whichever is more."""
+    """Syncs per transaction that decide: the server's own when it counts
+    them, else the device's (every process's) unless the local server wrote
+    nothing at all."""
     if s.tps <= 0 or not s.writes_per_txn:
         return None  # a workload that writes nothing commits nothing to flush
-    device = [v / s.tps for v in (s.flushes_per_s, s.disk_writes_per_s) if v is not None]
-    found = device + ([s.syncs_per_commit] if s.syncs_per_commit is not None else [])
-    return max(found) if found else None
+    own = server_syncs_per_txn(s)
+    if own is not None:
+        return own
+    if s.server_write_bytes_per_s is not None and s.server_write_bytes_per_s < 1.0:
+        return 0.0  # another process's flushes: the server wrote nothing
+    return device_flushes_per_txn(s)
 
 
 def disk_score(s: Signals) -> float | None:
@@ -146,7 +175,7 @@ def disk_score(s: Signals) -> float | None:
         scores.append(max(0.0, off_cpu - named - (pool_score(s) or 0.0)) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
     if s.io_waiting is not None:
         scores.append(s.io_waiting / max(s.sessions, s.io_waiting, 1.0))
-    if s.disk_util_pct is not None and s.server_local is not False:
+    if s.disk_util_pct is not None and s.server_local is not False and server_counts_missing(s):
         # utilisation on the scale of the wait share: DISK_UTIL counts as much as IO_WAITING_SHARE
         scores.append(s.disk_util_pct / 100.0 * IO_WAITING_SHARE / DISK_UTIL)
     return max(scores) if scores else None
@@ -157,17 +186,29 @@ def disk_evidence(s: Signals) -> str:
     if s.io_waiting is not None and s.io_waiting >= 0.05:
         top = f" ({s.top_io_wait})" if s.top_io_wait else ""
         parts.append(f"{_f(s.io_waiting)} of {_f(s.sessions, 0)} sessions waiting on I/O{top}")
-    if s.disk_util_pct is not None:
-        parts.append(f"{s.disk or 'disk'} {s.disk_util_pct:.0f}% busy")
-    per_txn, off_cpu = flushes_per_txn(s), off_cpu_share(s)
-    if per_txn is not None and per_txn >= 0.1:
-        parts.append(f"{per_txn:.2f} syncs per transaction")
-    if s.flush_await_ms is not None and s.flushes_per_s:
-        parts.append(f"{s.flushes_per_s:.0f} flushes/s at {s.flush_await_ms:.2f} ms")
+    own, device, off_cpu = server_syncs_per_txn(s), device_flushes_per_txn(s), off_cpu_share(s)
+    who = s.server_process or "the server"
+    if own is not None and s.writes_per_txn:
+        parts.append(f"{own:.2f} syncs per transaction ({who}'s own)")
+    elif device is not None and device >= 0.1 and s.writes_per_txn:
+        parts.append(f"{device:.2f} device flushes per transaction (all processes: the server's own syncs not read)")
+    if s.server_write_bytes_per_s is not None and s.tps > 0:
+        parts.append(f"{who} wrote {s.server_write_bytes_per_s / s.tps / 1024:.1f} KiB per transaction")
+    per_txn = flushes_per_txn(s)
     if off_cpu is not None and per_txn is not None and per_txn >= COMMIT_FLUSHES:
         parts.append(f"workers off CPU {100 * off_cpu:.0f}% of the time")
+    host = []
+    if s.disk_util_pct is not None:
+        host.append(f"{s.disk or 'disk'} {s.disk_util_pct:.0f}% busy")
+    if s.flushes_per_s:
+        wait = f" at {s.flush_await_ms:.2f} ms" if s.flush_await_ms is not None else ""
+        host.append(f"{s.flushes_per_s:.0f} flushes/s{wait}")
+    if own is not None and device is not None and device >= 0.1 and s.writes_per_txn:
+        host.append(f"{device:.2f} device flushes per transaction")
     if s.iowait_pct:
-        parts.append(f"iowait {s.iowait_pct:.0f}%")
+        host.append(f"iowait {s.iowait_pct:.0f}%")
+    if host:
+        parts.append("host-wide (all processes): " + ", ".join(host))
     return ", ".join(parts) + top_statement(s)
 
 

@@ -63,6 +63,8 @@ class Signals:
     top_io_wait: str | None = None  # the largest I/O wait event, as the server names it
     top_lock_wait: str | None = None  # the largest lock wait event
     syncs_per_commit: float | None = None  # the server's own WAL syncs over its commits (PostgreSQL's pg_stat_wal)
+    server_syncs_per_s: float | None = None  # the server's own log syncs (InnoDB's Innodb_os_log_fsyncs), per second
+    server_write_bytes_per_s: float | None = None  # the local server's processes' writes (/proc/PID/io write_bytes)
     # a pooler in front of the server
     pooler: str | None = None  # pgbouncer | proxysql
     pool_waiting: float | None = None  # clients waiting for a server connection, on average

@@ -62,13 +62,13 @@ def mysql_signals(snap: Snapshot) -> dict[str, Any]:
 
     >>> class S:
     ...     kind, ok = "mysql", True
-    ...     panels = {"innodb": {"row_lock_waiting": 6.5, "row_lock_waits_per_s": 120.0},
+    ...     panels = {"innodb": {"row_lock_waiting": 6.5, "row_lock_waits_per_s": 120.0, "log_fsyncs_per_s": 310.0},
     ...               "waits": [{"event": "wait/io/file/innodb/innodb_log_file", "ms_per_s": 700.0},
     ...                         {"event": "wait/io/table/sql/handler", "ms_per_s": 900.0}],
     ...               "threads": {"running": 9}}
     >>> d = mysql_signals(S())
-    >>> d["lock_waiting"], d["io_waiting"], d["top_io_wait"], d["db_sessions"]
-    (6.5, 0.7, 'wait/io/file/innodb/innodb_log_file', 8.0)
+    >>> d["lock_waiting"], d["io_waiting"], d["top_io_wait"], d["db_sessions"], d["server_syncs_per_s"]
+    (6.5, 0.7, 'wait/io/file/innodb/innodb_log_file', 8.0, 310.0)
     >>> S.panels["waits"].append({"event": "wait/lock/table/sql/handler", "ms_per_s": 40.0})
     >>> mysql_signals(S())["top_lock_wait"]
     'InnoDB row locks'
@@ -82,6 +82,8 @@ def mysql_signals(snap: Snapshot) -> dict[str, Any]:
     if inn is not None and inn.row_lock_waiting is not None:
         lock = float(inn.row_lock_waiting)
         out["lock_waits_per_s"] = inn.row_lock_waits_per_s
+    if inn is not None and inn.log_fsyncs_per_s is not None:
+        out["server_syncs_per_s"] = inn.log_fsyncs_per_s
     if isinstance(waits, list):
         io_ms = sum(float(w.get("ms_per_s") or 0) for w in waits if str(w.get("event", "")).startswith(_MYSQL_IO))
         lock_ms = sum(float(w.get("ms_per_s") or 0) for w in waits

@@ -52,7 +52,7 @@ def test_verdict_json_shape_and_text():
 def test_disk_evidence_names_the_syncs():
     v = decide(stage("PostgreSQL oltp_insert")[1])
     assert v.limit == "disk"
-    assert "syncs per transaction" in v.evidence and "IO:WALSync" in v.evidence
+    assert "flushes per transaction" in v.evidence and "IO:WALSync" in v.evidence
 
 
 def test_durable_commits_do_not_take_the_time_lock_waits_explain():

@@ -1,0 +1,256 @@
+"""One pass over /proc per interval for the verdict: every process's CPU
+(what the host's other processes take from the run), the time benchtop's
+workers and the server's tasks spent runnable but not running
+(/proc/PID/schedstat: waiting in the run queue for a CPU), and the server's
+own writes (/proc/PID/io).  `shares` turns two scans into per-second
+figures.  Only world-readable files are needed, except /proc/PID/io of
+another user's server (None then)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from benchtop.sources.process import read_bytes
+
+# The load's threads as the engine names them (top -H, perf): their waits are the workers'.
+WORKER_THREADS = (b"bt-worker", b"bt-loop")
+# A pooler in front of a database: the database's processes behind it belong to the run too.
+POOLERS = frozenset({"pgbouncer", "proxysql"})
+DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
+
+
+def _clock_ticks() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):
+        return 100
+
+
+@dataclass(frozen=True, slots=True)
+class ProcScan:
+    """Cumulative counters at one instant."""
+
+    t: float  # monotonic
+    ticks: Mapping[int, tuple[str, int]]  # every process: pid -> (command name, user+system ticks)
+    run: frozenset[int]  # benchtop and the server's tree: the run's own processes
+    worker_wait_ns: int | None  # benchtop's workers' run-queue wait
+    server_wait_ns: int | None  # the server's tasks' run-queue wait
+    server_write_bytes: int | None  # the server tree's writes (None: not readable)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcShares:
+    """What two scans say about an interval."""
+
+    seconds: float
+    neighbour_cores: float  # cores the host's other processes took
+    neighbours: tuple[tuple[str, float], ...]  # their cores by command name, busiest first
+    worker_cpu_wait: float | None  # workers waiting for a CPU, on average
+    server_cpu_wait: float | None  # the server's tasks waiting for a CPU, on average
+    server_write_bytes_per_s: float | None
+
+    def top(self, n: int = 3) -> str:
+        """`sh 0.98, dd 0.31` (the busiest command names, 0.05 cores or more).
+
+        >>> ProcShares(1.0, 1.3, (("sh", 0.98), ("dd", 0.31), ("cron", 0.01)), None, None, None).top()
+        'sh 0.98, dd 0.31'
+        """
+        return ", ".join(f"{name} {cores:.2f}" for name, cores in self.neighbours[:n] if cores >= 0.05)
+
+
+def parse_stat(text: bytes) -> tuple[str, int, int, int]:
+    """(command name, ppid, user+system ticks, threads) of a /proc/PID/stat line.
+
+    >>> parse_stat(b"42 (sh -c) R 7 42 7 0 -1 4194304 90 0 0 0 150 25 0 0 20 0 1 0 100 0 0")
+    ('sh -c', 7, 175, 1)
+    """
+    close = text.rindex(b")")
+    name = text[text.index(b"(") + 1 : close].decode(errors="replace")
+    f = text[close + 2 :].split()
+    return name, int(f[1]), int(f[11]) + int(f[12]), int(f[17])
+
+
+def parse_schedstat(text: bytes) -> int:
+    """The run-queue wait (ns) of a /proc/PID/schedstat line (on-CPU ns, wait ns, timeslices).
+
+    >>> parse_schedstat(b"220300 1500 3\\n")
+    1500
+    """
+    return int(text.split()[1])
+
+
+def _write_bytes(text: bytes) -> int | None:
+    for line in text.splitlines():
+        if line.startswith(b"write_bytes:"):
+            return int(line.split()[1])
+    return None
+
+
+def _tree(root: int | None, ppid: Mapping[int, int]) -> set[int]:
+    if root is None or root not in ppid:
+        return set()
+    kids: dict[int, list[int]] = {}
+    for pid, parent in ppid.items():
+        kids.setdefault(parent, []).append(pid)
+    out, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo += kids.get(pid, [])
+    return out
+
+
+def _task_waits(base: str, pid: int, threads: int, only: tuple[bytes, ...] = ()) -> int:
+    """Run-queue wait of a process's threads (its own schedstat when it has one thread);
+    with `only`, of the threads whose names start so (all of them when none does)."""
+    if threads == 1 and not only:
+        return parse_schedstat(read_bytes(f"{base}/{pid}/schedstat"))
+    named = total = 0
+    found = False
+    for task in os.listdir(f"{base}/{pid}/task"):
+        try:
+            wait = parse_schedstat(read_bytes(f"{base}/{pid}/task/{task}/schedstat"))
+            total += wait
+            if only and read_bytes(f"{base}/{pid}/task/{task}/comm").startswith(only):
+                named += wait
+                found = True
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended between the listing and the read
+    return named if found else total
+
+
+def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc") -> ProcScan:
+    """Every process's CPU, the run's processes, and the run-queue waits and writes of the run's tasks."""
+    own = own_pid if own_pid is not None else os.getpid()
+    ticks: dict[int, tuple[str, int]] = {}
+    ppid: dict[int, int] = {}
+    threads: dict[int, int] = {}
+    for entry in os.listdir(proc):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            name, parent, cpu, n = parse_stat(read_bytes(f"{proc}/{entry}/stat"))
+        except (OSError, ValueError, IndexError):
+            continue  # gone since the listing
+        ticks[pid], ppid[pid], threads[pid] = (name, cpu), parent, n
+    server = _tree(server_pid, ppid)
+    mine = _tree(own, ppid)
+    if not server or (server_pid is not None and ticks.get(server_pid, ("", 0))[0] in POOLERS):
+        # the server is not known here, or it is a pooler: the databases on this host serve the run
+        mine |= {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS}
+    worker_wait: int | None
+    try:
+        worker_wait = _task_waits(proc, own, threads.get(own, 0), WORKER_THREADS)
+    except (OSError, ValueError, IndexError):
+        worker_wait = None
+    server_wait: int | None = 0 if server else None
+    written: int | None = 0 if server else None
+    for pid in server:
+        try:
+            server_wait = (server_wait or 0) + _task_waits(proc, pid, threads.get(pid, 0))
+        except (OSError, ValueError, IndexError):
+            pass  # ended since the listing
+        if written is not None:
+            try:
+                w = _write_bytes(read_bytes(f"{proc}/{pid}/io"))
+                written = None if w is None else written + w
+            except PermissionError:
+                written = None  # another user's server
+            except (OSError, ValueError):
+                pass
+    return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait, server_wait, written)
+
+
+def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
+    """Two scans' difference: the other processes' cores by name, the run's CPU waits and the server's writes.
+
+    >>> a = ProcScan(0.0, {1: ("sh", 100), 2: ("postgres", 0), 3: ("dd", 0)}, frozenset({2}), 0, 0, 0)
+    >>> b = ProcScan(2.0, {1: ("sh", 300), 2: ("postgres", 50), 4: ("dd", 20)}, frozenset({2}), 10**9, 2 * 10**8, 8192)
+    >>> s = shares(a, b)
+    >>> s.neighbour_cores, s.neighbours, s.worker_cpu_wait, s.server_cpu_wait, s.server_write_bytes_per_s
+    (1.1, (('sh', 1.0), ('dd', 0.1)), 0.5, 0.1, 4096.0)
+    """
+    seconds = max(cur.t - prev.t, 1e-9)
+    hz = _clock_ticks()
+    by_name: dict[str, float] = {}
+    for pid, (name, ticks) in cur.ticks.items():
+        if pid in cur.run:
+            continue
+        before = prev.ticks.get(pid)
+        # a kernel thread renames itself as it works (kworker/0:0H-kblockd): the pid is the process
+        used = ticks - before[1] if before is not None and ticks >= before[1] else ticks  # new: all of it is new
+        if used > 0:
+            label = name.split("/")[0]  # kworker/0:2 and kworker/1:1H are one kind of work
+            by_name[label] = by_name.get(label, 0.0) + used / hz / seconds
+    ranked = tuple(sorted(((k, round(v, 3)) for k, v in by_name.items()), key=lambda kv: -kv[1]))
+    return ProcShares(seconds, round(sum(by_name.values()), 3), ranked,
+                      _rate(prev.worker_wait_ns, cur.worker_wait_ns, seconds * 1e9),
+                      _rate(prev.server_wait_ns, cur.server_wait_ns, seconds * 1e9),
+                      _rate(prev.server_write_bytes, cur.server_write_bytes, seconds))
+
+
+def _rate(a: int | None, b: int | None, per: float) -> float | None:
+    return None if a is None or b is None else round(max(b - a, 0) / per, 3)
+
+
+def allowed_cpus(pid: int | None = None, proc: str = "/proc", cgroup_root: str = "/sys/fs/cgroup") -> float | None:
+    """The CPUs a process may use: its affinity (taskset, cpusets), less its
+    cgroup's CPU quota (cpu.max: 50000 100000 is half a core) when smaller;
+    None when neither can be read."""
+    try:
+        cpus: float | None = float(len(os.sched_getaffinity(pid or 0)))
+    except (AttributeError, OSError):
+        cpus = None
+    quota = cgroup_quota(pid, proc, cgroup_root)
+    if quota is not None:
+        cpus = quota if cpus is None else min(cpus, quota)
+    return cpus
+
+
+def cgroup_quota(pid: int | None = None, proc: str = "/proc", cgroup_root: str = "/sys/fs/cgroup") -> float | None:
+    """The smallest cgroup v2 cpu.max quota, in cores, on the way from the process's cgroup to the root."""
+    try:
+        lines = read_bytes(f"{proc}/{pid if pid else 'self'}/cgroup").decode().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    path = next((line[3:] for line in lines if line.startswith("0::")), None)
+    if path is None:
+        return None
+    return min_quota(_cpu_max(f"{cgroup_root}{p}") for p in _ancestors(path))
+
+
+def _ancestors(path: str) -> list[str]:
+    """
+    >>> _ancestors("/a/b")
+    ['/a/b', '/a', '']
+    """
+    parts = path.strip("/").split("/") if path.strip("/") else []
+    return ["/" + "/".join(parts[:i]) if i else "" for i in range(len(parts), -1, -1)]
+
+
+def _cpu_max(folder: str) -> str | None:
+    try:
+        return read_bytes(f"{folder}/cpu.max").decode()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def min_quota(texts: Iterable[str | None]) -> float | None:
+    """The smallest quota of cpu.max texts, in cores (`max`: none).
+
+    >>> min_quota(["max 100000\\n", "150000 100000\\n", None])
+    1.5
+    >>> min_quota(["max 100000"]) is None
+    True
+    """
+    found = []
+    for text in texts:
+        parts = (text or "").split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit() and int(parts[1]) > 0:
+            found.append(int(parts[0]) / int(parts[1]))
+    return min(found) if found else None
