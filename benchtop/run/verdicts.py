@@ -124,7 +124,9 @@ class VerdictMeter:
         if prev is None:
             return {}
         d = shares(prev, cur)
-        return {"server_write_bytes_per_s": d.server_write_bytes_per_s}
+        return {"server_write_bytes_per_s": d.server_write_bytes_per_s, "neighbour_cores": d.neighbour_cores,
+                "neighbour_top": d.top() or None, "worker_cpu_wait": d.worker_cpu_wait,
+                "server_cpu_wait": d.server_cpu_wait}
 
     def _process_name(self) -> str | None:
         pid = self._server_pid()

@@ -31,6 +31,7 @@ MAIN_USER_SHARE: Final = 0.10  # of the busy cores: a saturated host is the serv
 CLIENT_CPU_SHARE: Final = 0.80  # of the cores the client can use (its CPUs, at most one per worker)
 RATE_DELIVERED: Final = 0.90  # of the asked rate delivered, with ...
 RATE_BACKLOG_S: Final = 0.1  # ... fewer transactions due and not started than this many seconds of the rate (1 at least)
+NEIGHBOUR_WAIT_SHARE: Final = 0.20  # of the workers' time queued for a CPU that other processes held
 NETWORK_MAX_QUERY_MS: Final = 2.0  # a round trip's worth: more per query and something else is slow
 
 
@@ -55,11 +56,20 @@ def top_statement(s: Signals) -> str:
     return f"; top statement {100 * s.top_statement_share:.0f}% of server time: {text}"
 
 
+def cpu_wait_share(s: Signals) -> float | None:
+    """The workers' share of time spent queued for a CPU, theirs or the
+    server's task's (the run queue: runnable, not running)."""
+    if s.busy_workers is None or s.busy_workers <= 0 or (s.worker_cpu_wait is None and s.server_cpu_wait is None):
+        return None
+    return min(1.0, ((s.worker_cpu_wait or 0.0) + (s.server_cpu_wait or 0.0)) / s.busy_workers)
+
+
 def off_cpu_share(s: Signals) -> float | None:
-    """The workers' share of time spent neither in the server's CPU nor in the client's."""
+    """The workers' share of time spent neither in the server's CPU nor in
+    the client's, nor queued for one: waiting on locks, syncs or the wire."""
     if s.busy_workers is None or s.busy_workers <= 0 or s.server_cores is None or s.client_cores is None:
         return None
-    return max(0.0, 1.0 - (s.server_cores + s.client_cores) / s.busy_workers)
+    return max(0.0, 1.0 - (s.server_cores + s.client_cores) / s.busy_workers - (cpu_wait_share(s) or 0.0))
 
 
 # -- pool queue
@@ -212,6 +222,36 @@ def disk_evidence(s: Signals) -> str:
     return ", ".join(parts) + top_statement(s)
 
 
+# -- other processes: the run's tasks queue for CPUs the host's other processes hold
+def neighbour_share(s: Signals) -> float | None:
+    """The other processes' share of the CPU time the host spent (theirs and the run's)."""
+    if s.neighbour_cores is None:
+        return None
+    busy = s.neighbour_cores + (s.server_cores or 0.0) + (s.client_cores or 0.0)
+    return s.neighbour_cores / busy if busy > 0 else 0.0
+
+
+def neighbours_score(s: Signals) -> float | None:
+    """The workers' time queued for a CPU, in the share the other processes hold the CPUs."""
+    wait, share = cpu_wait_share(s), neighbour_share(s)
+    if wait is None or share is None:
+        return None
+    return wait * share
+
+
+def neighbours_evidence(s: Signals) -> str:
+    top = f" ({s.neighbour_top})" if s.neighbour_top else ""
+    parts = [f"{_f(s.neighbour_cores, 1)} of {s.cpus} cores busy outside this run{top}"]
+    wait = cpu_wait_share(s)
+    if wait is not None:
+        parts.append(f"workers waited {100 * wait:.0f}% of their time for a CPU")
+    if s.server_cores is not None:
+        parts.append(f"{s.server_process or 'server'} {s.server_cores:.2f} cores")
+    if s.client_cores is not None:
+        parts.append(f"client {s.client_cores:.2f} cores")
+    return ", ".join(parts)
+
+
 # -- server CPU: its processes' cores, or a saturated host it is the main user of
 def server_cpu_score(s: Signals) -> float | None:
     if s.server_cores is None:
@@ -228,12 +268,17 @@ def _saturated(s: Signals) -> bool:
 
 
 def _main_user(s: Signals, cores: float) -> bool:
-    """`cores` are a real share of the busy CPU, not a bystander's crumbs on a host others keep busy."""
+    """`cores` are a real share of the busy CPU, not a bystander's crumbs on
+    a host others keep busy (nor less than the other processes take, when read)."""
+    if s.neighbour_cores is not None and cores < s.neighbour_cores:
+        return False
     return cores >= MAIN_USER_SHARE * (s.host_busy_pct or 0.0) / 100.0 * s.cpus
 
 
 def other_cores(s: Signals) -> float | None:
     """Cores the host's other processes kept busy (neither benchtop nor the server)."""
+    if s.neighbour_cores is not None:
+        return s.neighbour_cores
     if s.host_busy_pct is None or s.server_cores is None or s.client_cores is None:
         return None
     return max(0.0, s.host_busy_pct / 100.0 * s.cpus - s.server_cores - s.client_cores)
@@ -327,6 +372,8 @@ RESOURCE_RULES: Final = (
          LOCK_WAITING_SHARE, lock_score, lock_evidence),
     Rule("disk", "sessions waiting on file I/O (performance_schema wait/io/file, PostgreSQL IO waits) over working "
          "sessions; busiest disk %util", IO_WAITING_SHARE, disk_score, disk_evidence),
+    Rule("neighbours", "the workers' and the server's run-queue wait (/proc/PID/schedstat) times the other processes' "
+         "share of the busy CPU (/proc/PID/stat)", NEIGHBOUR_WAIT_SHARE, neighbours_score, neighbours_evidence),
     Rule("server_cpu", "server process cores over host cores; host CPU busy with a run queue over the cores",
          SERVER_CPU_SHARE, server_cpu_score, server_cpu_evidence),
     Rule("client_cpu", "benchtop's cores over the cores it can use (its CPU affinity, one per worker at most)",

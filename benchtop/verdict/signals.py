@@ -10,12 +10,13 @@ from typing import Any, Final, Mapping
 
 # The verdict's `limit`, in the order ties are broken (waits before the CPU
 # they leave idle: a queue hides the resource behind it).
-LIMITS: Final = ("pool", "locks", "disk", "server_cpu", "client_cpu", "rate", "network", "unclear")
+LIMITS: Final = ("pool", "locks", "disk", "neighbours", "server_cpu", "client_cpu", "rate", "network", "unclear")
 
 NAMES: Final = {
     "pool": "pool queue",
     "locks": "lock waits",
     "disk": "disk",
+    "neighbours": "other processes",
     "server_cpu": "server CPU",
     "client_cpu": "client CPU",
     "rate": "rate target",
@@ -47,6 +48,11 @@ class Signals:
     host_busy_pct: float | None = None
     iowait_pct: float | None = None
     run_queue: float | None = None  # runnable tasks (vmstat's r)
+    # the host's other processes and the run's waits for a CPU, from one pass over /proc
+    neighbour_cores: float | None = None  # cores taken by processes neither benchtop's nor the server's
+    neighbour_top: str | None = None  # the busiest of them by name: `sh 0.98, dd 0.31`
+    worker_cpu_wait: float | None = None  # benchtop's workers runnable but not running, on average (schedstat)
+    server_cpu_wait: float | None = None  # the server's tasks runnable but not running, on average
     # the busiest disk, from /proc/diskstats
     disk: str | None = None
     disk_util_pct: float | None = None

@@ -1,0 +1,85 @@
+"""Other processes as the limit: the run's wait for a CPU (schedstat) in the
+share the host's other processes hold the CPUs, and that wait taken out of
+the workers' time off the CPUs before the lock and disk rules attribute it.
+Signals from the recorded intervals and issue 42's busy-host runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from benchtop.verdict import Signals, decide
+from benchtop.verdict import rules
+
+DATA = Path(__file__).parent / "data" / "verdict_signals.jsonl"
+
+
+def recorded(stage: str) -> Signals:
+    for line in DATA.read_text().splitlines():
+        r = json.loads(line)
+        if r["stage"].startswith(stage):
+            return Signals.from_dict(r["signals"])
+    raise LookupError(stage)
+
+
+# MariaDB point selects from 2 threads beside two `sh` CPU hogs and a `dd` (issue 42's staging 5)
+LIGHT = Signals(seconds=1.0, threads=2, tps=1900.0, busy_workers=1.95, latency_ms=1.03, queries_per_txn=1.0,
+                writes_per_txn=0.0, cpus=2, client_cpus=2, client_cores=0.06, server_cores=0.16,
+                server_process="mariadbd", host_busy_pct=100.0, run_queue=5, neighbour_cores=1.74,
+                neighbour_top="sh 1.71, dd 0.03", worker_cpu_wait=0.35, server_cpu_wait=0.55, db_sessions=1.0,
+                io_waiting=0.0, lock_waiting=0.0, server_local=True)
+
+# MariaDB updates of 10 hot rows from 32 threads on a saturated host: ~5% of sessions in lock waits, the
+# server got 0.6 cores, run queue 34; most of the workers' time off the CPUs was the run queue
+HOT_ROWS = Signals(seconds=1.0, threads=32, tps=700.0, busy_workers=31.5, latency_ms=45.0, queries_per_txn=1.0,
+                   writes_per_txn=1.0, cpus=2, client_cpus=2, client_cores=0.1, server_cores=0.6,
+                   server_process="mariadbd", host_busy_pct=100.0, run_queue=34, neighbour_cores=1.3,
+                   neighbour_top="sh 0.98, dd 0.31", worker_cpu_wait=6.0, server_cpu_wait=16.0, db_sessions=30.0,
+                   lock_waiting=1.6, lock_waits_per_s=180.0, locking_statements_per_s=700.0, io_waiting=0.0,
+                   server_local=True)
+
+
+def test_cpu_hogs_beside_a_light_load_are_the_limit():
+    v = decide(LIGHT)
+    assert v.limit == "neighbours"
+    assert v.evidence.startswith("1.7 of 2 cores busy outside this run (sh 1.71, dd 0.03)")
+    assert "workers waited 46% of their time for a CPU" in v.evidence
+    assert v.text().startswith("bound by other processes: ")
+    # the same load without the hogs: nothing queues, nobody else is busy
+    quiet = replace(LIGHT, neighbour_cores=0.02, neighbour_top=None, worker_cpu_wait=0.01, server_cpu_wait=0.02,
+                    host_busy_pct=12.0, run_queue=1)
+    assert decide(quiet).limit != "neighbours"
+
+
+def test_a_server_busy_on_its_own_queue_is_server_cpu_not_neighbours():
+    s = replace(recorded("quiet host: PostgreSQL oltp_point_select, 8 threads"), neighbour_cores=0.05,
+                worker_cpu_wait=2.0, server_cpu_wait=3.0)
+    assert rules.neighbours_score(s) < 0.05
+    assert decide(s).limit == "server_cpu"
+
+
+def test_a_saturated_host_is_not_the_servers_when_others_take_more_cores():
+    s = recorded("PostgreSQL oltp_point_select, 1 thread, on a host other processes keep saturated")
+    assert decide(s).limit == "server_cpu"  # recorded without the /proc pass: the old reading stands
+    read = replace(s, neighbour_cores=1.4, neighbour_top="sh 1.40", worker_cpu_wait=0.3, server_cpu_wait=0.2)
+    v = decide(read)
+    assert v.limit == "neighbours" and "sh 1.40" in v.evidence
+
+
+def test_run_queue_wait_is_not_read_as_lock_waits():
+    old = replace(HOT_ROWS, worker_cpu_wait=None, server_cpu_wait=None, neighbour_cores=None)
+    assert decide(old).limit == "locks"  # issue 42: locks at 0.95 while 5% of sessions waited on locks
+    assert rules.off_cpu_share(old) > 0.95
+    assert rules.off_cpu_share(HOT_ROWS) < 0.3  # the run queue taken out
+    v = decide(HOT_ROWS)
+    assert v.limit == "neighbours" and "cores busy outside this run (sh 0.98, dd 0.31)" in v.evidence
+
+
+def test_run_queue_wait_is_not_read_as_syncs():
+    s = replace(recorded("PostgreSQL oltp_update_non_index"), lock_waiting=0.0, top_lock_wait=None)
+    assert decide(s).limit == "disk"  # the syncs of every commit, as recorded
+    queued = replace(s, worker_cpu_wait=0.2 * s.busy_workers, server_cpu_wait=0.75 * s.busy_workers,
+                     neighbour_cores=0.1)
+    assert rules.off_cpu_share(queued) < 0.1
+    assert decide(queued).limit != "disk"
