@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 from benchtop.record.samples import IntervalStats
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSDelta
-from benchtop.sources.proc_scan import ProcScan, scan, shares
+from benchtop.sources.proc_scan import ProcScan, allowed_cpus, scan, shares
 from benchtop.sources.process import process_name
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
@@ -24,12 +24,9 @@ from benchtop.verdict.snapshots import from_snapshots
 STALE_POLLS = 3  # a snapshot older than this many monitor intervals is not this interval's
 
 
-def client_cpus() -> int:
-    """CPUs this process may run on (taskset, cgroup cpusets)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+def client_cpus() -> float:
+    """CPUs this process may run on (taskset, cgroup cpusets), less its cgroup's CPU quota (cpu.max)."""
+    return allowed_cpus() or float(os.cpu_count() or 1)
 
 
 def host_signals(d: OSDelta | None) -> dict[str, Any]:
@@ -64,6 +61,7 @@ class VerdictMeter:
         self._server_pid = server_pid or (lambda: None)
         self._poll_s = poll_s
         self._name: tuple[int | None, str | None] = (None, None)
+        self._server_cpus: tuple[int | None, float | None] = (None, None)
         self._local = server_on_this_host(target) if target.kind in ("mysql", "postgresql") else None
         self._cpus = os.cpu_count() or 1
         self._client_cpus = client_cpus()
@@ -87,6 +85,7 @@ class VerdictMeter:
             if work.server_cpu_s is not None and work.seconds > 0:
                 kw["server_cores"] = round(work.server_cpu_s / work.seconds, 3)
                 kw["server_process"] = self._process_name()
+                kw["server_cpus"] = self._allowed_server_cpus()
         if kw.get("server_cores") is None and not kw["embedded"]:
             missing.append("server CPU (remote server)" if self._local is False else "server CPU")
         kw.update(host_signals(iv.costs.os if iv.costs is not None else None))
@@ -127,6 +126,13 @@ class VerdictMeter:
         return {"server_write_bytes_per_s": d.server_write_bytes_per_s, "neighbour_cores": d.neighbour_cores,
                 "neighbour_top": d.top() or None, "worker_cpu_wait": d.worker_cpu_wait,
                 "server_cpu_wait": d.server_cpu_wait}
+
+    def _allowed_server_cpus(self) -> float | None:
+        """The server's CPU affinity and cgroup quota, read once per server process."""
+        pid = self._server_pid()
+        if pid != self._server_cpus[0]:
+            self._server_cpus = (pid, allowed_cpus(pid) if pid is not None else None)
+        return self._server_cpus[1]
 
     def _process_name(self) -> str | None:
         pid = self._server_pid()

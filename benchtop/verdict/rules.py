@@ -253,10 +253,23 @@ def neighbours_evidence(s: Signals) -> str:
 
 
 # -- server CPU: its processes' cores, or a saturated host it is the main user of
+def server_cpus(s: Signals) -> float:
+    """The cores the server may use: its affinity and cgroup quota when read, else the host's."""
+    return min(s.server_cpus, float(s.cpus)) if s.server_cpus else float(max(s.cpus, 1))
+
+
+def _cores(n: float) -> str:
+    """
+    >>> _cores(1.0), _cores(2.0), _cores(0.5)
+    ('1 core', '2 cores', '0.5 cores')
+    """
+    return f"{n:g} core{'' if n == 1 else 's'}"
+
+
 def server_cpu_score(s: Signals) -> float | None:
     if s.server_cores is None:
         return None
-    score = s.server_cores / max(s.cpus, 1)
+    score = s.server_cores / server_cpus(s)
     if _saturated(s) and s.server_cores >= (s.client_cores or 0.0) and _main_user(s, s.server_cores):
         score = max(score, (s.host_busy_pct or 0.0) / 100.0 * SERVER_CPU_SHARE / HOST_SATURATED)
     return score
@@ -291,8 +304,9 @@ def _host_busy(s: Signals) -> str:
 
 
 def server_cpu_evidence(s: Signals) -> str:
-    name = s.server_process or "server"
-    parts = [f"{name} {_f(s.server_cores, 2)} of {s.cpus} cores"]
+    name, allowed = s.server_process or "server", server_cpus(s)
+    mine = f" it may use (host {s.cpus})" if allowed < s.cpus else ""
+    parts = [f"{name} {_f(s.server_cores, 2)} of {_cores(allowed)}{mine}"]
     if s.host_busy_pct is not None:
         parts.append(_host_busy(s))
     if s.run_queue is not None:
@@ -303,8 +317,9 @@ def server_cpu_evidence(s: Signals) -> str:
 
 
 # -- client CPU: benchtop's own cores against those it may use
-def client_cores_available(s: Signals) -> int:
-    return max(1, min(s.client_cpus, s.threads or s.client_cpus))
+def client_cores_available(s: Signals) -> float:
+    """The cores benchtop may use (a cgroup quota may make it less than one), one per worker at most."""
+    return max(0.1, min(float(s.client_cpus), float(s.threads or s.client_cpus)))
 
 
 def client_cpu_score(s: Signals) -> float | None:
@@ -319,7 +334,7 @@ def client_cpu_score(s: Signals) -> float | None:
 def client_cpu_evidence(s: Signals) -> str:
     avail = client_cores_available(s)
     who = "benchtop (SQLite inside)" if s.embedded else "benchtop"
-    parts = [f"{who} {_f(s.client_cores, 2)} of the {avail} core{'s' if avail > 1 else ''} it can use"]
+    parts = [f"{who} {_f(s.client_cores, 2)} of the {_cores(avail)} it can use"]
     if s.client_cores is not None and s.busy_workers:
         # the client's share of each transaction's latency: its own CPU over the workers' busy time
         parts.append(f"{100 * min(1.0, s.client_cores / s.busy_workers):.0f}% of the workers' time in benchtop's CPU")

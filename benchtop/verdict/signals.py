@@ -41,10 +41,11 @@ class Signals:
     writes_per_txn: float | None = None  # write statements per transaction
     # CPU, from /proc
     cpus: int = 1  # online CPUs of the host
-    client_cpus: int = 1  # CPUs the client may run on (its affinity)
+    client_cpus: float = 1  # CPUs the client may run on (its affinity, less its cgroup's cpu.max quota)
     client_cores: float | None = None  # benchtop's own CPU, in cores
     server_cores: float | None = None  # the local server's process tree, in cores
     server_process: str | None = None  # its name (mariadbd, postgres, pgbouncer)
+    server_cpus: float | None = None  # CPUs the local server may run on (its affinity, less its cgroup's quota)
     host_busy_pct: float | None = None
     iowait_pct: float | None = None
     run_queue: float | None = None  # runnable tasks (vmstat's r)
