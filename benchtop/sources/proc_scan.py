@@ -17,7 +17,7 @@ from benchtop.sources.process import read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
 WORKER_THREADS = (b"bt-worker", b"bt-loop")
-# A pooler in front of a database: the database's processes behind it belong to the run too.
+# A pooler or a proxy in front of a database: the database's processes behind it belong to the run too.
 POOLERS = frozenset({"pgbouncer", "proxysql"})
 DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
 
@@ -140,8 +140,8 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         ticks[pid], ppid[pid], threads[pid] = (name, cpu), parent, n
     server = _tree(server_pid, ppid)
     mine = _tree(own, ppid)
-    if not server or (server_pid is not None and ticks.get(server_pid, ("", 0))[0] in POOLERS):
-        # the server is not known here, or it is a pooler: the databases on this host serve the run
+    if not server or ticks.get(server_pid or 0, ("", 0))[0] not in DATABASES:
+        # the server is not known here, or what listens is a pooler or a proxy: the databases here serve the run
         mine |= {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS}
     worker_wait: int | None
     try:

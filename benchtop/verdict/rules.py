@@ -32,6 +32,7 @@ CLIENT_CPU_SHARE: Final = 0.80  # of the cores the client can use (its CPUs, at 
 RATE_DELIVERED: Final = 0.90  # of the asked rate delivered, with ...
 RATE_BACKLOG_S: Final = 0.1  # ... fewer transactions due and not started than this many seconds of the rate (1 at least)
 NEIGHBOUR_WAIT_SHARE: Final = 0.20  # of the workers' time queued for a CPU that other processes held
+NETWORK_OUTSIDE_SHARE: Final = 0.5  # of each query's time spent outside the server, the client's CPU and the run queue
 NETWORK_MAX_QUERY_MS: Final = 2.0  # a round trip's worth: more per query and something else is slow
 
 
@@ -360,6 +361,56 @@ def rate_evidence(s: Signals) -> str:
     return (f"{s.tps:.1f} of {s.rate_target:g} transactions/s delivered, backlog {_f(s.backlog, 2)}{busy}")
 
 
+# -- network by the time outside the server: each query's latency against
+# the server's own time for it (its statement timers), less the client's CPU
+# and the workers' run-queue wait: what is left is the wire (or a proxy)
+def per_query_ms(s: Signals) -> float | None:
+    if s.latency_ms is None or not s.tps:
+        return None
+    return s.latency_ms / max(s.queries_per_txn or 1.0, 1.0)
+
+
+def server_ms_per_query(s: Signals) -> tuple[float, str] | None:
+    """The server's time per statement and where it comes from (None: no statement timers read)."""
+    if s.server_ms_per_query is None:
+        return None
+    return s.server_ms_per_query, "its statement timers"
+
+
+def outside_ms_per_query(s: Signals) -> float | None:
+    """Each query's time outside the server, the client's CPU and the run queue (ms)."""
+    per_query, server = per_query_ms(s), server_ms_per_query(s)
+    if per_query is None or server is None or s.client_cores is None or not s.busy_workers:
+        return None
+    client = min(1.0, s.client_cores / s.busy_workers)
+    queued = min(1.0, (s.worker_cpu_wait or 0.0) / s.busy_workers)
+    # a commit's sync may fall outside the statement's timer (PostgreSQL's implicit commit): the server's own wait
+    syncing = min(1.0, (s.io_waiting or 0.0) / s.busy_workers)
+    return max(0.0, per_query * (1.0 - client - queued - syncing) - server[0])
+
+
+def network_outside_score(s: Signals) -> float | None:
+    if s.open_loop or s.embedded:
+        return None
+    per_query, outside = per_query_ms(s), outside_ms_per_query(s)
+    if per_query is None or outside is None or per_query <= 0:
+        return None
+    return outside / per_query
+
+
+def network_outside_evidence(s: Signals) -> str:
+    per_query, server, outside = per_query_ms(s), server_ms_per_query(s), outside_ms_per_query(s)
+    q = max(s.queries_per_txn or 1.0, 1.0)
+    parts = [f"{_f(s.latency_ms, 1)} ms per transaction"]
+    if server is not None:
+        parts.append(f"server {server[0] * q:.2f} ms of it ({server[1]})")
+    if s.client_cores is not None and s.busy_workers and s.latency_ms is not None:
+        parts.append(f"client CPU {s.latency_ms * min(1.0, s.client_cores / s.busy_workers):.2f} ms")
+    if outside is not None and per_query:
+        parts.append(f"{outside:.2f} of {per_query:.2f} ms per query outside the server and the client")
+    return ", ".join(parts)
+
+
 # -- network round trips: a closed loop waiting on nothing but the wire
 def network_score(s: Signals) -> float | None:
     if s.open_loop or s.latency_ms is None or not s.tps or s.embedded:
@@ -393,6 +444,8 @@ RESOURCE_RULES: Final = (
          SERVER_CPU_SHARE, server_cpu_score, server_cpu_evidence),
     Rule("client_cpu", "benchtop's cores over the cores it can use (its CPU affinity, one per worker at most)",
          CLIENT_CPU_SHARE, client_cpu_score, client_cpu_evidence),
+    Rule("network", "each query's latency outside the server's statement time, the client's CPU and the run queue, "
+         "over the latency", NETWORK_OUTSIDE_SHARE, network_outside_score, network_outside_evidence),
 )
 RATE_RULE: Final = Rule("rate", "open loop: delivered rate over the asked rate, backlog", RATE_DELIVERED, rate_score,
                         rate_evidence)

@@ -81,6 +81,7 @@ class Signals:
     top_statement: str | None = None
     top_statement_ms_per_s: float | None = None
     top_statement_share: float | None = None  # of the statements' time the server accounted for
+    server_ms_per_query: float | None = None  # the server's own statement time per statement (its timers)
     server_local: bool | None = None  # the server runs on this host (None: not known)
     embedded: bool = False  # the database runs inside benchtop's workers (SQLite): no wire, no server process
     missing: tuple[str, ...] = ()  # signals that could not be read, in words

@@ -171,6 +171,25 @@ def _top_statement(rows: Any) -> dict[str, Any]:
             "top_statement_share": round(ms / total, 3) if ms and total else None}
 
 
+def statement_time(rows: Any, database: str | None = None) -> float | None:
+    """The server's mean time per statement (ms) from its statement timers
+    (pg_stat_statements, performance_schema), over the run's database's
+    statements when the rows name one.
+
+    >>> rows = [{"db": "sbtest", "calls_per_s": 900.0, "total_ms_per_s": 90.0},
+    ...         {"db": "sbtest", "calls_per_s": 100.0, "total_ms_per_s": 110.0},
+    ...         {"db": "other", "calls_per_s": 10.0, "total_ms_per_s": 900.0}]
+    >>> statement_time(rows, "sbtest")
+    0.2
+    """
+    if not isinstance(rows, list):
+        return None
+    mine = [r for r in rows if database is None or (r.get("db") or r.get("schema") or database) == database]
+    calls = sum(_num(r.get("calls_per_s")) or 0.0 for r in mine)
+    total = sum(_num(r.get("total_ms_per_s")) or 0.0 for r in mine)
+    return round(total / calls, 4) if calls > 0 else None
+
+
 def pgbouncer_signals(snap: Snapshot, database: str | None) -> dict[str, Any]:
     """Clients waiting for a server connection in the run's pools: the time
     they waited per second (SHOW STATS: the average number waiting), else
@@ -271,6 +290,8 @@ def from_snapshots(snaps: Iterable[Snapshot], database: str | None = None, with_
         else:
             continue
         missing += part.pop("missing", ())
+        if snap.kind in ("mysql", "postgresql"):
+            part["server_ms_per_query"] = statement_time(_panel(snap, "top_statements"), database)
         out.update({k: v for k, v in part.items() if v is not None})
     out["missing"] = tuple(missing)
     return out
