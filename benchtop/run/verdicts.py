@@ -9,19 +9,56 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from benchtop.record.samples import IntervalStats
-from benchtop.sources.base import SourceSnapshot
+from benchtop.sources.base import SourceError, SourceSnapshot
+from benchtop.sources.pgbouncer import PgBouncerSource
 from benchtop.sources.os import OSDelta
 from benchtop.sources.proc_scan import ProcScan, allowed_cpus, scan, shares
 from benchtop.sources.process import process_name
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
 from benchtop.verdict import Signals, Verdict, decide
-from benchtop.verdict.snapshots import from_snapshots
+from benchtop.verdict.snapshots import from_snapshots, pgbouncer_signals
 
 STALE_POLLS = 3  # a snapshot older than this many monitor intervals is not this interval's
+POOL_TIMEOUT_S = 2.0  # the pooler's console answers at once on its own host
+
+
+class PoolReader:
+    """The pools of a PgBouncer found on the target's port (no --pgbouncer
+    given), read through the same address with the run's user (its
+    `pgbouncer` console: the user must be in stats_users).  The connection
+    stays for the run: SHOW STATS' wait time gives the clients waiting on
+    average over the interval, not SHOW POOLS' count at one instant."""
+
+    def __init__(self, target: Target) -> None:
+        self._src = PgBouncerSource("pgbouncer", replace(target, kind="pgbouncer", database="pgbouncer"),
+                                    POOL_TIMEOUT_S)
+        self._database = target.database or None
+        self._who = target.user or "the run's user"
+        self._connected = False
+        self._refused = False
+
+    def signals(self) -> dict[str, Any]:
+        """Verdict signals; `missing` names the option that reads the pools when they cannot be read."""
+        if self._refused:
+            return {"missing": (f"pool (PgBouncer's console refused {self._who}: add --pgbouncer DSN)",)}
+        try:
+            if not self._connected:
+                self._src.connect()
+                self._connected = True
+            snap = self._src.poll()
+        except SourceError:
+            self._src.close()
+            self._refused = True  # asked once: every interval would pay the timeout again
+            return self.signals()
+        found = pgbouncer_signals(snap, self._database)
+        if found.get("missing"):
+            return {"missing": (f"pool (PgBouncer's SHOW POOLS not readable as {self._who}: add --pgbouncer DSN)",)}
+        return found
 
 
 def client_cpus() -> float:
@@ -67,6 +104,7 @@ class VerdictMeter:
         self._client_cpus = client_cpus()
         self.verdicts: list[Verdict] = []
         self._scan: ProcScan | None = None
+        self._pools: PoolReader | None = None
 
     def signals(self, iv: IntervalStats) -> Signals:
         work = iv.costs.work if iv.costs is not None else None
@@ -97,6 +135,15 @@ class VerdictMeter:
         if not any(s.kind in ("mysql", "postgresql") and s.ok for s in fresh) and self.target.kind in ("mysql", "postgresql"):
             missing.append("server waits")
         kw.update(found)
+        pooler = self._process_name() if self._local else None
+        if pooler == "pgbouncer" and not any(s.kind == "pgbouncer" and s.ok for s in fresh):
+            if self._pools is None:
+                self._pools = PoolReader(self.target)
+            pool = self._pools.signals()
+            missing += pool.pop("missing", ())
+            kw.update(pool)
+        elif pooler == "proxysql" and not any(s.kind == "proxysql" and s.ok for s in fresh):
+            missing.append("pool (ProxySQL's pools: add --proxysql ADMIN-DSN)")
         return Signals(**kw, missing=tuple(dict.fromkeys(missing)))
 
     def judge(self, iv: IntervalStats) -> Verdict:

@@ -140,9 +140,11 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         ticks[pid], ppid[pid], threads[pid] = (name, cpu), parent, n
     server = _tree(server_pid, ppid)
     mine = _tree(own, ppid)
+    behind: set[int] = set()
     if not server or ticks.get(server_pid or 0, ("", 0))[0] not in DATABASES:
         # the server is not known here, or what listens is a pooler or a proxy: the databases here serve the run
-        mine |= {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS}
+        behind = {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS} - server
+        mine |= behind
     worker_wait: int | None
     try:
         worker_wait = _task_waits(proc, own, threads.get(own, 0), WORKER_THREADS)
@@ -150,12 +152,13 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         worker_wait = None
     server_wait: int | None = 0 if server else None
     written: int | None = 0 if server else None
-    for pid in server:
+    # behind a pooler or a proxy, the database's tasks queue for the CPUs on the run's behalf too
+    for pid in server | (behind if server else set()):
         try:
             server_wait = (server_wait or 0) + _task_waits(proc, pid, threads.get(pid, 0))
         except (OSError, ValueError, IndexError):
             pass  # ended since the listing
-        if written is not None:
+        if written is not None and pid in server:
             try:
                 w = _write_bytes(read_bytes(f"{proc}/{pid}/io"))
                 written = None if w is None else written + w

@@ -383,7 +383,8 @@ def outside_ms_per_query(s: Signals) -> float | None:
     if per_query is None or server is None or s.client_cores is None or not s.busy_workers:
         return None
     client = min(1.0, s.client_cores / s.busy_workers)
-    queued = min(1.0, (s.worker_cpu_wait or 0.0) / s.busy_workers)
+    # the server's tasks queue before a statement's timer starts too (woken by the client's packet)
+    queued = cpu_wait_share(s) or 0.0
     # a commit's sync may fall outside the statement's timer (PostgreSQL's implicit commit): the server's own wait
     syncing = min(1.0, (s.io_waiting or 0.0) / s.busy_workers)
     return max(0.0, per_query * (1.0 - client - queued - syncing) - server[0])
@@ -407,7 +408,8 @@ def network_outside_evidence(s: Signals) -> str:
     if s.client_cores is not None and s.busy_workers and s.latency_ms is not None:
         parts.append(f"client CPU {s.latency_ms * min(1.0, s.client_cores / s.busy_workers):.2f} ms")
     if outside is not None and per_query:
-        parts.append(f"{outside:.2f} of {per_query:.2f} ms per query outside the server and the client")
+        via = f" (through {s.pooler})" if s.pooler else ""
+        parts.append(f"{outside:.2f} of {per_query:.2f} ms per query outside the server and the client{via}")
     return ", ".join(parts)
 
 
