@@ -22,13 +22,19 @@ def interval_verdict(d: Mapping[str, Any]) -> Verdict | None:
     if not isinstance(nxt, Mapping):
         nxt = {}
     conf = v.get("confidence")
+    figs = v.get("figures")
+    nums = tuple((str(k), float(x)) for k, x in figs.items() if isinstance(x, (int, float))) \
+        if isinstance(figs, Mapping) else ()
+    why = v.get("lowered_by")
     return Verdict(str(v["limit"]), float(conf) if isinstance(conf, (int, float)) else 0.0,
-                   str(v.get("evidence") or ""), nxt.get("limit"), nxt.get("evidence"))
+                   str(v.get("evidence") or ""), nxt.get("limit"), nxt.get("evidence"), nums,
+                   tuple(str(w) for w in why) if isinstance(why, list) else ())
 
 
 def stretch_verdict(intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """{limit, share, intervals, confidence, evidence, shares} over the
-    intervals that carry a verdict; None when none does.
+    """{limit, share, intervals, confidence, evidence, figures, lowered_by,
+    shares} over the intervals that carry a verdict (evidence, figures and
+    lowered_by of a typical interval); None when none does.
 
     >>> ivs = [{"verdict": {"limit": "locks", "confidence": 0.9, "evidence": f"{n} of 16 waiting"}} for n in (5, 6, 7)]
     >>> ivs.append({"verdict": {"limit": "server_cpu", "confidence": 0.6, "evidence": "x"}})
@@ -57,6 +63,8 @@ def stretch_verdict(intervals: Sequence[Mapping[str, Any]]) -> dict[str, Any] | 
         "intervals": len(verdicts),
         "confidence": round(sum(v.confidence for v in mine) / len(mine), 2),
         "evidence": typical.evidence,
+        "figures": dict(typical.figures),
+        "lowered_by": list(typical.lowered_by),
         "shares": {k: round(c / len(verdicts), 3) for k, c in counts.most_common()},
     }
 

@@ -40,7 +40,7 @@ def test_every_recorded_interval_names_its_staged_limit():
 def test_verdict_json_shape_and_text():
     v = decide(stage("MariaDB oltp_update_non_index")[0])
     d = v.to_dict()
-    assert set(d) == {"limit", "confidence", "evidence", "next"}
+    assert set(d) == {"limit", "confidence", "evidence", "next", "figures", "lowered_by"}
     assert d["limit"] == "locks" and 0 < d["confidence"] <= 1
     assert "sessions waiting on locks" in d["evidence"] and "row lock waits per write" in d["evidence"]
     # the saturated host's CPU is close behind: named as next
