@@ -94,7 +94,7 @@ class InnoDBPanel:
     # sessions waiting on a row lock at the poll (Innodb_row_lock_current_waits): Innodb_row_lock_time adds
     # a wait's whole time when it ends, so a 50 s wait ending in a 2 s poll read as 25 sessions waiting
     row_lock_waiting: float | None = None
-    log_fsyncs_per_s: float | None = None  # Innodb_os_log_fsyncs: the redo log's own syncs
+    log_fsyncs_per_s: float | None = None  # Innodb_os_log_fsyncs (MariaDB 10.8+: Innodb_data_fsyncs, log and data)
 
     @classmethod
     def of(cls, panels: Mapping[str, Any]) -> InnoDBPanel | None:

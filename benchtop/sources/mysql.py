@@ -87,6 +87,7 @@ _INNODB_COUNTERS = {
     "row_lock_waits": "Innodb_row_lock_waits",
     "os_log_written": "Innodb_os_log_written",
     "log_fsyncs": "Innodb_os_log_fsyncs",
+    "data_fsyncs": "Innodb_data_fsyncs",
 }
 
 
@@ -272,7 +273,8 @@ def innodb_panel(
         buffer_pool_hit_ratio_total=round(1.0 - reads / requests, 6) if reads is not None and requests else None,
         history_list_length=history_list_length,
         row_lock_waits_per_s=iv.rate("row_lock_waits"),
-        log_fsyncs_per_s=iv.rate("log_fsyncs"),
+        # MariaDB 10.8+ has no Innodb_os_log_fsyncs: its Innodb_data_fsyncs counts the redo log's syncs too
+        log_fsyncs_per_s=iv.rate("log_fsyncs") if "log_fsyncs" in iv.cur else iv.rate("data_fsyncs"),
         row_lock_waiting=to_number(status.get("Innodb_row_lock_current_waits")),
     ).as_panel()
 

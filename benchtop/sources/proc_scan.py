@@ -152,13 +152,14 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         worker_wait = None
     server_wait: int | None = 0 if server else None
     written: int | None = 0 if server else None
-    # behind a pooler or a proxy, the database's tasks queue for the CPUs on the run's behalf too
-    for pid in server | (behind if server else set()):
+    # the databases behind a pooler or a proxy are left out of the neighbours, not counted in the wait:
+    # which of this host's database processes serve the run is not known
+    for pid in server:
         try:
             server_wait = (server_wait or 0) + _task_waits(proc, pid, threads.get(pid, 0))
         except (OSError, ValueError, IndexError):
             pass  # ended since the listing
-        if written is not None and pid in server:
+        if written is not None:
             try:
                 w = _write_bytes(read_bytes(f"{proc}/{pid}/io"))
                 written = None if w is None else written + w

@@ -233,11 +233,19 @@ def neighbour_share(s: Signals) -> float | None:
 
 
 def neighbours_score(s: Signals) -> float | None:
-    """The workers' time queued for a CPU, in the share the other processes hold the CPUs."""
-    wait, share = cpu_wait_share(s), neighbour_share(s)
-    if wait is None or share is None:
+    """The workers' time queued for a CPU, in the share the other processes
+    hold the CPUs.  A process busy on most of the CPUs it may use (a client
+    pinned to one CPU, a server under a quota) queues behind itself: its
+    wait is its own limit's, not the neighbours'."""
+    share = neighbour_share(s)
+    if cpu_wait_share(s) is None or share is None or not s.busy_workers:
         return None
-    return wait * share
+    wait = 0.0
+    if (s.client_cores or 0.0) < CLIENT_CPU_SHARE * client_cores_available(s):
+        wait += s.worker_cpu_wait or 0.0
+    if (s.server_cores or 0.0) < SERVER_CPU_SHARE * server_cpus(s):
+        wait += s.server_cpu_wait or 0.0
+    return min(1.0, wait / s.busy_workers) * share
 
 
 def neighbours_evidence(s: Signals) -> str:

@@ -83,3 +83,15 @@ def test_run_queue_wait_is_not_read_as_syncs():
                      neighbour_cores=0.1)
     assert rules.off_cpu_share(queued) < 0.1
     assert decide(queued).limit != "disk"
+
+
+def test_a_client_pinned_to_one_cpu_queues_behind_itself_not_the_neighbours():
+    # the costly client loop on `taskset -c 0`, 2 workers, beside other engineers' test runs (0.9 cores)
+    s = Signals(seconds=1.0, threads=2, tps=520.0, busy_workers=1.98, latency_ms=3.8, queries_per_txn=1.0,
+                writes_per_txn=0.0, cpus=2, client_cpus=1, client_cores=0.86, server_cores=0.05,
+                server_process="postgres", host_busy_pct=99.0, run_queue=6, neighbour_cores=0.9,
+                neighbour_top="pytest 0.45, python3 0.44", worker_cpu_wait=1.1, server_cpu_wait=0.07,
+                db_sessions=1.0, io_waiting=0.0, lock_waiting=0.0, server_local=True)
+    v = decide(s)
+    assert v.limit == "client_cpu", v.text()
+    assert rules.neighbours_score(s) < 0.05
