@@ -20,6 +20,7 @@ WORKER_THREADS = (b"bt-worker", b"bt-loop")
 # A pooler or a proxy in front of a database: the database's processes behind it belong to the run too.
 POOLERS = frozenset({"pgbouncer", "proxysql"})
 DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
+ACTIVE_RUN_SHARE = 0.01  # a server task on a CPU this share of the interval serves the load
 
 
 def _clock_ticks() -> int:
@@ -37,7 +38,7 @@ class ProcScan:
     ticks: Mapping[int, tuple[str, int]]  # every process: pid -> (command name, user+system ticks)
     run: frozenset[int]  # benchtop and the server's tree: the run's own processes
     worker_wait_ns: int | None  # benchtop's workers' run-queue wait
-    server_wait_ns: int | None  # the server's tasks' run-queue wait
+    server_tasks: Mapping[int, tuple[int, int]] | None  # the server's tasks: tid -> (on-CPU ns, run-queue wait ns)
     server_write_bytes: int | None  # the server tree's writes (None: not readable)
 
 
@@ -73,13 +74,14 @@ def parse_stat(text: bytes) -> tuple[str, int, int, int]:
     return name, int(f[1]), int(f[11]) + int(f[12]), int(f[17])
 
 
-def parse_schedstat(text: bytes) -> int:
-    """The run-queue wait (ns) of a /proc/PID/schedstat line (on-CPU ns, wait ns, timeslices).
+def parse_schedstat(text: bytes) -> tuple[int, int]:
+    """(on-CPU ns, run-queue wait ns) of a /proc/PID/schedstat line (on-CPU ns, wait ns, timeslices).
 
     >>> parse_schedstat(b"220300 1500 3\\n")
-    1500
+    (220300, 1500)
     """
-    return int(text.split()[1])
+    f = text.split()
+    return int(f[0]), int(f[1])
 
 
 def _write_bytes(text: bytes) -> int | None:
@@ -104,18 +106,28 @@ def _tree(root: int | None, ppid: Mapping[int, int]) -> set[int]:
     return out
 
 
-def _task_waits(base: str, pid: int, threads: int, only: tuple[bytes, ...] = ()) -> int:
-    """Run-queue wait of a process's threads (its own schedstat when it has one thread);
-    with `only`, of the threads whose names start so (all of them when none does)."""
-    if threads == 1 and not only:
-        return parse_schedstat(read_bytes(f"{base}/{pid}/schedstat"))
+def _tasks(base: str, pid: int, threads: int) -> dict[int, tuple[int, int]]:
+    """Each thread's schedstat (the process's own when it has one thread)."""
+    if threads == 1:
+        return {pid: parse_schedstat(read_bytes(f"{base}/{pid}/schedstat"))}
+    out = {}
+    for task in os.listdir(f"{base}/{pid}/task"):
+        try:
+            out[int(task)] = parse_schedstat(read_bytes(f"{base}/{pid}/task/{task}/schedstat"))
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended between the listing and the read
+    return out
+
+
+def _worker_waits(base: str, pid: int, only: tuple[bytes, ...]) -> int:
+    """Run-queue wait of the threads whose names start so (all of them when none does)."""
     named = total = 0
     found = False
     for task in os.listdir(f"{base}/{pid}/task"):
         try:
-            wait = parse_schedstat(read_bytes(f"{base}/{pid}/task/{task}/schedstat"))
+            wait = parse_schedstat(read_bytes(f"{base}/{pid}/task/{task}/schedstat"))[1]
             total += wait
-            if only and read_bytes(f"{base}/{pid}/task/{task}/comm").startswith(only):
+            if read_bytes(f"{base}/{pid}/task/{task}/comm").startswith(only):
                 named += wait
                 found = True
         except (OSError, ValueError, IndexError):
@@ -140,23 +152,21 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         ticks[pid], ppid[pid], threads[pid] = (name, cpu), parent, n
     server = _tree(server_pid, ppid)
     mine = _tree(own, ppid)
-    behind: set[int] = set()
     if not server or ticks.get(server_pid or 0, ("", 0))[0] not in DATABASES:
         # the server is not known here, or what listens is a pooler or a proxy: the databases here serve the run
-        behind = {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS} - server
-        mine |= behind
+        mine |= {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS}
     worker_wait: int | None
     try:
-        worker_wait = _task_waits(proc, own, threads.get(own, 0), WORKER_THREADS)
+        worker_wait = _worker_waits(proc, own, WORKER_THREADS)
     except (OSError, ValueError, IndexError):
         worker_wait = None
-    server_wait: int | None = 0 if server else None
+    tasks: dict[int, tuple[int, int]] = {}
     written: int | None = 0 if server else None
     # the databases behind a pooler or a proxy are left out of the neighbours, not counted in the wait:
     # which of this host's database processes serve the run is not known
     for pid in server:
         try:
-            server_wait = (server_wait or 0) + _task_waits(proc, pid, threads.get(pid, 0))
+            tasks.update(_tasks(proc, pid, threads.get(pid, 0)))
         except (OSError, ValueError, IndexError):
             pass  # ended since the listing
         if written is not None:
@@ -167,14 +177,16 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
                 written = None  # another user's server
             except (OSError, ValueError):
                 pass
-    return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait, server_wait, written)
+    return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait,
+                    tasks if server else None, written)
 
 
 def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
     """Two scans' difference: the other processes' cores by name, the run's CPU waits and the server's writes.
 
-    >>> a = ProcScan(0.0, {1: ("sh", 100), 2: ("postgres", 0), 3: ("dd", 0)}, frozenset({2}), 0, 0, 0)
-    >>> b = ProcScan(2.0, {1: ("sh", 300), 2: ("postgres", 50), 4: ("dd", 20)}, frozenset({2}), 10**9, 2 * 10**8, 8192)
+    >>> a = ProcScan(0.0, {1: ("sh", 100), 2: ("postgres", 0), 3: ("dd", 0)}, frozenset({2}), 0, {2: (0, 0)}, 0)
+    >>> b = ProcScan(2.0, {1: ("sh", 300), 2: ("postgres", 50), 4: ("dd", 20)}, frozenset({2}), 10**9,
+    ...              {2: (5 * 10**8, 2 * 10**8)}, 8192)
     >>> s = shares(a, b)
     >>> s.neighbour_cores, s.neighbours, s.worker_cpu_wait, s.server_cpu_wait, s.server_write_bytes_per_s
     (1.1, (('sh', 1.0), ('dd', 0.1)), 0.5, 0.1, 4096.0)
@@ -194,8 +206,30 @@ def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
     ranked = tuple(sorted(((k, round(v, 3)) for k, v in by_name.items()), key=lambda kv: -kv[1]))
     return ProcShares(seconds, round(sum(by_name.values()), 3), ranked,
                       _rate(prev.worker_wait_ns, cur.worker_wait_ns, seconds * 1e9),
-                      _rate(prev.server_wait_ns, cur.server_wait_ns, seconds * 1e9),
+                      _serving_wait(prev.server_tasks, cur.server_tasks, seconds),
                       _rate(prev.server_write_bytes, cur.server_write_bytes, seconds))
+
+
+def _serving_wait(prev: Mapping[int, tuple[int, int]] | None, cur: Mapping[int, tuple[int, int]] | None,
+                  seconds: float) -> float | None:
+    """The server's tasks waiting for a CPU on average, counting the tasks
+    that ran at least ACTIVE_RUN_SHARE of the interval: those serving the
+    load, not the background processes waking now and then (whose waits on a
+    crowded host add up without holding a worker back).
+
+    >>> a = {1: (0, 0), 2: (0, 0)}
+    >>> _serving_wait(a, {1: (200_000_000, 300_000_000), 2: (1_000_000, 400_000_000)}, 1.0)
+    0.3
+    """
+    if prev is None or cur is None:
+        return None
+    floor = ACTIVE_RUN_SHARE * seconds * 1e9
+    wait = 0
+    for tid, (run, waited) in cur.items():
+        before = prev.get(tid)
+        if before is not None and run - before[0] >= floor:
+            wait += max(waited - before[1], 0)
+    return round(wait / (seconds * 1e9), 3)
 
 
 def _rate(a: int | None, b: int | None, per: float) -> float | None:

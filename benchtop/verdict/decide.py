@@ -88,6 +88,8 @@ def figures(s: Signals) -> tuple[tuple[str, float], ...]:
         "client_cores": s.client_cores,
         "client_cpus": float(s.client_cpus),
         "cpu_wait_share": wait,
+        "worker_cpu_wait": s.worker_cpu_wait,
+        "server_cpu_wait": s.server_cpu_wait,
         "off_cpu_share": rules.off_cpu_share(s),
         "lock_waiting_share": lock_share,
         "ms_per_query": rules.per_query_ms(s),

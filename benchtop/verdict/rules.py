@@ -73,6 +73,21 @@ def off_cpu_share(s: Signals) -> float | None:
     return max(0.0, 1.0 - (s.server_cores + s.client_cores) / s.busy_workers - (cpu_wait_share(s) or 0.0))
 
 
+def waits_beyond_run_queue(s: Signals) -> float:
+    """The share of the server's lock and I/O waits that is not its tasks'
+    run-queue wait: a session's wait event lasts until it runs again, so on
+    a crowded host the queue for a CPU after the lock or the sync came reads
+    as more of the same wait.
+
+    >>> waits_beyond_run_queue(Signals(io_waiting=2.0, lock_waiting=0.0, server_cpu_wait=0.5))
+    0.75
+    """
+    waits = (s.io_waiting or 0.0) + (s.lock_waiting or 0.0)
+    if not waits or not s.server_cpu_wait:
+        return 1.0
+    return max(0.0, waits - s.server_cpu_wait) / waits
+
+
 # -- pool queue
 def pool_score(s: Signals) -> float | None:
     if s.pool_waiting is None:
@@ -118,7 +133,7 @@ def lock_score(s: Signals) -> float | None:
         return None
     scores = []
     if waiting is not None:
-        scores.append(waiting / max(s.sessions, 1.0))
+        scores.append(waiting * waits_beyond_run_queue(s) / max(s.sessions, 1.0))
     per_txn, off_cpu = lock_waits_per_write(s), off_cpu_share(s)
     if per_txn is not None and off_cpu is not None:
         scores.append(min(1.0, per_txn / LOCK_WAITS_PER_WRITE) * off_cpu)
@@ -185,7 +200,7 @@ def disk_score(s: Signals) -> float | None:
         # a quarter of the workers' time waiting on the syncs every commit makes scores as the threshold
         scores.append(max(0.0, off_cpu - named - (pool_score(s) or 0.0)) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
     if s.io_waiting is not None:
-        scores.append(s.io_waiting / max(s.sessions, s.io_waiting, 1.0))
+        scores.append(s.io_waiting * waits_beyond_run_queue(s) / max(s.sessions, s.io_waiting, 1.0))
     if s.disk_util_pct is not None and s.server_local is not False and server_counts_missing(s):
         # utilisation on the scale of the wait share: DISK_UTIL counts as much as IO_WAITING_SHARE
         scores.append(s.disk_util_pct / 100.0 * IO_WAITING_SHARE / DISK_UTIL)
@@ -401,6 +416,9 @@ def outside_ms_per_query(s: Signals) -> float | None:
 def network_outside_score(s: Signals) -> float | None:
     if s.open_loop or s.embedded:
         return None
+    own = server_syncs_per_txn(s)
+    if s.writes_per_txn and own is not None and own >= COMMIT_FLUSHES:
+        return None  # a commit's sync falls outside a statement's timer (PostgreSQL): the wire is not told from it
     per_query, outside = per_query_ms(s), outside_ms_per_query(s)
     if per_query is None or outside is None or per_query <= 0:
         return None

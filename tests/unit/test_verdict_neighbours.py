@@ -95,3 +95,21 @@ def test_a_client_pinned_to_one_cpu_queues_behind_itself_not_the_neighbours():
     v = decide(s)
     assert v.limit == "client_cpu", v.text()
     assert rules.neighbours_score(s) < 0.05
+
+
+def test_a_wait_event_that_lasts_through_the_run_queue_is_not_all_the_disks():
+    # PostgreSQL oltp_insert, 2 threads, synchronous_commit=on, beside a CPU hog, a dd oflag=dsync writer and
+    # other engineers' test suites: both sessions sampled in IO:WALSync, the device flushing in 0.06 ms,
+    # pg_stat_wal 0.90 syncs per commit, the workers queued for a CPU most of their time
+    crowded = Signals(seconds=1.0, threads=2, tps=367.0, busy_workers=1.99, latency_ms=5.48, queries_per_txn=1.0,
+                      writes_per_txn=1.0, cpus=2, client_cpus=2, client_cores=0.04, server_cores=0.10,
+                      server_process="postgres", host_busy_pct=100.0, run_queue=7, disk="vda", disk_util_pct=20.0,
+                      flushes_per_s=1786.0, flush_await_ms=0.06, neighbour_cores=1.6, neighbour_top="pytest 0.9, sh 0.6",
+                      worker_cpu_wait=0.45, server_cpu_wait=0.8, db_sessions=2.0, io_waiting=2.0, lock_waiting=0.0,
+                      top_io_wait="IO:WALSync", syncs_per_commit=0.9, server_local=True)
+    assert rules.waits_beyond_run_queue(crowded) == 0.6
+    assert decide(crowded).limit == "neighbours"
+    quiet = replace(crowded, neighbour_cores=0.05, neighbour_top=None, worker_cpu_wait=0.01, server_cpu_wait=0.02,
+                    host_busy_pct=15.0, run_queue=1, latency_ms=1.4, tps=1420.0)
+    v = decide(quiet)
+    assert v.limit == "disk" and "0.90 syncs per transaction (postgres's own)" in v.evidence

@@ -54,3 +54,11 @@ def test_the_servers_statement_time_comes_from_the_runs_database():
                                       "total_ms_per_s": 1000.0}]}
 
     assert from_snapshots([PG()], "sbtest")["server_ms_per_query"] == 0.06
+
+
+def test_durable_commits_outside_the_statement_timers_are_not_the_network():
+    # PostgreSQL's implicit commit syncs after the INSERT's timer stops; the wait event sample missed it
+    durable = replace(PROXY, writes_per_txn=1.0, latency_ms=0.8, tps=2637.0, busy_workers=2.0, threads=2,
+                      server_ms_per_query=0.05, syncs_per_commit=0.93)
+    assert rules.network_outside_score(durable) is None
+    assert decide(replace(durable, syncs_per_commit=0.02)).limit == "network"
