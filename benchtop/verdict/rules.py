@@ -32,6 +32,7 @@ CLIENT_CPU_SHARE: Final = 0.80  # of the cores the client can use (its CPUs, at 
 RATE_DELIVERED: Final = 0.90  # of the asked rate delivered, with ...
 RATE_BACKLOG_S: Final = 0.1  # ... fewer transactions due and not started than this many seconds of the rate (1 at least)
 NEIGHBOUR_WAIT_SHARE: Final = 0.20  # of the workers' time queued for a CPU that other processes held
+NEIGHBOUR_MAIN_SHARE: Final = 0.5  # of the busy CPU: the others take as much as the run, or the queue is the run's own
 NETWORK_OUTSIDE_SHARE: Final = 0.5  # of each query's time spent outside the server, the client's CPU and the run queue
 NETWORK_MAX_QUERY_MS: Final = 2.0  # a round trip's worth: more per query and something else is slow
 
@@ -255,6 +256,8 @@ def neighbours_score(s: Signals) -> float | None:
     share = neighbour_share(s)
     if cpu_wait_share(s) is None or share is None or not s.busy_workers:
         return None
+    if share < NEIGHBOUR_MAIN_SHARE:
+        return 0.0  # the run takes most of the busy CPU: it queues behind itself (server or client CPU)
     wait = 0.0
     if (s.client_cores or 0.0) < CLIENT_CPU_SHARE * client_cores_available(s):
         wait += s.worker_cpu_wait or 0.0

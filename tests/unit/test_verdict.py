@@ -120,7 +120,8 @@ def test_rules_are_data_and_documented():
         assert f"`{rule.limit}`" in docs
     for name in ("POOL_WAITING_SHARE", "LOCK_WAITING_SHARE", "LOCK_WAITS_PER_WRITE", "IO_WAITING_SHARE",
                  "COMMIT_FLUSHES", "COMMIT_OFF_CPU", "DISK_UTIL", "SERVER_CPU_SHARE", "HOST_SATURATED", "MAIN_USER_SHARE",
-                 "CLIENT_CPU_SHARE", "RATE_DELIVERED", "RATE_BACKLOG_S", "NETWORK_MAX_QUERY_MS"):
+                 "CLIENT_CPU_SHARE", "RATE_DELIVERED", "RATE_BACKLOG_S", "NETWORK_MAX_QUERY_MS", "NEIGHBOUR_WAIT_SHARE",
+                 "NEIGHBOUR_MAIN_SHARE", "NETWORK_OUTSIDE_SHARE"):
         value = getattr(rules, name)
         assert f"`{name}`" in docs, name
         assert f"{value:g}" in docs or f"{value:.2f}" in docs, (name, value)

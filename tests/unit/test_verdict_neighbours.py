@@ -113,3 +113,14 @@ def test_a_wait_event_that_lasts_through_the_run_queue_is_not_all_the_disks():
                     host_busy_pct=15.0, run_queue=1, latency_ms=1.4, tps=1420.0)
     v = decide(quiet)
     assert v.limit == "disk" and "0.90 syncs per transaction (postgres's own)" in v.evidence
+
+
+def test_a_run_that_takes_most_of_the_busy_cpu_queues_behind_itself():
+    # PostgreSQL point selects from 8 threads (the server_cpu staging) beside 0.7 cores of other test suites
+    s = Signals(seconds=1.0, threads=8, tps=9100.0, busy_workers=7.9, latency_ms=0.87, queries_per_txn=1.0,
+                writes_per_txn=0.0, cpus=2, client_cpus=2, client_cores=0.35, server_cores=0.88,
+                server_process="postgres", host_busy_pct=97.0, run_queue=9, neighbour_cores=0.7,
+                neighbour_top="python3 0.38, mariadbd 0.33", worker_cpu_wait=2.6, server_cpu_wait=4.4,
+                db_sessions=8.0, io_waiting=0.0, lock_waiting=0.0, server_local=True)
+    assert rules.neighbours_score(s) == 0.0
+    assert decide(s).limit == "server_cpu"
