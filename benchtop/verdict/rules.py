@@ -32,7 +32,7 @@ CLIENT_CPU_SHARE: Final = 0.80  # of the cores the client can use (its CPUs, at 
 RATE_DELIVERED: Final = 0.90  # of the asked rate delivered, with ...
 RATE_BACKLOG_S: Final = 0.1  # ... fewer transactions due and not started than this many seconds of the rate (1 at least)
 NEIGHBOUR_WAIT_SHARE: Final = 0.20  # of the workers' time queued for a CPU that other processes held
-NEIGHBOUR_MAIN_SHARE: Final = 0.5  # of the busy CPU: the others take as much as the run, or the queue is the run's own
+NEIGHBOUR_MAIN_SHARE: Final = 0.4  # of the busy CPU (two thirds of the run's own): less and the run queues behind itself
 NETWORK_OUTSIDE_SHARE: Final = 0.5  # of each query's time spent outside the server, the client's CPU and the run queue
 NETWORK_MAX_QUERY_MS: Final = 2.0  # a round trip's worth: more per query and something else is slow
 
