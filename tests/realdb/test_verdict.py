@@ -211,6 +211,25 @@ def test_a_pool_of_one_connection_is_bound_by_the_pool_queue(pg_tables, pgbounce
     assert "waiting for a server connection" in summary["steady_state"]["verdict"]["evidence"]
 
 
+def test_a_pool_reached_without_pgbouncer_option_is_read_through_the_same_address(pg_tables, pgbouncer_server):
+    """issue 42: benchtop printed "PgBouncer in transaction pooling" and said `unclear`, the pool unread."""
+    if pgbouncer_server.process is None:
+        pytest.skip("needs the harness's own PgBouncer (its pgbouncer.ini gets a pool of one)")
+    ini = pgbouncer_server.process.ini
+    original = ini.read_text()
+    line = f"sbtest_pool1 = host={pg_tables.host} port={pg_tables.port} dbname={pg_tables.database} pool_size=1"
+    ini.write_text(original.replace("[databases]\n", f"[databases]\n{line}\n", 1))
+    pg_admin_exec(pgbouncer_server, "RELOAD")
+    try:
+        limits, summary, _ = run(pgbouncer_server, *SIZE, "--workload", "oltp_point_select", "--threads", "16",
+                                 target=dsn(pgbouncer_server, "sbtest_pool1"))
+    finally:
+        ini.write_text(original)
+        pg_admin_exec(pgbouncer_server, "RELOAD")
+    assert_named(limits, "pool", summary)
+    assert "PgBouncer: " in summary["steady_state"]["verdict"]["evidence"]
+
+
 def test_an_open_loop_far_below_capacity_is_bound_by_its_rate(pg_tables):
     limits, summary, _ = run(pg_tables, *SIZE, "--workload", "oltp_point_select", "--threads", "4", "--rate", "50")
     assert_named(limits, "rate", summary)
