@@ -44,7 +44,7 @@ from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import SETTINGS
 from benchtop.sources.host_settings import host_flags, read_host_settings
 from benchtop.sources.os import OSCounters, read_counters, real_disks
-from benchtop.sources.process import ProcessReading, read_tree, self_cpu_s
+from benchtop.sources.process import ProcessReading, clock_ticks, read_tree, self_cpu_s
 from benchtop.target import Target
 
 CLIENT_CORE_PER_WORKER = 0.5  # more than this and the client is (part of) what is measured
@@ -82,18 +82,11 @@ def work_between(prev: HostReading, cur: HostReading, wal_bytes: float | None = 
     if prev.os is None or cur.os is None:
         return Work(seconds, wal_bytes=wal_bytes, server_cpu_s=server_cpu, client_cpu_s=client, has_os=False)
     d = cur.os.delta(prev.os)
-    ticks = _clock_ticks()
+    ticks = clock_ticks()
     busy = sum(v for k, v in d.cpu.items() if k not in ("idle", "iowait")) / ticks
     idle = sum(v for k, v in d.cpu.items() if k in ("idle", "iowait")) / ticks
     return Work(seconds, float(d.reads), d.read_kb, d.write_kb, float(d.context_switches), busy, idle,
                 wal_bytes, server_cpu, client)
-
-
-def _clock_ticks() -> int:
-    try:
-        return os.sysconf("SC_CLK_TCK")
-    except (ValueError, OSError):
-        return 100
 
 
 def client_cpu(work: Work, ops: float, threads: int) -> ClientCpu:

@@ -6,7 +6,6 @@ without it the CPU column stays and the I/O columns go, with a note."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 from benchtop.sources.base import Missing
 from benchtop.sources.fields import BACKEND_CPU_PCT, BACKEND_READ_BPS, BACKEND_WRITE_BPS
 from benchtop.sources.host_state import ProcCounters, process_rows, read_process
+from benchtop.sources.process import clock_ticks
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
 
@@ -50,7 +50,7 @@ class BackendUsage:
                  ticks_per_s: int | None = None) -> None:
         self.proc = proc
         self.clock = clock
-        self.ticks = ticks_per_s or _clock_ticks()
+        self.ticks = ticks_per_s or clock_ticks()
         self.io_denied = False  # /proc/PID/io unreadable for a live backend: not ours to read
         self._prev: dict[int, ProcCounters] = {}
         self._prev_t: float | None = None
@@ -78,10 +78,3 @@ class BackendUsage:
             return None
         return Missing("per-backend I/O: /proc/PID/io is not readable",
                        "run the monitor as the server's user (postgres) or root")
-
-
-def _clock_ticks() -> int:
-    try:
-        return os.sysconf("SC_CLK_TCK")
-    except (ValueError, OSError):
-        return 100

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.process import ProcessReading, _clock_ticks, children, memory_shares, read_bytes, tree_rss
+from benchtop.sources.process import ProcessReading, children, clock_ticks, memory_shares, read_bytes, tree_rss
 
 _SECTOR_BYTES = 512
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -201,7 +201,7 @@ def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | 
         return None
     mems = [c.memory for c in procs.values() if c.memory is not None]
     ticks = sum(c.cpu_ticks for c in procs.values()) + top.reaped_ticks
-    return ProcessReading(pids=len(mems), cpu_s=ticks / _clock_ticks(), rss_bytes=tree_rss(mems))
+    return ProcessReading(pids=len(mems), cpu_s=ticks / clock_ticks(), rss_bytes=tree_rss(mems))
 
 
 def process_rows(prev: dict[int, ProcCounters], cur: dict[int, ProcCounters], seconds: float,

@@ -35,7 +35,7 @@ from benchtop.sources.host_state import (
     read_tree_processes,
     tree_reading,
 )
-from benchtop.sources.process import listener_pid, process_name
+from benchtop.sources.process import clock_ticks, listener_pid, process_name
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
@@ -132,7 +132,7 @@ class OSDelta:
     @property
     def cpu_busy_ms(self) -> float:
         busy = sum(v for k, v in self.cpu.items() if k not in ("idle", "iowait"))
-        return busy * 1000.0 / _clock_ticks()
+        return busy * 1000.0 / clock_ticks()
 
     def cpu_pct(self) -> dict[str, float]:
         total = sum(self.cpu.values())
@@ -266,13 +266,6 @@ def real_disks(sys_block: Path = Path("/sys/block")) -> set[str] | None:
     return {p.name for p in sys_block.iterdir() if "/virtual/" not in str(p.resolve())}
 
 
-def _clock_ticks() -> int:
-    try:
-        return os.sysconf("SC_CLK_TCK")
-    except (ValueError, OSError):
-        return 100
-
-
 def read_counters(proc: Path = Path("/proc"), disks: set[str] | None = None) -> OSCounters:
     stat, diskstats = (proc / "stat").read_text(), (proc / "diskstats").read_text()
     cpu, ctxt = parse_stat(stat)
@@ -381,7 +374,7 @@ class OSSource(Source):
         prev, self._procs_prev = self._procs_prev, (now, cur)
         if prev is None or now <= prev[0]:
             return []
-        return process_rows(prev[1], cur, now - prev[0], _clock_ticks())[:top]
+        return process_rows(prev[1], cur, now - prev[0], clock_ticks())[:top]
 
     def _server_process(self, procs: dict[int, ProcCounters]) -> Any:
         """The server's process tree: memory, and CPU in cores over the interval."""

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from benchtop.sources.process import read_bytes
+from benchtop.sources.process import clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
 WORKER_THREADS = (b"bt-worker", b"bt-loop")
@@ -21,13 +21,6 @@ WORKER_THREADS = (b"bt-worker", b"bt-loop")
 POOLERS = frozenset({"pgbouncer", "proxysql"})
 DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
 ACTIVE_RUN_SHARE = 0.01  # a server task on a CPU this share of the interval serves the load
-
-
-def _clock_ticks() -> int:
-    try:
-        return os.sysconf("SC_CLK_TCK")
-    except (ValueError, OSError):
-        return 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +185,7 @@ def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
     (1.1, (('sh', 1.0), ('dd', 0.1)), 0.5, 0.1, 4096.0)
     """
     seconds = max(cur.t - prev.t, 1e-9)
-    hz = _clock_ticks()
+    hz = clock_ticks()
     by_name: dict[str, float] = {}
     for pid, (name, ticks) in cur.ticks.items():
         if pid in cur.run:

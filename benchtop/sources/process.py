@@ -17,7 +17,8 @@ from typing import Iterable
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
 
 
-def _clock_ticks() -> int:
+def clock_ticks() -> int:
+    """Kernel clock ticks per second (the unit of /proc's CPU times)."""
     try:
         return os.sysconf("SC_CLK_TCK")
     except (ValueError, OSError):
@@ -190,7 +191,7 @@ def read_tree(root: int, proc: Path | str = "/proc", memory: bool = True) -> Pro
     buffers; summing their RSS would count them once per backend).  Without
     `memory` (a reading of CPU alone) /proc/PID/status, the costliest of the
     files to read, is left out and rss_bytes is None."""
-    ticks = _clock_ticks()
+    ticks = clock_ticks()
     base = os.fspath(proc)
     cpu = seen = 0
     mems: list[tuple[int, int, int]] = []
