@@ -7,24 +7,12 @@ neighbour."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 from benchtop.verdict import Signals, decide
 from benchtop.verdict import rules
 from benchtop.verdict.snapshots import mysql_signals, postgres_signals
-
-DATA = Path(__file__).parent / "data" / "verdict_signals.jsonl"
-
-
-def recorded(stage: str) -> Signals:
-    for line in DATA.read_text().splitlines():
-        r = json.loads(line)
-        if r["stage"].startswith(stage):
-            return Signals.from_dict(r["signals"])
-    raise LookupError(stage)
-
+from tests.unit.test_verdict import stage
 
 # PostgreSQL synchronous_commit=off, oltp_read_write, 4 threads, beside `dd oflag=dsync` (issue 42): the
 # device flushed 2.5-12 times per transaction for the neighbour; pg_stat_wal counted 0.04 syncs per commit
@@ -54,7 +42,7 @@ def test_the_same_run_with_every_commit_synced_is_disk_with_the_servers_own_coun
 
 
 def test_device_flushes_decide_only_when_the_servers_own_counts_are_missing():
-    s = recorded("PostgreSQL oltp_insert")  # recorded before the server's syncs were read
+    s = stage("PostgreSQL oltp_insert")[0]  # recorded before the server's syncs were read
     assert s.syncs_per_commit is None and s.server_syncs_per_s is None
     missing = replace(s, io_waiting=None)
     assert decide(missing).limit == "disk"
@@ -73,7 +61,7 @@ def test_disk_utilisation_of_the_host_decides_only_without_the_servers_account()
 
 
 def test_innodb_log_fsyncs_per_transaction_are_the_servers_own():
-    s = recorded("MariaDB oltp_insert")
+    s = stage("MariaDB oltp_insert")[0]
     own = replace(s, server_syncs_per_s=s.tps * 1.0, flushes_per_s=s.tps * 4, disk_writes_per_s=s.tps * 9)
     assert abs(rules.server_syncs_per_txn(own) - 1.0) < 1e-9
     assert decide(own).limit == "disk" and "1.00 syncs per transaction (mariadbd's own)" in decide(own).evidence

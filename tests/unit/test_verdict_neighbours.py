@@ -5,23 +5,11 @@ Signals from the recorded intervals and issue 42's busy-host runs."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 from benchtop.verdict import Signals, decide
 from benchtop.verdict import rules
-
-DATA = Path(__file__).parent / "data" / "verdict_signals.jsonl"
-
-
-def recorded(stage: str) -> Signals:
-    for line in DATA.read_text().splitlines():
-        r = json.loads(line)
-        if r["stage"].startswith(stage):
-            return Signals.from_dict(r["signals"])
-    raise LookupError(stage)
-
+from tests.unit.test_verdict import stage
 
 # MariaDB point selects from 2 threads beside two `sh` CPU hogs and a `dd` (issue 42's staging 5)
 LIGHT = Signals(seconds=1.0, threads=2, tps=1900.0, busy_workers=1.95, latency_ms=1.03, queries_per_txn=1.0,
@@ -53,14 +41,14 @@ def test_cpu_hogs_beside_a_light_load_are_the_limit():
 
 
 def test_a_server_busy_on_its_own_queue_is_server_cpu_not_neighbours():
-    s = replace(recorded("quiet host: PostgreSQL oltp_point_select, 8 threads"), neighbour_cores=0.05,
+    s = replace(stage("quiet host: PostgreSQL oltp_point_select, 8 threads")[0], neighbour_cores=0.05,
                 worker_cpu_wait=2.0, server_cpu_wait=3.0)
     assert rules.neighbours_score(s) < 0.05
     assert decide(s).limit == "server_cpu"
 
 
 def test_a_saturated_host_is_not_the_servers_when_others_take_more_cores():
-    s = recorded("PostgreSQL oltp_point_select, 1 thread, on a host other processes keep saturated")
+    s = stage("PostgreSQL oltp_point_select, 1 thread, on a host other processes keep saturated")[0]
     assert decide(s).limit == "server_cpu"  # recorded without the /proc pass: the old reading stands
     read = replace(s, neighbour_cores=1.4, neighbour_top="sh 1.40", worker_cpu_wait=0.3, server_cpu_wait=0.2)
     v = decide(read)
@@ -77,7 +65,7 @@ def test_run_queue_wait_is_not_read_as_lock_waits():
 
 
 def test_run_queue_wait_is_not_read_as_syncs():
-    s = replace(recorded("PostgreSQL oltp_update_non_index"), lock_waiting=0.0, top_lock_wait=None)
+    s = replace(stage("PostgreSQL oltp_update_non_index")[0], lock_waiting=0.0, top_lock_wait=None)
     assert decide(s).limit == "disk"  # the syncs of every commit, as recorded
     queued = replace(s, worker_cpu_wait=0.2 * s.busy_workers, server_cpu_wait=0.75 * s.busy_workers,
                      neighbour_cores=0.1)
