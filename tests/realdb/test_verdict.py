@@ -192,7 +192,9 @@ def test_point_selects_from_many_threads_are_bound_by_the_server_cpu(pg_tables):
     assert "postgres" in summary["steady_state"]["verdict"]["evidence"]
 
 
-def test_a_pool_of_one_connection_is_bound_by_the_pool_queue(pg_tables, pgbouncer_server):
+@contextmanager
+def pool_of_one(pg_tables, pgbouncer_server) -> Iterator[str]:
+    """A PgBouncer database `sbtest_pool1` with a pool of one server connection (its DSN), removed after."""
     if pgbouncer_server.process is None:
         pytest.skip("needs the harness's own PgBouncer (its pgbouncer.ini gets a pool of one)")
     ini = pgbouncer_server.process.ini
@@ -201,31 +203,26 @@ def test_a_pool_of_one_connection_is_bound_by_the_pool_queue(pg_tables, pgbounce
     ini.write_text(original.replace("[databases]\n", f"[databases]\n{line}\n", 1))
     pg_admin_exec(pgbouncer_server, "RELOAD")
     try:
-        admin = f"pgbouncer://{pgbouncer_server.user}@{pgbouncer_server.host}:{pgbouncer_server.port}/pgbouncer"
-        limits, summary, _ = run(pgbouncer_server, *SIZE, "--workload", "oltp_point_select", "--threads", "16",
-                                 "--pgbouncer", admin, target=dsn(pgbouncer_server, "sbtest_pool1"))
+        yield dsn(pgbouncer_server, "sbtest_pool1")
     finally:
         ini.write_text(original)
         pg_admin_exec(pgbouncer_server, "RELOAD")
+
+
+def test_a_pool_of_one_connection_is_bound_by_the_pool_queue(pg_tables, pgbouncer_server):
+    admin = f"pgbouncer://{pgbouncer_server.user}@{pgbouncer_server.host}:{pgbouncer_server.port}/pgbouncer"
+    with pool_of_one(pg_tables, pgbouncer_server) as target:
+        limits, summary, _ = run(pgbouncer_server, *SIZE, "--workload", "oltp_point_select", "--threads", "16",
+                                 "--pgbouncer", admin, target=target)
     assert_named(limits, "pool", summary)
     assert "waiting for a server connection" in summary["steady_state"]["verdict"]["evidence"]
 
 
 def test_a_pool_reached_without_pgbouncer_option_is_read_through_the_same_address(pg_tables, pgbouncer_server):
     """issue 42: benchtop printed "PgBouncer in transaction pooling" and said `unclear`, the pool unread."""
-    if pgbouncer_server.process is None:
-        pytest.skip("needs the harness's own PgBouncer (its pgbouncer.ini gets a pool of one)")
-    ini = pgbouncer_server.process.ini
-    original = ini.read_text()
-    line = f"sbtest_pool1 = host={pg_tables.host} port={pg_tables.port} dbname={pg_tables.database} pool_size=1"
-    ini.write_text(original.replace("[databases]\n", f"[databases]\n{line}\n", 1))
-    pg_admin_exec(pgbouncer_server, "RELOAD")
-    try:
+    with pool_of_one(pg_tables, pgbouncer_server) as target:
         limits, summary, _ = run(pgbouncer_server, *SIZE, "--workload", "oltp_point_select", "--threads", "16",
-                                 target=dsn(pgbouncer_server, "sbtest_pool1"))
-    finally:
-        ini.write_text(original)
-        pg_admin_exec(pgbouncer_server, "RELOAD")
+                                 target=target)
     assert_named(limits, "pool", summary)
     assert "PgBouncer: " in summary["steady_state"]["verdict"]["evidence"]
 
