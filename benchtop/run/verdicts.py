@@ -10,6 +10,7 @@ import os
 import time
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from benchtop.record.samples import IntervalStats
@@ -18,11 +19,13 @@ from benchtop.sources.pgbouncer import PgBouncerSource
 from benchtop.sources.os import OSDelta
 from benchtop.sources.proc_scan import ProcScan, allowed_cpus, scan, shares
 from benchtop.sources.process import process_name
+from benchtop.sources.sync_probe import data_directory, probe_directory, timed_sync_ms
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
-from benchtop.verdict import Signals, Verdict, decide
+from benchtop.verdict import Signals, Verdict, decide, rules
 from benchtop.verdict.snapshots import from_snapshots, pgbouncer_signals
 
+DATA_SERVERS = ("mariadbd", "mysqld", "postgres")  # processes whose working directory is their data's
 STALE_POLLS = 3  # a snapshot older than this many monitor intervals is not this interval's
 POOL_TIMEOUT_S = 2.0  # the pooler's console answers at once on its own host
 
@@ -99,6 +102,7 @@ class VerdictMeter:
         self._poll_s = poll_s
         self._name: tuple[int | None, str | None] = (None, None)
         self._server_cpus: tuple[int | None, float | None] = (None, None)
+        self._probe_dir: tuple[int | None, Path | None] = (None, None)
         self._local = server_on_this_host(target) if target.kind in ("mysql", "postgresql") else None
         self._cpus = os.cpu_count() or 1
         self._client_cpus = client_cpus()
@@ -144,7 +148,20 @@ class VerdictMeter:
             kw.update(pool)
         elif pooler == "proxysql" and not any(s.kind == "proxysql" and s.ok for s in fresh):
             missing.append("pool (ProxySQL's pools: add --proxysql ADMIN-DSN)")
-        return Signals(**kw, missing=tuple(dict.fromkeys(missing)))
+        return self._with_sync_time(Signals(**kw, missing=tuple(dict.fromkeys(missing))))
+
+    def _with_sync_time(self, s: Signals) -> Signals:
+        """When every commit syncs, one sync timed on the local server's data
+        filesystem (only then: other workloads pay nothing for it)."""
+        own = rules.server_syncs_per_txn(s)
+        if own is None or own < rules.COMMIT_FLUSHES or not s.writes_per_txn or s.server_process not in DATA_SERVERS:
+            return s
+        pid = self._server_pid()
+        if pid != self._probe_dir[0]:
+            data = data_directory(pid) if pid is not None else None
+            self._probe_dir = (pid, probe_directory(data) if data is not None else None)
+        folder = self._probe_dir[1]
+        return replace(s, sync_ms=timed_sync_ms(folder)) if folder is not None else s
 
     def judge(self, iv: IntervalStats) -> Verdict:
         verdict = decide(self.signals(iv))

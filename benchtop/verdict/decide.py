@@ -91,6 +91,8 @@ def figures(s: Signals) -> tuple[tuple[str, float], ...]:
         "worker_cpu_wait": s.worker_cpu_wait,
         "server_cpu_wait": s.server_cpu_wait,
         "off_cpu_share": rules.off_cpu_share(s),
+        "sync_ms": s.sync_ms,
+        "commit_sync_share": rules.commit_sync_share(s),
         "lock_waiting_share": lock_share,
         "ms_per_query": rules.per_query_ms(s),
         "server_ms_per_query": s.server_ms_per_query,

@@ -192,14 +192,32 @@ def flushes_per_txn(s: Signals) -> float | None:
     return device_flushes_per_txn(s)
 
 
+def commit_sync_share(s: Signals) -> float | None:
+    """The share of each transaction's time its commit's sync takes: the
+    server's own syncs per transaction times one sync timed on its data's
+    filesystem, over the transaction's latency (None: no sync timed).
+
+    >>> commit_sync_share(Signals(tps=2600.0, latency_ms=0.385, writes_per_txn=1.0, server_syncs_per_s=2600.0, sync_ms=0.23))
+    0.597
+    """
+    own = server_syncs_per_txn(s)
+    if s.sync_ms is None or own is None or not s.latency_ms or not s.writes_per_txn or own < COMMIT_FLUSHES:
+        return None
+    return round(min(1.0, own * s.sync_ms / s.latency_ms), 3)
+
+
 def disk_score(s: Signals) -> float | None:
     scores = []
     per_txn, off_cpu = flushes_per_txn(s), off_cpu_share(s)
+    # the waits that the server's lock queue and the pooler's explain instead
+    named = ((lock_score(s) if s.lock_waiting is not None else 0.0) or 0.0) + (pool_score(s) or 0.0)
     if per_txn is not None and off_cpu is not None and not s.open_loop and per_txn >= COMMIT_FLUSHES:
-        # the time off the CPUs that the server's lock waits and the pooler's queue do not explain
-        named = (lock_score(s) if s.lock_waiting is not None else 0.0) or 0.0
         # a quarter of the workers' time waiting on the syncs every commit makes scores as the threshold
-        scores.append(max(0.0, off_cpu - named - (pool_score(s) or 0.0)) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
+        scores.append(max(0.0, off_cpu - named) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
+    synced = commit_sync_share(s)
+    if synced is not None and not s.open_loop:
+        # the same quarter, timed: a sync spent partly on the CPU (a virtual disk) is off the CPUs only in part
+        scores.append(max(0.0, synced - named) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
     if s.io_waiting is not None:
         scores.append(s.io_waiting * waits_beyond_run_queue(s) / max(s.sessions, s.io_waiting, 1.0))
     if s.disk_util_pct is not None and s.server_local is not False and server_counts_missing(s):
@@ -221,6 +239,10 @@ def disk_evidence(s: Signals) -> str:
         parts.append(f"{device:.2f} device flushes per transaction (all processes: the server's own syncs not read)")
     if s.server_write_bytes_per_s is not None and s.tps > 0:
         parts.append(f"{who} wrote {s.server_write_bytes_per_s / s.tps / 1024:.1f} KiB per transaction")
+    synced = commit_sync_share(s)
+    if synced is not None and s.sync_ms is not None:
+        parts.append(f"a sync takes {s.sync_ms:.2f} ms on its disk (timed by benchtop), "
+                     f"{100 * synced:.0f}% of each transaction's {s.latency_ms:.2f} ms")
     per_txn = flushes_per_txn(s)
     if off_cpu is not None and per_txn is not None and per_txn >= COMMIT_FLUSHES:
         parts.append(f"workers off CPU {100 * off_cpu:.0f}% of the time")

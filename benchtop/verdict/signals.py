@@ -72,6 +72,7 @@ class Signals:
     syncs_per_commit: float | None = None  # the server's own WAL syncs over its commits (PostgreSQL's pg_stat_wal)
     server_syncs_per_s: float | None = None  # the server's own log syncs (InnoDB's Innodb_os_log_fsyncs), per second
     server_write_bytes_per_s: float | None = None  # the local server's processes' writes (/proc/PID/io write_bytes)
+    sync_ms: float | None = None  # one 4 KiB overwrite and fdatasync timed on the local server's data filesystem
     # a pooler in front of the server
     pooler: str | None = None  # pgbouncer | proxysql
     pool_waiting: float | None = None  # clients waiting for a server connection, on average
