@@ -155,9 +155,18 @@ def lock_evidence(s: Signals) -> str:
 # when the server's own counts are missing, and the evidence says so.
 def server_syncs_per_txn(s: Signals) -> float | None:
     """The server's own log syncs per transaction: PostgreSQL's pg_stat_wal
-    syncs over its commits, InnoDB's log fsyncs over the run's transactions."""
+    syncs over its commits; InnoDB's log fsyncs over its own write
+    statements in the same poll, times the run's writes per transaction (its
+    poll and the run's interval need not cover the same second), else over
+    the run's transactions.
+
+    >>> server_syncs_per_txn(Signals(tps=1000.0, writes_per_txn=4.0, server_syncs_per_s=600.0, locking_statements_per_s=2400.0))
+    1.0
+    """
     if s.syncs_per_commit is not None:
         return s.syncs_per_commit
+    if s.server_syncs_per_s is not None and s.locking_statements_per_s and s.writes_per_txn:
+        return round(s.server_syncs_per_s / s.locking_statements_per_s * s.writes_per_txn, 4)
     if s.server_syncs_per_s is not None and s.tps > 0:
         return s.server_syncs_per_s / s.tps
     return None
