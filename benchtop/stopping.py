@@ -16,11 +16,12 @@ class StopFlag:
     def __init__(self) -> None:
         self.event = threading.Event()
         self.reason = ""
+        self.signum: int | None = None  # the signal that set it, if one did
         self._hurry: list[Callable[[], None]] = []
 
-    def set(self, reason: str) -> None:
+    def set(self, reason: str, signum: int | None = None) -> None:
         if not self.event.is_set():
-            self.reason = reason
+            self.reason, self.signum = reason, signum
             self.event.set()
             return
         for hurry in self._hurry:
@@ -31,7 +32,7 @@ class StopFlag:
 
     def install(self) -> None:
         def handler(signum: int, _frame: object) -> None:
-            self.set(f"signal {signal.Signals(signum).name}")
+            self.set(f"signal {signal.Signals(signum).name}", signum)
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
+from benchtop.errors import Interrupted
 from benchtop.metrics import served
 from benchtop.record.controller import Controller
 from benchtop.record.samples import RunSummary
@@ -67,11 +68,14 @@ class Drive:
                 ended(summary)
         return summary
 
-    def end(self, failed: str | None, printed: str = "summary") -> int:
+    def end(self, failed: str | None, printed: str = "summary", cut_short: str = "") -> int:
         """The command's last lines and exit status, once the session has
         closed its files (every write error is known): the results folder,
         or the write failure (what was `printed` above is complete all the
-        same); then `failed`, the error that ended the run, if one did."""
+        same); then `failed`, the error that ended the run, if one did.
+        `cut_short` is why a command whose answer needs its whole run (the
+        knee's search) ended first; when that was a signal, the exit status
+        is the signal's (143 for SIGTERM) after what was printed."""
         writer = self.session.writer
         if writer and writer.failed:
             print(f"{self.prog}: error: {writer.failed} (the {printed} printed above is complete)", file=sys.stderr)
@@ -81,4 +85,12 @@ class Drive:
         if failed:
             print(f"{self.prog}: error: {failed}", file=sys.stderr)
             return EXIT_FAILED_RUN
-        return EXIT_ERROR if writer and writer.failed else EXIT_OK
+        if writer and writer.failed:
+            return EXIT_ERROR
+        if cut_short and cut_short == self.stop.reason and self.stop.signum is not None:
+            # an answer a signal cut short is not the answer: scripts must not take it for one
+            stopped = Interrupted(self.stop.signum)
+            print(f"{self.prog}: interrupted ({stopped.signal_name}): the {printed} above is the best so far",
+                  file=sys.stderr)
+            return stopped.exit_code
+        return EXIT_OK

@@ -26,7 +26,7 @@ from benchtop.scenario.file import build_options, load_scenario
 from benchtop.session import RunSession
 
 DESCRIPTION = ("Find the knee: the threads (or arrival rate) with the highest throughput whose p99 stays under "
-               "--p99-limit, by search on one live run (each probe until its throughput is steady), with a "
+               "--p99-limit, by search on one live run (each probe until its throughput and p99 are steady), with a "
                "Universal Scalability Law fit of the probes.")
 
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         opts = session.options
         ctl = KneeController(session.controller(), search, knee.timing, opts.warmup_s, budget)
         printer = ProbePrinter(out, opts.json, knee)
-        drive = Drive(session, out)
+        drive = Drive(session, out, prog="benchtop knee")
         drive.run(ctl, LinePrinter(out, opts.json, opts.percentile, intervals=False), ctl.program.txn_names,
                   printer.banner_text(ctl.label))
         if not opts.headless:
@@ -109,11 +109,14 @@ def main(argv: Sequence[str], out: TextIO | None = None) -> int:
         if writer is not None and not writer.failed:
             _add_to_summary(writer.folder, result, writer)
         printer.answer(result)
-    return drive.end(ctl.stepper.failed or None, printed="answer")
+    return drive.end(ctl.stepper.failed or None, printed="answer",
+                     cut_short="" if result["complete"] else result["reason"])
 
 
 def knee_result(search: KneeSearch, ctl: KneeController) -> dict[str, Any]:
-    """summary.json's `knee`: best, usl, probes and how the search went."""
+    """summary.json's `knee`: best, usl, probes, how the search went and
+    whether it finished (`complete`: False when a signal, the time budget,
+    the probe budget or an error ended it first)."""
     d = search.to_dict()
     d["reason"] = ctl.stepper.reason or search.reason
     d["elapsed_s"] = round(ctl.elapsed_s, 1)
@@ -160,7 +163,8 @@ class ProbePrinter:
         t = self.knee.timing
         return (f"benchtop knee {label}: {what}, {', '.join(limits) or 'no latency limit'}, "
                 f"tolerance {100 * s.tolerance:g}%; probes of {t.min_s:g}-{t.max_s:g} s until steady "
-                f"(cv < {100 * t.cv:g}%)")
+                f"(TPS cv < {100 * t.cv:g}%, the p99s of {t.parts} parts within {100 * t.tolerance:g}%, "
+                f"{t.min_transactions:,} transactions)")
 
     def line(self, text: str) -> None:
         if not self.json_lines:

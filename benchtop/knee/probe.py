@@ -1,8 +1,14 @@
-"""When one probe has measured enough: its interval throughputs are steady
-(coefficient of variation over the last few intervals under a threshold)
-and enough transactions were counted for a p99, or it has run for the
-longest a probe may.  The first `settle_s` after the
-setting changed (new workers connecting, queues draining) is not counted."""
+"""When one probe has measured enough: its throughput and its p99 are both
+steady, or it has run for the longest a probe may (then it is marked not
+steady).  Throughput is steady when the interval TPS's coefficient of
+variation over the last few readings is under a threshold; the p99 when the
+p99s of the probe's successive parts (sub-intervals of about equal
+transactions) are within the tolerance of one another and the probe counted
+enough transactions for a p99 at all (50 above it: 5,000).  A p99 that
+drifts (a queue building at an arrival rate the server just misses, a
+neighbour taking the CPU) keeps the probe going until its maximum time.
+The first `settle_s` after the setting changed (new workers connecting,
+queues draining) is not counted."""
 
 from __future__ import annotations
 
@@ -12,6 +18,11 @@ from dataclasses import dataclass, field
 
 from benchtop.engine.histogram import Histogram
 from benchtop.knee.search import Probe
+
+# the percentile the knee's limit is on
+PERCENTILE = 99.0
+# a p99 stands on this many transactions above it
+TAIL = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,11 +36,12 @@ class ProbeTiming:
     max_s: float = 6.0  # a probe ends here, steady or not
     cv: float = 0.05  # steady: the interval TPS's coefficient of variation over the window is below this
     window: int = 4  # intervals the steadiness is judged over
-    # a p99 needs a tail to stand on: ten transactions beyond it
-    min_transactions: int = 1000
+    min_transactions: int = round(TAIL / (1 - PERCENTILE / 100))  # 5,000
+    parts: int = 3  # successive sub-intervals whose p99s must agree
+    tolerance: float = 0.10  # ... within this share of the lowest
 
     def check(self) -> None:
-        for name in ("interval_s", "min_s", "max_s", "cv"):
+        for name in ("interval_s", "min_s", "max_s", "cv", "tolerance"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"the probe's {name} must be a positive number, not {value:g}")
@@ -41,6 +53,8 @@ class ProbeTiming:
             raise ValueError(f"the probe's minimum transactions must be 0 or more, not {self.min_transactions}")
         if self.window < 2:
             raise ValueError("the steadiness window needs at least 2 intervals")
+        if self.parts < 2:
+            raise ValueError("the p99's steadiness needs at least 2 parts")
 
 
 def cv_of(values: list[float]) -> float:
@@ -53,6 +67,24 @@ def cv_of(values: list[float]) -> float:
     return statistics.pstdev(values) / mean if mean > 0 else math.inf
 
 
+def spread_of(values: tuple[float, ...]) -> float:
+    """How far apart values are, as a share of the lowest (inf when it is 0).
+
+    >>> spread_of((8.0, 10.0, 9.0)), spread_of(())
+    (0.25, inf)
+    """
+    if not values or min(values) <= 0:
+        return math.inf
+    return max(values) / min(values) - 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    dt: float
+    transactions: int
+    latency: Histogram
+
+
 @dataclass
 class ProbeMeter:
     x: float
@@ -63,6 +95,7 @@ class ProbeMeter:
     errors: int = 0
     tps: list[float] = field(default_factory=list)
     latency: Histogram = field(default_factory=Histogram.empty)
+    readings: list[Reading] = field(default_factory=list)
 
     def add(self, dt: float, transactions: int, errors: int, latency: Histogram) -> bool:
         """One interval of the probe; True when the probe is done."""
@@ -76,6 +109,7 @@ class ProbeMeter:
         self.errors += errors
         self.tps.append(transactions / dt)
         self.latency = self.latency + latency
+        self.readings.append(Reading(dt, transactions, latency))
         return self.steady or self.counted_s >= self.timing.max_s
 
     @property
@@ -83,14 +117,36 @@ class ProbeMeter:
         window = self.tps[-self.timing.window:]
         return cv_of(window) if len(window) >= 2 else math.inf
 
+    def parts(self) -> list[tuple[float, float]]:
+        """(TPS, p99 ms) of the probe's successive parts: its readings cut
+        where the running count passes each share of the transactions (fewer
+        parts than asked while there are fewer readings)."""
+        total, n = self.transactions, self.timing.parts
+        if total <= 0 or len(self.readings) < n:
+            return []
+        out: list[tuple[float, float]] = []
+        dt, count, hist, seen = 0.0, 0, Histogram.empty(), 0
+        for r in self.readings:
+            dt, count, hist = dt + r.dt, count + r.transactions, hist + r.latency
+            seen += r.transactions
+            if seen >= total * (len(out) + 1) / n - 1e-9 and hist.total:
+                out.append((count / dt, hist.percentiles_ms([PERCENTILE])[PERCENTILE]))
+                dt, count, hist = 0.0, 0, Histogram.empty()
+        return out
+
     @property
     def steady(self) -> bool:
-        return (self.counted_s >= self.timing.min_s - 1e-9 and len(self.tps) >= self.timing.window
-                and self.transactions >= self.timing.min_transactions
-                and self.cv <= self.timing.cv)
+        t = self.timing
+        if not (self.counted_s >= t.min_s - 1e-9 and len(self.tps) >= t.window
+                and self.transactions >= t.min_transactions and self.cv <= t.cv):
+            return False
+        parts = self.parts()
+        return len(parts) >= t.parts and spread_of(tuple(p for _, p in parts)) <= t.tolerance
 
     def result(self) -> Probe:
-        p99 = self.latency.percentiles_ms([99.0])[99.0] if self.latency.total else math.inf
+        p99 = self.latency.percentiles_ms([PERCENTILE])[PERCENTILE] if self.latency.total else math.inf
         tps = self.transactions / self.counted_s if self.counted_s > 0 else 0.0
+        parts = self.parts()
         return Probe(self.x, tps, p99, self.transactions, self.errors, self.counted_s,
-                     self.cv if math.isfinite(self.cv) else 0.0, self.steady)
+                     self.cv if math.isfinite(self.cv) else 0.0, self.steady,
+                     tps_parts=tuple(round(t, 2) for t, _ in parts), p99_parts=tuple(round(p, 3) for _, p in parts))

@@ -121,19 +121,26 @@ def probe_line(n: int, p: Probe, search: KneeSearch) -> ProbeLine:
     d: dict[str, Any] = {"type": "probe", "probe": n, ("rate" if rate else "threads"): p.x if rate else int(p.x),
                          "tps": round(p.tps, 2), "p99_ms": round(p.p99_ms, 3), "errors": p.errors,
                          "time_s": round(p.time_s, 2), "cv": round(p.cv, 4), "steady": p.steady,
+                         "tps_parts": list(p.tps_parts), "p99_parts": list(p.p99_parts),
                          "feasible": not why, "phase": search.phase}
     if why:
         d["why_not"] = why
-    if fit is not None:
-        d["usl"] = fit.to_dict(search.settings.p99_limit_ms)
+    usl = search.usl_dict()
+    if usl is not None:
+        d["usl"] = usl
     where = f"rate {p.x:g}/s" if rate else f"{int(p.x)} threads"
-    steady = f"steady (cv {100 * p.cv:.1f}%)" if p.steady else f"not steady (cv {100 * p.cv:.1f}%)"
+    p99s = f", p99 {min(p.p99_parts):.3g}-{max(p.p99_parts):.3g} ms" if p.p99_parts else ""
+    steady = f"{'steady' if p.steady else 'not steady'} (cv {100 * p.cv:.1f}%{p99s})"
     text = (f"probe {n:2d}: {where:>14}  {p.tps:10.1f} tps  p99 {p.p99_ms:8.3f} ms  errors {p.errors}  "
             f"{p.time_s:.1f} s {steady}  {why or 'ok'}")
-    if fit is not None:
-        peak = fit.peak_threads
-        far = peak > FAR * search.settings.high
-        text += "  [USL: no peak in range]" if far else f"  [USL peak {peak:.0f} threads]"
+    if fit is not None and usl is not None:
+        peak = usl.get("peak_threads")
+        if usl.get("not_used"):
+            text += f"  [USL: loose fit, r² {fit.r2:.2f}]"
+        elif peak is None or peak > FAR * search.settings.high:
+            text += "  [USL: no peak in range]"
+        else:
+            text += f"  [USL peak {peak:.0f} threads{', extrapolated' if usl.get('peak_extrapolated') else ''}]"
     return ProbeLine(text, d)
 
 

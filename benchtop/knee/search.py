@@ -22,6 +22,11 @@ an engine, so simulated systems test it (tests/unit/test_knee_search.py).
 Latency is assumed to grow with the setting: a probe over the limit closes
 everything above it (one that never became steady is measured once more
 first; the later measurement of a setting counts).
+
+An answer must have been measured: the leading probe is measured once more
+when it never became steady, before the search may end on it, and the best
+is the best steady setting (an unsteady one only when none steadied, and
+then the reason says so rather than that the bracket closed).
 """
 
 from __future__ import annotations
@@ -59,7 +64,10 @@ class Probe:
     errors: int = 0
     time_s: float = 0.0
     cv: float = 0.0  # of the interval TPS over the probe's last window
-    steady: bool = True  # False: the probe ran out of time before it was steady
+    steady: bool = True  # False: the probe ran out of time before its TPS and p99 were steady
+    # TPS and p99 of the probe's successive parts (how sure its figures are; empty: not measured in parts)
+    tps_parts: tuple[float, ...] = ()
+    p99_parts: tuple[float, ...] = ()
 
     @property
     def error_ratio(self) -> float:
@@ -112,6 +120,7 @@ class KneeSearch:
     fit: UslFit | None = None
     phase: str = "bracket"  # bracket, narrow, done
     reason: str = ""  # why the search ended
+    closed: bool = False  # it ended by its own rules (not a spent budget)
 
     def __post_init__(self) -> None:
         self.settings.check()
@@ -134,9 +143,18 @@ class KneeSearch:
         return not self.why_not(p)
 
     @property
-    def best(self) -> Probe | None:
-        ok = [p for p in self.probes if self.feasible(p)]
+    def leader(self) -> Probe | None:
+        """The feasible setting with the highest throughput, steady or not
+        (its latest measurement): where the search looks next."""
+        ok = [p for p in self._sorted() if self.feasible(p)]
         return max(ok, key=lambda p: p.tps) if ok else None
+
+    @property
+    def best(self) -> Probe | None:
+        """The answer: the best steady feasible setting; the leader when none
+        steadied."""
+        ok = [p for p in self._sorted() if self.feasible(p) and p.steady]
+        return max(ok, key=lambda p: p.tps) if ok else self.leader
 
     def _sorted(self) -> list[Probe]:
         by_x: dict[float, Probe] = {}
@@ -177,15 +195,16 @@ class KneeSearch:
             if x is not None:
                 return x
             self.phase = "narrow"
-        if self.best is None:
-            self._done("the limit is broken at the lowest setting" if self.probes else "no probe")
+        leader = self.leader
+        if leader is None:
+            self._done("the limit is broken at the lowest setting" if self.probes else "no probe", closed=True)
             return None
         gaps = self.open_gaps()
         if not gaps:
-            self._done("the bracket is within the tolerance")
-            return None
-        gap = max(gaps, key=lambda g: (g.bound, -abs(math.log(g.low / self.best.x)) if self.best else 0.0))
-        return self._place(gap)
+            return self._close()
+        gap = max(gaps, key=lambda g: (g.bound, -abs(math.log(g.low / leader.x))))
+        x = self._place(gap)
+        return x if x is not None else self._close()
 
     def _retry(self) -> float | None:
         """The last setting again when it broke a limit without ever being
@@ -198,8 +217,34 @@ class KneeSearch:
             return None
         return last.x
 
-    def _done(self, reason: str) -> None:
-        self.phase, self.reason = "done", reason
+    def _done(self, reason: str, closed: bool = False) -> None:
+        self.phase, self.reason, self.closed = "done", reason, closed
+
+    def _close(self) -> float | None:
+        """No gap is left: the leader once more if it never became steady
+        (once), else the end, saying whether the answer rests on steady probes."""
+        leader = self.leader
+        if leader is not None and not leader.steady and sum(1 for p in self.probes if p.x == leader.x) < 2:
+            return leader.x
+        unsteady = [p for p in self._around_best() if not p.steady]
+        if not unsteady:
+            self._done("the bracket is within the tolerance", closed=True)
+        else:
+            where = ", ".join(f"{p.x:g}/s" if self.settings.rate else f"{int(p.x)} threads" for p in unsteady)
+            self._done(f"the search ended on probes that never became steady ({where}): the answer is uncertain",
+                       closed=True)
+        return None
+
+    def _around_best(self) -> list[Probe]:
+        """The probes the answer rests on: the best, its probed neighbours
+        and the leader."""
+        pts = self._sorted()
+        best, leader = self.best, self.leader
+        if best is None:
+            return []
+        i = [p.x for p in pts].index(best.x)
+        near = pts[max(0, i - 1):i + 2]
+        return near + ([leader] if leader is not None and leader not in near else [])
 
     # -- bracketing ---------------------------------------------------------
     def _climb(self) -> float | None:
@@ -234,7 +279,7 @@ class KneeSearch:
     # -- narrowing ----------------------------------------------------------
     def open_gaps(self) -> list[Gap]:
         """The gaps between probes that may still hide a better feasible setting."""
-        s, best = self.settings, self.best
+        s, best = self.settings, self.leader
         if best is None:
             return []
         pts = self._sorted()
@@ -340,7 +385,7 @@ class KneeSearch:
             # rounding landed on a probed setting: the unprobed end of the bracketing instead
             if not gap.probed_high and b not in {p.x for p in self.probes}:
                 return b
-            self._done("the bracket is within the tolerance")
+            return None
         return x
 
     def _value(self, x: float) -> float:
@@ -359,11 +404,34 @@ class KneeSearch:
             "reason": self.reason,
             "best": _probe_dict(best, s.rate) if best is not None else None,
             "bracket": list(self.bracket) if self.bracket else None,
-            "usl": self.fit.to_dict(s.p99_limit_ms) if self.fit is not None else None,
+            "usl": self.usl_dict(),
             "probes": [dict(_probe_dict(p, s.rate), feasible=self.feasible(p), why_not=self.why_not(p) or None)
                        for p in self.probes],
+            "complete": self.closed,
         }
         return out
+
+    def usl_dict(self) -> dict[str, Any] | None:
+        """The fit as summary.json carries it: its peak and limit break only
+        when it explains the probes (r² at least GOOD_FIT_R2), each marked an
+        extrapolation when it lies outside the probed settings."""
+        fit = self.fit
+        if fit is None:
+            return None
+        d = fit.to_dict(self.settings.p99_limit_ms)
+        xs = [p.x for p in self.probes]
+        d["probed"] = [min(xs), max(xs)]
+        if fit.r2 < GOOD_FIT_R2:
+            d["not_used"] = f"a loose fit (r² {fit.r2:.2f} under {GOOD_FIT_R2:g}): no peak or limit break taken from it"
+            for key in ("peak_threads", "peak_tps", "limit_threads"):
+                if key in d:
+                    d[key] = None
+            return d
+        for key in ("peak_threads", "limit_threads"):
+            v = d.get(key)
+            if v is not None:
+                d[key.replace("_threads", "_extrapolated")] = not min(xs) <= v <= max(xs)
+        return d
 
 
 def _cliff(p: Probe, q: Probe) -> bool:
@@ -375,4 +443,6 @@ def _probe_dict(p: Probe, rate: bool) -> dict[str, Any]:
     d: dict[str, Any] = {"rate" if rate else "threads": p.x if rate else int(p.x), "tps": round(p.tps, 2),
                          "p99_ms": round(p.p99_ms, 3), "errors": p.errors, "transactions": p.transactions,
                          "time_s": round(p.time_s, 2), "cv": round(p.cv, 4), "steady": p.steady}
+    if p.tps_parts:
+        d["tps_parts"], d["p99_parts"] = list(p.tps_parts), list(p.p99_parts)
     return d

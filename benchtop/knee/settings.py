@@ -9,7 +9,8 @@
     tolerance = "10%"
     probe_min = "1s"        # a probe's shortest and longest counted time
     probe_max = "6s"
-    probe_cv = "5%"         # steady: interval TPS varies less than this
+    probe_cv = "5%"         # steady: interval TPS varies less than this (and the
+                            # p99s of the probe's parts within the tolerance)
 
 A rate search gives min_rate / max_rate instead of threads."""
 
@@ -26,6 +27,9 @@ from benchtop.knee.probe import ProbeTiming
 from benchtop.knee.search import SearchSettings
 
 DEFAULT_TOLERANCE = 0.10
+# rate probes: a queue that builds slowly shows in the p99 only over seconds, and a low rate needs
+# seconds for the 5,000 transactions a p99 stands on (500/s: 10 s)
+RATE_MIN_S, RATE_MAX_S = 2.0, 15.0
 # the default range of threads: up to four per CPU of this host
 THREADS_PER_CPU = 4
 KEYS = ("min_threads", "max_threads", "min_rate", "max_rate", "p99_limit", "error_limit", "tolerance",
@@ -55,9 +59,11 @@ def add_knee_options(p: argparse.ArgumentParser) -> None:
                    help="the highest acceptable p99 latency, milliseconds (e.g. 20 or 20ms)")
     g.add_argument("--error-limit", dest="error_limit", metavar="PCT",
                    help="the highest acceptable share of failed attempts (e.g. 1%% or 0.01)")
-    g.add_argument("--tolerance", metavar="PCT", help="stop when the bracket is this narrow (default 10%%)")
-    g.add_argument("--probe-min", dest="probe_min", metavar="S", help="a probe's shortest counted time (default 1 s)")
-    g.add_argument("--probe-max", dest="probe_max", metavar="S", help="a probe's longest counted time (default 6 s)")
+    g.add_argument("--tolerance", metavar="PCT", help="stop when the bracket is this narrow, and how far the p99s of a probe's parts may "
+                        "differ for it to be steady (default 10%%)")
+    g.add_argument("--probe-min", dest="probe_min", metavar="S", help="a probe's shortest counted time (default 1 s; 2 s for a rate)")
+    g.add_argument("--probe-max", dest="probe_max", metavar="S", help="a probe's longest counted time (default 6 s; 15 s for a rate): one "
+                   "whose TPS and p99 are not steady by then is marked not steady")
     g.add_argument("--probe-cv", dest="probe_cv", metavar="PCT",
                    help="steady when interval TPS varies less than this (coefficient of variation, default 5%%)")
     g.add_argument("--probe-interval", dest="probe_interval", metavar="S",
@@ -151,12 +157,17 @@ def knee_options(values: Mapping[str, Any], max_threads_limit: int, cpus: int | 
         search = replace(search, tolerance=share(values["tolerance"], "--tolerance"))
     if "max_probes" in values:
         search = replace(search, max_probes=_whole(values["max_probes"], "--max-probes"))
-    timing = ProbeTiming()
+    # an arrival rate's p99 may drift as a queue builds: rate probes hold longer before they may end
+    timing = ProbeTiming(tolerance=search.tolerance)
+    if rate:
+        timing = replace(timing, min_s=RATE_MIN_S, max_s=RATE_MAX_S)
     for key, field in (("probe_min", "min_s"), ("probe_max", "max_s"), ("probe_interval", "interval_s"),
                        ("settle", "settle_s")):
         if key in values:
             value = seconds(values[key], "--" + key.replace("_", "-"))
             timing = replace(timing, **{field: value})  # type: ignore[arg-type]  # every one of them a float
+    if "probe_min" not in values:  # a shorter longest probe given alone shortens the shortest with it
+        timing = replace(timing, min_s=min(timing.min_s, timing.max_s))
     if "probe_cv" in values:
         timing = replace(timing, cv=share(values["probe_cv"], "--probe-cv"))
     search.check()

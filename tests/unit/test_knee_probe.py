@@ -19,10 +19,11 @@ def feed(meter: ProbeMeter, tps: list[float], dt: float = 0.5) -> int:
 
 def test_steady_probe_ends_at_its_minimum_time() -> None:
     meter = ProbeMeter(8, ProbeTiming(interval_s=0.5, settle_s=0.5, min_s=2.0, max_s=8.0, cv=0.05))
-    n = feed(meter, [50.0] + [1000.0] * 20)  # the first interval settles (new workers connecting)
+    n = feed(meter, [50.0] + [10000.0] * 20)  # the first interval settles (new workers connecting)
     assert n == 5
     p = meter.result()
-    assert p.steady and p.time_s == 2.0 and p.tps == 1000.0 and p.x == 8
+    assert p.steady and p.time_s == 2.0 and p.tps == 10000.0 and p.x == 8
+    assert p.tps_parts == (10000.0,) * 3 and len(p.p99_parts) == 3
     assert 0.09 < p.p99_ms < 0.11
 
 
@@ -38,7 +39,7 @@ def test_a_stall_while_settling_is_not_the_probe() -> None:
     meter = ProbeMeter(2, ProbeTiming(interval_s=0.5, settle_s=0.5, min_s=1.0, max_s=2.0))
     assert not meter.add(4.0, 100, 0, LAT)  # one long interval across the change: left out, not the end
     assert meter.counted_s == 0
-    assert feed(meter, [1000.0] * 10) == 4
+    assert feed(meter, [10000.0] * 10) == 4
 
 
 def test_a_steady_probe_waits_for_enough_transactions_for_its_p99() -> None:

@@ -61,7 +61,7 @@ def test_report_prints_the_answer(knee_folder: Path, capsys: pytest.CaptureFixtu
     text = capsys.readouterr().out
     knee = json.loads((knee_folder / "summary.json").read_text())["knee"]
     assert f"knee: {answer_text(knee)}" in text
-    assert "(limit 20 ms); USL peak at" in text and "contention 0.03" in text
+    assert "(limit 20 ms), steady; USL peak at" in text and "contention 0.03" in text
     assert cli.main([str(knee_folder), "--html", str(tmp_path / "r.html")]) == 0
     assert "<h2>Knee</h2>" in (tmp_path / "r.html").read_text()
 
@@ -80,7 +80,11 @@ def test_a_loose_fit_is_said_to_be_one() -> None:
             "usl": {"lambda": 14739.0, "sigma": 0.0, "sigma_err": 2.6, "kappa": 0.1405, "kappa_err": 0.62,
                     "peak_threads": 2.67, "peak_tps": 24194.0, "r2": 0.2163, "limit_threads": 3.44},
             "probes": [{}] * 6, "range": [1, 32]}
-    assert "coherency 0.141 ± 0.6 (a loose fit: r² 0.22)" in answer_text(knee)
+    text = answer_text(knee)
+    # a fit explaining a fifth of the probes' variance places no peak and no limit break
+    assert "USL: a loose fit (r² 0.22), no peak or limit break taken from it; contention" in text
+    assert "coherency 0.141 ± 0.6" in text
+    assert "peak at" not in text and "breaks near" not in text
 
 
 def test_the_chart_and_the_answer_agree_on_where_the_limit_breaks(knee_folder: Path, tmp_path: Path) -> None:
