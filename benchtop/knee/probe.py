@@ -96,6 +96,7 @@ class ProbeMeter:
     tps: list[float] = field(default_factory=list)
     latency: Histogram = field(default_factory=Histogram.empty)
     readings: list[Reading] = field(default_factory=list)
+    limit_ms: float | None = None  # the search's p99 limit: a probe clearly over it need not wait to steady
 
     def add(self, dt: float, transactions: int, errors: int, latency: Histogram) -> bool:
         """One interval of the probe; True when the probe is done."""
@@ -110,7 +111,18 @@ class ProbeMeter:
         self.tps.append(transactions / dt)
         self.latency = self.latency + latency
         self.readings.append(Reading(dt, transactions, latency))
-        return self.steady or self.counted_s >= self.timing.max_s
+        return self.steady or self.over_limit or self.counted_s >= self.timing.max_s
+
+    @property
+    def over_limit(self) -> bool:
+        """Over the p99 limit on enough transactions, its latest part too: a
+        queue that builds will not come back under by waiting (a second
+        measurement is the search's to ask for)."""
+        t, limit = self.timing, self.limit_ms
+        if limit is None or self.counted_s < t.min_s - 1e-9 or self.transactions < t.min_transactions:
+            return False
+        parts = self.parts()
+        return bool(parts) and parts[-1][1] > limit and self.latency.percentiles_ms([PERCENTILE])[PERCENTILE] > limit
 
     @property
     def cv(self) -> float:

@@ -103,7 +103,7 @@ class KneeStepper:
         self.ctl.note("mark", f"knee probe {len(self.search.probes) + 1}: "
                       + (f"rate {x:g}/s" if self.search.settings.rate else f"{int(x)} threads"))
         # the change follows a reading at once: the next interval is the probe's own
-        self.meter = ProbeMeter(x, self.timing)
+        self.meter = ProbeMeter(x, self.timing, limit_ms=self.search.settings.p99_limit_ms)
 
 
 @dataclass(frozen=True, slots=True)

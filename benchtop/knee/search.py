@@ -226,7 +226,9 @@ class KneeSearch:
         leader = self.leader
         if leader is not None and not leader.steady and sum(1 for p in self.probes if p.x == leader.x) < 2:
             return leader.x
-        unsteady = [p for p in self._around_best() if not p.steady]
+        # an unsteady probe over the limit twice is a limit break all the same
+        unsteady = [p for p in self._around_best()
+                    if not p.steady and (self.feasible(p) or sum(1 for q in self.probes if q.x == p.x) < 2)]
         if not unsteady:
             self._done("the bracket is within the tolerance", closed=True)
         else:

@@ -50,3 +50,34 @@ def test_a_steady_probe_waits_for_enough_transactions_for_its_p99() -> None:
     assert n == 20
     p = meter.result()
     assert p.steady and p.transactions == 1000 and p.time_s == 5.0
+
+
+def tail_at(p99_ms: float, n: int) -> Histogram:
+    """n transactions, 2% of them at `p99_ms` (the p99), the rest at a tenth of it."""
+    k = max(1, n // 50)
+    return Histogram.from_values_ns([int(p99_ms * 1e5)] * (n - k) + [int(p99_ms * 1e6)] * k)
+
+
+def test_a_p99_that_drifts_keeps_a_steady_tps_probe_going_and_unsteady() -> None:
+    # an arrival rate met in full (TPS flat) while its p99 climbs: once TPS alone called it steady at 1 s
+    timing = ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=1.0, max_s=6.0, cv=0.05)
+    meter = ProbeMeter(2000, timing)
+    ended = 0
+    for i in range(12):
+        if meter.add(0.5, 1000, 0, tail_at(2.0 + 2.0 * i, 100)):
+            ended = i + 1
+            break
+    p = meter.result()
+    assert ended == 12 and not p.steady and p.cv == 0.0
+    assert p.p99_parts[0] < p.p99_parts[-1] and p.tps_parts == (2000.0,) * 3
+    # with the search's limit, a probe over it on enough transactions ends without waiting for the maximum
+    meter = ProbeMeter(2000, timing, limit_ms=10.0)
+    assert next(i for i in range(12) if meter.add(0.5, 1000, 0, tail_at(2.0 + 2.0 * i, 100))) < 11
+    assert meter.result().p99_ms > 10.0
+
+
+def test_a_p99_needs_5000_transactions_and_agreeing_parts() -> None:
+    assert ProbeTiming().min_transactions == 5000  # 50 above the p99
+    meter = ProbeMeter(4, ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=1.0, max_s=10.0, cv=0.05))
+    n = feed(meter, [2000.0] * 20)  # 1,000 per reading: steady TPS, the p99 waits for the count
+    assert n == 5 and meter.result().steady and meter.transactions == 5000

@@ -11,6 +11,9 @@ from typing import Callable
 
 import pytest
 
+from benchtop.engine.histogram import Histogram, bucket_index
+from benchtop.knee.answer import answer_text
+from benchtop.knee.probe import ProbeMeter, ProbeTiming
 from benchtop.knee.search import KneeSearch, Probe, SearchSettings
 from benchtop.knee.usl import fit_usl, usl
 
@@ -148,7 +151,7 @@ def test_rate_search_finds_the_highest_rate_that_holds() -> None:
 def test_probe_budget_is_a_hard_bound() -> None:
     search = run(usl_system(1000.0, 0.01, 0.00001), SearchSettings(low=1, high=4096, max_probes=4))
     assert len(search.probes) == 4
-    assert "budget" in search.reason
+    assert "budget" in search.reason and search.to_dict()["complete"] is False
 
 
 @pytest.mark.parametrize("bad", [dict(low=0), dict(low=8, high=4), dict(tolerance=1.5), dict(p99_limit_ms=-1.0),
@@ -236,3 +239,135 @@ def test_a_fit_on_few_scattered_probes_does_not_close_the_gap_it_cannot_see_into
     assert search.fit is not None and search.fit.throughput_err(10) > 0
     nxt = search.next()
     assert nxt is not None and 8 < nxt < 16
+
+
+# -- probes measured as the runner measures them: readings through a ProbeMeter ----------------------------------
+
+Readings = Callable[[float, float], tuple[float, float]]  # (setting, seconds into the probe) -> (tps, p99 ms)
+
+
+def reading(tps: float, p99_ms: float, dt: float) -> tuple[int, Histogram]:
+    """`tps * dt` transactions whose p99 is `p99_ms` (2% at it, the rest at a fifth of it)."""
+    n = max(1, int(tps * dt))
+    k = max(1, math.ceil(0.02 * n))
+    return n, Histogram.from_sparse([(bucket_index(int(p99_ms * 2e5)), n - k), (bucket_index(int(p99_ms * 1e6)), k)])
+
+
+def measure(system: Readings, x: float, timing: ProbeTiming, limit_ms: float | None, dt: float = 0.5) -> Probe:
+    meter = ProbeMeter(x, timing, limit_ms=limit_ms)
+    t = 0.0
+    while True:
+        tps, p99 = system(x, t)
+        n, hist = reading(tps, p99, dt)
+        t += dt
+        if meter.add(dt, n, 0, hist):
+            return meter.result()
+
+
+def run_measured(system: Readings, settings: SearchSettings, timing: ProbeTiming) -> KneeSearch:
+    search = KneeSearch(settings)
+    while (x := search.next()) is not None:
+        search.record(measure(system, x, timing, settings.p99_limit_ms))
+    return search
+
+
+RATE_TIMING = ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=2.0, max_s=15.0)
+
+
+def drifting_rate_system(capacity: float = 8000.0, holds: float = 2000.0) -> Readings:
+    """An arrival rate met in full, but above `holds` a queue builds on a busy host: the p99 grows
+    by twice its start every second the rate is held (the 2,207/s answer whose p99 was 362 ms over 20 s)."""
+    def at(rate: float, t: float) -> tuple[float, float]:
+        base = 1.0 / (1 - min(rate, 0.99 * capacity) / capacity)
+        return rate, base * (1 + 2 * t) if rate > holds else base
+    return at
+
+
+def test_a_rate_whose_p99_drifts_is_not_the_answer() -> None:
+    system = drifting_rate_system()
+    # what a TPS-only judgement took: the rate met, TPS steady, p99 under the limit after a second
+    assert system(3000.0, 1.0) == (3000.0, pytest.approx(4.8)) and system(3000.0, 1.0)[1] < 20.0
+    search = run_measured(system, SearchSettings(low=500, high=64000, p99_limit_ms=20.0, rate=True), RATE_TIMING)
+    best = search.best
+    assert best is not None and best.steady
+    assert 0.8 * 2000 <= best.x <= 2000, [(p.x, p.p99_ms, p.steady) for p in search.probes]
+    # the answer holds when rerun for 20 s
+    assert system(best.x, 20.0)[1] <= 20.0
+    drifting = [p for p in search.probes if p.x > 2000]
+    assert drifting and all(not p.steady or not search.feasible(p) for p in drifting)
+    # held past the second a TPS-only judgement stopped at, until over the limit
+    assert all(p.time_s >= 2.0 for p in drifting)
+    assert all(p.time_s < 15.0 for p in drifting if not search.feasible(p))  # no need to wait for the maximum
+    assert search.reason == "the bracket is within the tolerance" and search.closed
+    d = search.to_dict()
+    assert d["complete"] is True and len(d["best"]["p99_parts"]) == 3
+
+
+def noisy_threads_system(lam: float, sigma: float, kappa: float, cv: Callable[[float], float],
+                         seed: int = 1) -> Readings:
+    """USL throughput with each reading off by a normal share `cv(n)` (a neighbour taking the CPU)."""
+    rng = random.Random(seed)
+
+    def at(n: float, t: float) -> tuple[float, float]:
+        x = usl(n, lam, sigma, kappa) * max(0.05, 1 + rng.gauss(0, cv(n)))
+        return x, 3 * n / usl(n, lam, sigma, kappa) * 1000.0
+    return at
+
+
+THREADS_TIMING = ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=1.0, max_s=4.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_threads_that_never_steady_are_measured_again_and_not_called_within_the_tolerance(seed: int) -> None:
+    system = noisy_threads_system(1000.0, 0.03, 0.0003, lambda n: 0.4, seed)
+    search = run_measured(system, SearchSettings(low=1, high=64, p99_limit_ms=100.0), THREADS_TIMING)
+    best = search.best
+    assert best is not None and not best.steady and best.cv > 0.15
+    assert sum(1 for p in search.probes if p.x == best.x) == 2  # measured again before it was the answer
+    assert "within the tolerance" not in search.reason and "never became steady" in search.reason
+    text = answer_text(dict(search.to_dict(), elapsed_s=30.0))
+    assert "NOT steady (measured twice), TPS cv" in text and "across its 3 parts" in text
+    assert "within the tolerance" not in text
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_best_is_a_steady_setting_when_faster_ones_never_steady(seed: int) -> None:
+    # steady up to 8 threads; beyond, a neighbour makes every reading swing by 40%
+    system = noisy_threads_system(1000.0, 0.03, 0.0003, lambda n: 0.005 if n <= 8 else 0.4, seed)
+    search = run_measured(system, SearchSettings(low=1, high=64, p99_limit_ms=100.0), THREADS_TIMING)
+    best, leader = search.best, search.leader
+    assert best is not None and best.steady and best.x <= 8
+    assert leader is not None and not leader.steady and leader.x > 8
+    assert sum(1 for p in search.probes if p.x == leader.x) == 2
+    assert "within the tolerance" not in search.reason
+
+
+def test_a_loose_fit_places_no_peak_and_a_far_one_is_an_extrapolation() -> None:
+    search = KneeSearch(SearchSettings(low=1, high=8, p99_limit_ms=50.0))
+    for x, tps in ((1, 1000.0), (2, 600.0), (4, 1900.0), (8, 900.0)):  # r² far under 0.9
+        search.record(Probe(x, tps, 1.0 * x, transactions=10_000))
+    assert search.fit is not None and search.fit.r2 < 0.9
+    usl_d = search.usl_dict()
+    assert usl_d is not None and usl_d["peak_threads"] is None and usl_d["limit_threads"] is None
+    assert "loose fit" in usl_d["not_used"]
+    # a clean curve probed to 8 threads whose peak is near 57: named an extrapolation, with the limit break
+    system = usl_system(1000.0, 0.03, 0.0003)
+    search = KneeSearch(SearchSettings(low=1, high=8, p99_limit_ms=20.0))
+    for x in (1, 2, 4, 8):
+        tps, p99 = system(x)
+        search.record(Probe(x, tps, p99, transactions=10_000))
+    usl_d = search.usl_dict()
+    assert usl_d is not None and usl_d["peak_extrapolated"] is True and usl_d["probed"] == [1, 8]
+    assert usl_d["limit_extrapolated"] is True
+    text = answer_text(dict(search.to_dict(), best=None))
+    assert "USL peak at 57 threads (" in text and "extrapolated beyond the probes (1-8 threads)" in text
+    assert "the p99 limit breaks near" in text
+
+
+def test_a_search_cut_short_says_so() -> None:
+    search = run(usl_system(1000.0, 0.01, 0.00001), SearchSettings(low=1, high=4096, max_probes=3))
+    d = dict(search.to_dict(), reason="signal SIGTERM", elapsed_s=4.0)
+    assert d["complete"] is False
+    text = answer_text(d)
+    assert text.startswith("best so far: 4 threads")
+    assert text.endswith("3 probes in 4 s, cut short (signal SIGTERM): the search did not finish.")
