@@ -6,6 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
+from benchtop.knee.probe import ProbeTiming
+
+# the transactions a probe's p99 stands on
+MIN_TRANSACTIONS = ProbeTiming().min_transactions
+
 
 # a fit explaining less of the probes' variance than this is said to be loose
 LOOSE_R2 = 0.9
@@ -75,21 +80,23 @@ def _range_text(values: Any, fmt: Callable[[float], str], unit: str) -> str:
 
 def _sureness(best: Mapping[str, Any], probes: list[Mapping[str, Any]], key: str) -> str:
     """How sure the best's figures are: steady or not, how often measured,
-    and its TPS and p99 across the probe's parts."""
+    its TPS and p99 across the probe's parts, and too few transactions for
+    a p99 when it had them."""
     if "steady" not in best:
         return ""  # a folder from before probes said
     times = sum(1 for p in probes if p.get(key) == best.get(key))
     again = " (measured twice)" if times > 1 else ""
-    if best.get("steady", True):
-        head = f"steady{again}"
-    else:
-        head = f"NOT steady{again}, TPS cv {100 * float(best.get('cv', 0.0)):.0f}%"
+    figures = [] if best["steady"] else [f"TPS cv {100 * float(best.get('cv', 0.0)):.0f}%"]
     spans = [t for t in (_range_text(best.get("tps_parts"), tps_text, " tps"),
                          _range_text(best.get("p99_parts"), ms_text, " ms p99")) if t]
     parts = best.get("p99_parts")
     if spans and isinstance(parts, list):
-        head += f": {', '.join(spans)} across its {len(parts)} parts"
-    return head
+        figures.append(f"{', '.join(spans)} across its {len(parts)} parts")
+    count = best.get("transactions")
+    if not best["steady"] and isinstance(count, int) and count < MIN_TRANSACTIONS:
+        figures.append(f"{count:,} transactions of the {MIN_TRANSACTIONS:,} a p99 needs")
+    head = ("steady" if best["steady"] else "NOT steady") + again
+    return f"{head}: {', '.join(figures)}" if figures else head
 
 
 def _usl_parts(knee: Mapping[str, Any], limit_text: str) -> list[str]:

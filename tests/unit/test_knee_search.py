@@ -326,7 +326,7 @@ def test_threads_that_never_steady_are_measured_again_and_not_called_within_the_
     assert sum(1 for p in search.probes if p.x == best.x) == 2  # measured again before it was the answer
     assert "within the tolerance" not in search.reason and "never became steady" in search.reason
     text = answer_text(dict(search.to_dict(), elapsed_s=30.0))
-    assert "NOT steady (measured twice), TPS cv" in text and "across its 3 parts" in text
+    assert "NOT steady (measured twice): TPS cv" in text and "across its 3 parts" in text
     assert "within the tolerance" not in text
 
 
