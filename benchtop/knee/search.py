@@ -146,15 +146,23 @@ class KneeSearch:
     def leader(self) -> Probe | None:
         """The feasible setting with the highest throughput, steady or not
         (its latest measurement): where the search looks next."""
-        ok = [p for p in self._sorted() if self.feasible(p)]
+        ok = self._acceptable()
         return max(ok, key=lambda p: p.tps) if ok else None
 
     @property
     def best(self) -> Probe | None:
         """The answer: the best steady feasible setting; the leader when none
         steadied."""
-        ok = [p for p in self._sorted() if self.feasible(p) and p.steady]
+        ok = [p for p in self._acceptable() if p.steady]
         return max(ok, key=lambda p: p.tps) if ok else self.leader
+
+    def _acceptable(self) -> list[Probe]:
+        """The settings (latest measurements) below the first one over a
+        limit: latency grows with the setting, so one that kept the limit
+        above a break had a lucky stretch."""
+        pts = self._sorted()
+        first_bad = next((i for i, p in enumerate(pts) if not self.feasible(p)), len(pts))
+        return pts[:first_bad]
 
     def _sorted(self) -> list[Probe]:
         by_x: dict[float, Probe] = {}

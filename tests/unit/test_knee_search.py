@@ -371,3 +371,13 @@ def test_a_search_cut_short_says_so() -> None:
     text = answer_text(d)
     assert text.startswith("best so far: 4 threads")
     assert text.endswith("3 probes in 4 s, cut short (signal SIGTERM): the search did not finish.")
+
+
+def test_a_setting_that_kept_the_limit_above_one_that_broke_it_is_not_the_answer() -> None:
+    # measured on a busy host: 6 threads over the limit twice, 8 threads under it in a lucky stretch
+    search = KneeSearch(SearchSettings(low=1, high=16, p99_limit_ms=10.0))
+    for x, tps, p99 in ((1, 3100.0, 4.3), (2, 5300.0, 4.2), (4, 6100.0, 5.0), (8, 7100.0, 8.4), (6, 6900.0, 15.6),
+                        (6, 6800.0, 14.0)):
+        search.record(Probe(x, tps, p99, transactions=20_000))
+    assert search.best is not None and search.best.x == 4
+    assert search.leader is not None and search.leader.x == 4
