@@ -221,9 +221,13 @@ class KneeSearch:
         last = self.probes[-1] if self.probes else None
         if last is None or last.steady or self.feasible(last):
             return None
-        if sum(1 for p in self.probes if p.x == last.x) > 1:
+        if self._times(last.x) > 1:
             return None
         return last.x
+
+    def _times(self, x: float) -> int:
+        """How often setting x was measured."""
+        return sum(1 for p in self.probes if p.x == x)
 
     def _done(self, reason: str, closed: bool = False) -> None:
         self.phase, self.reason, self.closed = "done", reason, closed
@@ -232,11 +236,10 @@ class KneeSearch:
         """No gap is left: the leader once more if it never became steady
         (once), else the end, saying whether the answer rests on steady probes."""
         leader = self.leader
-        if leader is not None and not leader.steady and sum(1 for p in self.probes if p.x == leader.x) < 2:
+        if leader is not None and not leader.steady and self._times(leader.x) < 2:
             return leader.x
         # an unsteady probe over the limit twice is a limit break all the same
-        unsteady = [p for p in self._around_best()
-                    if not p.steady and (self.feasible(p) or sum(1 for q in self.probes if q.x == p.x) < 2)]
+        unsteady = [p for p in self._around_best() if not p.steady and (self.feasible(p) or self._times(p.x) < 2)]
         if not unsteady:
             self._done("the bracket is within the tolerance", closed=True)
         else:

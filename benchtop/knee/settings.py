@@ -59,11 +59,14 @@ def add_knee_options(p: argparse.ArgumentParser) -> None:
                    help="the highest acceptable p99 latency, milliseconds (e.g. 20 or 20ms)")
     g.add_argument("--error-limit", dest="error_limit", metavar="PCT",
                    help="the highest acceptable share of failed attempts (e.g. 1%% or 0.01)")
-    g.add_argument("--tolerance", metavar="PCT", help="stop when the bracket is this narrow, and how far the p99s of a probe's parts may "
-                        "differ for it to be steady (default 10%%)")
-    g.add_argument("--probe-min", dest="probe_min", metavar="S", help="a probe's shortest counted time (default 1 s; 2 s for a rate)")
-    g.add_argument("--probe-max", dest="probe_max", metavar="S", help="a probe's longest counted time (default 6 s; 15 s for a rate): one "
-                   "whose TPS and p99 are not steady by then is marked not steady")
+    g.add_argument("--tolerance", metavar="PCT",
+                   help="stop when the bracket is this narrow, and how far the p99s of a probe's parts may differ "
+                        "for it to be steady (default 10%%)")
+    g.add_argument("--probe-min", dest="probe_min", metavar="S",
+                   help="a probe's shortest counted time (default 1 s; 2 s for a rate)")
+    g.add_argument("--probe-max", dest="probe_max", metavar="S",
+                   help="a probe's longest counted time (default 6 s; 15 s for a rate): one whose TPS and p99 are "
+                        "not steady by then is marked not steady")
     g.add_argument("--probe-cv", dest="probe_cv", metavar="PCT",
                    help="steady when interval TPS varies less than this (coefficient of variation, default 5%%)")
     g.add_argument("--probe-interval", dest="probe_interval", metavar="S",

@@ -57,3 +57,11 @@ def test_search_and_steps_do_not_mix() -> None:
         parse_scenario("[search]\nmax_threads = 4\n[[step]]\nduration = 1\n", "x.toml")
     with pytest.raises(ScenarioError, match="search is a table"):
         parse_scenario("search = 4\n", "x.toml")
+
+
+def test_rate_probes_hold_longer_and_the_tolerance_judges_the_p99() -> None:
+    rate = knee_options({"min_rate": 500, "max_rate": 8000, "tolerance": "20%"}, 4096)
+    assert (rate.timing.min_s, rate.timing.max_s, rate.timing.tolerance) == (2.0, 15.0, 0.2)
+    assert knee_options({"min_rate": 500, "max_rate": 8000, "probe_max": 1}, 4096).timing.min_s == 1.0
+    threads = knee_options({}, 4096, cpus=2).timing
+    assert (threads.min_s, threads.max_s, threads.tolerance, threads.min_transactions) == (1.0, 6.0, 0.1, 5000)
