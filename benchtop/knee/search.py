@@ -243,7 +243,8 @@ class KneeSearch:
         if not unsteady:
             self._done("the bracket is within the tolerance", closed=True)
         else:
-            where = ", ".join(f"{p.x:g}/s" if self.settings.rate else f"{int(p.x)} threads" for p in unsteady)
+            where = ", ".join(f"{p.x:g}/s" if self.settings.rate else f"{int(p.x)} thread{'s' if p.x != 1 else ''}"
+                              for p in unsteady)
             self._done(f"the search ended on probes that never became steady ({where}): the answer is uncertain",
                        closed=True)
         return None

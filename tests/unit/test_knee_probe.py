@@ -81,3 +81,22 @@ def test_a_p99_needs_5000_transactions_and_agreeing_parts() -> None:
     meter = ProbeMeter(4, ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=1.0, max_s=10.0, cv=0.05))
     n = feed(meter, [2000.0] * 20)  # 1,000 per reading: steady TPS, the p99 waits for the count
     assert n == 5 and meter.result().steady and meter.transactions == 5000
+
+
+def test_a_p99_moving_far_under_the_limit_is_steady() -> None:
+    # 6 us growing 4% a reading: unsteady on its own, steady under a 5 ms limit it cannot approach
+    timing = ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=1.0, max_s=6.0, cv=0.05)
+    for limit, ends in ((None, 12), (5.0, 5)):
+        meter = ProbeMeter(2, timing, limit_ms=limit)
+        assert next(i + 1 for i in range(12) if meter.add(0.5, 1000, 0, tail_at(0.006 * (1 + 0.04 * i), 100))) == ends
+        assert meter.result().steady is (limit is not None)
+
+
+def test_a_probe_whose_parts_disagree_on_tps_is_not_steady_by_its_last_readings() -> None:
+    # the first second at 60% (a neighbour's burst), then flat: the last window's cv is 0 two seconds on
+    timing = ProbeTiming(interval_s=0.5, settle_s=0.0, min_s=1.0, max_s=6.0, cv=0.05)
+    meter = ProbeMeter(2, timing)
+    n = feed(meter, [6000.0] * 2 + [10000.0] * 20)
+    p = meter.result()
+    assert n == 12 and not p.steady and p.cv == 0.0
+    assert p.tps_parts == (8400.0, 10000.0, 10000.0)  # the first part still 16% short at the longest
