@@ -163,8 +163,8 @@ class ProbePrinter:
         t = self.knee.timing
         return (f"benchtop knee {label}: {what}, {', '.join(limits) or 'no latency limit'}, "
                 f"tolerance {100 * s.tolerance:g}%; probes of {t.min_s:g}-{t.max_s:g} s until steady "
-                f"(TPS cv < {100 * t.cv:g}%, the p99s of {t.parts} parts within {100 * t.tolerance:g}%, "
-                f"{t.min_transactions:,} transactions)")
+                f"(TPS cv < {100 * t.cv:g}%, the TPS and p99 of {t.parts} parts within {100 * t.tolerance:g}%"
+                f"{' (the p99 of the limit)' if s.p99_limit_ms is not None else ''}, {t.min_transactions:,} transactions)")
 
     def line(self, text: str) -> None:
         if not self.json_lines:

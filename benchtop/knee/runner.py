@@ -81,20 +81,23 @@ class KneeStepper:
             self.search.record(self.meter.result())
             if self.on_probe is not None:
                 self.on_probe(len(self.search.probes), self.search.probes[-1], self.search)
-            if self.budget_s and time.monotonic() - self.started >= self.budget_s:
-                self.reason = "the time budget is spent"
-                return True
-            self._next()
+            self._next(budget=True)
         return self.done
 
     def stop(self, reason: str) -> None:
         self.reason = self.reason or reason
 
-    def _next(self) -> None:
+    def _next(self, budget: bool = False) -> None:
+        """The next probe; with `budget`, none once the time budget is spent
+        (a search that had just finished is complete all the same)."""
         x = self.search.next()
         if x is None:
             self.meter = None
             self.reason = self.search.reason or "done"
+            return
+        if budget and self.budget_s and time.monotonic() - self.started >= self.budget_s:
+            self.meter = None
+            self.reason = "the time budget is spent"
             return
         if self.search.settings.rate:
             self.ctl.set_rate(x)

@@ -108,7 +108,7 @@ def test_rate_search_and_time_budget_on_sqlite(tmp_path: Path) -> None:
     assert probes and probes[0]["rate"] == 500 and "threads" not in probes[0]
     knee = lines[-1]
     assert knee["setting"] == "rate" and knee["usl"] is None
-    assert knee["reason"] in ("the time budget is spent", "the bracket is within the tolerance")
+    # a search the budget cut short says so; one that ended by its own rules is complete
     assert knee["complete"] is (knee["reason"] != "the time budget is spent")
     if not knee["complete"]:
         assert "cut short (the time budget is spent): the search did not finish." in knee["answer"]
