@@ -5,6 +5,7 @@ terminal), and the Drive that runs all three ends them the same way."""
 from __future__ import annotations
 
 import io
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -99,3 +100,16 @@ def test_a_write_failure_and_a_failed_run_end_with_their_own_codes(
     assert drive.end("server gone") == EXIT_FAILED_RUN
     assert capsys.readouterr().err.endswith("benchtop scenario: error: server gone\n")
     assert out.getvalue() == ""
+
+
+def test_an_answer_a_signal_cut_short_exits_as_the_signal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The knee's search cut short by SIGTERM exits 143 after its answer; cut
+    short by its time budget, or finished after a signal came, it exits 0."""
+    drive = Drive(_Session(_Writer(tmp_path)), io.StringIO(), prog="benchtop knee")  # type: ignore[arg-type]
+    assert drive.end(None, printed="answer", cut_short="the time budget is spent") == EXIT_OK
+    drive.stop.set("signal SIGTERM", signal.SIGTERM)
+    capsys.readouterr()
+    assert drive.end(None, printed="answer", cut_short="signal SIGTERM") == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == ("benchtop knee: interrupted (SIGTERM): the answer above is the best so far\n")
+    assert drive.end(None, printed="answer") == EXIT_OK  # the search had finished: its answer stands
+    assert drive.end(None, printed="answer", cut_short="the time budget is spent") == EXIT_OK
