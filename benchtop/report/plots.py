@@ -174,7 +174,7 @@ def build_plots(runs: list[RunData]) -> list[Plot]:
 def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
     """A knee search's probes against the setting, with the USL's fitted
     curve, the answer and the limit: throughput, and p99."""
-    from benchtop.knee.answer import fitted_limit
+    from benchtop.knee.answer import fitted_limit, loose
     from benchtop.knee.usl import usl
 
     key = "rate" if knee.get("setting") == "rate" else "threads"
@@ -195,7 +195,7 @@ def knee_plots(label: str, knee: dict[str, Any]) -> list[Plot]:
         lo, hi = min(xs), max(xs) * 1.5
         if fit.get("limit_threads"):  # where the limit breaks is worth seeing, if near the probes
             hi = max(hi, min(fit["limit_threads"] * 1.1, max(xs) * 4))
-        peak = fit.get("peak_threads")
+        peak = None if loose(fit) else fit.get("peak_threads")  # as the answer: no peak from a loose fit
         if peak:
             hi = max(hi, min(peak * 1.2, max(xs) * 4))
             if peak <= hi:  # a peak far past the probes is no mark on their axis

@@ -36,6 +36,20 @@ def test_render_knee_marks_probes_fit_best_and_limit() -> None:
     assert render_knee(knee_view(KneeSearch(SearchSettings(low=1, high=8))), 40, 6).plain.startswith("knee: probing")
 
 
+
+def test_the_chart_takes_no_peak_or_limit_break_from_a_loose_fit() -> None:
+    """The answer and the probe lines take none from a fit under r² 0.9; the
+    chart drew this one's peak near 6 and a limit break near 9 all the same."""
+    search = KneeSearch(SearchSettings(low=1, high=64, p99_limit_ms=10.0))
+    for x, tps in ((1, 900.0), (2, 3000.0), (4, 1200.0), (8, 4000.0), (16, 1500.0)):
+        search.record(Probe(x, tps, 3 * x / tps * 1000, transactions=6000, time_s=2.0))
+    assert search.fit is not None and search.fit.r2 < 0.9
+    view = knee_view(search)
+    assert view.peak is None and view.limit_crossing is None and view.throughput is not None
+    text = render_knee(view, 60, 12).plain
+    assert "USL peak" not in text and "┊" not in text
+
+
 async def test_dashboard_shows_the_search() -> None:
     fake = FakeRunController()
     fake.knee_view = knee_view(_searched())  # what KneeController shows

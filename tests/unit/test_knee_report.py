@@ -105,6 +105,18 @@ def test_the_chart_and_the_answer_agree_on_where_the_limit_breaks(knee_folder: P
     assert (best + 3.0, f"limit breaks {best + 3}") in tps.marks
 
 
+
+def test_the_chart_marks_no_peak_from_a_loose_fit_as_the_answer_says_none(knee_folder: Path) -> None:
+    """A folder whose fit kept its peak (written before loose fits dropped it)."""
+    from benchtop.report.plots import knee_plots
+
+    knee = json.loads((knee_folder / "summary.json").read_text())["knee"]
+    knee["usl"].update(r2=0.5, peak_threads=knee["best"]["threads"] + 1.0)
+    tps = next(p for p in knee_plots("k", knee) if p.name == "knee_tps")
+    assert "peak at" not in answer_text(knee)
+    assert not any("USL peak" in label or "limit breaks" in label for _, label in tps.marks)
+
+
 def test_knee_ticks_stand_at_the_probes(knee_folder: Path) -> None:
     plots = {p.name: p for p in build_plots(load_runs([knee_folder]))}
     fig = draw(plots["knee_tps"])
