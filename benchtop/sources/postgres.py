@@ -595,8 +595,16 @@ class PostgresSource(Source):
         self._trackers = {}
         self._baselines = {}
         self._read_at = {}
-        self._usage_missing = not_local(self.target, self._conn.backend_pid)
+        self._usage_missing = not_local(self.target, self._server_backend_pid(self._conn.backend_pid))
         self._usage = BackendUsage() if self._usage_missing is None else None
+
+    def _server_backend_pid(self, key: int) -> int:
+        """This session's backend pid as the server knows it (the protocol's
+        backend `key` when the server cannot say)."""
+        try:
+            return int(self._query("backend_pid")[0]["pid"])
+        except (PanelFailed, SourceError, LookupError, TypeError, ValueError):
+            return key
 
     def _since_last(self, name: str, now: float) -> tuple[dict[Any, dict[str, float]], float | None]:
         """The baseline of a diffed list and the seconds since it was read."""

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -117,3 +118,15 @@ async def test_activity_view_shows_the_columns(pg_server: Server) -> None:
                 assert time.monotonic() < deadline, "no CPU% for the busy backend in the activity view"
                 await pilot.pause(0.2)
     src.close()
+
+
+def test_through_pgbouncer_the_backends_are_the_server_s_not_a_container_s(pgbouncer_server: Server) -> None:
+    # PgBouncer answers the protocol's backend key with one of its own invention: no process here has it
+    target = replace(pgbouncer_server.target(), kind="postgresql", database=pgbouncer_server.database)
+    src = PostgresSource("postgresql", target, timeout_s=2.0)
+    src.connect()
+    try:
+        note = src.poll().panels.get(BACKEND_USAGE)
+        assert note is None, note
+    finally:
+        src.close()
