@@ -20,7 +20,10 @@ from tests.realdb.test_run_servers import bt
 
 pytestmark = pytest.mark.realdb
 DB = "interrupted_prepare"
-SIZE = ["--tables", "2", "--table-size", "150000"]
+# enough rows that a SIGTERM sent once the first batch (10000 rows) is visible still lands while loading
+# (two seconds and more of load per table here), few enough that the resumed load is short
+ROWS = 60000
+SIZE = ["--tables", "2", "--table-size", str(ROWS)]
 
 
 @pytest.fixture(params=["mysql", "postgresql"])
@@ -66,27 +69,27 @@ def test_sigterm_during_prepare_says_what_it_left_and_the_next_prepare_resumes(o
     assert proc.returncode == 143, stderr
     assert "Traceback" not in stderr
     assert last.startswith("benchtop: prepare of oltp_read_write interrupted (SIGTERM) while loading: left "), last
-    assert "of 150000 rows" in last and "run the same `benchtop prepare` again to finish" in last
+    assert f"of {ROWS} rows" in last and "run the same `benchtop prepare` again to finish" in last
     assert "`benchtop cleanup`" in last
 
     # a run refuses the half-loaded tables in one line: table, rows found and asked
     r = bt(server, "--headless", *SIZE, "--time", "1")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert "rows, not the 150000 this run asks for" in r.stderr and "benchtop prepare" in r.stderr
+    assert f"rows, not the {ROWS} this run asks for" in r.stderr and "benchtop prepare" in r.stderr
 
     # the next prepare resumes instead of failing on "already exists"
     r = bt(server, "prepare", *SIZE)
     assert r.returncode == 0, r.stderr
     assert "Resuming:" in r.stderr and "already exists" not in r.stderr
-    assert rows_in(server, "sbtest1") == rows_in(server, "sbtest2") == 150000
+    assert rows_in(server, "sbtest1") == rows_in(server, "sbtest2") == ROWS
     r = bt(server, "--headless", *SIZE, "--time", "1", "--workload", "oltp_point_select")
     assert r.returncode == 0, r.stderr
 
     # prepared again as it is: nothing to do, and other sizes are told apart
     assert bt(server, "prepare", *SIZE).returncode == 0
     r = bt(server, "prepare", "--tables", "2", "--table-size", "1000")
-    assert r.returncode == 1 and "sbtest1 already holds 150000 rows, more than the 1000 asked" in r.stderr
+    assert r.returncode == 1 and f"sbtest1 already holds {ROWS} rows, more than the 1000 asked" in r.stderr
 
 
 @pytest.mark.parametrize("workload", [["--workload", "tpcb"],
