@@ -71,8 +71,9 @@ def stop_once(proc: subprocess.Popen[str], done: Callable[[], bool], timeout: fl
     return proc.communicate(timeout=60)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def prepared_mysql(mysql_server):
+    # once per module: its tests (and test_stop_path's) keep the table, a killed server's too
     assert bt(mysql_server, "prepare", *SIZE).returncode in (0, 1)
     return mysql_server
 
