@@ -1,7 +1,8 @@
 """A real local Ray cluster for the cluster tests: a head and one more node,
-both on loopback, started once for the module that asks for it and shut
-down after it (its half-dozen daemons would otherwise take CPU from every
-later test of the session).
+both on loopback, started once for this folder's tests (both modules: a
+start costs several seconds) and shut down after the last of them (its
+half-dozen daemons would otherwise take CPU from every later test of the
+session).
 
 RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 makes Ray 2.x bind every node to
 127.0.0.1 (ray._private.services.get_node_ip_address); without it a local
@@ -41,7 +42,7 @@ class LocalCluster:
     ray: Any
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def ray_cluster() -> Iterator[LocalCluster]:
     # before Ray is imported: it reads the variable into a constant
     saved = {k: os.environ.get(k) for k in LOOPBACK_ENV}
