@@ -97,7 +97,8 @@ def test_pg_per_op_matches_proc_and_wal_matches_lsn(pg_server, tmp_path):
     saved = json.loads((tmp_path / "pg" / "summary.json").read_text())
     assert saved["per_op"] == po.to_dict() and saved["totals"]["wal_bytes"] == wal
     intervals = [json.loads(line) for line in (tmp_path / "pg" / "intervals.jsonl").read_text().splitlines()]
-    assert all(iv["per_op"]["context_switches"] > 0 for iv in intervals)
+    # an interval in which nothing completed (a host busy elsewhere) has no per-operation figures to give
+    assert all(iv["per_op"]["context_switches"] > 0 for iv in intervals if iv["transactions"] > 0)
     settings = json.loads((tmp_path / "pg" / "settings.json").read_text())
     assert "shared_preload_libraries" in settings["server"] and "swappiness" in settings["host"]
 
