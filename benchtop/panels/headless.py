@@ -11,14 +11,14 @@ import os
 import signal
 import threading
 import time
-from typing import Callable, Iterable, TextIO
+from typing import Callable, Iterable, Mapping, TextIO
 
 from benchtop.panels.views import TableSpec, cell_of, filtered, fits, rows_for, sorted_rows, views_for
 from benchtop.record.folder import MONITOR, ResultsWriter
-from benchtop.record.monitor import MonitorRecord
+from benchtop.record.monitor import MonitorRecord, ServerVerdict
 from benchtop.sources.base import Missing, SourceSnapshot
 from benchtop.sources.poller import SourcePoller, poll_all
-from benchtop.verdict.snapshots import monitor_verdict
+from benchtop.verdict.snapshots import server_verdicts
 
 # the summary's facts on one line each (the TUI breaks them to its width)
 TEXT_WIDTH = 400
@@ -30,6 +30,7 @@ def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event
     """Poll until `count` polls or `stop`, printing each poll to `out` (and
     handing each snapshot to `observe`: the metrics endpoint)."""
     restore = _sigterm_as_interrupt()
+    where = {p.name: p.where for p in pollers}
     try:
         start = time.monotonic()
         n = 0
@@ -39,14 +40,18 @@ def run_headless(pollers: list[SourcePoller], out: TextIO, stop: threading.Event
             if observe is not None:
                 for snap in snaps:
                     observe(snap)
-            verdict = monitor_verdict(snaps, os.cpu_count() or 1)
-            line = MonitorRecord(round(time.time(), 3), tuple(snaps), verdict).to_dict()
+            verdicts = server_verdicts(snaps, os.cpu_count() or 1)
+            # with two servers, one verdict would mix their signals and not say which it means
+            each = tuple(ServerVerdict(name, where.get(name, ""), v) for name, v in verdicts if name) \
+                if len(verdicts) > 1 else ()
+            line = MonitorRecord(round(time.time(), 3), tuple(snaps), verdicts[0][1], each).to_dict()
             if writer is not None:
                 writer.append(MONITOR, line)
             if as_json:
                 out.write(json.dumps(line, default=str) + "\n")
             else:
-                out.write(format_text(snaps) + f"\n  {verdict.text()}\n")
+                limits = [v.text() for v in each] or [verdicts[0][1].text()]
+                out.write(format_text(snaps, where if each else {}) + "".join(f"\n  {t}" for t in limits) + "\n")
             out.flush()
             if count is not None and n >= count:
                 break
@@ -109,15 +114,19 @@ def _top_row(spec: TableSpec, s: SourceSnapshot, missing: bool) -> list[str]:
     return [f"{spec.title}{more}: " + "  ".join(str(c).strip() for c in cells if str(c).strip())]
 
 
-def format_text(snaps: Iterable[SourceSnapshot]) -> str:
-    """A poll under a timestamp: each source's name, poll time and summary
-    lines (summary_lines), the first beside the name, the others under it."""
+def format_text(snaps: Iterable[SourceSnapshot], where: Mapping[str, str] | None = None) -> str:
+    """A poll under a timestamp: each source's name (and its server's
+    host:port from `where`, given when several servers are watched), poll
+    time and summary lines (summary_lines), the first beside the name, the
+    others under it."""
     snaps = list(snaps)
-    width = max((len(s.name) for s in snaps), default=4)
+    where = where or {}
+    names = {s.name: f"{s.name} {where.get(s.name, '')}".rstrip() for s in snaps}
+    width = max((len(n) for n in names.values()), default=4)
     lines = [time.strftime("%H:%M:%S")]
     for s in snaps:
         body = summary_lines(s) if s.ok else [f"DOWN: {s.error}"]
-        head = f"  {s.name:<{width}} {s.poll_ms:6.1f}ms  "
+        head = f"  {names[s.name]:<{width}} {s.poll_ms:6.1f}ms  "
         lines.append(head + (body[0] if body else ""))
         lines.extend(" " * len(head) + line for line in body[1:])
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """A line of monitor.jsonl, built here for every writer (the run's monitor
 side-car, `benchtop monitor` headless and in the TUI) and read back here
 for replay: one poll's snapshots at a wall-clock time, with the headless
-monitor's verdict when it decided one."""
+monitor's verdict when it decided one (and each server's, when it watches
+more than one)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,27 @@ _META = {"kind", "ok", "poll_ms", "error", "interval_s"}
 
 
 @dataclass(frozen=True, slots=True)
+class ServerVerdict:
+    """The verdict about one of several servers watched, and which it is."""
+
+    source: str  # the source's name: mysql, mysql-2
+    server: str  # its host:port (or socket), "" when unknown
+    verdict: Verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "server": self.server, **self.verdict.to_dict()}
+
+    def text(self) -> str:
+        """The headless line: `mysql-2 10.0.0.2:3306: bound by ...`."""
+        return f"{self.source} {self.server}".rstrip() + f": {self.verdict.text()}"
+
+
+@dataclass(frozen=True, slots=True)
 class MonitorRecord:
     t: float  # unix time, as the writer rounds it (or not)
     snapshots: tuple[SourceSnapshot, ...]
-    verdict: Verdict | None = None
+    verdict: Verdict | None = None  # the first server's (the only one's)
+    verdicts: tuple[ServerVerdict, ...] = ()  # every server's, when more than one is watched
 
     def to_dict(self) -> dict[str, Any]:
         """
@@ -31,6 +49,8 @@ class MonitorRecord:
         d: dict[str, Any] = {"type": SNAPSHOT, "t": self.t, "sources": {s.name: s.to_dict() for s in self.snapshots}}
         if self.verdict is not None:
             d["verdict"] = self.verdict.to_dict()
+        if self.verdicts:
+            d["verdicts"] = [v.to_dict() for v in self.verdicts]
         return d
 
 

@@ -20,30 +20,10 @@ from benchtop.screens.widgets.source_pane import SourcePane, tab_title
 from benchtop.screens.widgets.verdict_line import VerdictLine
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.poller import Poller
-from benchtop.verdict.snapshots import monitor_verdict
+from benchtop.verdict.snapshots import SERVERS, monitor_verdict, verdict_sources
 
 
 REFRESH_STEPS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
-SERVERS = ("mysql", "postgresql")  # a verdict is about one of these; poolers and the host go with any
-
-
-def verdict_sources(latest: Sequence[SourceSnapshot], shown: str | None) -> tuple[str | None, list[SourceSnapshot]]:
-    """The server a verdict is about (the one whose tab is shown, else the
-    first) and the snapshots it is decided from: that server's, the
-    poolers' and the host's; two servers' signals never mix.
-
-    >>> S = lambda n, k: SourceSnapshot(n, k, 0.0, True)
-    >>> snaps = [S("mysql", "mysql"), S("mysql-2", "mysql"), S("os", "os")]
-    >>> [(a, [s.name for s in ss]) for a, ss in (verdict_sources(snaps, "mysql-2"), verdict_sources(snaps, "os"))]
-    [('mysql-2', ['mysql-2', 'os']), ('mysql', ['mysql', 'os'])]
-    """
-    servers = [s for s in latest if s.kind in SERVERS]
-    if not servers:
-        return None, list(latest)
-    about = next((s for s in servers if s.name == shown), servers[0])
-    return about.name, [s for s in latest if s is about or s.kind not in SERVERS]
-
-
 def next_interval(current: float, step: int) -> float:
     """The refresh interval one step slower (+1) or faster (-1).
 

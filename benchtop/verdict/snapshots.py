@@ -8,7 +8,7 @@ source's CPU, run queue, disk and server process."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from benchtop.sources.base import Missing
 from benchtop.sources.fields import (
@@ -40,6 +40,8 @@ _PG_IO_LWLOCKS = ("WALWrite", "WALInsert", "WALBufMapping")
 
 
 class Snapshot(Protocol):
+    @property
+    def name(self) -> str: ...
     @property
     def kind(self) -> str: ...
     @property
@@ -301,3 +303,44 @@ def monitor_verdict(snaps: Iterable[Snapshot], cpus: int, database: str | None =
     """What limits the server now, from the monitor's newest snapshots alone
     (no load of benchtop's own: no client CPU, no rate, no round trips)."""
     return decide(Signals(cpus=cpus, **from_snapshots(snaps, database, with_os=True)))
+
+
+SERVERS = ("mysql", "postgresql")  # a verdict is about one of these; poolers and the host go with any
+S = TypeVar("S", bound=Snapshot)
+
+
+def verdict_sources(latest: Sequence[S], shown: str | None) -> tuple[str | None, list[S]]:
+    """The server a verdict is about (the one named `shown`, else the
+    first) and the snapshots it is decided from: that server's, the
+    poolers' and the host's; two servers' signals never mix.
+
+    >>> from benchtop.sources.base import SourceSnapshot
+    >>> S = lambda n, k: SourceSnapshot(n, k, 0.0, True)
+    >>> snaps = [S("mysql", "mysql"), S("mysql-2", "mysql"), S("os", "os")]
+    >>> [(a, [s.name for s in ss]) for a, ss in (verdict_sources(snaps, "mysql-2"), verdict_sources(snaps, "os"))]
+    [('mysql-2', ['mysql-2', 'os']), ('mysql', ['mysql', 'os'])]
+    """
+    servers = [s for s in latest if s.kind in SERVERS]
+    if not servers:
+        return None, list(latest)
+    about = next((s for s in servers if s.name == shown), servers[0])
+    return about.name, [s for s in latest if s is about or s.kind not in SERVERS]
+
+
+def server_verdicts(snaps: Sequence[S], cpus: int) -> list[tuple[str | None, Verdict]]:
+    """One verdict per server watched, each from that server's snapshot with
+    the poolers' and the host's (one verdict, about no server, when none is).
+
+    >>> from benchtop.sources.base import SourceSnapshot
+    >>> S = lambda n, k: SourceSnapshot(n, k, 0.0, True)
+    >>> [name for name, _ in server_verdicts([S("mysql", "mysql"), S("os", "os"), S("mysql-2", "mysql")], 2)]
+    ['mysql', 'mysql-2']
+    >>> [name for name, _ in server_verdicts([S("os", "os")], 2)]
+    [None]
+    """
+    names: list[str | None] = [s.name for s in snaps if s.kind in SERVERS] or [None]
+    out = []
+    for name in names:
+        about, mine = verdict_sources(snaps, name)
+        out.append((about, monitor_verdict(mine, cpus)))
+    return out

@@ -157,3 +157,44 @@ def test_headless_text_is_the_tui_views_facts():
     for line in view.summary(snap, 400):
         assert line.plain in text
     assert "SELECT SLEEP(60)" in text and "42" in text  # the top row of the view's first table
+
+
+def test_two_servers_each_get_their_own_limit_line_naming_them(capsys):
+    """Two MySQL sources: one verdict per server, each naming its source and
+    host:port, in the text and in the JSON line; one server's lock waiters
+    never land in the other's verdict."""
+    import io
+    import threading
+
+    from benchtop.panels.headless import run_headless
+    from benchtop.sources.poller import SourcePoller
+    from tests.tui.fakes import FakeSource
+
+    class At(FakeSource):
+        def __init__(self, name: str, panels: dict, where: str) -> None:
+            super().__init__(name, [panels], kind="mysql")
+            self._where = where
+
+        @property
+        def where(self) -> str:
+            return self._where
+
+    waiting = {"threads": {"running": 9, "connected": 9}, "innodb": {"row_lock_waiting": 7.0}}
+    quiet = {"threads": {"running": 1, "connected": 9}, "innodb": {"row_lock_waiting": 0.0}}
+    pollers = [SourcePoller(At("mysql", waiting, "10.0.0.1:3306")), SourcePoller(At("mysql-2", quiet, "10.0.0.2:3306"))]
+    for as_json in (False, True):
+        out = io.StringIO()
+        assert run_headless(pollers, out, threading.Event(), 0.1, count=1, as_json=as_json) == 0
+        if as_json:
+            line = json.loads(out.getvalue())
+            first, second = line["verdicts"]
+            assert (first["source"], first["server"], first["limit"]) == ("mysql", "10.0.0.1:3306", "locks")
+            assert (second["source"], second["server"]) == ("mysql-2", "10.0.0.2:3306")
+            assert second["limit"] != "locks" and line["verdict"]["limit"] == "locks"
+        else:
+            text = out.getvalue()
+            assert "\n  mysql-2 10.0.0.2:3306 " in text  # the source's row names its server
+            assert "\n  mysql 10.0.0.1:3306: bound by lock waits: " in text
+            assert "\n  mysql-2 10.0.0.2:3306: limit unclear" in text
+    for p in pollers:
+        p.close()
