@@ -125,7 +125,7 @@ def checkpointer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
     def section(title: str, rows: Sequence[tuple[str, str]]) -> None:
         out.append(Text(title, "bold underline"))
         for label, value in rows:
-            line = Text(f"  {label:<34}", "dim")
+            line = Text(f"  {label:<33} ", "dim")  # a space before the value even after a long label
             line.append(value, "bold")
             out.append(line)
 
@@ -133,7 +133,7 @@ def checkpointer_summary(snap: SourceSnapshot, width: int) -> list[Text]:
         "checkpointer",
         [
             ("checkpoints timed / requested", f"{count(ck.get('timed'))} / {count(ck.get('requested'))}"),
-            (f"per hour since the stats reset {dur(ck.get('per_h_over_s'))} ago",
+            (f"per hour, stats reset {dur(ck.get('per_h_over_s'))} ago",
              f"{count(ck.get('timed_per_h'))} timed / {count(ck.get('requested_per_h'))} requested"),
             ("buffers written", per_s(ck.get("buffers_written_per_s"))),
             ("write time", ms_per_s(ck.get("write_time_ms_per_s"))),
