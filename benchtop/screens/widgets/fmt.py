@@ -28,12 +28,17 @@ def ms_tick(v: float) -> str:
 
     >>> [ms_tick(x) for x in (0.001, 0.1, 1, 10, 100, 1000, 10000, 2.5)]
     ['1µs', '100µs', '1ms', '10ms', '100ms', '1s', '10s', '2.5ms']
+
+    A value that rounds up to the next unit takes it (never `1e+03µs`):
+
+    >>> ms_tick(0.9996), ms_tick(999.7)
+    ('1ms', '1s')
     """
     if v <= 0:
         return "0"
-    if v >= 1000:
+    if float(f"{v:.3g}") >= 1000:
         return f"{v / 1000:.3g}s"
-    if v >= 1:
+    if float(f"{v * 1000:.3g}") >= 1000:
         return f"{v:.3g}ms"
     return f"{v * 1000:.3g}µs"
 
