@@ -8,7 +8,9 @@ import copy
 
 from benchtop.screens.widgets.history import HistoryCharts, render_history
 from benchtop.screens.widgets.verdict_line import VerdictLine
-from tests.tui.fakes import MYSQL_PANELS, FakeSource
+from textual.widgets import Static
+
+from tests.tui.fakes import MYSQL_PANELS, PG_TOP_PANELS, FakeSource
 from tests.tui.test_monitor_top import _column, _monitor, _ready, _table
 
 
@@ -55,3 +57,19 @@ async def test_history_charts_have_five_plot_rows_at_80x24() -> None:
         axes = [i for i, line in enumerate(lines) if "└" in line]
         titles = [0] + [i + 1 for i in axes[:-1]]
         assert axes and all(a - t - 1 >= 5 for t, a in zip(titles, axes)), lines
+
+
+class _At(FakeSource):
+    @property
+    def where(self) -> str:
+        return "127.0.0.1:15432"
+
+
+async def test_the_status_line_takes_one_row_at_80_columns() -> None:
+    # 'postgresql (postgresql, 127.0.0.1:15432) polled at ... every 2s, poll cost 78.1' / 'ms' took two rows
+    app = _monitor(_At("postgresql", [PG_TOP_PANELS], kind="postgresql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _ready(pilot, app)
+        status = pane.query_one(".status", Static)
+        assert "postgresql 127.0.0.1:15432 polled " in str(status.render())
+        assert status.size.height == 1, str(status.render())

@@ -65,6 +65,20 @@ def tab_title(poller: Poller, pollers: Sequence[Poller]) -> str:
     servers = sum(1 for p in pollers if p.where)
     return f"{poller.name} {poller.where}" if servers > 1 and poller.where else poller.name
 
+def status_line(name: str, kind: str, where: str, when: str, interval: float, poll_ms: float) -> str:
+    """The pane's first line: which server, when it was polled and what the
+    poll cost; one line at 80 columns for a source named after its kind
+    (it took two, a row the sessions need).
+
+    >>> status_line("postgresql", "postgresql", "127.0.0.1:15432", "15:13:13 UTC", 2.0, 78.14)
+    'postgresql 127.0.0.1:15432 polled 15:13:13 UTC every 2s, cost 78.1 ms'
+    >>> status_line("db", "mysql", "", "15:13:13 UTC", 0.5, 3.0)
+    'db (mysql) polled 15:13:13 UTC every 0.5s, cost 3.0 ms'
+    """
+    named = name if name.startswith(kind) else f"{name} ({kind})"
+    return f"{named} {where}".rstrip() + f" polled {when} every {interval:g}s, cost {poll_ms:.1f} ms"
+
+
 class SourcePane(Vertical, FocusHolder, can_focus=True):
     """One source: a status line, an outage banner, the source's views (one
     at a time, Tab cycles them) and their keys."""
@@ -201,9 +215,8 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         self.last = snap
         when = time.strftime("%H:%M:%S UTC", time.gmtime(snap.t))
         state = "  ‖ paused" if self.paused else ""
-        self.query_one(".status", Static).update(
-            f"{snap.name} ({snap.kind}{', ' + self.poller.where if self.poller.where else ''}) polled at {when} every {self.interval:g}s, poll cost {snap.poll_ms:.1f} ms{state}"
-        )
+        self.query_one(".status", Static).update(Text(
+            status_line(snap.name, snap.kind, self.poller.where, when, self.interval, snap.poll_ms) + state))
         if not self.views:
             self.views = views_for(snap.kind)
         view = self.view
