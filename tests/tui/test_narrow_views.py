@@ -73,3 +73,23 @@ async def test_the_status_line_takes_one_row_at_80_columns() -> None:
         status = pane.query_one(".status", Static)
         assert "postgresql 127.0.0.1:15432 polled " in str(status.render())
         assert status.size.height == 1, str(status.render())
+
+
+async def test_mysql_top_at_80x24_leaves_the_waiters_query_room_beside_an_idle_holder() -> None:
+    # a row lock staged on the test server: 'idle in trx (open 5.0s, 1 rows locked)' left the
+    # waiting UPDATE 'UPDATE sbtest1 SE…'
+    panels = copy.deepcopy(MYSQL_PANELS)
+    panels["processlist"] = [
+        {"id": 156, "user": "sbtest", "command": "Sleep", "time_s": 5.1, "state": "", "query": None},
+        {"id": 157, "user": "sbtest", "command": "Query", "time_s": 4.1, "state": "Updating",
+         "query": "UPDATE sbtest1 SET k=k+1 WHERE id=1"}]
+    panels["transactions"] = [{"id": 156, "state": "RUNNING", "age_s": 5.0, "rows_locked": 1, "command": "Sleep",
+                               "idle_s": 5.1}]
+    app = _monitor(FakeSource("mysql", [panels], kind="mysql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _ready(pilot, app)
+        sessions = _table(pane, "processlist")
+        await pilot.pause(0.2)
+        assert "idle in trx (5.0s, 1 row locked)" in _column(sessions, "State")
+        query = next(c for c in sessions.columns.values() if str(c.label).rstrip("▼▲") == "Query")
+        assert query.get_render_width(sessions) >= 23, query.get_render_width(sessions)

@@ -149,6 +149,20 @@ def _waits_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def idle_in_trx_state(age_s: Any, rows_locked: Any) -> str:
+    """A sleeping session's state inside an open transaction: its age and the
+    rows it holds, short enough to leave the Query column room at 80 columns
+    ('idle in trx (open 5.0s, 1 rows locked)' left it 17 characters).
+    INNODB_TRX gives a transaction's start to the second: under one is <1s.
+
+    >>> idle_in_trx_state(5.04, 1), idle_in_trx_state(0.0, 0), idle_in_trx_state(75, 1200)
+    ('idle in trx (5.0s, 1 row locked)', 'idle in trx (<1s, 0 rows locked)', 'idle in trx (1m15s, 1.20k rows locked)')
+    """
+    age = dur(age_s) if not isinstance(age_s, (int, float)) or age_s >= 1 else "<1s"
+    rows = "row" if rows_locked == 1 else "rows"
+    return f"idle in trx ({age}, {count(rows_locked)} {rows} locked)"
+
+
 def _processlist_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Sessions; one sleeping inside an open transaction says so and is
     never hidden as idle (it holds its locks: PostgreSQL's idle in trx)."""
@@ -160,7 +174,7 @@ def _processlist_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, A
         # a session the processlist shows running is running, whatever it said
         if idle_in_trx(t) and t is not None and r.get("command") == "Sleep":
             r["in_trx"] = True
-            r["state"] = f"idle in trx (open {dur(t.age_s)}, {count(t.rows_locked)} rows locked)"
+            r["state"] = idle_in_trx_state(t.age_s, t.rows_locked)
     return rows
 
 
