@@ -49,3 +49,12 @@ def test_headless_text_names_the_wait_only_while_there_is_one() -> None:
     assert "(+1 more)" in line and "EXCLUSIVE" in line and "sbtest.sbtest1" in line and "11" in line
     quiet = SourceSnapshot("mysql", "mysql", 0.0, True, panels={"locks": [], "metadata_locks": []})
     assert not _rows(quiet.panels) and not [ln for ln in summary_lines(quiet) if "who holds it up" in ln]
+
+
+def test_an_idle_blockers_unknown_statement_is_said_not_left_blank() -> None:
+    # the test server's events_statements_current consumer is off: the blocker's column was empty
+    panels = {**PANELS, "transactions": [{"id": 8, "last_statement": None}, {"id": 11, "last_statement": None}]}
+    row, mdl = _rows(panels)
+    for r in (row, mdl):
+        assert r["blocking_query"].startswith("(idle; last statement unknown: performance_schema's "
+                                              "events_statements_current consumer is off)")

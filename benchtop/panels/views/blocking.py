@@ -14,6 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from benchtop.panels.units import dur, ident
+from benchtop.panels.views.mysql_trx import LAST_UNKNOWN
 from benchtop.panels.views.spec import Col, TableSpec, rows_for
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import BLOCKING, METADATA_LOCKS, TRANSACTIONS
@@ -33,6 +34,21 @@ COLS = (
 TITLE = "sessions waiting for a lock (PID) and who holds it up (Blocker)"
 
 
+def _blocker_statement(query: Any, command: Any, last: Any) -> str:
+    """The blocker's statement: running, else its last one; an idle blocker
+    whose last one performance_schema does not keep says so (a blank read
+    as nothing to see, and the Blocker is column has no room at 80 columns).
+
+    >>> _blocker_statement(None, "Sleep", "UPDATE t SET k=1"), _blocker_statement(None, "Query", None)
+    ('UPDATE t SET k=1', '')
+    >>> _blocker_statement(None, "Sleep", None).startswith("(idle; last statement unknown")
+    True
+    """
+    if query or last:
+        return str(query or last)
+    return "(idle; " + LAST_UNKNOWN[1:] if command == "Sleep" else ""
+
+
 def _mysql_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The row lock waits and the pending metadata locks, each waiter beside
     each session granted a lock on the same object, in the blocking view's
@@ -48,7 +64,8 @@ def _mysql_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
             "relation": r.get("lock_table") or "", "lock_type": "row", "query": r.get("waiting_query") or "",
             "blocking_pid": r.get("blocking_id"), "blocking_state": r.get("blocking_command") or "",
             "blocking_xact_age_s": r.get("blocking_trx_age_s"),
-            "blocking_query": r.get("blocking_query") or last.get(r.get("blocking_id"), ""),
+            "blocking_query": _blocker_statement(r.get("blocking_query"), r.get("blocking_command"),
+                                                 last.get(r.get("blocking_id"))),
         })
     mdl = panels.get(METADATA_LOCKS)
     held = [m for m in mdl if isinstance(m, dict) and m.get("status") == "GRANTED"] if isinstance(mdl, list) else []
@@ -62,7 +79,7 @@ def _mysql_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "relation": w.get("object") or "", "lock_type": "metadata", "query": w.get("query") or "",
                     "blocking_pid": h.get("id"), "blocking_state": h.get("command") or "",
                     "blocking_xact_age_s": None,
-                    "blocking_query": h.get("query") or last.get(h.get("id"), ""),
+                    "blocking_query": _blocker_statement(h.get("query"), h.get("command"), last.get(h.get("id"))),
                 })
     return out
 

@@ -26,6 +26,10 @@ def open_transactions(panels: Mapping[str, Any]) -> dict[Any, TrxRow]:
     return {r.get("id"): TrxRow.of(r) for r in value if isinstance(r, Mapping)}
 
 
+# an idle session's last statement, when performance_schema does not keep it
+LAST_UNKNOWN = "(last statement unknown: performance_schema's events_statements_current consumer is off)"
+
+
 def idle_in_trx(trx: TrxRow | None) -> bool:
     return trx is not None and trx.command == "Sleep"
 
@@ -38,9 +42,7 @@ def _trx_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
         # flags), waiting for a lock, or running its statement
         r["doing"] = (f"idle in trx {dur(trx.idle_s)}" if idle_in_trx(trx)
                       else "lock wait" if trx.state == "LOCK WAIT" else (trx.state or "").lower())
-        r["statement"] = trx.query or trx.last_statement or (
-            "(last statement unknown: performance_schema's events_statements_current consumer is off)"
-            if idle_in_trx(trx) else "")
+        r["statement"] = trx.query or trx.last_statement or (LAST_UNKNOWN if idle_in_trx(trx) else "")
         r["statement_is"] = "now" if trx.query else "last" if trx.last_statement else ""
     return rows
 
