@@ -289,6 +289,12 @@ def from_snapshots(snaps: Iterable[Snapshot], database: str | None = None, with_
             part = proxysql_signals(snap)
         elif snap.kind == "os" and with_os:
             part = os_signals(snap)
+            process = part.get("server_process")
+            if process is not None and not serves(process, [s.kind for s in snaps]):
+                # the host watches one local server's processes: not this one's (a PostgreSQL
+                # verdict read 'next: server CPU (mariadbd 0.29 of 2 cores)')
+                del part["server_process"], part["server_cores"]
+                missing.append("os (the server process it watches is another server's)")
         else:
             continue
         missing += part.pop("missing", ())
@@ -297,6 +303,20 @@ def from_snapshots(snaps: Iterable[Snapshot], database: str | None = None, with_
         out.update({k: v for k, v in part.items() if v is not None})
     out["missing"] = tuple(missing)
     return out
+
+
+_PROCESSES = {"mysql": ("mysqld", "mariadbd"), "postgresql": ("postgres", "postmaster")}
+
+
+def serves(process: str, kinds: Iterable[str]) -> bool:
+    """Whether the OS source's server process can be one of these servers'
+    (any, when no server is among them).
+
+    >>> serves("mariadbd", ["postgresql", "os"]), serves("mariadbd", ["mysql", "os"]), serves("postgres", ["os"])
+    (False, True, True)
+    """
+    servers = [k for k in kinds if k in _PROCESSES]
+    return not servers or any(process in _PROCESSES[k] for k in servers)
 
 
 def monitor_verdict(snaps: Iterable[Snapshot], cpus: int, database: str | None = None) -> Verdict:

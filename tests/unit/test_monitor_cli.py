@@ -198,3 +198,19 @@ def test_two_servers_each_get_their_own_limit_line_naming_them(capsys):
             assert "\n  mysql-2 10.0.0.2:3306: limit unclear" in text
     for p in pollers:
         p.close()
+
+
+def test_a_servers_verdict_never_names_another_servers_process():
+    """The OS source watches the first local server's processes (mariadbd
+    here): a PostgreSQL verdict beside it read 'next: server CPU (mariadbd
+    0.29 of 2 cores ...)'; MariaDB's own verdict keeps them."""
+    from benchtop.verdict.snapshots import server_verdicts
+
+    host = SourceSnapshot("os", "os", 1.0, True, panels={
+        "cpu": {"idle_pct": 0.0, "iowait_pct": 0.0}, "run_queue": 9,
+        "server_process": {"name": "mariadbd", "cpu_cores": 1.9}})
+    my = SourceSnapshot("mysql", "mysql", 1.0, True, panels={"threads": {"running": 4, "connected": 9}})
+    pg = SourceSnapshot("postgresql", "postgresql", 1.0, True, panels={"sessions": []})
+    verdicts = dict(server_verdicts([my, pg, host], 2))
+    assert "mariadbd" in verdicts["mysql"].text()
+    assert "mariadbd" not in verdicts["postgresql"].text() and "server_cores" not in dict(verdicts["postgresql"].figures)
