@@ -31,7 +31,7 @@ def per_op_text(iv: IntervalStats | None, width: int = 1000) -> Text:
     ...                                              cpu_s=0.00043, wal_bytes=1559.0, server_cpu_s=0.0002),
     ...                                        ClientCpu(per_op_us=245.0), Work(1.0), log_name="WAL"))
     >>> print(per_op_text(iv).plain)
-    per transaction: host reads 0.50  read 31 B  written 24.6 KiB  cs 2.1  CPU 0.430 ms  server WAL 1.52 KiB  CPU 0.200 ms  client CPU 245 us
+    per transaction: host reads 0.50  read 31 B  written 24.6 KiB  cs 2.1  CPU 0.430 ms  server WAL 1.52 KiB  CPU 0.200 ms  client CPU 0.245 ms
     >>> print(per_op_text(iv, 78).plain)
     per txn: host written 24.6 KiB  server WAL 1.52 KiB  CPU 0.200 ms
     >>> print(per_op_text(None).plain)
@@ -43,7 +43,8 @@ def per_op_text(iv: IntervalStats | None, width: int = 1000) -> Text:
     else:
         parts = per_op_parts(costs.per_op, costs.log_name)
         if costs.client_cpu.per_op_us is not None:
-            parts.append(("client", f"CPU {costs.client_cpu.per_op_us:.0f} us"))
+            # in ms as the host's and the server's CPU beside it ('client CPU 1600 us' read oddly there)
+            parts.append(("client", f"CPU {costs.client_cpu.per_op_us / 1000:.3f} ms"))
         warning = costs.client_cpu.warning
     line = _line("per transaction: ", parts)
     if len(line) > width:
