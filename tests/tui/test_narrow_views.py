@@ -93,3 +93,14 @@ async def test_mysql_top_at_80x24_leaves_the_waiters_query_room_beside_an_idle_h
         assert "idle in trx (5.0s, 1 row locked)" in _column(sessions, "State")
         query = next(c for c in sessions.columns.values() if str(c.label).rstrip("▼▲") == "Query")
         assert query.get_render_width(sessions) >= 23, query.get_render_width(sessions)
+
+
+async def test_every_postgresql_view_keeps_its_digit_and_name_at_80_columns() -> None:
+    # the bar read '... 7 blocking 8': the history view's name was cut off
+    app = _monitor(FakeSource("postgresql", [PG_TOP_PANELS], kind="postgresql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _ready(pilot, app)
+        bar = pane.query_one(".viewbar", Static)
+        text = str(bar.render())
+        assert text.startswith("1 activity ") and " 8 history" in text, text
+        assert len(text[: text.index(" 8 history") + 10]) <= bar.content_size.width

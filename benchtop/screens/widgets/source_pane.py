@@ -65,6 +65,32 @@ def tab_title(poller: Poller, pollers: Sequence[Poller]) -> str:
     servers = sum(1 for p in pollers if p.where)
     return f"{poller.name} {poller.where}" if servers > 1 and poller.where else poller.name
 
+def bar_names(names: Sequence[str], active: int, width: int) -> list[str]:
+    """The views' names for a bar of `width` with labels one space apart:
+    when even that is too wide, the longest names but the active one's are
+    cut (with a …) until it fits, so that every view keeps its digit and a
+    readable name (PostgreSQL's 8 at 80 columns lost '8 history' whole).
+
+    >>> pg = ["activity", "statements", "checkpoints", "tables", "vacuum", "repl", "blocking", "history"]
+    >>> " ".join(f"{i + 1} {n}" for i, n in enumerate(bar_names(pg, 0, 80)))
+    '1 activity 2 statemen… 3 checkpoi… 4 tables 5 vacuum 6 repl 7 blocking 8 history'
+    >>> bar_names(pg, 2, 80)[2], bar_names(pg[:3], 0, 80) == pg[:3]
+    ('checkpoints', True)
+    """
+    out = list(names)
+
+    def total() -> int:
+        return sum(len(f"{i + 1} {n}") for i, n in enumerate(out)) + len(out) - 1
+
+    while total() > width:
+        cuttable = [i for i, n in enumerate(out) if i != active and len(n) > 4]
+        if not cuttable:
+            break
+        longest = max(cuttable, key=lambda i: len(out[i]))
+        out[longest] = out[longest].rstrip("…")[:-1] + "…"
+    return out
+
+
 def status_line(name: str, kind: str, where: str, when: str, interval: float, poll_ms: float) -> str:
     """The pane's first line: which server, when it was polled and what the
     poll cost; one line at 80 columns for a source named after its kind
@@ -252,16 +278,21 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
 
     def _render_view(self, view: View, snap: SourceSnapshot) -> None:
         bar_text = Text()
+        names = [v.key for v in self.views]
+        idle = ("  idle shown" if self.show_idle else "  idle hidden") if any(t.idle for t in view.tables) else ""
+        # the views first: a filter or the idle mark takes what room is left
+        width = self.size.width or 80
         # one space around each view's label, or between labels when that is too wide (9 views at 80 columns)
-        pad = " " if sum(len(f" {i + 1} {v.key} ") for i, v in enumerate(self.views)) <= (self.size.width or 80) else ""
-        for i, v in enumerate(self.views):
+        pad = " " if sum(len(f" {i + 1} {n} ") for i, n in enumerate(names)) + len(idle) <= width else ""
+        if not pad:
+            names = bar_names(names, self.view_index, width)
+        for i, name in enumerate(names):
             if i and not pad:
                 bar_text.append(" ")
-            bar_text.append(f"{pad}{i + 1} {v.key}{pad}", "reverse bold" if i == self.view_index else "dim")
+            bar_text.append(f"{pad}{i + 1} {name}{pad}", "reverse bold" if i == self.view_index else "dim")
         if self.needle:
             bar_text.append(f"  filter: {self.needle}", "bold yellow")
-        if view.tables and any(t.idle for t in view.tables):
-            bar_text.append("  idle shown" if self.show_idle else "  idle hidden", "dim")
+        bar_text.append(idle, "dim")
         self.query_one(".viewbar", Static).update(bar_text)
         width = self.size.width or 80
         summary_h = 0
