@@ -104,3 +104,17 @@ async def test_every_postgresql_view_keeps_its_digit_and_name_at_80_columns() ->
         text = str(bar.render())
         assert text.startswith("1 activity ") and " 8 history" in text, text
         assert len(text[: text.index(" 8 history") + 10]) <= bar.content_size.width
+
+
+async def test_postgresql_activity_at_80x24_says_what_an_active_session_waits_on() -> None:
+    # the Wait column has no room under 100 columns: a session waiting on a lock or on I/O read 'active'
+    panels = copy.deepcopy(PG_TOP_PANELS)
+    panels["activity"][0].update(wait_event_type="IO", wait_event="WALSync")
+    app = _monitor(FakeSource("postgresql", [panels], kind="postgresql"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await _ready(pilot, app)
+        sessions = _table(pane, "activity")
+        await pilot.pause(0.2)
+        doing = dict(zip(_column(sessions, "PID"), _column(sessions, "State/wait")))
+        assert doing["4242"] == "IO:WALSync" and doing["4250"] == "Lock:transactionid"
+        assert doing["4251"] == "idle in trx"  # an idle session's ClientRead is no wait

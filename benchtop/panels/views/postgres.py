@@ -67,6 +67,9 @@ def _pg_rows(value: Any, panels: Mapping[str, Any]) -> list[dict[str, Any]]:
     for r in rows:
         wt, we = r.get("wait_event_type"), r.get("wait_event")
         r["wait"] = f"{wt}:{we}" if wt and we else ""
+        # under 100 columns one column says what a session is doing: an active
+        # session's wait when it waits (Lock:relation, IO:WALSync), else its state
+        r["doing"] = r["wait"] if r.get("state") == "active" and r["wait"] else _pg_state(r.get("state"))
     return rows
 
 
@@ -197,7 +200,8 @@ PG_ACTIVITY = TableSpec(
         Col("PID", "pid", ident, True),
         Col("User", "user", min_screen=100),
         Col("DB", "db", min_screen=100),
-        Col("State", "state", _pg_state),
+        Col("State", "state", _pg_state, min_screen=100),
+        Col("State/wait", "doing", max_screen=99),  # what it waits on, where Wait has no room
         Col("Wait", "wait", min_screen=100),
         Col("Blocked by", "blocked_by"),
         Col("Trx age", "xact_age_s", dur, True, min_screen=120),
