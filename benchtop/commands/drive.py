@@ -33,13 +33,15 @@ def on_terminal(out: TextIO) -> bool:
 
 class Drive:
     """Drives `session`'s run; `out` takes what a command prints (interval
-    lines, the summary), `prog` names the command in its error lines."""
+    lines, the summary), `prog` names the command in its error lines.
+    `stop`: the flag signals set (a command running several sessions, as
+    the A/B comparison, keeps one across them); default: the run's own."""
 
-    def __init__(self, session: RunSession, out: TextIO, prog: str = "benchtop") -> None:
+    def __init__(self, session: RunSession, out: TextIO, prog: str = "benchtop", stop: StopFlag | None = None) -> None:
         self.session = session
         self.out = out
         self.prog = prog
-        self.stop = StopFlag()
+        self.stop = stop or StopFlag()
 
     def run(self, ctl: Controller, printer: LinePrinter, txn_names: Sequence[str] = (), banner: str = "",
             ended: Callable[[RunSummary | None], None] | None = None) -> RunSummary | None:

@@ -34,13 +34,13 @@ def main(argv: Sequence[str]) -> int:
     with RunSession(opts, progress=sys.stderr) as session:
         ctl = session.controller()
         opts = session.options
-        early = _validity_before(session, ctl)
+        early = validity_before(session, ctl)
         drive = Drive(session, sys.stdout)
 
         def ended(summary: RunSummary | None) -> None:
             if summary is None:
                 return
-            extra, text = _finish_results(session, ctl, early, summary)
+            extra, text = finish_results(session, ctl, early, summary)
             if opts.headless:
                 print_summary(summary, ctl.program, opts, sys.stdout, extra, text)
             else:  # the dashboard's summary, once the terminal is back to normal
@@ -76,7 +76,7 @@ def _banner(ctl: RunController) -> str:
     return "\n".join(lines)
 
 
-def _validity_before(session: RunSession, ctl: RunController) -> Validity | None:
+def validity_before(session: RunSession, ctl: RunController) -> Validity | None:
     """The target's settings verdict read before the load when nothing else
     will read them: at the end the server may not answer."""
     opts = session.options
@@ -89,7 +89,7 @@ def _validity_before(session: RunSession, ctl: RunController) -> Validity | None
     return target_validity(opts.engine, opts.target)
 
 
-def _finish_results(session: RunSession, ctl: RunController, early: Validity | None,
+def finish_results(session: RunSession, ctl: RunController, early: Validity | None,
                     summary: RunSummary) -> tuple[dict[str, Any], str]:
     """Validity of the target's settings and steady state of the run, added to
     summary.json and to what is printed (with the run's per-operation costs,

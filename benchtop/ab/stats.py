@@ -1,0 +1,212 @@
+"""The comparison of paired rounds: per metric, the ratio B/A as the
+Hodges-Lehmann estimate of the rounds' log-ratios (the median of their
+pairwise means), its 95% confidence interval by inverting the Wilcoxon
+signed-rank test (exact: the interval's ends are the Walsh averages the
+test's critical value picks), and the test's p-value from scipy.  Both are
+distribution-free: one round disturbed by a neighbour moves them little,
+where a mean and a t interval would follow it.
+
+A 95% interval needs at least 6 rounds (with fewer, even all of them on
+one side has a two-sided p above 0.05): before that the interval is None
+and the verdict undecided."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+METHOD = ("Hodges-Lehmann estimate of the paired log-ratios B/A, 95% interval from the exact Wilcoxon "
+          "signed-rank test, p-value from scipy.stats.wilcoxon")
+
+
+class Outcome(str, Enum):
+    B_FASTER = "b_faster"
+    B_SLOWER = "b_slower"
+    NO_DIFFERENCE = "no_difference"
+    UNDECIDED = "undecided"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """One metric's ratio B/A over the rounds.  `ci_low`/`ci_high` are None
+    with fewer than 6 rounds; `ratio` and `p_value` None when a round had a
+    zero (errors: then `ratio` is of the totals, when A's is not zero)."""
+
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    verdict: Outcome
+    rounds: int
+    more_rounds: int | None  # about this many more would decide it (None: decided, or no estimate)
+
+    def to_dict(self) -> dict[str, object]:
+        def r(x: float | None, digits: int = 4) -> float | None:
+            return None if x is None else round(x, digits)
+
+        return {"ratio": r(self.ratio), "ci_low": r(self.ci_low), "ci_high": r(self.ci_high),
+                "p_value": r(self.p_value, 5), "verdict": self.verdict.value, "rounds": self.rounds,
+                "more_rounds": self.more_rounds}
+
+
+def walsh_averages(x: Sequence[float]) -> np.ndarray:
+    """The pairwise means (x_i + x_j) / 2, i <= j, sorted.
+
+    >>> walsh_averages([1.0, 3.0]).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    a = np.asarray(x, dtype=float)
+    i, j = np.triu_indices(len(a))
+    return np.sort((a[i] + a[j]) / 2)
+
+
+def hodges_lehmann(x: Sequence[float]) -> float:
+    """The median of the Walsh averages: the location the signed-rank test
+    is centred on.
+
+    >>> hodges_lehmann([1.0, 2.0, 3.0, 10.0])
+    2.75
+    """
+    return float(np.median(walsh_averages(x)))
+
+
+def signed_rank_counts(n: int) -> np.ndarray:
+    """How many of the 2**n sign patterns of n ranks give each sum W+
+    (index 0 .. n(n+1)/2): the exact null distribution, by adding one rank
+    at a time.
+
+    >>> signed_rank_counts(3).astype(int).tolist()
+    [1, 1, 1, 2, 1, 1, 1]
+    """
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for rank in range(1, n + 1):
+        counts[rank:] = counts[rank:] + counts[:-rank].copy()
+    return counts
+
+
+def critical_rank(n: int, confidence: float = CONFIDENCE) -> int:
+    """The k whose k-th smallest and k-th largest Walsh averages bound the
+    interval: the largest k with P(W+ <= k - 1) <= alpha/2; 0 when even
+    k = 1 is too likely (n < 6 at 95%).
+
+    >>> critical_rank(5), critical_rank(6), critical_rank(10)
+    (0, 1, 9)
+    """
+    if n < 1:
+        return 0
+    cdf = np.cumsum(signed_rank_counts(n)) / 2.0 ** n
+    alpha = 1.0 - confidence
+    return int(np.count_nonzero(cdf <= alpha / 2 + 1e-12))
+
+
+def shift_interval(x: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The confidence interval of the location of `x` (the shifts d the
+    two-sided signed-rank test of x - d does not reject); None when the
+    rounds are too few for one."""
+    k = critical_rank(len(x), confidence)
+    if k == 0:
+        return None
+    w = walsh_averages(x)
+    return float(w[k - 1]), float(w[len(w) - k])
+
+
+def signed_rank_p(x: Sequence[float]) -> float:
+    """scipy's two-sided Wilcoxon signed-rank p-value of `x` against 0 (1.0
+    when every value is 0: no evidence of any shift)."""
+    a = np.asarray(x, dtype=float)
+    if not np.any(a != 0):
+        return 1.0
+    with warnings.catch_warnings():  # few rounds, or ties: scipy warns of its approximation
+        warnings.simplefilter("ignore")
+        return float(stats.wilcoxon(a).pvalue)
+
+
+def compare(a: Sequence[float], b: Sequence[float], higher_is_faster: bool, resolution: float,
+            confidence: float = CONFIDENCE) -> Comparison:
+    """B against A from paired rounds (a[i], b[i]).  `higher_is_faster`:
+    TPS (else latency, CPU per transaction: lower is faster).  The verdict:
+    faster or slower when the interval excludes 1, no_difference when it
+    lies within 1 +- `resolution`, else undecided."""
+    n = len(a)
+    if n == 0 or any(v <= 0 for v in (*a, *b)):
+        return _with_zeros(a, b, n)
+    logs = np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float))
+    centre = hodges_lehmann(logs)
+    bounds = shift_interval(logs, confidence)
+    p = signed_rank_p(logs)
+    if bounds is None:
+        return Comparison(math.exp(centre), None, None, p, Outcome.UNDECIDED, n, _more_rounds(logs, None, resolution))
+    lo, hi = math.exp(bounds[0]), math.exp(bounds[1])
+    if lo > 1.0 or hi < 1.0:
+        up = lo > 1.0
+        outcome = Outcome.B_FASTER if up == higher_is_faster else Outcome.B_SLOWER
+    elif lo >= 1.0 - resolution and hi <= 1.0 + resolution:
+        outcome = Outcome.NO_DIFFERENCE
+    else:
+        outcome = Outcome.UNDECIDED
+    more = _more_rounds(logs, bounds, resolution) if outcome is Outcome.UNDECIDED else None
+    return Comparison(math.exp(centre), lo, hi, p, outcome, n, more)
+
+
+def _with_zeros(a: Sequence[float], b: Sequence[float], n: int) -> Comparison:
+    """A metric some round measured as zero (errors, mostly): no log-ratio,
+    so no interval; the ratio of the totals, and no difference when both
+    sides counted none."""
+    ta, tb = float(sum(a)), float(sum(b))
+    if ta == 0 and tb == 0:
+        return Comparison(None, None, None, None, Outcome.NO_DIFFERENCE, n, None)
+    return Comparison(tb / ta if ta > 0 else None, None, None, None, Outcome.UNDECIDED, n, None)
+
+
+def _more_rounds(logs: np.ndarray, bounds: tuple[float, float] | None, resolution: float) -> int | None:
+    """About how many more rounds would decide: the interval's half-width
+    shrinks as 1/sqrt(rounds), and it decides once it is narrower than the
+    distance from 1 (a difference) or fits within the resolution (none).
+    Before there is an interval, its width is guessed from the spread."""
+    n = len(logs)
+    if bounds is not None:
+        half = (bounds[1] - bounds[0]) / 2
+    elif n >= 2:
+        half = 2.0 * float(np.std(logs, ddof=1)) / math.sqrt(n)
+    else:
+        return None
+    centre = abs(float(np.median(logs)))
+    room = max(centre, math.log1p(resolution) - centre)
+    if half <= 0:
+        return max(0, 6 - n) or None
+    needed = max(6, math.ceil(n * (half / room) ** 2))
+    return max(1, needed - n)
+
+
+def verdict_text(c: Comparison, resolution: float) -> str:
+    """The comparison's line, e.g. 'B is 4.1% faster (95% CI +2.3% .. +5.9%,
+    10 rounds)', for TPS (the CI is of the change B/A - 1).
+
+    >>> verdict_text(Comparison(1.041, 1.023, 1.059, 0.002, Outcome.B_FASTER, 10, None), 0.02)
+    'B is 4.1% faster (95% CI +2.3% .. +5.9%, 10 rounds)'
+    >>> verdict_text(Comparison(1.0, 0.968, 1.029, 0.8, Outcome.UNDECIDED, 6, 14), 0.02)
+    'no difference detectable: B/A 1.00 (95% CI -3.2% .. +2.9%, 6 rounds); about 14 more rounds would resolve 2%'
+    >>> verdict_text(Comparison(1.01, None, None, 0.5, Outcome.UNDECIDED, 3, 5), 0.02)
+    'no difference detectable: B/A 1.01 (3 rounds: a 95% interval needs 6); about 5 more rounds would resolve 2%'
+    """
+    def pct(x: float) -> str:
+        return f"{100 * (x - 1):+.1f}%"
+
+    ratio = c.ratio if c.ratio is not None else 1.0
+    ci = (f"95% CI {pct(c.ci_low)} .. {pct(c.ci_high)}, {c.rounds} rounds" if c.ci_low is not None
+          and c.ci_high is not None else f"{c.rounds} rounds: a 95% interval needs 6")
+    if c.verdict in (Outcome.B_FASTER, Outcome.B_SLOWER):
+        word = "faster" if c.verdict is Outcome.B_FASTER else "slower"
+        return f"B is {abs(100 * (ratio - 1)):.1f}% {word} ({ci})"
+    if c.verdict is Outcome.NO_DIFFERENCE:
+        return f"no difference beyond {100 * resolution:g}%: B/A {ratio:.2f} ({ci})"
+    more = f"; about {c.more_rounds} more rounds would resolve {100 * resolution:g}%" if c.more_rounds else ""
+    return f"no difference detectable: B/A {ratio:.2f} ({ci}){more}"
