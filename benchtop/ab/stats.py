@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
-from scipy import stats
 
 CONFIDENCE = 0.95
 METHOD = ("Hodges-Lehmann estimate of the paired log-ratios B/A, 95% interval from the exact Wilcoxon "
@@ -121,6 +120,10 @@ def shift_interval(x: Sequence[float], confidence: float = CONFIDENCE) -> tuple[
 def signed_rank_p(x: Sequence[float]) -> float:
     """scipy's two-sided Wilcoxon signed-rank p-value of `x` against 0 (1.0
     when every value is 0: no evidence of any shift)."""
+    # imported here: scipy.stats takes 1-2 s to import on a busy host, which `benchtop ab --help` and a
+    # refused command line should not wait for
+    from scipy import stats
+
     a = np.asarray(x, dtype=float)
     if not np.any(a != 0):
         return 1.0
