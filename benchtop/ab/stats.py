@@ -204,8 +204,9 @@ def verdict_text(c: Comparison, resolution: float) -> str:
         return f"{100 * (x - 1):+.1f}%"
 
     ratio = c.ratio if c.ratio is not None else 1.0
-    ci = (f"95% CI {pct(c.ci_low)} .. {pct(c.ci_high)}, {c.rounds} rounds" if c.ci_low is not None
-          and c.ci_high is not None else f"{c.rounds} rounds: a 95% interval needs 6")
+    rounds = f"{c.rounds} round{'' if c.rounds == 1 else 's'}"
+    ci = (f"95% CI {pct(c.ci_low)} .. {pct(c.ci_high)}, {rounds}" if c.ci_low is not None
+          and c.ci_high is not None else f"{rounds}: a 95% interval needs 6")
     if c.verdict in (Outcome.B_FASTER, Outcome.B_SLOWER):
         word = "faster" if c.verdict is Outcome.B_FASTER else "slower"
         return f"B is {abs(100 * (ratio - 1)):.1f}% {word} ({ci})"

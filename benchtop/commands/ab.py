@@ -126,9 +126,8 @@ def main(argv: Sequence[str]) -> int:
     except (RunFailed, SettingsError) as exc:
         failed = str(exc)
     finally:
-        for control in controls.values():
-            if control is not None:  # already restored after each run: this catches an interrupted apply
-                control.restore()
+        # already restored after each run: this catches a restore that failed there
+        failed = "; ".join(why for why in [failed, *map(_restore, controls.values())] if why)
     result = AbResult(sides, plan, runner.rounds, runner.stopped_by or ("error" if failed else ""), seed)
     result.write(folder)
     print("")
@@ -141,7 +140,7 @@ def main(argv: Sequence[str]) -> int:
     if stop.signum is not None:
         stopped = Interrupted(stop.signum)
         print(f"benchtop ab: interrupted ({stopped.signal_name}): the comparison above covers "
-              f"{len(runner.rounds)} finished round(s)", file=sys.stderr)
+              f"the {len(runner.rounds)} round(s) that finished", file=sys.stderr)
         return stopped.exit_code
     return EXIT_OK
 
@@ -175,6 +174,16 @@ def _settings_control(side: Side, opts: RunOptions) -> SettingsControl | None:
         raise UsageError(f"{flag}: {', '.join(restart)} take(s) effect only after a server restart, "
                          "which a comparison round does not do")
     return control
+
+
+def _restore(control: SettingsControl | None) -> str:
+    """What could not be put back ("" when all was, or nothing was changed)."""
+    try:
+        if control is not None:
+            control.restore()
+    except SettingsError as exc:
+        return f"{exc}: put them back with `benchtop restore` and the same --dsn and --admin-dsn"
+    return ""
 
 
 def _run_side(opts: RunOptions, folder: Path, name: str, stop: StopFlag) -> SideFigures | None:
