@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from benchtop.engine.histogram import Histogram
 from benchtop.panels.units import ms
@@ -42,6 +42,7 @@ from benchtop.screens.messages import (
 from benchtop.screens.modals import MarkModal, RateModal
 from benchtop.screens.target_line import TargetTopLine
 from benchtop.screens.widgets.chart import Series, TimeChart, legend_text, render_chart
+from benchtop.screens.widgets.footer import KeysFooter
 from benchtop.screens.widgets.fmt import middle, ms_tick, nice_rate, pane_id
 from benchtop.screens.widgets.header import HeaderState, RunHeader
 from benchtop.screens.widgets.histogram import axis_for, render_histogram
@@ -375,7 +376,7 @@ class BenchScreen(Screen):
                         yield SourcePane(p, title)
         else:
             yield Dashboard(id="dashboard")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         self.refresh_all()

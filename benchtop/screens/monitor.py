@@ -11,10 +11,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Static, TabbedContent, TabPane
 
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.messages import SourcePolled
+from benchtop.screens.widgets.footer import KeysFooter
 from benchtop.screens.widgets.fmt import pane_id
 from benchtop.screens.widgets.source_pane import SourcePane, tab_title
 from benchtop.screens.widgets.verdict_line import VerdictLine
@@ -66,7 +67,7 @@ class MonitorScreen(Screen):
                 title = tab_title(p, self.pollers)
                 with TabPane(title, id=f"tab-{pane_id(p.name)}"):
                     yield SourcePane(p, title)
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def _active_pane(self) -> SourcePane | None:
         tabs = self.query_one(TabbedContent)

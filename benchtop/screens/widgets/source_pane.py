@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static, TabbedContent
 
@@ -157,6 +158,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
         self.want_focus = False  # the monitor screen focuses the table of the view on show
         self.history: History | None = None  # the main rates of every poll, for the history view
         self._failed: set[str] = set()  # the view failures already told
+        self._drawn: Size | None = None  # the pane's size when last drawn
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="banner")
@@ -239,6 +241,7 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
 
     def show(self, snap: SourceSnapshot) -> None:
         self.last = snap
+        self._drawn = self.size
         when = time.strftime("%H:%M:%S UTC", time.gmtime(snap.t))
         state = "  ‖ paused" if self.paused else ""
         self.query_one(".status", Static).update(Text(
@@ -316,7 +319,10 @@ class SourcePane(Vertical, FocusHolder, can_focus=True):
                 charts.refresh()
 
     def on_resize(self) -> None:
-        self.refresh_view()
+        # A tab shown again gets a Resize to the size it had: drawing it again then
+        # rebuilt every table of the view for nothing.
+        if self.size != self._drawn:
+            self.refresh_view()
 
     def refresh_view(self) -> None:
         if self.last is not None:
