@@ -26,6 +26,7 @@ from benchtop.verdict import Signals, Verdict, decide, rules
 from benchtop.verdict.snapshots import from_snapshots, pgbouncer_signals
 
 DATA_SERVERS = ("mariadbd", "mysqld", "postgres")  # processes whose working directory is their data's
+SYNC_PROBE_EVERY_S = 5.0  # a disk's sync time moves slowly: nine syncs every few seconds, not every interval
 STALE_POLLS = 3  # a snapshot older than this many monitor intervals is not this interval's
 POOL_TIMEOUT_S = 2.0  # the pooler's console answers at once on its own host
 
@@ -103,6 +104,7 @@ class VerdictMeter:
         self._name: tuple[int | None, str | None] = (None, None)
         self._server_cpus: tuple[int | None, float | None] = (None, None)
         self._probe_dir: tuple[int | None, Path | None] = (None, None)
+        self._sync: tuple[float, float | None] | None = None  # when a sync was last timed, and its time
         self._local = server_on_this_host(target) if target.kind in ("mysql", "postgresql") else None
         self._cpus = os.cpu_count() or 1
         self._client_cpus = client_cpus()
@@ -161,7 +163,12 @@ class VerdictMeter:
             data = data_directory(pid) if pid is not None else None
             self._probe_dir = (pid, probe_directory(data) if data is not None else None)
         folder = self._probe_dir[1]
-        return replace(s, sync_ms=timed_sync_ms(folder)) if folder is not None else s
+        if folder is None:
+            return s
+        now = time.monotonic()
+        if self._sync is None or now - self._sync[0] >= SYNC_PROBE_EVERY_S:
+            self._sync = (now, timed_sync_ms(folder))
+        return replace(s, sync_ms=self._sync[1])
 
     def judge(self, iv: IntervalStats) -> Verdict:
         verdict = decide(self.signals(iv))
