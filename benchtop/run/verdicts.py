@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Generic, Mapping, TypeVar
 
 from benchtop.record.samples import IntervalStats
 from benchtop.sources.base import SourceError, SourceSnapshot
@@ -90,6 +90,31 @@ def host_signals(d: OSDelta | None) -> dict[str, Any]:
     return out
 
 
+T = TypeVar("T")
+
+
+class PerServerProcess(Generic[T]):
+    """A value read from the local server's process once, and again only
+    when the server's pid changes (a restart): its name, its CPUs, the
+    filesystem its data lives on."""
+
+    def __init__(self, read: Callable[[int], T | None]) -> None:
+        self._read = read
+        self._pid: int | None = None
+        self._value: T | None = None
+
+    def __call__(self, pid: int | None) -> T | None:
+        if pid != self._pid:
+            self._pid, self._value = pid, (self._read(pid) if pid is not None else None)
+        return self._value
+
+
+def _probe_folder(pid: int) -> Path | None:
+    """Where benchtop may time a sync beside the server's data (None: nowhere)."""
+    data = data_directory(pid)
+    return probe_directory(data) if data is not None else None
+
+
 class VerdictMeter:
     """Judges each interval of one run; `latest` gives the monitor's newest
     snapshots by source name, `server_pid` the local server's pid (once the
@@ -101,9 +126,9 @@ class VerdictMeter:
         self._latest = latest or (lambda: {})
         self._server_pid = server_pid or (lambda: None)
         self._poll_s = poll_s
-        self._name: tuple[int | None, str | None] = (None, None)
-        self._server_cpus: tuple[int | None, float | None] = (None, None)
-        self._probe_dir: tuple[int | None, Path | None] = (None, None)
+        self._name = PerServerProcess(process_name)
+        self._server_cpus = PerServerProcess(allowed_cpus)
+        self._probe_folder = PerServerProcess(_probe_folder)
         self._sync: tuple[float, float | None] | None = None  # when a sync was last timed, and its time
         self._local = server_on_this_host(target) if target.kind in ("mysql", "postgresql") else None
         self._cpus = os.cpu_count() or 1
@@ -158,11 +183,7 @@ class VerdictMeter:
         own = rules.server_syncs_per_txn(s)
         if own is None or own < rules.COMMIT_FLUSHES or not s.writes_per_txn or s.server_process not in DATA_SERVERS:
             return s
-        pid = self._server_pid()
-        if pid != self._probe_dir[0]:
-            data = data_directory(pid) if pid is not None else None
-            self._probe_dir = (pid, probe_directory(data) if data is not None else None)
-        folder = self._probe_dir[1]
+        folder = self._probe_folder(self._server_pid())
         if folder is None:
             return s
         now = time.monotonic()
@@ -200,13 +221,7 @@ class VerdictMeter:
 
     def _allowed_server_cpus(self) -> float | None:
         """The server's CPU affinity and cgroup quota, read once per server process."""
-        pid = self._server_pid()
-        if pid != self._server_cpus[0]:
-            self._server_cpus = (pid, allowed_cpus(pid) if pid is not None else None)
-        return self._server_cpus[1]
+        return self._server_cpus(self._server_pid())
 
     def _process_name(self) -> str | None:
-        pid = self._server_pid()
-        if pid != self._name[0]:
-            self._name = (pid, process_name(pid))
-        return self._name[1]
+        return self._name(self._server_pid())

@@ -4,6 +4,7 @@ unnamed file beside the server's data, never inside it."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from benchtop.sources.sync_probe import data_directory, probe_directory, timed_sync_ms
@@ -22,7 +23,7 @@ def test_a_folder_that_cannot_be_written_gives_no_time(tmp_path: Path) -> None:
 def test_the_probe_writes_in_the_temporary_directory_on_the_data_s_filesystem(tmp_path: Path, monkeypatch) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert probe_directory(data) == tmp_path
     assert probe_directory(tmp_path / "absent") is None
 
