@@ -1,6 +1,7 @@
 """The verdict of one interval: every rule's score against its threshold,
 ranked; the first over its threshold is the limit, the second is named as
-`next` when it is close.  An open loop that delivers its rate is limited by
+`next` when it is close.  Other processes' CPU (the neighbours) yield to a
+limit the server's own counts establish and are named next to it.  An open loop that delivers its rate is limited by
 the rate; a closed loop with nothing over a threshold and fast queries by
 the network's round trips; anything else is `unclear`."""
 
@@ -17,6 +18,7 @@ NEXT_CLOSE: Final = 0.7  # a second rule at this fraction of its threshold or mo
 MISSING_PENALTY: Final = 0.75  # confidence kept per missing signal group (at most two counted)
 FULL: Final = 0.95  # a verdict's full confidence: one rule half again over its threshold, nothing close, all read
 SURE_AT: Final = 1.5  # ... "half again": the strength at which the margin counts in full
+YIELDED_MARGIN: Final = 0.75  # of the margin kept by a limit the neighbours' wait stands beside
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,13 +142,23 @@ def decide(s: Signals) -> Verdict:
     if over:
         first = over[0]
         second = ranked[1] if len(ranked) > 1 else None
+        own: list[str] = []
+        counted = [c for c in over if c.rule.limit != "neighbours" and _counted_by_the_server(c, s)]
+        beside = next((c for c in over if c.rule.limit == "neighbours"), None)
+        yielded = beside is not None and bool(counted)
+        if beside is not None and counted:
+            # other processes lengthen every step of a load whose own limit the server counts too: that limit
+            # is the answer that holds on a quiet host, the neighbours are what this host adds to it
+            first, second = counted[0], beside
+            own.append(f"other processes held the run back too ({beside.strength:.2f}x their threshold)")
         close = second is not None and second.strength >= NEXT_CLOSE
         # past its threshold by half again: sure; a close second halves the margin
         margin = min(1.0, (first.strength - 1.0) / (SURE_AT - 1.0))
-        own: list[str] = []
         if margin < 1.0:
-            own.append(f"{first.strength:.2f}x its threshold (sure from {SURE_AT:g}x)")
-        if close and second is not None and first.strength - second.strength < margin:
+            own.insert(0, f"{first.strength:.2f}x its threshold (sure from {SURE_AT:g}x)")
+        if yielded:
+            margin *= YIELDED_MARGIN
+        elif close and second is not None and first.strength - second.strength < margin:
             margin = max(0.0, first.strength - second.strength)
             own.append(f"{NAMES.get(second.rule.limit, second.rule.limit)} close behind "
                        f"({second.strength:.2f}x its threshold)")
@@ -172,6 +184,24 @@ def decide(s: Signals) -> Verdict:
         evidence += ("; " if evidence else "") + "not read: " + ", ".join(s.missing)
     return Verdict("unclear", round(0.3 * penalty, 2), evidence, figures=nums,
                    lowered_by=tuple(["no rule over its threshold"] + why))
+
+
+def _counted_by_the_server(c: Candidate, s: Signals) -> bool:
+    """A limit the server's or the pooler's own counts establish, not one
+    inferred from the workers' time (which the neighbours' queue shares):
+    clients waiting in the pool, sessions seen in lock waits, sessions in
+    I/O waits or every commit syncing by the server's own count."""
+    if c.rule.limit == "pool":
+        return True
+    if c.rule.limit == "locks":
+        waiting = rules.lock_waiting(s)
+        return waiting is not None and waiting / max(s.sessions, 1.0) >= rules.LOCK_WAITING_SHARE
+    if c.rule.limit == "disk":
+        syncs = rules.server_syncs_per_txn(s)
+        io = (s.io_waiting or 0.0) / max(s.sessions, 1.0)
+        return bool(s.writes_per_txn) and syncs is not None and syncs >= rules.COMMIT_FLUSHES \
+            or io >= rules.IO_WAITING_SHARE
+    return False
 
 
 def _next(c: Candidate | None, s: Signals) -> tuple[str | None, str | None]:

@@ -24,6 +24,7 @@ LOCK_WAITS_PER_WRITE: Final = 0.1  # row lock waits per write: one write in ten 
 IO_WAITING_SHARE: Final = 0.35  # of the working sessions waiting on file I/O (fsync, reads, writes)
 COMMIT_FLUSHES: Final = 0.8  # the server's syncs per transaction: every commit waits for one (durable commits)
 COMMIT_OFF_CPU: Final = 0.25  # ... and this share of the workers' time off the CPUs is the commits' syncs
+MIN_UNQUEUED: Final = 0.2  # durable commits are judged on at least this share of the workers' time (not queued)
 DISK_UTIL: Final = 0.85  # of the time the busiest disk had a request in flight (iostat %util)
 SERVER_CPU_SHARE: Final = 0.75  # of the host's cores used by the server's processes
 HOST_SATURATED: Final = 0.90  # host CPU busy: saturated when the run queue exceeds the cores too
@@ -215,18 +216,34 @@ def commit_sync_share(s: Signals) -> float | None:
     return round(min(1.0, own * s.sync_ms / s.latency_ms), 3)
 
 
+def unqueued_share(s: Signals) -> float:
+    """The share of the workers' time not spent queued for a CPU: the time
+    the run spends on its own account, on a CPU or waiting for the server's
+    locks, syncs or the wire.  The queue is the CPU rules' and the
+    neighbours' to name; what the run does with the rest holds on a quiet
+    host too.
+
+    >>> unqueued_share(Signals(busy_workers=2.0, worker_cpu_wait=0.4, server_cpu_wait=0.6))
+    0.5
+    """
+    return max(MIN_UNQUEUED, 1.0 - (cpu_wait_share(s) or 0.0))
+
+
 def disk_score(s: Signals) -> float | None:
     scores = []
     per_txn, off_cpu = flushes_per_txn(s), off_cpu_share(s)
     # the waits that the server's lock queue and the pooler's explain instead
     named = ((lock_score(s) if s.lock_waiting is not None else 0.0) or 0.0) + (pool_score(s) or 0.0)
+    # durable commits are judged on the time not queued for a CPU, so other processes on the host take a
+    # share of the transaction's time without hiding that every commit still waits for its sync
+    unqueued = unqueued_share(s)
     if per_txn is not None and off_cpu is not None and not s.open_loop and per_txn >= COMMIT_FLUSHES:
         # a quarter of the workers' time waiting on the syncs every commit makes scores as the threshold
-        scores.append(max(0.0, off_cpu - named) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
+        scores.append(max(0.0, off_cpu / unqueued - named) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
     synced = commit_sync_share(s)
     if synced is not None and not s.open_loop:
         # the same quarter, timed: a sync spent partly on the CPU (a virtual disk) is off the CPUs only in part
-        scores.append(max(0.0, synced - named) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
+        scores.append(max(0.0, synced / unqueued - named) * IO_WAITING_SHARE / COMMIT_OFF_CPU)
     if s.io_waiting is not None:
         scores.append(s.io_waiting * waits_beyond_run_queue(s) / max(s.sessions, s.io_waiting, 1.0))
     if s.disk_util_pct is not None and s.server_local is not False and server_counts_missing(s):
