@@ -1,22 +1,48 @@
 """`benchtop restore --engine postgres --dsn ... --admin-dsn ...`: put back
 the settings a run killed before its own restore left changed on a server
-(instrumentation presets, a scenario's settings), from the record benchtop
-wrote before changing them (benchtop.target.leftovers), then remove the
-record."""
+(instrumentation presets, a scenario's or a comparison's settings), from
+the record benchtop wrote before changing them (benchtop.target.leftovers),
+then remove the record.
+
+A record is kept under the address of the connection that made the change:
+--admin-dsn's when the run had one (instrumentation, a scenario's settings,
+`benchtop ab`'s --set), else --dsn's.  The admin often reaches the server by
+its socket and the benchmark by host:port, so both addresses are looked at,
+each reached with the admin's credentials."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_OK
 from benchtop.errors import UsageError
 from benchtop.options.run_options import options_from_argv
 from benchtop.run.attach import make_instrumentation
+from benchtop.target import Target
 from benchtop.target.instrumentation import InstrumentationError
-from benchtop.target.leftovers import ChangeRecord, LeftoverError, described, leftover_warning
+from benchtop.target.leftovers import Change, ChangeRecord, LeftoverError, described, server_address
 from benchtop.target.settings import SettingsControl, SettingsError
+
+
+def places(target: Target, admin_dsn: str | None) -> list[Target]:
+    """The admin's connection to each address a record may be kept under:
+    --admin-dsn's own, then --dsn's host, port or socket when it is another.
+
+    >>> [server_address(t) for t in places(Target("mysql", "127.0.0.1", 3306, "sbtest"),
+    ...                                    "mysql://root@localhost/?unix_socket=/tmp/my.sock")]
+    ['mysql /tmp/my.sock', 'mysql 127.0.0.1:3306']
+    >>> len(places(Target("mysql", "127.0.0.1", 3306, "sbtest"), "mysql://root@localhost:3306/"))
+    1
+    """
+    cycler = make_instrumentation(target, admin_dsn)
+    admin = cycler.control.target if cycler is not None else target
+    out = [admin]
+    if server_address(target) != server_address(admin):
+        out.append(replace(admin, host=target.host, port=target.port, socket=target.socket))
+    return out
 
 
 def main(argv: Sequence[str]) -> int:
@@ -24,15 +50,19 @@ def main(argv: Sequence[str]) -> int:
     target = opts.target
     if target.kind not in ("mysql", "postgresql"):
         raise UsageError("restore puts back a server's settings: use --engine mysql or postgres and its --dsn")
-    record = ChangeRecord(target)
-    where = record.address.split(" ", 1)[1]
-    left = leftover_warning(target)
-    if left is None:
+    found: list[tuple[Target, ChangeRecord, list[Change]]] = []
+    for place in places(target, opts.monitor.admin_dsn):
+        record = ChangeRecord(place)
         try:
-            live = record.changes()
+            found.append((place, record, record.changes()))
         except LeftoverError as exc:
             print(f"benchtop restore: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
+    # a record whose every change is a live run's is that run's to restore
+    left = [(place, record, changes) for place, record, changes in found if any(not c.live for c in changes)]
+    if not left:
+        live = [c for _, _, changes in found for c in changes]
+        where = " or ".join(record.address.split(" ", 1)[1] for _, record, _ in found)
         if live:
             pids = ", ".join(str(c.pid) for c in live)
             print(f"benchtop restore: nothing done: the changes recorded for {where} belong to a run still going "
@@ -40,17 +70,18 @@ def main(argv: Sequence[str]) -> int:
         else:
             print(f"benchtop restore: nothing to restore on {where}: no change of benchtop's is recorded there")
         return EXIT_OK
-    what = "; ".join(described(c.saved) for c in record.changes())
-    cycler = make_instrumentation(target, opts.monitor.admin_dsn)
-    try:
-        if cycler is not None:
-            try:
-                cycler.control.restore_leftovers()
-            finally:
-                cycler.control.close()
-        SettingsControl(cycler.control.target if cycler is not None else target).restore_leftovers()
-    except (InstrumentationError, SettingsError) as exc:
-        print(f"benchtop restore: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    print(f"restored on {where}: {what}; record {record.path} removed")
+    for place, record, changes in left:
+        what = "; ".join(described(c.saved) for c in changes)
+        cycler = make_instrumentation(place, None)
+        try:
+            if cycler is not None:
+                try:
+                    cycler.control.restore_leftovers()
+                finally:
+                    cycler.control.close()
+            SettingsControl(place).restore_leftovers()
+        except (InstrumentationError, SettingsError) as exc:
+            print(f"benchtop restore: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"restored on {record.address.split(' ', 1)[1]}: {what}; record {record.path} removed")
     return EXIT_OK

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from benchtop.target.leftovers import ChangeRecord
-from tests.fixtures.servers import Server, mysql_admin_exec
+from tests.fixtures.servers import Server, mysql_admin_exec, retry
 
 pytestmark = pytest.mark.realdb
 
@@ -88,5 +90,42 @@ def test_a_setting_is_the_sides_during_its_runs_and_restored(mysql_tables: Serve
                 assert summary["validity"]["settings"][name] == value
         assert mysql_admin_exec(mysql_tables, f"SELECT @@GLOBAL.{name}")[0][0] == 2
         assert ChangeRecord(mysql_tables.target()).changes() == []  # nothing left for `benchtop restore`
+    finally:
+        mysql_admin_exec(mysql_tables, f"SET GLOBAL {name} = {was}")
+
+
+def test_restore_finds_what_a_killed_comparison_left_changed_through_the_admins_socket(
+        mysql_tables: Server, tmp_path: Path) -> None:
+    """ab records a side's settings under --admin-dsn's address (here the
+    server's socket); `benchtop restore` given the run's --dsn (host:port)
+    and --admin-dsn found nothing there before ('nothing to restore')."""
+    if mysql_tables.socket is None:
+        pytest.skip("the admin reaches the server by its socket: this server has none here")
+    name = "innodb_flush_log_at_trx_commit"
+    was = mysql_admin_exec(mysql_tables, f"SELECT @@GLOBAL.{name}")[0][0]
+    mysql_admin_exec(mysql_tables, f"SET GLOBAL {name} = 2")
+    password = f":{quote(mysql_tables.admin_password, safe='')}" if mysql_tables.admin_password else ""
+    admin = f"mysql://{quote(mysql_tables.admin_user, safe='')}{password}@localhost/?unix_socket={mysql_tables.socket}"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               MYSQL_PWD=mysql_tables.password or "")
+    target = ["--engine", "mysql", "--dsn", mysql_tables.dsn(), "--admin-dsn", admin]
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "benchtop", "ab", "--headless", *target, *SIZE,
+                                 "--workload", "oltp_point_select", "--rounds", "20", "--round-time", "1",
+                                 "--warmup", "0.2", "--out", str(tmp_path / "ab"), "--a", f"--set {name}=0", "--b", ""],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                env=env, cwd=str(ROOT))
+        try:
+            retry(lambda: mysql_admin_exec(mysql_tables, f"SELECT @@GLOBAL.{name}")[0][0] == 0, timeout=60, interval=0.1)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        assert mysql_admin_exec(mysql_tables, f"SELECT @@GLOBAL.{name}")[0][0] == 0  # left changed
+        res = subprocess.run([sys.executable, "-m", "benchtop", "restore", *target], capture_output=True, text=True,
+                             timeout=60, env=env, cwd=str(ROOT), stdin=subprocess.DEVNULL)
+        assert res.returncode == 0, res.stderr
+        assert f"restored on {mysql_tables.socket}: {name} (was 2)" in res.stdout, res.stdout + res.stderr
+        assert mysql_admin_exec(mysql_tables, f"SELECT @@GLOBAL.{name}")[0][0] == 2
+        assert not any(Path(ChangeRecord(mysql_tables.target()).path.parent).glob("*.json"))
     finally:
         mysql_admin_exec(mysql_tables, f"SET GLOBAL {name} = {was}")
