@@ -1,31 +1,47 @@
-"""`benchtop ab [run options] --a "OPTIONS" --b "OPTIONS" [--rounds N] [--round-time S]
+"""`benchtop ab [SCENARIO.toml] [run options] --a "OPTIONS" --b "OPTIONS" [--rounds N] [--round-time S]
 [--until-confident --resolution 2% --max-time S] [--out DIR]`: is B really faster than A?  Rounds of one
 run of each side in a random order (benchtop.ab), each run a normal headless run in this process with its
-own results folder (DIR/round-01-a/), then B/A per metric with its 95% interval, in DIR/ab.json."""
+own results folder (DIR/round-01-a/), then B/A per metric with its 95% interval, in DIR/ab.json.  A scenario
+file's top-level options are the shared ones and its [ab] table the comparison's (benchtop.ab.settings);
+the command line wins over both.  `compare_sides` is the comparison without the command: the pytest
+plugin's benchtop_ab fixture runs it too."""
 
 from __future__ import annotations
 
 import argparse
 import random
 import sys
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from benchtop.ab.result import AbResult, closing_lines, decided, round_line
 from benchtop.ab.rounds import Plan, Round, RoundRunner, SideFigures
+from benchtop.ab.settings import (
+    KEYS,
+    MAX_TIME_RANGE,
+    MAX_TIME_S,
+    ROUND_TIME_RANGE,
+    ROUND_TIME_S,
+    ROUNDS,
+    ROUNDS_RANGE,
+    AbSettings,
+    ab_settings,
+    resolution,
+)
 from benchtop.ab.sides import Side, owned_option, parse_side
 from benchtop.ab.stats import METHOD
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.drive import Drive
-from benchtop.commands.exits import EXIT_ERROR, EXIT_FAILED_RUN, EXIT_OK
+from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
 from benchtop.commands.run import finish_results, validity_before
 from benchtop.errors import Interrupted, OneLineParser, UsageError, bounded
-from benchtop.options.run_options import RunOptions, options_from_argv
+from benchtop.options.run_options import RunOptions, argv_from_mapping, options_from_argv
 from benchtop.record.folder import default_results_folder
 from benchtop.record.samples import RunSummary
 from benchtop.run.headless import LinePrinter
+from benchtop.scenario.file import Scenario, build_options, load_scenario, scenario_values
 from benchtop.session import RunSession
 from benchtop.stopping import StopFlag
 from benchtop.target import fill_defaults, parse_dsn
@@ -36,10 +52,7 @@ DESCRIPTION = ("Compare two sides, A and B, that differ in benchtop options (--t
                "restored after it): rounds of one run of each in a random order, each after a warm-up that is not "
                f"counted, then the ratio B/A per metric with its 95% interval ({METHOD}). The other options are "
                "shared by both sides.")
-ROUNDS = 10
-ROUND_TIME_S = 10.0
 WARMUP_S = "1"  # a side's warm-up unless the options give --warmup
-MAX_TIME_S = 600.0
 
 
 class RunFailed(Exception):
@@ -47,27 +60,29 @@ class RunFailed(Exception):
 
 
 def _resolution(text: str) -> float:
-    """'2%' or 0.02."""
-    pct = text.endswith("%")
-    value: float = bounded(0.0001, 100.0 if pct else 1.0, "a resolution (2% or 0.02)")(text.rstrip("%"))
-    return value / 100 if pct else value
+    """'2%' or 0.02, as an argparse type."""
+    try:
+        return resolution(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_ab_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("comparison")
-    g.add_argument("--a", default="", metavar="OPTIONS",
+    # every default None: a scenario's [ab] table gives what the command line does not
+    g = p.add_argument_group("comparison (or a scenario file's [ab] table)")
+    g.add_argument("--a", default=None, metavar="OPTIONS",
                    help="side A's options and --set NAME=VALUE settings, one quoted string (\"\": the shared options)")
-    g.add_argument("--b", default="", metavar="OPTIONS", help="side B's, the same way")
-    g.add_argument("--rounds", type=bounded(1, 10000, "rounds", integer=True), default=None,
+    g.add_argument("--b", default=None, metavar="OPTIONS", help="side B's, the same way")
+    g.add_argument("--rounds", type=bounded(*ROUNDS_RANGE, "rounds", integer=True), default=None,
                    help=f"rounds of one run of each side (default {ROUNDS}; with --until-confident, the most)")
-    g.add_argument("--round-time", dest="round_time", type=bounded(0.1, 86400, "seconds"), default=ROUND_TIME_S,
+    g.add_argument("--round-time", dest="round_time", type=bounded(*ROUND_TIME_RANGE, "seconds"), default=None,
                    metavar="S", help=f"seconds each side runs per round, after its warm-up (default {ROUND_TIME_S:g}; "
                                      f"--warmup S sets the warm-up, default {WARMUP_S} s)")
-    g.add_argument("--until-confident", dest="until_confident", action="store_true",
+    g.add_argument("--until-confident", dest="until_confident", action="store_true", default=None,
                    help="more rounds until the TPS interval excludes 1 or lies within --resolution")
-    g.add_argument("--resolution", type=_resolution, default=0.02,
+    g.add_argument("--resolution", type=_resolution, default=None,
                    help="the smallest difference that matters (default 2%%): an interval within it says no difference")
-    g.add_argument("--max-time", dest="max_time", type=bounded(1, 10 ** 7, "seconds"), default=MAX_TIME_S,
+    g.add_argument("--max-time", dest="max_time", type=bounded(*MAX_TIME_RANGE, "seconds"), default=None,
                    metavar="S", help=f"--until-confident stops before a round that would end after S s "
                                      f"(default {MAX_TIME_S:g})")
     g.add_argument("--seed", type=int, default=None, help="the seed of the rounds' random order (default: new)")
@@ -78,11 +93,13 @@ def _parser(full: bool) -> argparse.ArgumentParser:
     if full:  # the help: the comparison's options; the shared ones are the run's
         p = argparse.ArgumentParser(
             prog="benchtop ab", description=DESCRIPTION,
-            usage='benchtop ab [shared run options] --a "OPTIONS" --b "OPTIONS" [--rounds N] [--round-time S] '
-                  '[--until-confident --resolution 2%%] [--out DIR]',
+            usage='benchtop ab [SCENARIO.toml] [shared run options] --a "OPTIONS" --b "OPTIONS" [--rounds N] '
+                  '[--round-time S] [--until-confident --resolution 2%%] [--out DIR]',
             epilog="The shared options are benchtop run's (benchtop --help), except --time (--round-time), --json "
                    "and --out (the comparison's). Each side's run writes its own results folder, "
-                   "DIR/round-01-a/ and so on; DIR/ab.json holds the rounds and the comparison.\n\n"
+                   "DIR/round-01-a/ and so on; DIR/ab.json holds the rounds and the comparison. A scenario file "
+                   "gives the shared options at its top level and these in an [ab] table (a, b, rounds, round_time, "
+                   "until_confident, resolution, max_time, out, seed); the command line wins.\n\n"
                    + subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     else:
         p = OneLineParser(prog="benchtop ab", add_help=False, allow_abbrev=False)
@@ -90,36 +107,60 @@ def _parser(full: bool) -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str]) -> int:
-    args = list(argv)
-    if any(a in ("-h", "--help") for a in args):
-        _parser(True).parse_args(["--help"])
-    ns, shared = _parser(False).parse_known_args(args)
-    owned = owned_option(shared)
+@dataclass(frozen=True, slots=True)
+class ComparisonSetup:
+    """A comparison ready to run: the shared run options, each side, its run
+    options and the control of its server settings (None: it sets none),
+    the plan, the folder and the seed of the order."""
+
+    shared: RunOptions
+    sides: Mapping[str, Side]
+    options: Mapping[str, RunOptions]
+    controls: Mapping[str, SettingsControl | None]
+    plan: Plan
+    folder: Path
+    seed: int
+
+
+def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> ComparisonSetup:
+    """The comparison of `settings`' sides over the shared run options
+    (a command line); UsageError (one line) before anything runs, and
+    the folder made."""
+    owned = owned_option(list(shared))
     if owned:
         raise UsageError(f"{owned} is not an option of benchtop ab")
-    sides = {"a": parse_side("a", ns.a), "b": parse_side("b", ns.b)}
-    base = _side_options(shared, None, ns.round_time)
-    options = {name: _side_options(shared, side, ns.round_time) for name, side in sides.items()}
+    sides = {"a": parse_side("a", settings.a), "b": parse_side("b", settings.b)}
+    options = {name: _side_options(shared, side, settings.plan.round_time_s) for name, side in sides.items()}
     controls = {name: _settings_control(sides[name], opts) for name, opts in options.items()}
-    plan = Plan(ns.rounds if ns.rounds is not None or ns.until_confident else ROUNDS, ns.round_time,
-                ns.until_confident, ns.resolution, ns.max_time)
-    folder = Path(ns.out or default_results_folder("ab"))
+    folder = Path(settings.out or default_results_folder("ab"))
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot make the comparison's folder {folder}: {exc.strerror}") from None
-    seed = ns.seed if ns.seed is not None else random.SystemRandom().randrange(2 ** 32)
-    stop = StopFlag()
-    stop.install()
-    print(_banner(sides, plan, base), flush=True)
+    seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2 ** 32)
+    return ComparisonSetup(_side_options(shared, None, settings.plan.round_time_s), sides, options, controls,
+                      settings.plan, folder, seed)
+
+
+def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tuple[AbResult, str]:
+    """Runs the rounds, restores every side's settings, writes ab.json;
+    the result and what failed ("": nothing).  `out` takes the banner and a
+    line per round (None: nothing is printed)."""
+    if out is not None:
+        print(_banner(c.sides, c.plan, c.shared), file=out, flush=True)
 
     def run_side(side: Side, index: int) -> SideFigures | None:
-        return _run_side(options[side.name], folder, f"round-{index:02d}-{side.name}", stop)
+        return _run_side(c.options[side.name], c.folder, f"round-{index:02d}-{side.name}", stop)
 
-    runner = RoundRunner(sides, plan, run_side, lambda side: controls[side.name], stop,
-                         decided=lambda rounds: decided(rounds, plan.resolution),
-                         on_round=lambda r: _round_done(r, plan, folder, sides, seed, runner), rng=random.Random(seed))
+    def round_done(r: Round) -> None:
+        """A round's line, and ab.json rewritten: a comparison killed later keeps what it measured."""
+        if out is not None:
+            print(round_line(r, c.plan.rounds if not c.plan.until_confident else None), file=out, flush=True)
+        AbResult(c.sides, c.plan, list(runner.rounds), "", c.seed).write(c.folder)
+
+    runner = RoundRunner(c.sides, c.plan, run_side, lambda side: c.controls[side.name], stop,
+                         decided=lambda rounds: decided(rounds, c.plan.resolution), on_round=round_done,
+                         rng=random.Random(c.seed))
     failed = ""
     try:
         runner.run()
@@ -127,25 +168,80 @@ def main(argv: Sequence[str]) -> int:
         failed = str(exc)
     finally:
         # already restored after each run: this catches a restore that failed there
-        failed = "; ".join(why for why in [failed, *map(_restore, controls.values())] if why)
-    result = AbResult(sides, plan, runner.rounds, runner.stopped_by or ("error" if failed else ""), seed)
-    result.write(folder)
+        failed = "; ".join(why for why in [failed, *map(_restore, c.controls.values())] if why)
+    result = AbResult(c.sides, c.plan, runner.rounds, runner.stopped_by or ("error" if failed else ""), c.seed)
+    result.write(c.folder)
+    return result, failed
+
+
+def parse(argv: Sequence[str]) -> tuple[list[str], AbSettings]:
+    """The shared run options (a command line) and the comparison's
+    settings, from a command line and the scenario file it names first."""
+    args = list(argv)
+    if any(a in ("-h", "--help") for a in args):
+        _parser(True).parse_args(["--help"])
+    path = Path(args.pop(0)) if args and not args[0].startswith("-") else None
+    ns, shared = _parser(False).parse_known_args(args)
+    given = {k: getattr(ns, k) for k in KEYS if getattr(ns, k) is not None}
+    try:
+        if path is None:
+            return shared, ab_settings(given)
+        scenario = load_scenario(path)
+        return _scenario_argv(scenario) + shared, _scenario_settings(scenario, given)
+    except ValueError as exc:  # ScenarioError among them: FILE:LINE: what
+        raise UsageError(str(exc)) from None
+
+
+def _scenario_argv(scenario: Scenario) -> list[str]:
+    """The file's top-level options as a command line (checked first as any
+    scenario's are, so a problem names its line)."""
+    build_options(scenario)
+    values = scenario_values(scenario)
+    for key in ("time", "out"):  # the comparison's: --round-time, and [ab]'s out
+        values.pop(key, None)
+    return argv_from_mapping(values)
+
+
+def _scenario_settings(scenario: Scenario, given: Mapping[str, object]) -> AbSettings:
+    if scenario.ab is None:
+        raise UsageError(f"{scenario.filename}: no [ab] table: benchtop ab takes a scenario file with one "
+                         "(a, b, rounds, round_time, ...)")
+    values = dict(scenario.ab)
+    if "out" not in values and isinstance(scenario.options.get("out"), str):
+        values["out"] = scenario.options["out"]
+    values.update(given)
+    try:
+        return ab_settings(values)
+    except ValueError as exc:
+        problem = str(exc)
+        key = next((k for k in scenario.ab if problem.startswith(k + " ") or f"'{k}'" in problem), None)
+        if key is None or key in given:
+            raise
+        raise scenario.table_error("ab", problem, key) from None
+
+
+def main(argv: Sequence[str]) -> int:
+    shared, settings = parse(argv)
+    comparison = prepare_comparison(shared, settings)
+    stop = StopFlag()
+    stop.install()
+    result, failed = compare_sides(comparison, stop, sys.stdout)
     print("")
     for line in closing_lines(result):
         print(line)
-    print(f"results: {folder}", flush=True)
+    print(f"results: {comparison.folder}", flush=True)
     if failed:
         print(f"benchtop ab: error: {failed}", file=sys.stderr)
         return EXIT_FAILED_RUN
     if stop.signum is not None:
         stopped = Interrupted(stop.signum)
         print(f"benchtop ab: interrupted ({stopped.signal_name}): the comparison above covers "
-              f"the {len(runner.rounds)} round(s) that finished", file=sys.stderr)
+              f"the {len(result.rounds)} round(s) that finished", file=sys.stderr)
         return stopped.exit_code
     return EXIT_OK
 
 
-def _side_options(shared: list[str], side: Side | None, round_time: float) -> RunOptions:
+def _side_options(shared: Sequence[str], side: Side | None, round_time: float) -> RunOptions:
     """The run options of a side's runs: the shared ones, then the side's
     (which win), a default warm-up, the round's time, headless."""
     argv = ["--warmup", WARMUP_S, *shared, *(side.argv if side else ()), "--time", f"{round_time:g}", "--headless"]
@@ -221,13 +317,7 @@ def _figures(summary: RunSummary, extra: dict[str, Any], name: str) -> SideFigur
                        verdict.get("limit"), str(verdict.get("evidence") or ""))
 
 
-def _round_done(r: Round, plan: Plan, folder: Path, sides: dict[str, Side], seed: int, runner: RoundRunner) -> None:
-    """A round's line, and ab.json rewritten: a comparison killed later keeps what it measured."""
-    print(round_line(r, plan.rounds if not plan.until_confident else None), flush=True)
-    AbResult(sides, plan, list(runner.rounds), "", seed).write(folder)
-
-
-def _banner(sides: dict[str, Side], plan: Plan, opts: RunOptions) -> str:
+def _banner(sides: Mapping[str, Side], plan: Plan, opts: RunOptions) -> str:
     what = {name: side.text.strip() or "the shared options" for name, side in sides.items()}
     count = (f"until the TPS interval decides (at most {plan.max_time_s:g} s)" if plan.until_confident
              else f"{plan.rounds} rounds")

@@ -103,6 +103,15 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     sc = load_scenario(Path(args.file))
+    if sc.ab is not None:
+        # an [ab] table: a comparison's rounds, not steps
+        from benchtop.commands.ab import main as ab_main
+
+        if args.dry_run:
+            print(f"scenario {sc.name}: a comparison (benchtop ab): "
+                  + ", ".join(f"{k} = {v!r}" for k, v in sc.ab.items()), file=out)
+            return EXIT_OK
+        return ab_main([args.file, *(["--out", args.out] if args.out else [])])
     if sc.search is not None:
         # a [search] table: the knee search decides the steps
         from benchtop.commands.knee import main as knee_main

@@ -341,6 +341,42 @@ def options_from_mapping(values: Mapping[str, Any], cmd: str = "run") -> RunOpti
     return _from_namespace(ns, _workload_values(workload_values, workload))
 
 
+def argv_from_mapping(values: Mapping[str, object], cmd: str = "run") -> list[str]:
+    """The command line that says what `values` say (names with underscores,
+    as options_from_mapping takes them), for a caller that adds options
+    after it which win (benchtop ab: a side's own).  Switches are given when
+    true; a workload's switches as on/off; repeated options once per item.
+
+    >>> argv_from_mapping({"threads": 4, "headless": True, "json": False, "stop_if": ["p99>5ms", "errors>0"],
+    ...                    "point_selects": 14, "skip_trx": False})
+    ['--threads', '4', '--headless', '--stop-if', 'p99>5ms', '--stop-if', 'errors>0', '--point-selects', '14', '--skip-trx', 'off']
+    >>> argv_from_mapping({"threads": [1, 2]})
+    Traceback (most recent call last):
+    benchtop.errors.UsageError: --threads takes one value, not [1, 2]
+    """
+    actions = {a.dest: a for a in build_parser(cmd)._actions if a.option_strings}
+    out: list[str] = []
+    for key, value in values.items():
+        action = actions.get(key)
+        option = max(action.option_strings, key=len) if action is not None else "--" + key.replace("_", "-")
+        if action is not None and isinstance(action, argparse._StoreTrueAction):
+            if not isinstance(value, bool):
+                raise UsageError(f"{option} takes true or false, not {value!r}")
+            out += [option] if value else []
+        elif action is not None and isinstance(action, argparse._AppendAction):
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                out += [option, str(item)]
+        elif isinstance(value, (list, tuple, dict)):
+            raise UsageError(f"{option} takes one value, not {value!r}")
+        elif isinstance(value, bool):
+            if action is not None:
+                raise UsageError(f"argument {option}: {value!r} is not a value for it")
+            out += [option, "on" if value else "off"]
+        else:
+            out += [option, str(value)]
+    return out
+
+
 def _convert(action: argparse.Action, value: Any) -> Any:
     option = max(action.option_strings, key=len)
     if isinstance(action, argparse._StoreTrueAction):

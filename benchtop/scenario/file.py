@@ -58,7 +58,7 @@ FILEIO_KEYS = ("file_test_mode", "file_io_mode")
 FILEIO_PREFIX = "fileio:"
 # top-level keys that belong to the scenario, not to the run options
 SCENARIO_KEYS = ("name", "description", "warmup", "stop_if", "threads", "connections", "rate", "workload", "instrumentation", "restart",
-                 "search")
+                 "search", "ab")
 # run options a scenario decides itself
 NOT_AT_TOP = {"time": "step durations", "events": "step durations", "headless": "the command line (--headless)",
               "json": "the command line (--json)", "help": "the command line", "version": "the command line"}
@@ -156,6 +156,7 @@ class Scenario:
     restart: Hook | None = None  # run when a step's settings need a server restart
     lines: Mapping[tuple[int, str], int] = field(default_factory=dict, repr=False)
     search: Mapping[str, Any] | None = None  # [search]: what `benchtop knee` searches (benchtop.knee.settings)
+    ab: Mapping[str, Any] | None = None  # [ab]: what `benchtop ab` compares (benchtop.ab.settings)
 
     @property
     def filename(self) -> str:
@@ -186,6 +187,12 @@ class Scenario:
         """`FILE:LINE: problem`, LINE being the key's (or the step's) line when known."""
         line = self.lines.get((section, key or "")) or self.lines.get((section, ""))
         return ScenarioError(_where(self.filename, line) + problem)
+
+    def table_error(self, table: str, problem: str, key: str | None = None) -> ScenarioError:
+        """`FILE:LINE: [table]: problem`, LINE being the key's inside the table
+        (or the table's header) when known."""
+        line = (self.lines.get((-2, key)) if key else None) or self.lines.get((-1, table))
+        return ScenarioError(_where(self.filename, line) + f"[{table}]: {problem}")
 
 
 def _where(filename: str, line: int | None) -> str:
@@ -385,8 +392,8 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             continue
         if key in NOT_AT_TOP:
             raise probe.error(f"{key} is not a scenario setting: it comes from {NOT_AT_TOP[key]}", -1, key)
-        if isinstance(value, dict) and key not in ("restart", "search"):
-            raise probe.error(f"[{key}] is not a scenario table: only [[step]] and [search] tables are", -1, key)
+        if isinstance(value, dict) and key not in ("restart", "search", "ab"):
+            raise probe.error(f"[{key}] is not a scenario table: only [[step]], [search] and [ab] tables are", -1, key)
         if key in SCENARIO_KEYS:
             continue
         if isinstance(value, list) and not (key in known and known[key][1] and all(isinstance(v, str) for v in value)):
@@ -428,6 +435,21 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
 
     probe = replace(probe, options=options)
     raw_steps = data.get("step")
+    ab = data.get("ab")
+    if ab is not None:
+        # a comparison runs each side for its rounds' time: it has no steps
+        if not isinstance(ab, dict):
+            raise probe.error("ab is a table: [ab] with a, b, rounds, round_time, ...", -1, "ab")
+        if raw_steps is not None or "search" in data:
+            raise probe.error("a scenario with [ab] (benchtop ab) has no [[step]] or [search] tables", -1, "ab")
+        # the keys that are steps' defaults elsewhere are both sides' options here
+        shared: dict[str, Any] = {k: defaults[k][0] for k in ("threads", "rate", "instrumentation") if k in defaults}
+        if "warmup" in data:
+            shared["warmup"] = default_warmup
+        if stop_if:
+            shared["stop_if"] = list(stop_if)
+        return Scenario(path or probe.path, data.get("name", path.stem if path else "ab"), str(data.get("description", "")),
+                        {**options, **shared}, (), (), None, lines, ab=dict(ab))
     search = data.get("search")
     if search is not None:
         # a search decides its own settings and durations: it has no steps
