@@ -5,6 +5,10 @@
         assert result.latency_ms.p99 < 5
         assert result.errors == 0
 
+    def test_the_new_option_costs_no_throughput(benchtop_ab):
+        comparison = benchtop_ab(a="", b="--point-selects 11", rounds=6, round_time=1)
+        assert comparison.tps.no_regression_beyond(0.05), comparison.text()
+
 The database is the `dsn=` argument, else `--benchtop-dsn` (or the
 BENCHTOP_DSN environment variable), else a temporary embedded SQLite
 database.  Runs are headless, in-process and silent; a failed run fails the
@@ -16,9 +20,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
+
+if TYPE_CHECKING:  # the comparison's types load numpy: not in every pytest session that never compares
+    from benchtop.ab.result import AbResult
 
 _SCHEMES = {"mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres", "postgres": "postgres",
             "pgbouncer": "postgres", "sqlite": "sqlite"}
@@ -109,6 +116,47 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
     return BenchResult(summary, Path(opts.out) if opts.out else None)
 
 
+def run_comparison(a: str = "", b: str = "", rounds: int = 6, round_time: float = 2.0, dsn: str | None = None,
+                   workload: str = "oltp_point_select", engine: str | None = None, out: Path | None = None,
+                   until_confident: bool = False, resolution: float = 0.02, max_time: float = 600.0,
+                   seed: int | None = None, **options: object) -> AbResult:
+    """`benchtop ab` in this process, with nothing printed: `rounds` rounds
+    of one run of side A and one of side B (`a`, `b`: their options and
+    --set NAME=VALUE settings, as on the command line; "" is the shared
+    options alone), in a random order, `round_time` seconds each after a
+    warm-up (`warmup=`, default 1 s); `options` are shared by both.  The
+    result is what ab.json is written from (in `out`, a new folder when
+    None).  Raises RuntimeError (one line) if it cannot start or a run fails."""
+    import tempfile
+
+    from benchtop.ab.settings import ab_settings
+    from benchtop.commands.ab import compare_sides, prepare_comparison
+    from benchtop.commands.exits import user_errors
+    from benchtop.errors import UsageError, one_line
+    from benchtop.options.run_options import argv_from_mapping
+    from benchtop.stopping import StopFlag
+
+    expected: tuple[type[BaseException], ...] = (UsageError, ValueError, *user_errors())
+    shared: dict[str, object] = {"engine": engine or (_engine_of(dsn) if dsn else "sqlite"), "workload": workload,
+                                 **options}
+    if dsn:
+        shared["dsn"] = dsn
+    values: dict[str, object] = {"a": a, "b": b, "rounds": rounds, "round_time": round_time,
+                                 "until_confident": until_confident, "resolution": resolution, "max_time": max_time,
+                                 "out": str(out) if out is not None else tempfile.mkdtemp(prefix="benchtop-ab-")}
+    if seed is not None:
+        values["seed"] = seed
+    try:
+        # the stop flag is not installed: pytest keeps its own Ctrl-C
+        result, failed = compare_sides(prepare_comparison(argv_from_mapping(shared), ab_settings(values)), StopFlag(),
+                                       None)
+    except expected as exc:
+        raise RuntimeError(f"benchtop_ab: {one_line(exc)}") from None
+    if failed:
+        raise RuntimeError(f"benchtop_ab: {failed}")
+    return result
+
+
 @pytest.fixture
 def benchtop_run(request: pytest.FixtureRequest) -> Iterator[Callable[..., BenchResult]]:
     """`benchtop_run(dsn=None, workload="oltp_point_select", threads=1, time=5,
@@ -136,3 +184,33 @@ def benchtop_run(request: pytest.FixtureRequest) -> Iterator[Callable[..., Bench
         pytest.fail(problem, pytrace=False)  # outside the except: no chained traceback
 
     yield run
+
+
+@pytest.fixture
+def benchtop_ab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., AbResult]]:
+    """`benchtop_ab(a="", b="", rounds=6, round_time=2, dsn=None, workload="oltp_point_select", engine=None,
+    until_confident=False, resolution=0.02, max_time=600, seed=None, **options)` -> the comparison
+    (benchtop.ab.result.AbResult): `.tps` and `.p99` are B/A with `.ratio`, `.ci_low`, `.ci_high`,
+    `.p_value`, `.verdict` and `.no_regression_beyond(0.05)`; `.metric("p95_ms")` the others; `.text()`
+    the verdict's line.  The database as for benchtop_run; the comparison's folder (ab.json and each
+    run's) under --benchtop-out DIR/<test name>, else the test's temporary folder."""
+    config = request.config
+    default_dsn = config.getoption("benchtop_dsn") or os.environ.get("BENCHTOP_DSN") or None
+    out_root = config.getoption("benchtop_out")
+    count = 0
+
+    def compare(dsn: str | None = None, **kwargs: Any) -> AbResult:
+        nonlocal count
+        count += 1
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+        leaf = name if count == 1 else f"{name}-{count}"
+        out = Path(out_root) / leaf if out_root else tmp_path / f"ab-{count}"
+        if dsn is None and kwargs.get("engine") in (None, "mysql", "postgres", "postgresql"):
+            dsn = default_dsn
+        try:
+            return run_comparison(dsn=dsn, out=out, **kwargs)
+        except RuntimeError as exc:
+            problem = str(exc)
+        pytest.fail(problem, pytrace=False)  # outside the except: no chained traceback
+
+    yield compare

@@ -78,10 +78,34 @@ class AbResult:
     def metrics(self) -> dict[str, Comparison]:
         return comparisons(self.rounds, self.plan.resolution)
 
+    def metric(self, key: str) -> Comparison:
+        """One metric's comparison (a key of METRICS: "tps", "p99_ms", ...);
+        undecided, without a ratio, when not every round measured it."""
+        known = {m.key: m for m in METRICS}
+        if key not in known:
+            raise KeyError(f"no metric {key!r} (have: {', '.join(known)})")
+        found = self.metrics.get(key)
+        return found if found is not None else Comparison(None, None, None, None, Outcome.UNDECIDED, len(self.rounds),
+                                                          None, known[key].higher_is_faster)
+
+    @property
+    def tps(self) -> Comparison:
+        """B/A of TPS: `result.tps.ci_low`, `result.tps.no_regression_beyond(0.05)`."""
+        return self.metric("tps")
+
+    @property
+    def p99(self) -> Comparison:
+        """B/A of the p99 latency (lower is faster)."""
+        return self.metric("p99_ms")
+
+    @property
+    def complete(self) -> bool:
+        """Every planned round ran (or --until-confident decided, or ran out of time)."""
+        return self.stopped_by in ("rounds", "confident", "max-time")
+
     @property
     def verdict(self) -> Outcome:
-        tps = self.metrics.get("tps")
-        return tps.verdict if tps is not None else Outcome.UNDECIDED
+        return self.tps.verdict
 
     def text(self) -> str:
         tps = self.metrics.get("tps")
@@ -100,7 +124,7 @@ class AbResult:
             "round_time_s": self.plan.round_time_s,
             "until_confident": self.plan.until_confident,
             "stopped_by": self.stopped_by,
-            "complete": self.stopped_by in ("rounds", "confident", "max-time"),
+            "complete": self.complete,
             "seed": self.seed,
             "metrics": {k: c.to_dict() for k, c in metrics.items()},
             "sides": {name: {**side.to_dict(),

@@ -45,6 +45,24 @@ class Comparison:
     verdict: Outcome
     rounds: int
     more_rounds: int | None  # about this many more would decide it (None: decided, or no estimate)
+    higher_is_faster: bool = True  # TPS; latency and CPU per transaction: lower is faster
+
+    def no_regression_beyond(self, share: float) -> bool:
+        """Whether the 95% interval rules out B being more than `share`
+        slower than A (0.05: 5%): TPS's low end at least 1 - share, a
+        latency's high end at most 1 + share.  False without an interval
+        (fewer than 6 rounds, or a round that measured 0): nothing is ruled out.
+
+        >>> Comparison(0.99, 0.97, 1.01, 0.4, Outcome.UNDECIDED, 8, 3).no_regression_beyond(0.05)
+        True
+        >>> Comparison(1.02, 0.99, 1.07, 0.4, Outcome.UNDECIDED, 8, 3, False).no_regression_beyond(0.05)
+        False
+        >>> Comparison(1.0, None, None, 0.9, Outcome.UNDECIDED, 3, 5).no_regression_beyond(0.05)
+        False
+        """
+        if self.ci_low is None or self.ci_high is None:
+            return False
+        return self.ci_low >= 1.0 - share if self.higher_is_faster else self.ci_high <= 1.0 + share
 
     def to_dict(self) -> dict[str, object]:
         def r(x: float | None, digits: int = 4) -> float | None:
@@ -140,13 +158,14 @@ def compare(a: Sequence[float], b: Sequence[float], higher_is_faster: bool, reso
     lies within 1 +- `resolution`, else undecided."""
     n = len(a)
     if n == 0 or any(v <= 0 for v in (*a, *b)):
-        return _with_zeros(a, b, n)
+        return _with_zeros(a, b, n, higher_is_faster)
     logs = np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float))
     centre = hodges_lehmann(logs)
     bounds = shift_interval(logs, confidence)
     p = signed_rank_p(logs)
     if bounds is None:
-        return Comparison(math.exp(centre), None, None, p, Outcome.UNDECIDED, n, _more_rounds(logs, None, resolution))
+        return Comparison(math.exp(centre), None, None, p, Outcome.UNDECIDED, n, _more_rounds(logs, None, resolution),
+                          higher_is_faster)
     lo, hi = math.exp(bounds[0]), math.exp(bounds[1])
     if lo > 1.0 or hi < 1.0:
         up = lo > 1.0
@@ -156,17 +175,17 @@ def compare(a: Sequence[float], b: Sequence[float], higher_is_faster: bool, reso
     else:
         outcome = Outcome.UNDECIDED
     more = _more_rounds(logs, bounds, resolution) if outcome is Outcome.UNDECIDED else None
-    return Comparison(math.exp(centre), lo, hi, p, outcome, n, more)
+    return Comparison(math.exp(centre), lo, hi, p, outcome, n, more, higher_is_faster)
 
 
-def _with_zeros(a: Sequence[float], b: Sequence[float], n: int) -> Comparison:
+def _with_zeros(a: Sequence[float], b: Sequence[float], n: int, higher_is_faster: bool) -> Comparison:
     """A metric some round measured as zero (errors, mostly): no log-ratio,
     so no interval; the ratio of the totals, and no difference when both
     sides counted none."""
     ta, tb = float(sum(a)), float(sum(b))
     if ta == 0 and tb == 0:
-        return Comparison(None, None, None, None, Outcome.NO_DIFFERENCE, n, None)
-    return Comparison(tb / ta if ta > 0 else None, None, None, None, Outcome.UNDECIDED, n, None)
+        return Comparison(None, None, None, None, Outcome.NO_DIFFERENCE, n, None, higher_is_faster)
+    return Comparison(tb / ta if ta > 0 else None, None, None, None, Outcome.UNDECIDED, n, None, higher_is_faster)
 
 
 def _more_rounds(logs: np.ndarray, bounds: tuple[float, float] | None, resolution: float) -> int | None:

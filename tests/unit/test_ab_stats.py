@@ -138,3 +138,28 @@ def test_until_confident_stops_once_decided() -> None:
     runner = RoundRunner(sides, Plan(None, 1.0, until_confident=True), lambda s, i: _figures(s.name, 1.0),
                          lambda s: None, StopFlag(), decided=lambda rounds: len(rounds) >= 7)
     assert len(runner.run()) == 7 and runner.stopped_by == "confident"
+
+
+def test_the_result_answers_a_regression_check() -> None:
+    """What a test suite asserts (the benchtop_ab fixture's value): B at 97%
+    of A's TPS and 2% over A's p99 in every round is no regression beyond 5%,
+    but is one beyond 1%; with no round there is nothing to rule out."""
+    from benchtop.ab.result import AbResult
+    from benchtop.ab.rounds import Round
+
+    sides = {"a": parse_side("a", ""), "b": parse_side("b", "--threads 2")}
+    rounds = [Round(i, ("a", "b"), SideFigures("a", 1000.0 + i, 1.0, 2.0, 3.0 + i / 100, None, 0),
+                    SideFigures("b", 0.97 * (1000.0 + i), 1.0, 2.0, 1.02 * (3.0 + i / 100), None, 0))
+              for i in range(1, 7)]
+    result = AbResult(sides, Plan(6, 1.0), rounds, "rounds", 1)
+    assert result.tps.ratio == pytest.approx(0.97) and result.tps.ci_low == pytest.approx(0.97)
+    assert result.tps.no_regression_beyond(0.05) and not result.tps.no_regression_beyond(0.01)
+    assert result.p99.ratio == pytest.approx(1.02) and not result.p99.higher_is_faster
+    assert result.p99.no_regression_beyond(0.05) and not result.p99.no_regression_beyond(0.01)
+    assert result.verdict is Outcome.B_SLOWER and result.complete
+    assert result.to_dict()["ab"]["metrics"]["tps"]["ci_low"] == round(result.tps.ci_low, 4)
+    empty = AbResult(sides, Plan(6, 1.0), [], "signal SIGTERM", 1)
+    assert empty.tps.verdict is Outcome.UNDECIDED and empty.tps.ratio is None and not empty.complete
+    assert not empty.tps.no_regression_beyond(0.5)
+    with pytest.raises(KeyError, match="no metric 'p42'"):
+        result.metric("p42")
