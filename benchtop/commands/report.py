@@ -12,6 +12,7 @@ from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import bounded
 from benchtop.errors import UsageError as _UsageError
+from benchtop.report.ab import ab_plots, is_ab_folder, load_ab
 from benchtop.report.data import ReportError, load_runs
 
 
@@ -37,17 +38,20 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     try:
-        runs = load_runs([Path(f) for f in args.folders])
+        # a comparison's folder (benchtop ab: ab.json beside a folder per round and side) is reported as one
+        folders = [Path(f) for f in args.folders]
+        comparisons = [load_ab(f) for f in folders if is_ab_folder(f)]
+        runs = load_runs([f for f in folders if not is_ab_folder(f)])
         for problem in (p for r in runs for p in r.problems):
             print(f"benchtop report: warning: {problem}", file=sys.stderr)
         if not args.html and not args.png:
             from benchtop.report.text import report_text
 
-            print(report_text(runs, args.width), file=out)
+            print(report_text(runs, args.width, comparisons), file=out)
             return 0
         from benchtop.report.plots import build_plots, render_png
 
-        plots = build_plots(runs)
+        plots = (build_plots(runs) if runs else []) + ab_plots(comparisons)
         if args.png:
             folder = Path(args.png)
             folder.mkdir(parents=True, exist_ok=True)
@@ -58,7 +62,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         if args.html:
             from benchtop.report.html import report_html
 
-            Path(args.html).write_text(report_html(runs, plots, args.title))
+            Path(args.html).write_text(report_html(runs, plots, args.title, comparisons))
             print(args.html, file=out)
         return 0
     except ReportError as exc:

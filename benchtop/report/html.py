@@ -6,8 +6,10 @@ from __future__ import annotations
 import base64
 import html
 import time
+from collections.abc import Sequence
 
 from benchtop.knee.answer import answer_text
+from benchtop.report.ab import AbData, ab_lines, rounds_table
 from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.plots import Plot, render_png
 from benchtop.report.tables import Table, analysis_tables, validity_lines, verdict_lines
@@ -55,17 +57,24 @@ def _figure(plot: Plot) -> str:
     return f"<figure>{_img(plot)}<figcaption>{html.escape(plot.title)}</figcaption></figure>"
 
 
-def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop report") -> str:
+def report_html(runs: list[RunData], plots: list[Plot], title: str = "benchtop report",
+                comparisons: Sequence[AbData] = ()) -> str:
+    folders = [r.folder for r in runs] + [ab.folder for ab in comparisons]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        f'<p class="meta">{len(runs)} result folder(s): '
-        + ", ".join(html.escape(str(r.folder)) for r in runs)
+        f'<p class="meta">{len(folders)} result folder(s): '
+        + ", ".join(html.escape(str(f)) for f in folders)
         + f" &middot; generated {time.strftime('%Y-%m-%d %H:%M:%S')}</p>",
-        _table(runs),
     ]
+    for ab in comparisons:
+        parts.append(f"<h2>A/B comparison: {html.escape(ab.name)}</h2>")
+        parts += [f"<p>{html.escape(line)}</p>" for line in ab_lines(ab)]
+        parts.append(_analysis_table(rounds_table(ab)))
+    if runs:
+        parts.append(_table(runs))
     ops = op_rows(runs)
     if ops:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in OP_COLUMNS)

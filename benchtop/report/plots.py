@@ -43,9 +43,9 @@ class Series:
 @dataclass(frozen=True, slots=True)
 class Plot:
     name: str  # file stem: throughput, latency_over_time, jitter, boxplot, latency_histogram, latency_cdf,
-    # sweep_tps, sweep_p99, knee_tps, knee_p99, and the server/OS series (series.SERVER_PLOTS)
+    # sweep_tps, sweep_p99, knee_tps, knee_p99, ab_tps, ab_p99, and the server/OS series (series.SERVER_PLOTS)
     title: str
-    kind: str  # line, jitter, box, histogram, cdf, sweep, knee
+    kind: str  # line, jitter, box, histogram, cdf, sweep, knee, ab
     xlabel: str
     ylabel: str
     series: tuple[Series, ...]
@@ -56,6 +56,7 @@ class Plot:
     vlines: tuple[float, ...] = field(default=())  # step boundaries
     marks: tuple[tuple[float, str], ...] = field(default=())  # (t, text): marks and thread/rate changes
     hlines: tuple[tuple[float, str], ...] = field(default=())  # (y, text): a knee search's p99 limit
+    bands: tuple[tuple[float, float, str], ...] = field(default=())  # (low, high, text): a comparison's interval
 
 
 def _groups(runs: list[RunData]) -> list[tuple[str, list[float]]]:
@@ -371,6 +372,17 @@ def draw(plot: Plot) -> Any:
             ax.minorticks_off()
         else:
             _log_ticks(ax.xaxis, "")
+    elif plot.kind == "ab":
+        for low, high, text in plot.bands:
+            ax.axhspan(low, high, color="tab:blue", alpha=0.15, label=text)
+        for y, text in plot.hlines:
+            ax.axhline(y, color="tab:blue", linestyle="--", linewidth=1.2, label=text)
+        for s in plot.series:
+            ax.plot(s.x, s.y, marker="o", linestyle="none", color="tab:orange", label=s.label)
+        ax.axhline(1.0, color="grey", linestyle=":", linewidth=0.8, label="no difference (1)")
+        rounds = sorted({x for s in plot.series for x in s.x})
+        if rounds and len(rounds) <= 30:
+            ax.set_xticks(rounds, [f"{x:g}" for x in rounds])
     elif plot.kind == "jitter":
         rng = random.Random(0)  # the same file draws the same picture
         for i, s in enumerate(plot.series):
@@ -401,7 +413,7 @@ def draw(plot: Plot) -> Any:
         top = max((y for s in plot.series for y in s.y if math.isfinite(y)), default=0.0)
         # a rate read against zero (600 vs 700 tps is not a doubling), with room above the highest line
         ax.set_ylim(0.0, top * 1.08 if top > 0 else 1.0)
-    if plot.kind in ("line", "sweep", "histogram", "cdf", "knee") and plot.series:
+    if plot.kind in ("line", "sweep", "histogram", "cdf", "knee", "ab") and plot.series:
         if plot.kind == "line":
             # beside the plot: over time every corner holds data
             ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)

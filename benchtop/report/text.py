@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from benchtop.knee.answer import answer_text
+from benchtop.report.ab import AbData, ab_lines, rounds_table
 from benchtop.report.data import COLUMNS, OP_COLUMNS, RunData, op_rows, row_cells, table_rows
 from benchtop.report.tables import analysis_tables, table_lines, validity_lines, verdict_lines
 
@@ -44,7 +47,14 @@ def table_text(runs: list[RunData]) -> str:
     return _grid([list(COLUMNS)] + [row_cells(r) for r in table_rows(runs)])
 
 
-def report_text(runs: list[RunData], width: int = 60) -> str:
+def report_text(runs: list[RunData], width: int = 60, comparisons: Sequence[AbData] = ()) -> str:
+    out = _runs_text(runs, width) if runs else []
+    for ab in comparisons:
+        out += ([""] if out else []) + [*ab_lines(ab), "", *table_lines(rounds_table(ab))]
+    return "\n".join(out)
+
+
+def _runs_text(runs: list[RunData], width: int) -> list[str]:
     out = [table_text(runs), ""]
     ops = op_rows(runs)
     if ops:
@@ -75,4 +85,4 @@ def report_text(runs: list[RunData], width: int = 60) -> str:
         for name, st in stalls:
             seen = f"; {', '.join(st['seen'])}" if st.get("seen") else ""
             out.append(f"{name}: stall at {st['start']:.0f}s for {st['duration']:.1f}s (min {st['min_tps']:.0f} tps){seen}")
-    return "\n".join(out)
+    return out
