@@ -35,6 +35,14 @@ typedef struct {
     char msg[384];
 } bt_err;
 
+/* A connection whose start-up got no answer before the run stopped: the
+ * server (or a pooler) took the TCP connection and never spoke, as PgBouncer
+ * does at its open-files limit (accept() fails, the kernel's backlog holds
+ * the connection).  Not the server's word, so the summary says what it is. */
+#define BT_CONNECT_UNANSWERED                                                                      \
+    "no answer to the connection's start-up before the run stopped (a pooler at its open-files " \
+    "limit? a full listen backlog?)"
+
 enum { BT_VAL_INT = 0, BT_VAL_STR = 1, BT_VAL_NULL = 2 };
 
 typedef struct {

@@ -393,7 +393,7 @@ static int bt_my_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
                               : mysql_real_connect(c->my, host, user, cfg->password, db, port, sock,
                                                    CLIENT_MULTI_RESULTS);
     if (!ok && c->opts.async && bt_io_aborted()) {
-        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_LOST_CONNECTION, 0, "", "stopped");
+        bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_LOST_CONNECTION, 0, "", BT_CONNECT_UNANSWERED);
         goto out;
     }
     if (!ok) {

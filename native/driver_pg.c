@@ -410,7 +410,7 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
                      : PQconnectdbParams(keys, vals, expand);
     if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
         char msg[sizeof err->msg];
-        const char *why = c->async ? (bt_io_aborted() ? "stopped" : "timeout expired") : "out of memory";
+        const char *why = c->async ? (bt_io_aborted() ? BT_CONNECT_UNANSWERED : "timeout expired") : "out of memory";
         bt_pg_msg(msg, sizeof msg, c->pg ? PQerrorMessage(c->pg) : why);
         if (c->pg && c->async)
             bt_io_forget(PQsocket(c->pg));

@@ -11,6 +11,8 @@ from benchtop.engine.pickling import pickled_by_fields
 ERROR_KINDS = ("deadlock", "lock_timeout", "serialization", "ignored", "lost_connection", "fatal", "query_timeout",
                "client_aborted")
 STATES = ("idle", "running", "stopping", "stopped", "failed")
+# how native/driver.h's BT_CONNECT_UNANSWERED begins: a connection the server took and never answered
+CONNECT_UNANSWERED = "no answer to the connection's start-up"
 ENDED = ("stopping", "stopped", "failed")  # the load runs no more (its end asked, or met)
 
 

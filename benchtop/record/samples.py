@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from benchtop.engine.histogram import Histogram
-from benchtop.engine.sample import ENDED, ERROR_KINDS, EngineSample, GroupSample
+from benchtop.engine.sample import CONNECT_UNANSWERED, ENDED, ERROR_KINDS, EngineSample, GroupSample
 from benchtop.record.costs import IntervalCosts, RunCosts
 from benchtop.record.workers import Workers
 
@@ -376,7 +376,17 @@ class RunSummary:
 
     @property
     def _refused_why(self) -> str:
-        return f"the server said: {self.refused_reason}" if self.refused_reason else "max_connections? access denied? down?"
+        if not self.refused_reason:
+            return "max_connections? access denied? down?"
+        if self.refused_reason.startswith(CONNECT_UNANSWERED):
+            return self.refused_reason  # the engine's account: the server said nothing
+        return f"the server said: {self.refused_reason}"
+
+    @property
+    def _refused(self) -> str:
+        if self.refused_reason.startswith(CONNECT_UNANSWERED):
+            return f"{self.connect_failures} connection attempts were never answered"
+        return f"the server refused {self.connect_failures} connection attempts"
 
     @property
     def warnings(self) -> list[str]:
@@ -385,13 +395,13 @@ class RunSummary:
         out = []
         aborted = self.errors.get("client_aborted", 0)
         if 0 <= self.connected_max < self.threads and (self.connect_failures or not aborted):
-            out.append(f"only {self.connected_max} of {self.threads} workers were connected at once: the server refused "
-                       f"{self.connect_failures} connection attempts ({self._refused_why}); "
+            out.append(f"only {self.connected_max} of {self.threads} workers were connected at once: {self._refused} "
+                       f"({self._refused_why}); "
                        f"the results are for {self.connected_max} workers")
         elif self.connect_failures and 0 <= self.connected_min < self.threads:
             # all were connected at first, then the server refused them (a
             # restart with another password, max_connections lowered)
-            out.append(f"the server refused {self.connect_failures} connection attempts and some intervals ran with "
+            out.append(f"{self._refused} and some intervals ran with "
                        f"as few as {self.connected_min} of {self.threads} workers connected ({self._refused_why}): "
                        "those intervals measure fewer workers")
         if aborted:
