@@ -136,6 +136,7 @@ class ResultsWriter:
         # at its first error (no torn lines after a gap), the run goes on
         self.failures: dict[str, str] = {}
         self._lock: int | None = None
+        self._made = not folder.exists()  # removed again at close if nothing was written in it
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.chmod(folder, 0o700)
@@ -225,6 +226,12 @@ class ResultsWriter:
                 pass
         self._files.clear()
         self._unlock()
+        if self._made:
+            # a run refused before it wrote anything (a wrong password, missing tables) leaves no empty folder
+            try:
+                self.folder.rmdir()
+            except OSError:
+                pass  # it holds the run's files
 
     def _unlock(self) -> None:
         if self._lock is None:

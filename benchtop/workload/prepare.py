@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import shutil
 import signal
 import sys
@@ -251,12 +253,21 @@ def cleanup(program: Program, conn: ConnSettings, out: TextIO = sys.stderr, quie
         print(f"Dropped {schema.tables} table(s) of {program.name}", file=out)
 
 
+def _missing_file(database: str) -> bool:
+    """A SQLite database named by a path that does not exist (not :memory:, not a URI)."""
+    return bool(database) and database != ":memory:" and not database.startswith("file:") \
+        and not os.path.exists(database)
+
+
 def check_ready(program: Program, conn: ConnSettings, label: str = "the server", rows: bool = False) -> None:
     """Fail early, in one line, when the tables are missing or the server
     cannot be reached: before any worker starts.  `rows`: also when a loaded
     table holds fewer rows than the workload asks for (a COUNT(*) of each:
     once before a run, not before each of a scenario's steps)."""
     schema = program.schema
+    if schema is not None and schema.check and conn.driver == "sqlite" and _missing_file(conn.database):
+        # opening it would leave an empty database file behind a refused run
+        raise PrepareError(f"no database file {conn.database}: run `benchtop prepare` with the same options first")
     if schema is None or not schema.check:
         try:
             exec_sql(conn, "SELECT 1")

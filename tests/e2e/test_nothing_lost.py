@@ -35,8 +35,11 @@ def test_a_second_writer_of_one_folder_is_refused_while_the_first_runs(tmp_path:
             ResultsWriter(tmp_path / "run")
     finally:
         first.close()
-    assert not list((tmp_path / "run").iterdir()), "the lock file goes with the writer"
-    ResultsWriter(tmp_path / "run").close()  # an empty folder may be used again
+    # the lock file goes with the writer, and the folder it made for nothing
+    assert not (tmp_path / "run").exists()
+    (tmp_path / "run").mkdir()
+    ResultsWriter(tmp_path / "run").close()  # an empty folder may be used
+    assert (tmp_path / "run").is_dir() and not any((tmp_path / "run").iterdir())
 
 
 @pytest.mark.parametrize("args, needle", [
@@ -175,3 +178,11 @@ def test_binary_pgbench_scripts_and_scenarios_name_file_and_line(tmp_path: Path)
     scenario.write_bytes(b'engine = "null"\n\xff\xfe\n')
     r = run_benchtop("scenario", str(scenario), "--headless")
     assert r.returncode != 0 and f"{scenario}:2: not a text file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_refused_run_leaves_no_empty_folder_nor_database_file(tmp_path: Path) -> None:
+    db, out = tmp_path / "none.sqlite", tmp_path / "runs" / "refused"
+    r = run_benchtop("--headless", "--engine", "sqlite", "--db", str(db), "--time", "1", "--out", str(out))
+    assert r.returncode != 0 and r.stderr.strip() == (
+        f"benchtop: error: no database file {db}: run `benchtop prepare` with the same options first")
+    assert not db.exists() and not out.exists()
