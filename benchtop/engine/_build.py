@@ -164,6 +164,8 @@ ConnStatusType PQstatus(const PGconn *conn);
 char *PQerrorMessage(const PGconn *conn);
 int PQserverVersion(const PGconn *conn);
 int PQbackendPID(const PGconn *conn);
+char *PQhost(const PGconn *conn);
+char *PQport(const PGconn *conn);
 int PQsocket(const PGconn *conn);
 PGTransactionStatusType PQtransactionStatus(const PGconn *conn);
 void PQfinish(PGconn *conn);

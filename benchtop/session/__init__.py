@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Sequence, TextIO
 
 from benchtop.errors import Interrupted, UsageError
+from benchtop.target.connection import reached
 from benchtop.target.leftovers import leftover_warning
 from benchtop.options.run_options import RunOptions
 from benchtop.record.folder import ResultsWriter, expected_bytes
@@ -115,6 +116,11 @@ class RunSession:
                         out=self._progress or sys.stderr, quiet=self._progress is None or opts.json)
             except Interrupted as exc:  # what it left goes with the folder
                 raise Interrupted(exc.signum) from None
+        if opts.target.more_hosts and opts.engine == "postgresql":
+            # several servers named: the run measures the first that answers, and says which
+            where = reached(opts.target)
+            if where is not None:
+                opts = self.options = replace(opts, target=opts.target.pinned(*where))
         self.ready(opts)
         # settings a killed run left changed on this server: said at the start, not found out from the figures
         left = leftover_warning(opts.target)

@@ -17,6 +17,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from benchtop.target import pq
 from benchtop.target.dsn import DEFAULT_PORTS, Target, TargetError
 
 # Every spelling a user may give for a TLS mode -> libpq's name for it.
@@ -223,6 +224,20 @@ def _libpq_where(t: Target) -> dict[str, Any]:
     if t.hostaddr:
         where["hostaddr"] = t.hostaddr
     return where
+
+
+def reached(t: Target, timeout_s: float = 5.0) -> tuple[str, int] | None:
+    """The host and port libpq reaches of a DSN naming several servers (its
+    first that answers, in order), or None when none answers now (the run's
+    own check then says why)."""
+    try:
+        conn = pq.Connection(libpq_conninfo(libpq_params(t, timeout_s=timeout_s, application_name="benchtop")))
+    except pq.PqError:
+        return None
+    try:
+        return (conn.host, conn.port) if conn.host else None
+    finally:
+        conn.close()
 
 
 def libpq_conninfo(params: Mapping[str, Any]) -> str:

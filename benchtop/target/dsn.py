@@ -49,6 +49,8 @@ class Target:
     hostaddr: str = ""
     # libpq's further hosts (host, port; 0 = the default), tried in order after the first
     more_hosts: tuple[tuple[str, int], ...] = ()
+    # the servers a DSN named when one of them was picked (pinned): the run measures the one that answered
+    candidates: tuple[str, ...] = ()
 
     @property
     def effective_port(self) -> int:
@@ -91,10 +93,23 @@ class Target:
             "database": self.database,
             "socket": self.socket,
             "hostaddr": self.hostaddr,
-            "servers": self.endpoints(),
+            "servers": list(self.candidates) if self.candidates else self.endpoints(),
+            **({"reached": self.endpoints()[0]} if self.candidates else {}),
             "ssl": self.ssl,
             "password_set": self.password is not None,
         }
+
+    def pinned(self, host: str, port: int) -> "Target":
+        """The one of several servers that answered, as the target from now
+        on (the others kept as `candidates`): a run measures one server, and
+        its header, summary and config.json name it.
+
+        >>> t = Target("postgresql", host="h1", port=1, more_hosts=(("h2", 15432),)).pinned("h2", 15432)
+        >>> t.describe(), t.to_dict()["servers"], t.to_dict()["reached"]
+        ('postgresql://h2:15432', ['h1:1', 'h2:15432'], 'h2:15432')
+        """
+        hostaddr = self.hostaddr if host == self.host else ""
+        return replace(self, host=host, port=port, hostaddr=hostaddr, more_hosts=(), candidates=tuple(self.endpoints()))
 
     def with_password(self, password: str | None) -> "Target":
         return replace(self, password=password)

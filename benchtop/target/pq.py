@@ -120,6 +120,10 @@ class Connection:
         self._lock = threading.Lock()
         self.server_version: int = lib.PQserverVersion(conn)
         self.backend_pid: int = lib.PQbackendPID(conn)
+        # the host and port libpq reached: the first that answered of several
+        self.host: str = _text(lib.PQhost(conn))
+        port = _text(lib.PQport(conn))
+        self.port: int = int(port) if port.isdigit() else 0
 
     def interrupt(self, shut_down: Callable[[int], None]) -> None:
         """Frees a call blocked in another thread: `shut_down` gets the socket

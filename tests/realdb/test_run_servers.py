@@ -219,6 +219,21 @@ def test_through_pgbouncer_transaction_pooling(pg_server, pgbouncer_server) -> N
     assert s["transactions"] > 0 and s["errors_by_kind"].get("fatal", 0) == 0
 
 
+def test_several_hosts_run_against_the_one_that_answered_and_name_it(pg_server, tmp_path: Path) -> None:
+    """issue 41: a DSN naming several servers; the header, the summary and config.json name the one reached."""
+    bt(pg_server, "prepare", "--tables", "1", "--table-size", "1000")
+    reached = f"{pg_server.host}:{pg_server.port}"
+    dsn = f"postgresql://{pg_server.user}@{pg_server.host}:1,{reached}/{pg_server.database}"
+    out = tmp_path / "run"
+    res = run_benchtop("--headless", "--time", "1", "--engine", "postgres", "--dsn", dsn, "--tables", "1",
+                       "--table-size", "1000", "--out", str(out), env={"PGPASSWORD": pg_server.password})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0].startswith(f"benchtop postgresql://{pg_server.user}@{reached}/"), res.stdout
+    target = json.loads((out / "config.json").read_text())["target"]
+    assert target["reached"] == reached and target["servers"] == [f"{pg_server.host}:1", reached]
+    assert (target["host"], target["port"]) == (pg_server.host, pg_server.port)
+
+
 SYSBENCH = shutil.which("sysbench")
 
 
