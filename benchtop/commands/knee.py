@@ -18,11 +18,11 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.knee.answer import answer_text, ms_text
 from benchtop.knee.runner import KneeController
 from benchtop.knee.search import KneeSearch
-from benchtop.knee.settings import KneeOptions, add_knee_options, knee_options, namespace_values
+from benchtop.knee.settings import KneeOptions, SearchSettingError, add_knee_options, knee_options, namespace_values
 from benchtop.options.run_options import RunOptions, build_parser, options_from_argv, runs_headless
 from benchtop.record.folder import SUMMARY, default_results_folder
 from benchtop.run.headless import LinePrinter
-from benchtop.scenario.file import build_options, load_scenario
+from benchtop.scenario.file import Scenario, ScenarioError, build_options, load_scenario
 from benchtop.session import RunSession
 
 DESCRIPTION = ("Find the knee: the threads (or arrival rate) with the highest throughput whose p99 stays under "
@@ -49,10 +49,17 @@ def parse(argv: Sequence[str], terminal: bool = False) -> tuple[RunOptions, Knee
     args = list(argv)
     if any(a in ("-h", "--help") for a in args):
         _knee_parser(True, subcommands_epilog()).parse_args(["--help"])
-    scenario = None
-    if args and not args[0].startswith("-"):
-        scenario = load_scenario(Path(args.pop(0)))
-    ns, rest = _knee_parser(False).parse_known_args(args)
+    path = Path(args.pop(0)) if args and not args[0].startswith("-") else None
+    try:
+        scenario = load_scenario(path) if path is not None else None
+        ns, rest = _knee_parser(False).parse_known_args(args)
+        return _parse(scenario, ns, rest, terminal)
+    except ScenarioError as exc:  # FILE:LINE: what
+        raise UsageError(str(exc)) from None
+
+
+def _parse(scenario: Scenario | None, ns: argparse.Namespace, rest: list[str],
+           terminal: bool) -> tuple[RunOptions, KneeOptions, float]:
     values: dict[str, Any] = dict(scenario.search or {}) if scenario is not None else {}
     values.update(namespace_values(ns))
     if scenario is not None:
@@ -73,9 +80,11 @@ def parse(argv: Sequence[str], terminal: bool = False) -> tuple[RunOptions, Knee
         opts = options_from_argv("run", rest, terminal=terminal)
     try:
         knee = knee_options(values, opts.workers.limit)
-    except ValueError as exc:
-        where = f"{scenario.filename}: [search]: " if scenario is not None and not namespace_values(ns) else ""
-        raise UsageError(f"{where}{exc}") from None
+    except SearchSettingError as exc:
+        given = namespace_values(ns)
+        if scenario is None or (exc.key in given if exc.key is not None else bool(given)):
+            raise UsageError(str(exc)) from None
+        raise scenario.table_error("search", str(exc), exc.key) from None
     threads = opts.threads
     if knee.rate and "--threads" not in rest:
         threads = int(knee_options({}, opts.workers.limit).search.high)  # enough workers for any rate the range asks

@@ -36,6 +36,15 @@ KEYS = ("min_threads", "max_threads", "min_rate", "max_rate", "p99_limit", "erro
         "probe_min", "probe_max", "probe_cv", "probe_interval", "settle", "max_probes")
 
 
+class SearchSettingError(ValueError):
+    """A bad search setting, one line; `key` is the one it is about (its
+    name with underscores; None: no one setting)."""
+
+    def __init__(self, problem: str, key: str | None = None) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
 @dataclass(frozen=True, slots=True)
 class KneeOptions:
     search: SearchSettings
@@ -131,48 +140,66 @@ def _whole(value: Any, what: str) -> int:
 
 def knee_options(values: Mapping[str, Any], max_threads_limit: int, cpus: int | None = None) -> KneeOptions:
     """KneeOptions from option names with underscores (a command line's,
-    over a [search] table's); ValueError (one line) when one is wrong."""
+    over a [search] table's); SearchSettingError (one line, naming the key
+    it is about) when one is wrong."""
     unknown = [k for k in values if k not in KEYS]
     if unknown:
-        raise ValueError(f"unknown search setting {unknown[0]!r} (use {', '.join(KEYS)})")
+        raise SearchSettingError(f"unknown search setting {unknown[0]!r} (use {', '.join(KEYS)})", unknown[0])
     cpus = cpus or os.cpu_count() or 1
     rate = "min_rate" in values or "max_rate" in values
-    if rate:
-        if "min_rate" not in values or "max_rate" not in values:
-            raise ValueError("a rate search needs both --min-rate and --max-rate")
-        if "min_threads" in values or "max_threads" in values:
-            raise ValueError("search threads or a rate, not both (--min-threads/--max-threads or --min-rate/--max-rate)")
-        low, high = float(values["min_rate"]), float(values["max_rate"])
-        if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= high <= 1e9):
-            raise ValueError(f"the rate range must be 0 < --min-rate <= --max-rate <= 1e9, not {low:g}..{high:g}")
-    else:
-        low = _whole(values.get("min_threads", 1), "min_threads")
-        high = _whole(values.get("max_threads", max(low, THREADS_PER_CPU * cpus)), "max_threads")
-        if not 1 <= low <= high <= max_threads_limit:
-            raise ValueError(f"the threads range must be 1 <= --min-threads <= --max-threads <= {max_threads_limit}, "
-                             f"not {low}..{high}")
-    search = SearchSettings(low=low, high=high, rate=rate)
-    if "p99_limit" in values:
-        search = replace(search, p99_limit_ms=seconds(values["p99_limit"], "--p99-limit", "ms"))
-    if "error_limit" in values:
-        search = replace(search, error_limit=share(values["error_limit"], "--error-limit"))
-    if "tolerance" in values:
-        search = replace(search, tolerance=share(values["tolerance"], "--tolerance"))
-    if "max_probes" in values:
-        search = replace(search, max_probes=_whole(values["max_probes"], "--max-probes"))
-    # an arrival rate's p99 may drift as a queue builds: rate probes hold longer before they may end
-    timing = ProbeTiming(tolerance=search.tolerance)
-    if rate:
-        timing = replace(timing, min_s=RATE_MIN_S, max_s=RATE_MAX_S)
-    for key, field in (("probe_min", "min_s"), ("probe_max", "max_s"), ("probe_interval", "interval_s"),
-                       ("settle", "settle_s")):
-        if key in values:
-            value = seconds(values[key], "--" + key.replace("_", "-"))
-            timing = replace(timing, **{field: value})  # type: ignore[arg-type]  # every one of them a float
-    if "probe_min" not in values:  # a shorter longest probe given alone shortens the shortest with it
-        timing = replace(timing, min_s=min(timing.min_s, timing.max_s))
-    if "probe_cv" in values:
-        timing = replace(timing, cv=share(values["probe_cv"], "--probe-cv"))
-    search.check()
-    timing.check()
+    key: str | None = None
+    try:
+        if rate:
+            key = "max_rate" if "min_rate" in values else "min_rate"
+            if "min_rate" not in values or "max_rate" not in values:
+                raise ValueError("a rate search needs both --min-rate and --max-rate")
+            key = next((k for k in ("min_threads", "max_threads") if k in values), None)
+            if key is not None:
+                raise ValueError("search threads or a rate, not both (--min-threads/--max-threads or "
+                                 "--min-rate/--max-rate)")
+            key = "min_rate"
+            low = float(values["min_rate"])
+            key = "max_rate"
+            high = float(values["max_rate"])
+            key = "min_rate" if not 0 < low <= 1e9 else "max_rate"
+            if not (math.isfinite(low) and math.isfinite(high) and 0 < low <= high <= 1e9):
+                raise ValueError(f"the rate range must be 0 < --min-rate <= --max-rate <= 1e9, not {low:g}..{high:g}")
+        else:
+            key = "min_threads"
+            low = _whole(values.get("min_threads", 1), "min_threads")
+            key = "max_threads"
+            high = _whole(values.get("max_threads", max(low, THREADS_PER_CPU * cpus)), "max_threads")
+            if not 1 <= low <= high <= max_threads_limit:
+                key = "min_threads" if "min_threads" in values and (low < 1 or "max_threads" not in values) \
+                    else "max_threads"
+                raise ValueError(f"the threads range must be 1 <= --min-threads <= --max-threads <= "
+                                 f"{max_threads_limit}, not {low}..{high}")
+        search = SearchSettings(low=low, high=high, rate=rate)
+        # each checked as it is set, so a problem names the key that caused it
+        for key, convert in (("p99_limit", lambda v: {"p99_limit_ms": seconds(v, "--p99-limit", "ms")}),
+                             ("error_limit", lambda v: {"error_limit": share(v, "--error-limit")}),
+                             ("tolerance", lambda v: {"tolerance": share(v, "--tolerance")}),
+                             ("max_probes", lambda v: {"max_probes": _whole(v, "--max-probes")})):
+            if key in values:
+                search = replace(search, **convert(values[key]))
+                search.check()
+        # an arrival rate's p99 may drift as a queue builds: rate probes hold longer before they may end
+        timing = ProbeTiming(tolerance=search.tolerance)
+        if rate:
+            timing = replace(timing, min_s=RATE_MIN_S, max_s=RATE_MAX_S)
+        for key, field in (("probe_min", "min_s"), ("probe_max", "max_s"), ("probe_interval", "interval_s"),
+                           ("settle", "settle_s"), ("probe_cv", "cv")):
+            if key in values:
+                value = share(values[key], "--probe-cv") if key == "probe_cv" \
+                    else seconds(values[key], "--" + key.replace("_", "-"))
+                timing = replace(timing, **{field: value})  # type: ignore[arg-type]  # every one of them a float
+                if key == "probe_max" and "probe_min" not in values:
+                    # a shorter longest probe given alone shortens the shortest with it
+                    timing = replace(timing, min_s=min(timing.min_s, timing.max_s))
+                # the longest shorter than the shortest is said below, when both are known
+                replace(timing, max_s=max(timing.min_s, timing.max_s)).check()
+        key = "probe_max" if "probe_max" in values else "probe_min"
+        timing.check()
+    except ValueError as exc:
+        raise SearchSettingError(str(exc), key) from None
     return KneeOptions(search, timing)

@@ -184,19 +184,34 @@ class Scenario:
         return step.workload or str(self.options.get("workload", "oltp_read_write"))
 
     def error(self, problem: str, section: int = -1, key: str | None = None) -> ScenarioError:
-        """`FILE:LINE: problem`, LINE being the key's (or the step's) line when known."""
+        """`FILE:LINE: problem`, LINE being the key's (or the step's) line
+        when known, and the key named first when the problem does not name it."""
         line = self.lines.get((section, key or "")) or self.lines.get((section, ""))
-        return ScenarioError(_where(self.filename, line) + problem)
+        return ScenarioError(_where(self.filename, line) + _naming(key, problem))
 
     def table_error(self, table: str, problem: str, key: str | None = None) -> ScenarioError:
         """`FILE:LINE: [table]: problem`, LINE being the key's inside the table
         (or the table's header) when known."""
         line = (self.lines.get((-2, key)) if key else None) or self.lines.get((-1, table))
-        return ScenarioError(_where(self.filename, line) + f"[{table}]: {problem}")
+        return ScenarioError(_where(self.filename, line) + f"[{table}]: {_naming(key, problem)}")
 
 
 def _where(filename: str, line: int | None) -> str:
     return f"{filename}:{line}: " if line else f"{filename}: "
+
+
+def _naming(key: str | None, problem: str) -> str:
+    """The problem with its key first unless it names it already, in the
+    file's spelling or the command line's (a value's own check, such as a
+    range's or a duration's, does not know which key it checks).
+
+    >>> _naming("threads", "'lots' is not a range"), _naming("stop_if", "--stop-if 'x': expected METRIC")
+    ("threads: 'lots' is not a range", "--stop-if 'x': expected METRIC")
+    """
+    if key is None or re.search(rf"(?<![\w-])(--)?({re.escape(key)}|{re.escape(key.replace('_', '-'))})(?![\w-])",
+                                problem):
+        return problem
+    return f"{key}: {problem}"
 
 
 # ------------------------------------------------------------------ parsing
@@ -405,18 +420,24 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             raise probe.error(f"{key}: dates and times are not option values", -1, key)
         options[key] = value
 
+    key = "name"
     try:
         name = _name("name")(data["name"]) if "name" in data else (path.stem if path else "scenario")
         description = str(data.get("description", ""))
+        key = "warmup"
         default_warmup = parse_duration(data.get("warmup", 0))
+        key = "stop_if"
         stop_if = _stop_if(data.get("stop_if", []))
+        key = "restart"
         restart_hooks = parse_hooks(data["restart"], parse_duration) if "restart" in data else ()
         if len(restart_hooks) > 1 or any(h.kind != "shell" for h in restart_hooks):
             raise ValueError("restart is one shell hook: { shell = \"...\", timeout = \"120s\" }")
-        defaults = {k: _values(k, data[k]) for k in SWEEP_KEYS if k in data and k not in FILEIO_KEYS}
+        defaults: dict[str, list[Any]] = {}
+        for key in SWEEP_KEYS:
+            if key in data and key not in FILEIO_KEYS:
+                defaults[key] = _values(key, data[key])
     except ValueError as exc:
-        named = next((k for k in SCENARIO_KEYS if k in data and k in str(exc)), None)
-        raise probe.error(str(exc), -1, named) from None
+        raise probe.error(str(exc), -1, key) from None
     for key, vals in defaults.items():
         if len(vals) != 1:
             raise probe.error(f"top-level {key} takes one value: sweep inside a [[step]]", -1, key)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchtop.commands import main
 from benchtop.knee.settings import knee_options
 from benchtop.scenario.file import ScenarioError, load_scenario, parse_scenario
 
@@ -65,3 +66,41 @@ def test_rate_probes_hold_longer_and_the_tolerance_judges_the_p99() -> None:
     assert knee_options({"min_rate": 500, "max_rate": 8000, "probe_max": 1}, 4096).timing.min_s == 1.0
     threads = knee_options({}, 4096, cpus=2).timing
     assert (threads.min_s, threads.max_s, threads.tolerance, threads.min_transactions) == (1.0, 6.0, 0.1, 5000)
+
+
+KNEE_FILE = 'engine = "sqlite"\nworkload = "oltp_point_select"\n{top}\n\n[search]\nmax_threads = 4\n{search}\n'
+
+
+@pytest.mark.parametrize(("top", "search", "said"), [
+    # the top level, as any scenario's (a traceback before)
+    ('threads = "lots"', "", ":3: threads: 'lots' is not a range"),
+    ("threads = -3", "", ":3: threads -3 out of range (0..4096)"),
+    ("warmup = true", "", ":3: warmup: a duration is a number of seconds"),
+    ('stop_if = "p99 is big"', "", ":3: --stop-if 'p99 is big': expected METRIC OP VALUE"),
+    ("bogus = 3", "", ":3: unknown option --bogus"),
+    ('table_size = "big"', "", ":3: argument --table-size: invalid int value: 'big'"),
+    # the [search] table (no line before)
+    ("", 'max_threads = "many"', ":6: [search]: max_threads is a whole number, not 'many'"),
+    ("", "min_threads = 0", ":7: [search]: the threads range must be 1 <= --min-threads"),
+    ("", "p99_limit = 0", ":7: [search]: p99_limit: the p99 limit takes milliseconds from 0 to 3600000"),
+    ("", 'tolerance = "500%"', ":7: [search]: --tolerance is a share from 0 to 100%, not '500%'"),
+    ("", 'probe_min = "10s"', ":7: [search]: probe_min: the longest probe (6 s) is shorter than the shortest"),
+    ("", "frobnicate = 1", ":7: [search]: unknown search setting 'frobnicate'"),
+])
+def test_a_bad_value_in_a_knee_file_is_one_line_naming_its_line(top: str, search: str, said: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "knee.toml"
+    path.write_text(KNEE_FILE.format(top=top, search=search).replace("max_threads = 4\nmax_threads", "max_threads"))
+    for argv, prog in ((["knee", str(path)], "benchtop"), (["scenario", str(path)], "benchtop scenario")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"{prog}: error: {path}{said}") and err.count("\n") == 1, err
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_command_line_over_a_file_says_its_own_problem(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "knee.toml"
+    path.write_text(KNEE_FILE.format(top="", search="p99_limit = 5"))
+    assert main(["knee", str(path), "--p99-limit", "soon"]) == 2
+    assert capsys.readouterr().err == "benchtop: error: --p99-limit takes a number of milliseconds, not 'soon'\n"

@@ -170,6 +170,12 @@ def test_connections_errors_name_the_line_when_building_the_run():
         ("connections = 10\n[[step]]\nduration = 1\nconnections = 70000\n", 4, "out of range (0..65536)"),
         ("connections = \"100..5000*2\"\n[[step]]\nduration = 1\n", 1, "top-level connections takes one value"),
         ("name = \"x\"\nconnections = 0\n[[step]]\nduration = 1\n", 2, "at least 1"),
+        # a top-level value's own check names its key and line (neither before)
+        ("name = \"x\"\nthreads = \"lots\"\n[[step]]\nduration = 1\n", 2, "threads: 'lots' is not a range"),
+        ("rate = \"fast\"\n[[step]]\nduration = 1\n", 1, "rate: 'fast' is not a range"),
+        ("\nwarmup = \"x\"\n[[step]]\nduration = 1\n", 2, "warmup: 'x' is not a duration"),
+        ("stop_if = \"p99 is big\"\n[[step]]\nduration = 1\n", 1, "--stop-if 'p99 is big': expected"),
+        ("[[step]]\nduration = 1\nthreads = \"many\"\n", 3, "threads: 'many' is not a range"),
     ],
 )
 def test_malformed_files_name_file_and_line(text, line, fragment):
