@@ -42,11 +42,10 @@ class RunData:
     settings: dict[str, Any] = field(default_factory=dict)  # settings.json: {"server": {...}, "host": {...}}
     monitor: list[dict[str, Any]] = field(default_factory=list)  # monitor.jsonl snapshots
     problems: list[str] = field(default_factory=list)  # FILE:LINE of what could not be read, left out
-
-    @property
-    def unfinished(self) -> bool:
-        """No summary.json: the run was killed (or its disk filled) before the end."""
-        return bool(self.summary.get("unfinished"))
+    # no readable summary.json: the run was killed (or its disk filled) before the end, and `summary` is
+    # unfinished_summary()'s.  Not summary.json's `unfinished`: that counts the transactions a run that
+    # ended as it should left in flight (cut short by its end, not counted)
+    unfinished: bool = False
 
     @property
     def label(self) -> str:
@@ -136,8 +135,8 @@ def unfinished_summary(intervals: list[dict[str, Any]]) -> dict[str, Any]:
 
     >>> s = unfinished_summary([{"t": 1, "tps": 10, "threads": 2, "latency_ms": {"p95": 2, "p99": 3}},
     ...                         {"t": 2, "tps": 30, "threads": 2, "latency_ms": {"p95": 4, "p99": 5}}])
-    >>> s["transactions"], s["tps"], s["latency_ms"], s["unfinished"]
-    (40, 20.0, {'p95': 4.0, 'p99': 5.0}, True)
+    >>> s["transactions"], s["tps"], s["latency_ms"]
+    (40, 20.0, {'p95': 4.0, 'p99': 5.0})
     """
     measured = [iv for iv in intervals if not iv.get("warmup")] or intervals
     prev_t = 0.0
@@ -148,7 +147,6 @@ def unfinished_summary(intervals: list[dict[str, Any]]) -> dict[str, Any]:
     time_s = float(measured[-1]["t"]) if measured else 0.0
     worst = {k: max(float((iv.get("latency_ms") or {}).get(k, 0.0)) for iv in measured) for k in ("p95", "p99")}
     return {
-        "unfinished": True,
         "stopped_by": "unfinished: no summary.json (the run was killed or its disk filled); figures from its "
                       "interval lines, percentiles the worst interval's",
         "time_s": time_s,
@@ -179,6 +177,7 @@ def _load_run(results: FolderReader) -> RunData:
     summary = _checked_summary(results.path(SUMMARY), summary)
     config = results.config()
     intervals = _intervals(results)
+    unfinished = not isinstance(summary, dict)
     if not isinstance(summary, dict):
         if not intervals:
             raise ReportError(f"{folder}: no {SUMMARY} and no intervals (not a benchtop results folder)")
@@ -200,6 +199,7 @@ def _load_run(results: FolderReader) -> RunData:
         settings=results.object(SETTINGS) or {},
         monitor=results.monitor(),
         problems=problems,
+        unfinished=unfinished,
     )
 
 

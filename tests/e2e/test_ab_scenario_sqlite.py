@@ -41,6 +41,11 @@ def test_a_comparison_from_a_scenario_file(tmp_path: Path) -> None:
         for side, threads in (("a", 1), ("b", 2)):
             summary = json.loads((out / r[side]["folder"] / "summary.json").read_text())
             assert summary["threads"] == threads and summary["transactions"] > 0
+    # a round ends at its time with transactions in flight (summary.json's `unfinished`): finished all the same
+    folders = [str(out / r[side]["folder"]) for r in ab["rounds"] for side in ("a", "b")]
+    report = run_benchtop("report", *folders)
+    assert report.returncode == 0 and "round-01-a" in report.stdout, report.stderr
+    assert "(unfinished)" not in report.stdout, report.stdout
     # `benchtop scenario` hands such a file to benchtop ab
     dry = run_benchtop("scenario", str(path), "--dry-run")
     assert dry.returncode == 0 and "a comparison (benchtop ab)" in dry.stdout, dry.stdout + dry.stderr

@@ -88,6 +88,26 @@ def test_terminal_rendition(folders, capsys):
     assert "stall at 3s" in out
 
 
+def test_only_a_run_without_its_summary_is_unfinished(tmp_path, capsys):
+    """summary.json's `unfinished` counts what was in flight when a run ended
+    as it should (a benchtop ab round's, here 2): such a run is finished; one
+    killed before writing summary.json is not."""
+    ivs = [{"type": "interval", "t": float(i + 1), "tps": 500.0, "threads": 2} for i in range(3)]
+    ended = _write(tmp_path / "round-01-b", {"type": "summary", "tps": 500.0, "threads": 2, "transactions": 1500,
+                                             "unfinished": 2, "stopped_by": "time",
+                                             "latency_ms": {"p95": 2.0, "p99": 3.0}},
+                   ivs, [2_000_000] * 100, config={"engine": "null"})
+    killed = _write(tmp_path / "killed", {}, ivs, [2_000_000] * 100, config={"engine": "null"})
+    (killed / "summary.json").unlink()
+    runs = load_runs([ended, killed])
+    assert [(r.unfinished, r.label) for r in runs] == [(False, "round-01-b"), (True, "killed (unfinished)")]
+    assert [row.name for row in table_rows(runs)] == ["round-01-b", "killed (unfinished)"]
+    assert cli.main([str(ended), str(killed)]) == 0
+    out = capsys.readouterr().out
+    assert "round-01-b (unfinished)" not in out and "round-01-b: time" not in out
+    assert "killed: unfinished: no summary.json (the run was killed or its disk filled)" in out
+
+
 def test_plot_data_matches_the_results(folders):
     runs = load_runs(folders)
     plots = {p.name: p for p in build_plots(runs)}
