@@ -23,6 +23,7 @@ class Metric:
     key: str
     value: Callable[[SideFigures], float | None]
     higher_is_faster: bool
+    counts: bool = False  # a zero is a count measured (errors), not a run that measured nothing
 
 
 METRICS = (
@@ -31,7 +32,7 @@ METRICS = (
     Metric("p95_ms", lambda f: f.p95_ms, False),
     Metric("p99_ms", lambda f: f.p99_ms, False),
     Metric("cpu_us_per_txn", lambda f: f.cpu_us_per_txn, False),
-    Metric("errors", lambda f: float(f.errors), False),
+    Metric("errors", lambda f: float(f.errors), False, counts=True),
 )
 
 
@@ -44,7 +45,13 @@ def comparisons(rounds: Sequence[Round], resolution: float) -> dict[str, Compari
         b = [m.value(r.b) for r in rounds]
         if rounds and all(v is not None for v in (*a, *b)):
             out[m.key] = compare([float(v) for v in a if v is not None], [float(v) for v in b if v is not None],
-                                 m.higher_is_faster, resolution)
+                                 m.higher_is_faster, resolution, counts=m.counts)
+    tps = out.get("tps")
+    if tps is not None and tps.reason:
+        # a run that counted no transactions measured no latency and counted no errors: its figures are none
+        out.update({m.key: Comparison(None, None, None, None, Outcome.UNDECIDED, len(rounds), None,
+                                      m.higher_is_faster, f"tps: {tps.reason}") for m in METRICS if m.key in out
+                    and m.key != "tps"})
     return out
 
 
@@ -86,7 +93,8 @@ class AbResult:
             raise KeyError(f"no metric {key!r} (have: {', '.join(known)})")
         found = self.metrics.get(key)
         return found if found is not None else Comparison(None, None, None, None, Outcome.UNDECIDED, len(self.rounds),
-                                                          None, known[key].higher_is_faster)
+                                                          None, known[key].higher_is_faster,
+                                                          "no round" if not self.rounds else "not every round measured it")
 
     @property
     def tps(self) -> Comparison:

@@ -36,7 +36,9 @@ class Outcome(str, Enum):
 class Comparison:
     """One metric's ratio B/A over the rounds.  `ci_low`/`ci_high` are None
     with fewer than 6 rounds; `ratio` and `p_value` None when a round had a
-    zero (errors: then `ratio` is of the totals, when A's is not zero)."""
+    zero (errors: then `ratio` is of the totals, when A's is not zero).
+    `reason`: why it is undecided whatever more rounds show, when that is
+    not just too few or too spread rounds (a round that measured nothing)."""
 
     ratio: float | None
     ci_low: float | None
@@ -46,6 +48,7 @@ class Comparison:
     rounds: int
     more_rounds: int | None  # about this many more would decide it (None: decided, or no estimate)
     higher_is_faster: bool = True  # TPS; latency and CPU per transaction: lower is faster
+    reason: str = ""
 
     def no_regression_beyond(self, share: float) -> bool:
         """Whether the 95% interval rules out B being more than `share`
@@ -70,7 +73,7 @@ class Comparison:
 
         return {"ratio": r(self.ratio), "ci_low": r(self.ci_low), "ci_high": r(self.ci_high),
                 "p_value": r(self.p_value, 5), "verdict": self.verdict.value, "rounds": self.rounds,
-                "more_rounds": self.more_rounds}
+                "more_rounds": self.more_rounds, "reason": self.reason or None}
 
 
 def walsh_averages(x: Sequence[float]) -> np.ndarray:
@@ -151,14 +154,24 @@ def signed_rank_p(x: Sequence[float]) -> float:
 
 
 def compare(a: Sequence[float], b: Sequence[float], higher_is_faster: bool, resolution: float,
-            confidence: float = CONFIDENCE) -> Comparison:
+            confidence: float = CONFIDENCE, counts: bool = False) -> Comparison:
     """B against A from paired rounds (a[i], b[i]).  `higher_is_faster`:
     TPS (else latency, CPU per transaction: lower is faster).  The verdict:
     faster or slower when the interval excludes 1, no_difference when it
-    lies within 1 +- `resolution`, else undecided."""
+    lies within 1 +- `resolution`, else undecided.  `counts`: a zero is a
+    count the round measured (errors); else a zero is a round that measured
+    nothing, and no rounds or such a round leave the metric undecided."""
     n = len(a)
-    if n == 0 or any(v <= 0 for v in (*a, *b)):
-        return _with_zeros(a, b, n, higher_is_faster)
+    if n == 0:
+        return Comparison(None, None, None, None, Outcome.UNDECIDED, 0, None, higher_is_faster, "no rounds")
+    if any(v <= 0 for v in (*a, *b)):
+        if counts:
+            return _with_zeros(a, b, n, higher_is_faster)
+        empty = [f"round {i + 1} {side}" for i in range(n) for side, v in (("A", a[i]), ("B", b[i])) if v <= 0]
+        ta, tb = float(sum(a)), float(sum(b))
+        return Comparison(tb / ta if ta > 0 and tb > 0 else None, None, None, None, Outcome.UNDECIDED, n, None,
+                          higher_is_faster, f"{len(empty)} of {2 * n} runs measured 0 ({', '.join(empty[:4])}"
+                                            f"{', ...' if len(empty) > 4 else ''}): no ratio to compare")
     logs = np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float))
     centre = hodges_lehmann(logs)
     bounds = shift_interval(logs, confidence)
@@ -179,9 +192,9 @@ def compare(a: Sequence[float], b: Sequence[float], higher_is_faster: bool, reso
 
 
 def _with_zeros(a: Sequence[float], b: Sequence[float], n: int, higher_is_faster: bool) -> Comparison:
-    """A metric some round measured as zero (errors, mostly): no log-ratio,
-    so no interval; the ratio of the totals, and no difference when both
-    sides counted none."""
+    """A count some round counted none of (errors): no log-ratio, so no
+    interval; the ratio of the totals, and no difference when both sides
+    counted none."""
     ta, tb = float(sum(a)), float(sum(b))
     if ta == 0 and tb == 0:
         return Comparison(None, None, None, None, Outcome.NO_DIFFERENCE, n, None, higher_is_faster)
@@ -218,6 +231,8 @@ def verdict_text(c: Comparison, resolution: float) -> str:
     'no difference detectable: B/A 1.00 (95% CI -3.2% .. +2.9%, 6 rounds); about 14 more rounds would resolve 2%'
     >>> verdict_text(Comparison(1.01, None, None, 0.5, Outcome.UNDECIDED, 3, 5), 0.02)
     'no difference detectable: B/A 1.01 (3 rounds: a 95% interval needs 6); about 5 more rounds would resolve 2%'
+    >>> verdict_text(Comparison(None, None, None, None, Outcome.UNDECIDED, 2, None, reason="no transactions"), 0.02)
+    'undecided: no transactions (2 rounds)'
     """
     def pct(x: float) -> str:
         return f"{100 * (x - 1):+.1f}%"
@@ -229,6 +244,8 @@ def verdict_text(c: Comparison, resolution: float) -> str:
     if c.verdict in (Outcome.B_FASTER, Outcome.B_SLOWER):
         word = "faster" if c.verdict is Outcome.B_FASTER else "slower"
         return f"B is {abs(100 * (ratio - 1)):.1f}% {word} ({ci})"
+    if c.reason:
+        return f"undecided: {c.reason} ({rounds})"
     if c.verdict is Outcome.NO_DIFFERENCE:
         return f"no difference beyond {100 * resolution:g}%: B/A {ratio:.2f} ({ci})"
     more = f"; about {c.more_rounds} more rounds would resolve {100 * resolution:g}%" if c.more_rounds else ""

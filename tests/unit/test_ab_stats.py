@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from benchtop.ab.rounds import Plan, RoundRunner, SideFigures
+from benchtop.ab.result import AbResult
+from benchtop.ab.rounds import Plan, Round, RoundRunner, SideFigures
 from benchtop.ab.sides import parse_side
 from benchtop.ab.stats import Outcome, compare, critical_rank, hodges_lehmann, shift_interval, signed_rank_p
 from benchtop.stopping import StopFlag
@@ -74,10 +75,33 @@ def test_no_difference_needs_the_interval_within_the_resolution() -> None:
 
 
 def test_zero_counts_have_no_interval() -> None:
-    none = compare([0.0] * 6, [0.0] * 6, False, 0.02)
+    none = compare([0.0] * 6, [0.0] * 6, False, 0.02, counts=True)
     assert none.verdict is Outcome.NO_DIFFERENCE and none.ratio is None and none.ci_low is None
-    some = compare([0.0, 2.0, 0.0, 0.0, 0.0, 0.0], [1.0, 3.0, 0.0, 0.0, 0.0, 0.0], False, 0.02)
+    some = compare([0.0, 2.0, 0.0, 0.0, 0.0, 0.0], [1.0, 3.0, 0.0, 0.0, 0.0, 0.0], False, 0.02, counts=True)
     assert some.verdict is Outcome.UNDECIDED and some.ratio == 2.0 and some.p_value is None
+
+
+def test_rounds_that_measured_nothing_decide_nothing() -> None:
+    """A round too short for its run to count anything measures 0 tps on
+    both sides: that is no measurement, never a difference or none."""
+    for a, b in (([0.0] * 6, [0.0] * 6), ([0.0, 0.0], [0.0, 0.0]), ([], [])):
+        for higher_is_faster in (True, False):
+            c = compare(a, b, higher_is_faster, 0.02)
+            assert c.verdict is Outcome.UNDECIDED and c.ratio is None and c.reason, (a, c)
+    assert compare([0.0] * 6, [0.0] * 6, True, 0.02).reason == (
+        "12 of 12 runs measured 0 (round 1 A, round 1 B, round 2 A, round 2 B, ...): no ratio to compare")
+    one = compare([1000.0] * 6, [1000.0] * 5 + [0.0], True, 0.02)
+    assert one.verdict is Outcome.UNDECIDED and one.reason.startswith("1 of 12 runs measured 0 (round 6 B)")
+    rounds = [Round(i + 1, ("a", "b"), _figures("a", 0.0), _figures("b", 0.0)) for i in range(6)]
+    result = AbResult({}, Plan(6, 0.5), rounds, "rounds", 1)
+    assert {k: c.verdict for k, c in result.metrics.items()} == dict.fromkeys(
+        ("tps", "p50_ms", "p95_ms", "p99_ms", "errors"), Outcome.UNDECIDED)
+    assert result.metrics["errors"].reason.startswith("tps: 12 of 12 runs measured 0")
+    assert result.verdict is Outcome.UNDECIDED
+    assert result.text() == ("undecided: 12 of 12 runs measured 0 (round 1 A, round 1 B, round 2 A, round 2 B, ...): "
+                             "no ratio to compare (6 rounds)")
+    ab = result.to_dict()["ab"]
+    assert ab["verdict"] == "undecided" and ab["metrics"]["tps"]["reason"].startswith("12 of 12 runs measured 0")
 
 
 def _figures(name: str, tps: float) -> SideFigures:
