@@ -123,7 +123,7 @@ class RunSession:
                 opts = self.options = replace(opts, target=opts.target.pinned(*where))
         self.ready(opts)
         # settings a killed run left changed on this server: said at the start, not found out from the figures
-        left = leftover_warning(opts.target)
+        left = leftover_warning(opts.target, opts.monitor.admin_dsn)
         if left is not None:
             print(left, file=sys.stderr, flush=True)
         pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)

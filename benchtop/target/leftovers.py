@@ -21,11 +21,11 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchtop.target.dsn import Target
+from benchtop.target.dsn import Target, fill_defaults, parse_dsn
 
 STATE_DIR_ENV = "BENCHTOP_STATE_DIR"
 
@@ -165,22 +165,36 @@ def described(saved: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} (was {v[0] if isinstance(v, list) and v else v})" for name, v in saved.items())
 
 
-def leftover_warning(target: Target) -> str | None:
+def leftover_warning(target: Target, admin_dsn: str | None = None) -> str | None:
     """One line naming what a run killed before its restore left changed on
     the target's server, and how to put it back; None when nothing is left
-    (a run still going is left to restore its own)."""
+    (a run still going is left to restore its own).  A change is recorded
+    under the address of the connection that made it, --admin-dsn's when a
+    run has one (often the server's socket, where the benchmark uses
+    host:port): both addresses are looked at, as `benchtop restore` does."""
     if target.kind not in ("mysql", "postgresql"):
         return None
-    record = ChangeRecord(target)
-    try:
-        left = [c for c in record.changes() if not c.live]
-    except LeftoverError as exc:
-        return f"benchtop: warning: {exc}"
-    if not left:
+    records = [ChangeRecord(target)]
+    if admin_dsn:
+        admin = ChangeRecord(replace(fill_defaults(parse_dsn(admin_dsn)), kind=target.kind))
+        if admin.address != records[0].address:
+            records.append(admin)
+    found: list[tuple[ChangeRecord, list[Change]]] = []
+    for record in records:
+        try:
+            left = [c for c in record.changes() if not c.live]
+        except LeftoverError as exc:
+            return f"benchtop: warning: {exc}"
+        if left:
+            found.append((record, left))
+    if not found:
         return None
+    left = [c for _, changes in found for c in changes]
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(min(c.t for c in left)))
     engine = "postgres" if target.kind == "postgresql" else target.kind
-    return (f"benchtop: warning: {record.address.split(' ', 1)[1]} still has settings a benchtop run (pid "
+    where = " and ".join(record.address.split(" ", 1)[1] for record, _ in found)
+    return (f"benchtop: warning: {where} still {'has' if len(found) == 1 else 'have'} settings a benchtop run (pid "
             f"{', '.join(str(c.pid) for c in left)}, {when}) changed and never put back: "
             f"{'; '.join(described(c.saved) for c in left)}; put them back with `benchtop restore --engine {engine}` "
-            f"and this run's target options (--dsn, --admin-dsn with the rights to change them); record: {record.path}")
+            f"and this run's target options (--dsn, --admin-dsn with the rights to change them); record: "
+            f"{', '.join(str(record.path) for record, _ in found)}")

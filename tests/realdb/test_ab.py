@@ -98,7 +98,8 @@ def test_restore_finds_what_a_killed_comparison_left_changed_through_the_admins_
         mysql_tables: Server, tmp_path: Path) -> None:
     """ab records a side's settings under --admin-dsn's address (here the
     server's socket); `benchtop restore` given the run's --dsn (host:port)
-    and --admin-dsn found nothing there before ('nothing to restore')."""
+    and --admin-dsn found nothing there before ('nothing to restore'), and a
+    later run given both did not warn of them."""
     if mysql_tables.socket is None:
         pytest.skip("the admin reaches the server by its socket: this server has none here")
     name = "innodb_flush_log_at_trx_commit"
@@ -121,6 +122,14 @@ def test_restore_finds_what_a_killed_comparison_left_changed_through_the_admins_
             proc.send_signal(signal.SIGKILL)
             proc.wait(30)
         assert mysql_admin_exec(mysql_tables, f"SELECT @@GLOBAL.{name}")[0][0] == 0  # left changed
+        # a later run given the same target options says so at its start (it looked under --dsn's address only)
+        run = subprocess.run([sys.executable, "-m", "benchtop", "run", "--headless", *target, *SIZE, "--workload",
+                              "oltp_point_select", "--time", "0.5", "--warmup", "0", "--out", str(tmp_path / "run")],
+                             capture_output=True, text=True, timeout=60, env=env, cwd=str(ROOT),
+                             stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stderr
+        assert (f"benchtop: warning: {mysql_tables.socket} still has settings a benchtop run (pid {proc.pid}, "
+                in run.stderr and f"{name} (was 2)" in run.stderr), run.stderr
         res = subprocess.run([sys.executable, "-m", "benchtop", "restore", *target], capture_output=True, text=True,
                              timeout=60, env=env, cwd=str(ROOT), stdin=subprocess.DEVNULL)
         assert res.returncode == 0, res.stderr

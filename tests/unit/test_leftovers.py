@@ -63,6 +63,35 @@ def test_a_killed_runs_record_is_named_in_one_line_a_live_runs_is_not(monkeypatc
     assert leftover_warning(Target("mysql", "127.0.0.1", 13306)) is None  # another server
 
 
+def test_a_change_the_admin_made_by_another_address_is_found_through_admin_dsn(monkeypatch: pytest.MonkeyPatch,
+                                                                               tmp_path: Path) -> None:
+    """ab's --set is recorded under --admin-dsn's address (the server's
+    socket here); a later run with --dsn on host:port warned of nothing."""
+    monkeypatch.setenv("BENCHTOP_STATE_DIR", str(tmp_path))
+    tcp = Target("mysql", "127.0.0.1", 13306, "sbtest")
+    admin = "mysql://root@localhost/?unix_socket=/tmp/my.sock"
+    record = ChangeRecord(Target("mysql", socket="/tmp/my.sock"))
+    record.record("settings", {"innodb_flush_log_at_trx_commit": ["1", False]})
+    body = json.loads(record.path.read_text())
+    body["changes"]["settings"]["pid"] = _dead_pid()
+    record.path.write_text(json.dumps(body))
+    assert leftover_warning(tcp) is None  # nothing under host:port
+    line = leftover_warning(tcp, admin)
+    assert line is not None and "\n" not in line
+    assert line.startswith("benchtop: warning: /tmp/my.sock still has settings")
+    assert "innodb_flush_log_at_trx_commit (was 1)" in line and line.endswith(f"record: {record.path}")
+    # a change under each address: both named
+    ChangeRecord(tcp).record("instrumentation", {"x": ["on", False]})
+    tcp_record = ChangeRecord(tcp)
+    body = json.loads(tcp_record.path.read_text())
+    body["changes"]["instrumentation"]["pid"] = _dead_pid()
+    tcp_record.path.write_text(json.dumps(body))
+    line = leftover_warning(tcp, admin)
+    assert line is not None and line.startswith("benchtop: warning: 127.0.0.1:13306 and /tmp/my.sock still have")
+    # an admin on the run's own address: one record, looked at once
+    assert leftover_warning(tcp, "mysql://root@localhost:13306/") == leftover_warning(tcp)
+
+
 def test_a_damaged_record_is_one_line_naming_it(tmp_path: Path) -> None:
     record = ChangeRecord(PG, tmp_path)
     record.path.write_text('{"changes": {"instr')
