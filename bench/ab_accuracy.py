@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""How often `benchtop ab` is right: A/A comparisons (identical sides) must
+say no difference, A/B comparisons of a small true difference must get its
+sign and exclude 1, with a noisy neighbour started at a random moment during
+half of them; the same A/B made the seeds' way (one run of each side) for how
+often a single pair of runs gets the sign wrong.
+
+    python bench/ab_accuracy.py [--count 20] [--rounds 6] [--round-time 3] [--single-count 20] [--single-time 60]
+        [--a "--point-selects 10"] [--b "--point-selects 11"] [--truth-time 60] [--out DIR] -- RUN OPTIONS
+
+RUN OPTIONS are shared by every run (target, workload, sizes, threads; e.g. `-- --engine mysql --dsn
+mysql://sbtest@127.0.0.1:13306/sbtest --workload oltp_read_only --tables 2 --table-size 10000 --threads 4`);
+the tables must be prepared.  The true ratio is measured first by one long run of each side.  Prints a
+line per comparison and the totals; writes DIR/accuracy.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+NOISY = Path(__file__).resolve().parents[2] / "shared" / "tools" / "noisy-neighbour.sh"
+
+
+def benchtop(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "benchtop", *args], capture_output=True, text=True)
+
+
+def single_tps(run_opts: list[str], side: str, seconds: int) -> float:
+    """One headless run of a side: its summary's TPS."""
+    res = benchtop("--headless", "--json", *run_opts, *shlex.split(side), "--time", str(seconds))
+    if res.returncode != 0:
+        sys.exit(f"ab_accuracy: a run failed: {res.stderr.strip().splitlines()[-1:]}")
+    summary = [json.loads(line) for line in res.stdout.splitlines() if '"summary"' in line][-1]
+    return float(summary["tps"])
+
+
+def compare(args: argparse.Namespace, run_opts: list[str], a: str, b: str, out: Path) -> dict:
+    """One `benchtop ab`: its verdict and TPS ratio with the interval."""
+    res = benchtop("ab", "--headless", *run_opts, "--rounds", str(args.rounds), "--round-time", str(args.round_time),
+                   "--a", a, "--b", b, "--out", str(out))
+    if res.returncode != 0:
+        sys.exit(f"ab_accuracy: benchtop ab failed: {res.stderr.strip().splitlines()[-1:]}")
+    ab = json.loads((out / "ab.json").read_text())["ab"]
+    tps = ab["metrics"]["tps"]
+    return {"verdict": ab["verdict"], "ratio": tps["ratio"], "ci_low": tps["ci_low"], "ci_high": tps["ci_high"]}
+
+
+class Neighbour:
+    """noisy-neighbour.sh (a CPU hog and a syncing writer) started after a random delay, for a random time."""
+
+    def __init__(self, rng: random.Random, within_s: float) -> None:
+        self.delay = rng.uniform(0.0, within_s / 2)
+        self.length = int(rng.uniform(within_s / 4, within_s))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.t0 = time.monotonic()
+
+    def poll(self) -> None:
+        if self.proc is None and time.monotonic() - self.t0 >= self.delay:
+            self.proc = subprocess.Popen(["bash", str(NOISY), str(self.length), "1", "1"], start_new_session=True,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(10)
+
+
+def compare_beside(args: argparse.Namespace, run_opts: list[str], a: str, b: str, out: Path,
+                   neighbour: Neighbour | None) -> dict:
+    if neighbour is None:
+        return compare(args, run_opts, a, b, out)
+    # the comparison runs in a thread of its own so the neighbour can start mid-way
+    box: dict[str, dict] = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", compare(args, run_opts, a, b, out)))
+    t.start()
+    try:
+        while t.is_alive():
+            neighbour.poll()
+            t.join(0.2)
+    finally:
+        neighbour.stop()
+    return box["r"]
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--count", type=int, default=20, help="A/A comparisons, and A/B comparisons (default 20 each)")
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--round-time", type=int, default=3)
+    p.add_argument("--single-time", type=int, default=60, help="seconds of each side's one run, the seeds' way")
+    p.add_argument("--single-count", type=int, default=20, help="pairs of single runs, the seeds' way")
+    p.add_argument("--truth-time", type=int, default=60, help="seconds of each side's long run for the true ratio")
+    p.add_argument("--a", default="--point-selects 10")
+    p.add_argument("--b", default="--point-selects 11")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--out", type=Path, default=Path("bench/results/ab_accuracy"))
+    args = p.parse_args(argv[:cut])
+    run_opts = argv[cut + 1:]
+    rng = random.Random(args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    truth = single_tps(run_opts, args.b, args.truth_time) / single_tps(run_opts, args.a, args.truth_time)
+    want = "b_faster" if truth > 1 else "b_slower"
+    print(f"true ratio B/A {truth:.4f} ({args.truth_time} s of each): want {want}", flush=True)
+    noisy_at = set(rng.sample(range(args.count), args.count // 2))
+    per_comparison_s = 2 * args.rounds * (args.round_time + 1)
+    results: dict[str, list[dict]] = {"aa": [], "ab": [], "single": []}
+    for i in range(args.count):
+        r = compare(args, run_opts, "", "", args.out / f"aa-{i:02d}")
+        results["aa"].append(r)
+        print(f"A/A {i + 1:2d}: {r['verdict']:14s} {r['ratio']:.4f} ({r['ci_low']:.4f} .. {r['ci_high']:.4f})", flush=True)
+    for i in range(args.count):
+        neighbour = Neighbour(rng, per_comparison_s) if i in noisy_at else None
+        r = compare_beside(args, run_opts, args.a, args.b, args.out / f"ab-{i:02d}", neighbour)
+        r["noisy"] = neighbour is not None
+        results["ab"].append(r)
+        print(f"A/B {i + 1:2d}{' (noisy)' if r['noisy'] else '        '}: {r['verdict']:14s} {r['ratio']:.4f} "
+              f"({r['ci_low']:.4f} .. {r['ci_high']:.4f})", flush=True)
+    for i in range(args.single_count):
+        first, second = (args.a, args.b) if i % 2 == 0 else (args.b, args.a)
+        x, y = single_tps(run_opts, first, args.single_time), single_tps(run_opts, second, args.single_time)
+        ratio = y / x if first == args.a else x / y
+        results["single"].append({"ratio": ratio})
+        print(f"single {i + 1:2d}: B/A {ratio:.4f}", flush=True)
+    aa_ok = sum(r["verdict"] in ("no_difference", "undecided") and r["ci_low"] <= 1 <= r["ci_high"]
+                for r in results["aa"])
+    ab_ok = sum(r["verdict"] == want for r in results["ab"])
+    ab_noisy_ok = sum(r["verdict"] == want for r in results["ab"] if r["noisy"])
+    single_wrong = sum((r["ratio"] > 1) != (truth > 1) for r in results["single"])
+    totals = {"truth_ratio": round(truth, 4), "aa_no_difference": aa_ok, "ab_right_and_excluding_1": ab_ok,
+              "ab_right_beside_noise": ab_noisy_ok, "noisy_comparisons": len(noisy_at),
+              "single_runs_wrong_sign": single_wrong, "count": args.count, "single_count": args.single_count, "rounds": args.rounds,
+              "round_time_s": args.round_time, "single_time_s": args.single_time}
+    (args.out / "accuracy.json").write_text(json.dumps({"totals": totals, "results": results}, indent=1) + "\n")
+    print(f"A/A: no difference in {aa_ok} of {args.count}; A/B: right sign, 1 excluded, in {ab_ok} of {args.count} "
+          f"({ab_noisy_ok} of {len(noisy_at)} beside the noisy neighbour); one run of each ({args.single_time} s): "
+          f"wrong sign in {single_wrong} of {args.single_count}")
+
+
+if __name__ == "__main__":
+    main()
