@@ -10,6 +10,8 @@ import shlex
 from dataclasses import dataclass
 
 from benchtop.errors import UsageError
+from benchtop.target.dsn import redact_dsn
+from benchtop.target.secrets import secret_spans
 
 # options the comparison owns: a side that set them would not be measured as the other is
 _OWNED = {"--out": "the comparison's folder is ab's --out", "--time": "every run lasts --round-time",
@@ -32,8 +34,20 @@ class Side:
     def label(self) -> str:
         return self.name.upper()
 
+    @property
+    def shown(self) -> str:
+        """The side's options as printed and kept in ab.json: no password.
+
+        >>> Side("b", "--dsn postgresql://u:pw@h/db --threads 2", (), ()).shown
+        '--dsn postgresql://u:***@h/db --threads 2'
+        """
+        words = shlex.split(self.text)  # parse_side has split it already
+        for i, offset in secret_spans(words):
+            words[i] = redact_dsn(words[i]) if "://" in words[i] else words[i][:offset] + "***"
+        return " ".join(words)
+
     def to_dict(self) -> dict[str, object]:
-        return {"options": self.text, "settings": dict(self.settings)}
+        return {"options": self.shown, "settings": dict(self.settings)}
 
 
 def setting_value(text: str) -> int | float | str:

@@ -340,7 +340,7 @@ def _figures(summary: RunSummary, extra: dict[str, Any], name: str) -> SideFigur
 
 
 def _banner(sides: Mapping[str, Side], plan: Plan, opts: RunOptions) -> str:
-    what = {name: side.text.strip() or "the shared options" for name, side in sides.items()}
+    what = {name: side.shown or "the shared options" for name, side in sides.items()}
     count = (f"until the TPS interval decides (at most {plan.max_time_s:g} s)" if plan.until_confident
              else f"{plan.rounds} rounds")
     return (f"benchtop ab {opts.workload} on {opts.target.describe()}: A = {what['a']}; B = {what['b']}\n"
