@@ -131,6 +131,7 @@ class AbResult:
             "resolution": self.plan.resolution,
             "round_time_s": self.plan.round_time_s,
             "until_confident": self.plan.until_confident,
+            "duet": self.plan.duet,
             "stopped_by": self.stopped_by,
             "complete": self.complete,
             "seed": self.seed,

@@ -4,13 +4,17 @@ starting falls on either side alike), each side's server settings applied
 just before its run and restored just after it (so the other side, the
 next round and whatever follows the comparison find the server as it
 was).  The runs are the caller's: `run_side(side, round)` returns the
-side's figures, or None when a stop signal cut the run short."""
+side's figures, or None when a stop signal cut the run short.  In a duet
+(A and B on two targets) a round is one pair run at the same time:
+`run_pair(sides, round)` gets both, in the order drawn (the order their
+runs are set up in), with both sides' settings applied around it."""
 
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -66,6 +70,7 @@ class Plan:
     until_confident: bool = False
     resolution: float = 0.02
     max_time_s: float = 600.0
+    duet: bool = False  # each round runs A and B at the same time (benchtop.ab.duet)
 
 
 class Settings(Protocol):
@@ -79,16 +84,20 @@ class RoundRunner:
     """Runs rounds of `sides` ("a" and "b") until the plan is done, `decided()`
     says the comparison is decided (--until-confident) or `stop` is set.
     `settings_of(side)`: the control that applies that side's settings
-    (None: the side sets none).  `on_round` gets each finished round."""
+    (None: the side sets none).  `on_round` gets each finished round.
+    `run_pair`: a duet's rounds, both sides at once (then `run_side` is
+    not called)."""
 
     def __init__(self, sides: Mapping[str, Side], plan: Plan, run_side: Callable[[Side, int], SideFigures | None],
                  settings_of: Callable[[Side], Settings | None], stop: StopFlag,
                  decided: Callable[[list[Round]], bool] = lambda rounds: False,
                  on_round: Callable[[Round], None] = lambda r: None, rng: random.Random | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 run_pair: Callable[[tuple[Side, Side], int], Mapping[str, SideFigures] | None] | None = None) -> None:
         self.sides = sides
         self.plan = plan
         self.run_side = run_side
+        self.run_pair = run_pair
         self.settings_of = settings_of
         self.stop = stop
         self.decided = decided
@@ -130,6 +139,8 @@ class RoundRunner:
 
     def _round(self, index: int) -> Round | None:
         order = ("a", "b") if self.rng.random() < 0.5 else ("b", "a")
+        if self.run_pair is not None:
+            return self._pair(index, order, self.run_pair)
         figures: dict[str, SideFigures] = {}
         for name in order:
             if self.stop.event.is_set():
@@ -139,6 +150,22 @@ class RoundRunner:
             if measured is None:
                 return None
             figures[name] = measured
+        return Round(index, order, figures["a"], figures["b"])
+
+    def _pair(self, index: int, order: tuple[str, str],
+              run_pair: Callable[[tuple[Side, Side], int], Mapping[str, SideFigures] | None]) -> Round | None:
+        if self.stop.event.is_set():
+            return None
+        pair = (self.sides[order[0]], self.sides[order[1]])
+        with ExitStack() as restores:
+            for side in pair:
+                control = self.settings_of(side) if side.settings else None
+                if control is not None:
+                    restores.callback(control.restore)  # registered first: a failed apply is undone too
+                    control.apply(dict(side.settings))
+            figures = run_pair(pair, index)
+        if figures is None:
+            return None
         return Round(index, order, figures["a"], figures["b"])
 
     def _run_with_settings(self, side: Side, index: int) -> SideFigures | None:

@@ -12,6 +12,7 @@ table (the same names with underscores; the command line wins):
     rounds = 6
     round_time = "3s"       # or 3 (seconds)
     # until_confident = true, resolution = "2%", max_time = "10m"
+    # duet = true           # a and b name two targets: both run at once (benchtop.ab.duet)
     out = "results/ab"
 
 The top-level keys are the options both sides share, as in any scenario."""
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from benchtop.ab.rounds import Plan
 
-KEYS = ("a", "b", "rounds", "round_time", "until_confident", "resolution", "max_time", "out", "seed")
+KEYS = ("a", "b", "rounds", "round_time", "until_confident", "resolution", "max_time", "duet", "out", "seed")
 ROUNDS = 10
 ROUND_TIME_S = 10.0
 MAX_TIME_S = 600.0
@@ -129,9 +130,10 @@ def ab_settings(values: Mapping[str, object]) -> AbSettings:
     unknown = [k for k in values if k not in KEYS]
     if unknown:
         raise ValueError(f"unknown setting {unknown[0]!r} (use {', '.join(KEYS)})")
-    until = values.get("until_confident", False)
-    if not isinstance(until, bool):
-        raise ValueError(f"until_confident is true or false, not {until!r}")
+    until, duet = values.get("until_confident", False), values.get("duet", False)
+    for key, flag in (("until_confident", until), ("duet", duet)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{key} is true or false, not {flag!r}")
     rounds = _whole("rounds", values["rounds"], *ROUNDS_RANGE) if "rounds" in values else None
     out = values.get("out")
     if out is not None and (not isinstance(out, str) or not out.strip()):
@@ -142,8 +144,9 @@ def ab_settings(values: Mapping[str, object]) -> AbSettings:
     plan = Plan(
         rounds if rounds is not None or until else ROUNDS,
         _seconds("round_time", values.get("round_time", ROUND_TIME_S), *ROUND_TIME_RANGE),
-        until,
+        bool(until),
         resolution(values.get("resolution", 0.02)),
         _seconds("max_time", values.get("max_time", MAX_TIME_S), *MAX_TIME_RANGE),
+        bool(duet),
     )
     return AbSettings(_text("a", values.get("a", "")), _text("b", values.get("b", "")), plan, out, seed)

@@ -14,10 +14,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from benchtop.ab.duet import duet_refusal, halved, split_text
 from benchtop.ab.result import AbResult, closing_lines, decided, round_line
-from benchtop.ab.rounds import Plan, Round, RoundRunner, SideFigures
+from benchtop.ab.rounds import Plan, Round, RoundRunner
 from benchtop.ab.settings import (
     KEYS,
     MAX_TIME_RANGE,
@@ -34,16 +35,12 @@ from benchtop.ab.settings import (
 from benchtop.ab.sides import Side, owned_option, parse_side
 from benchtop.ab.stats import METHOD
 from benchtop.commands import subcommands_epilog
-from benchtop.commands.drive import Drive
+from benchtop.commands.ab_runs import RunFailed, SideRuns
 from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
-from benchtop.commands.run import finish_results, validity_before
 from benchtop.errors import Interrupted, OneLineParser, UsageError, bounded
 from benchtop.options.run_options import MIN_REPORT_INTERVAL_S, RunOptions, argv_from_mapping, options_from_argv
 from benchtop.record.folder import default_results_folder
-from benchtop.record.samples import RunSummary
-from benchtop.run.headless import LinePrinter
 from benchtop.scenario.file import Scenario, build_options, load_scenario, scenario_values
-from benchtop.session import RunSession
 from benchtop.stopping import StopFlag
 from benchtop.target import fill_defaults, parse_dsn
 from benchtop.target.settings import SettingsControl, SettingsError
@@ -54,10 +51,6 @@ DESCRIPTION = ("Compare two sides, A and B, that differ in benchtop options (--t
                f"counted, then the ratio B/A per metric with its 95% interval ({METHOD}). The other options are "
                "shared by both sides.")
 WARMUP_S = "1"  # a side's warm-up unless the options give --warmup
-
-
-class RunFailed(Exception):
-    """A side's run ended on an error; one line."""
 
 
 def _resolution(text: str) -> float:
@@ -86,6 +79,9 @@ def _add_ab_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-time", dest="max_time", type=bounded(*MAX_TIME_RANGE, "seconds"), default=None,
                    metavar="S", help=f"--until-confident stops before a round that would end after S s "
                                      f"(default {MAX_TIME_S:g})")
+    g.add_argument("--duet", action="store_true", default=None,
+                   help="A and B on two targets (--dsn, --engine) run at the same time, each with half the stated "
+                        "threads, so that the host's noise falls on both alike; each round is one pair")
     g.add_argument("--seed", type=int, default=None, help="the seed of the rounds' random order (default: new)")
     g.add_argument("--out", help="the comparison's folder: ab.json and a results folder per round and side")
 
@@ -100,7 +96,7 @@ def _parser(full: bool) -> argparse.ArgumentParser:
                    "and --out (the comparison's). Each side's run writes its own results folder, "
                    "DIR/round-01-a/ and so on; DIR/ab.json holds the rounds and the comparison. A scenario file "
                    "gives the shared options at its top level and these in an [ab] table (a, b, rounds, round_time, "
-                   "until_confident, resolution, max_time, out, seed); the command line wins.\n\n"
+                   "until_confident, resolution, max_time, duet, out, seed); the command line wins.\n\n"
                    + subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     else:
         p = OneLineParser(prog="benchtop ab", add_help=False, allow_abbrev=False)
@@ -112,7 +108,8 @@ def _parser(full: bool) -> argparse.ArgumentParser:
 class ComparisonSetup:
     """A comparison ready to run: the shared run options, each side, its run
     options and the control of its server settings (None: it sets none),
-    the plan, the folder and the seed of the order."""
+    the plan, the folder and the seed of the order; `split`, what a duet
+    did to the sides' threads."""
 
     shared: RunOptions
     sides: Mapping[str, Side]
@@ -121,6 +118,7 @@ class ComparisonSetup:
     plan: Plan
     folder: Path
     seed: int
+    split: str = ""
 
 
 def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> ComparisonSetup:
@@ -133,6 +131,13 @@ def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> Compariso
     sides = {"a": parse_side("a", settings.a), "b": parse_side("b", settings.b)}
     options = {name: _side_options(shared, side, settings.plan.round_time_s) for name, side in sides.items()}
     _check_round_time(settings.plan.round_time_s, options)
+    split = ""
+    if settings.plan.duet:
+        refused = duet_refusal(options, sides)
+        if refused:
+            raise UsageError(refused)
+        stated, options = options, {name: halved(opts) for name, opts in options.items()}
+        split = split_text(stated, options)
     controls = {name: _settings_control(sides[name], opts) for name, opts in options.items()}
     folder = Path(settings.out or default_results_folder("ab"))
     try:
@@ -141,7 +146,7 @@ def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> Compariso
         raise UsageError(f"cannot make the comparison's folder {folder}: {exc.strerror}") from None
     seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2 ** 32)
     return ComparisonSetup(_side_options(shared, None, settings.plan.round_time_s), sides, options, controls,
-                      settings.plan, folder, seed)
+                           settings.plan, folder, seed, split)
 
 
 def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tuple[AbResult, str]:
@@ -149,10 +154,8 @@ def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tup
     the result and what failed ("": nothing).  `out` takes the banner and a
     line per round (None: nothing is printed)."""
     if out is not None:
-        print(_banner(c.sides, c.plan, c.shared), file=out, flush=True)
-
-    def run_side(side: Side, index: int) -> SideFigures | None:
-        return _run_side(c.options[side.name], c.folder, f"round-{index:02d}-{side.name}", stop)
+        print(_banner(c), file=out, flush=True)
+    runs = SideRuns(c.options, c.folder, stop)
 
     def round_done(r: Round) -> None:
         """A round's line, and ab.json rewritten: a comparison killed later keeps what it measured."""
@@ -160,9 +163,9 @@ def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tup
             print(round_line(r, c.plan.rounds if not c.plan.until_confident else None), file=out, flush=True)
         AbResult(c.sides, c.plan, list(runner.rounds), "", c.seed).write(c.folder)
 
-    runner = RoundRunner(c.sides, c.plan, run_side, lambda side: c.controls[side.name], stop,
+    runner = RoundRunner(c.sides, c.plan, runs.one, lambda side: c.controls[side.name], stop,
                          decided=lambda rounds: decided(rounds, c.plan.resolution), on_round=round_done,
-                         rng=random.Random(c.seed))
+                         rng=random.Random(c.seed), run_pair=runs.pair if c.plan.duet else None)
     failed = ""
     try:
         runner.run()
@@ -304,44 +307,14 @@ def _restore(control: SettingsControl | None) -> str:
     return ""
 
 
-def _run_side(opts: RunOptions, folder: Path, name: str, stop: StopFlag) -> SideFigures | None:
-    """One side's run of a round, headless and silent, into folder/name;
-    None when a stop signal cut it short (its figures do not count)."""
-    extra: dict[str, Any] = {}
-    with RunSession(replace(opts, out=str(folder / name)), progress=None) as session:
-        ctl = session.controller()
-        early = validity_before(session, ctl)
-
-        def ended(summary: RunSummary | None) -> None:
-            if summary is not None:
-                extra.update(finish_results(session, ctl, early, summary)[0])
-
-        drive = Drive(session, sys.stdout, prog="benchtop ab", stop=stop)
-        summary = drive.run(ctl, LinePrinter(None, False, opts.percentile, intervals=False), ctl.program.txn_names,
-                            ended=ended)
-        writer = session.writer
-    if stop.event.is_set():
-        return None
-    if summary is None or summary.stopped_by.startswith("error:"):
-        why = summary.stopped_by[6:].strip() if summary is not None else "nothing was measured"
-        raise RunFailed(f"{name}: {why}")
-    if writer is not None and writer.failed:
-        raise RunFailed(f"{name}: {writer.failed}")
-    return _figures(summary, extra, name)
-
-
-def _figures(summary: RunSummary, extra: dict[str, Any], name: str) -> SideFigures:
-    lat = summary.latency_ms
-    cpu = summary.costs.client_cpu if summary.costs is not None else None
-    verdict = (extra.get("steady_state") or {}).get("verdict") or {}
-    return SideFigures(name, summary.tps, lat.get("p50", 0.0), lat.get("p95", 0.0), lat.get("p99", 0.0),
-                       cpu.per_op_us if cpu is not None else None, summary.error_count,
-                       verdict.get("limit"), str(verdict.get("evidence") or ""))
-
-
-def _banner(sides: Mapping[str, Side], plan: Plan, opts: RunOptions) -> str:
-    what = {name: side.shown or "the shared options" for name, side in sides.items()}
+def _banner(c: ComparisonSetup) -> str:
+    targets = {name: o.target.describe() for name, o in c.options.items()}
+    where = targets["a"] if targets["a"] == targets["b"] else f"{targets['a']} (A) and {targets['b']} (B)"
+    what = {name: side.shown or "the shared options" for name, side in c.sides.items()}
+    plan, opts = c.plan, c.shared
     count = (f"until the TPS interval decides (at most {plan.max_time_s:g} s)" if plan.until_confident
              else f"{plan.rounds} rounds")
-    return (f"benchtop ab {opts.workload} on {opts.target.describe()}: A = {what['a']}; B = {what['b']}\n"
-            f"{count} of A and B in a random order, {plan.round_time_s:g} s each after a {opts.warmup_s:g} s warm-up\n")
+    how = (f"{count} of A and B together, {plan.round_time_s:g} s after a {opts.warmup_s:g} s warm-up\n{c.split}"
+           if c.split else
+           f"{count} of A and B in a random order, {plan.round_time_s:g} s each after a {opts.warmup_s:g} s warm-up")
+    return f"benchtop ab {opts.workload} on {where}: A = {what['a']}; B = {what['b']}\n{how}\n"

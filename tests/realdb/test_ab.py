@@ -138,3 +138,35 @@ def test_restore_finds_what_a_killed_comparison_left_changed_through_the_admins_
         assert not any(Path(ChangeRecord(mysql_tables.target()).path.parent).glob("*.json"))
     finally:
         mysql_admin_exec(mysql_tables, f"SET GLOBAL {name} = {was}")
+
+
+def test_a_duet_of_mariadb_and_postgresql(mysql_tables: Server, pg_server: Server, tmp_path: Path) -> None:
+    """--duet: each round runs both servers' loads at once (their runs
+    overlap), each with half the stated threads, said in the banner."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    prepared = subprocess.run([sys.executable, "-m", "benchtop", "prepare", "--workload", "oltp_point_select",
+                               "--engine", "postgresql", "--dsn", pg_server.dsn(), *SIZE],
+                              capture_output=True, text=True, timeout=120, env=env, cwd=str(ROOT))
+    assert prepared.returncode == 0 or "already" in prepared.stderr, prepared.stderr
+    out = tmp_path / "duet"
+    res = subprocess.run([sys.executable, "-m", "benchtop", "ab", "--headless", "--workload", "oltp_point_select",
+                          *SIZE, "--threads", "4", "--rounds", "2", "--round-time", "1", "--warmup", "0.2",
+                          "--monitor-interval", "1", "--seed", "3", "--duet", "--out", str(out),
+                          "--a", f"--engine mysql --dsn {mysql_tables.dsn()}",
+                          "--b", f"--engine postgresql --dsn {pg_server.dsn()}"],
+                         capture_output=True, text=True, timeout=120, env=env, cwd=str(ROOT), stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stderr
+    assert "duet: A and B run at the same time, each with half the stated threads: A 4 -> 2, B 4 -> 2" in res.stdout
+    for password in {mysql_tables.password, pg_server.password} - {None, ""}:
+        assert f":{password}@" not in res.stdout + (out / "ab.json").read_text()
+    ab = json.loads((out / "ab.json").read_text())["ab"]
+    assert ab["duet"] and ab["complete"] and len(ab["rounds"]) == 2
+    assert ab["metrics"]["tps"]["ratio"] > 0
+    for r in ab["rounds"]:
+        spans = {}
+        for side, kind in (("a", "mysql"), ("b", "postgresql")):
+            summary = json.loads((out / r[side]["folder"] / "summary.json").read_text())
+            assert summary["target"].startswith(f"{kind}://") and summary["threads"] == 2
+            spans[side] = (summary["started_at"], summary["started_at"] + summary["time_s"])
+        # at the same time: each run started before the other ended
+        assert spans["a"][0] < spans["b"][1] and spans["b"][0] < spans["a"][1]

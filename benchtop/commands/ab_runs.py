@@ -1,0 +1,116 @@
+"""The runs of `benchtop ab`: one side's run of a round, or in a duet both
+sides' runs at the same time, each a normal headless run in this process
+(a RunSession driven by a Drive) into its own results folder, silent but
+for `live`, which gets every counted interval as it is read."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from benchtop.ab.rounds import SideFigures
+from benchtop.ab.sides import Side
+from benchtop.commands.drive import Drive
+from benchtop.commands.run import finish_results, validity_before
+from benchtop.options.run_options import RunOptions
+from benchtop.record.controller import Sample
+from benchtop.record.samples import RunSummary
+from benchtop.run.headless import LinePrinter
+from benchtop.session import RunSession
+from benchtop.stopping import StopFlag
+
+# a side's name, and the counted interval its run just read (or None: its warm-up started)
+Live = Callable[[str, Sample | None], None]
+
+
+class RunFailed(Exception):
+    """A side's run ended on an error; one line."""
+
+
+class _Feed(LinePrinter):
+    """Prints nothing: hands each counted interval to `live`."""
+
+    def __init__(self, side: str, live: Live) -> None:
+        super().__init__(None, False, 95.0, intervals=False)
+        self.side = side
+        self.live = live
+
+    def interval(self, sample: Sample, tick: float | None = None) -> None:
+        self.live(self.side, sample)
+
+
+@dataclass
+class _Measured:
+    summary: RunSummary | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class SideRuns:
+    """Runs the sides of `options` (by name) into `folder` under one `stop`."""
+
+    def __init__(self, options: Mapping[str, RunOptions], folder: Path, stop: StopFlag,
+                 live: Live = lambda side, sample: None) -> None:
+        self.options = options
+        self.folder = folder
+        self.stop = stop
+        self.live = live
+
+    def one(self, side: Side, index: int) -> SideFigures | None:
+        """The side's run of round `index`; None when a stop cut it short."""
+        figures = self.pair((side,), index)
+        return figures[side.name] if figures is not None else None
+
+    def pair(self, sides: tuple[Side, ...], index: int) -> dict[str, SideFigures] | None:
+        """Every side's run of round `index` at the same time: the sessions
+        are opened in the order given (each checks its target and starts its
+        monitor), then the loads start together; None when a stop cut them short."""
+        names = {side.name: f"round-{index:02d}-{side.name}" for side in sides}
+        with ExitStack() as stack:
+            sessions = {side.name: stack.enter_context(
+                RunSession(replace(self.options[side.name], out=str(self.folder / names[side.name])), progress=None))
+                for side in sides}
+            if len(sessions) == 1:
+                measured = {name: self._measure(name, s) for name, s in sessions.items()}
+            else:
+                with ThreadPoolExecutor(len(sessions), thread_name_prefix="ab-side") as pool:
+                    futures = {name: pool.submit(self._measure, name, s) for name, s in sessions.items()}
+                    measured = {name: f.result() for name, f in futures.items()}
+        if self.stop.event.is_set():
+            return None
+        return {name: _figures(m, sessions[name], names[name]) for name, m in measured.items()}
+
+    def _measure(self, name: str, session: RunSession) -> _Measured:
+        out = _Measured()
+        ctl = session.controller()
+        early = validity_before(session, ctl)
+
+        def ended(summary: RunSummary | None) -> None:
+            if summary is not None:
+                out.extra.update(finish_results(session, ctl, early, summary)[0])
+
+        self.live(name, None)
+        drive = Drive(session, sys.stdout, prog="benchtop ab", stop=self.stop)
+        out.summary = drive.run(ctl, _Feed(name, self.live), ctl.program.txn_names, ended=ended)
+        return out
+
+
+def _figures(m: _Measured, session: RunSession, name: str) -> SideFigures:
+    """The run's figures, or RunFailed when it ended on an error or its
+    results could not be written (known once its session closed)."""
+    summary, writer = m.summary, session.writer
+    if summary is None or summary.stopped_by.startswith("error:"):
+        why = summary.stopped_by[6:].strip() if summary is not None else "nothing was measured"
+        raise RunFailed(f"{name}: {why}")
+    if writer is not None and writer.failed:
+        raise RunFailed(f"{name}: {writer.failed}")
+    lat = summary.latency_ms
+    cpu = summary.costs.client_cpu if summary.costs is not None else None
+    verdict = (m.extra.get("steady_state") or {}).get("verdict") or {}
+    return SideFigures(name, summary.tps, lat.get("p50", 0.0), lat.get("p95", 0.0), lat.get("p99", 0.0),
+                       cpu.per_op_us if cpu is not None else None, summary.error_count,
+                       verdict.get("limit"), str(verdict.get("evidence") or ""))
