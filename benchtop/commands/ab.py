@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from benchtop.ab.duet import duet_refusal, halved, split_text
-from benchtop.ab.result import AbResult, closing_lines, decided, round_line
-from benchtop.ab.rounds import Plan, Round, RoundRunner
+from benchtop.ab.result import AbResult, closing_lines, decided
+from benchtop.ab.rounds import Plan, RoundRunner
 from benchtop.ab.settings import (
     KEYS,
     MAX_TIME_RANGE,
@@ -34,16 +34,21 @@ from benchtop.ab.settings import (
 )
 from benchtop.ab.sides import Side, owned_option, parse_side
 from benchtop.ab.stats import METHOD
+from benchtop.ab.view import Progress
 from benchtop.commands import subcommands_epilog
-from benchtop.commands.ab_runs import RunFailed, SideRuns
+from benchtop.commands.ab_compare import AbComparison
+from benchtop.commands.ab_runs import SideRuns
+from benchtop.commands.drive import on_terminal
 from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
 from benchtop.errors import Interrupted, OneLineParser, UsageError, bounded
-from benchtop.options.run_options import MIN_REPORT_INTERVAL_S, RunOptions, argv_from_mapping, options_from_argv
+from benchtop.options.run_options import (MIN_REPORT_INTERVAL_S, RunOptions, argv_from_mapping, options_from_argv,
+                                          runs_headless)
+from benchtop.record.controller import Sample
 from benchtop.record.folder import default_results_folder
 from benchtop.scenario.file import Scenario, build_options, load_scenario, scenario_values
 from benchtop.stopping import StopFlag
 from benchtop.target import fill_defaults, parse_dsn
-from benchtop.target.settings import SettingsControl, SettingsError
+from benchtop.target.settings import SettingsControl
 
 DESCRIPTION = ("Compare two sides, A and B, that differ in benchtop options (--threads 8, --point-selects 14, "
                "--dsn ...) or server settings (--set NAME=VALUE, applied with --admin-dsn before the side's run and "
@@ -155,28 +160,47 @@ def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tup
     line per round (None: nothing is printed)."""
     if out is not None:
         print(_banner(c), file=out, flush=True)
-    runs = SideRuns(c.options, c.folder, stop)
+    comparison = _comparison(c, stop, (lambda line: print(line, file=out, flush=True)) if out is not None
+                             else (lambda line: None))
+    comparison.run()
+    return _written(comparison, c)
 
-    def round_done(r: Round) -> None:
-        """A round's line, and ab.json rewritten: a comparison killed later keeps what it measured."""
-        if out is not None:
-            print(round_line(r, c.plan.rounds if not c.plan.until_confident else None), file=out, flush=True)
-        AbResult(c.sides, c.plan, list(runner.rounds), "", c.seed).write(c.folder)
 
+def _compare_on_screen(c: ComparisonSetup, stop: StopFlag) -> tuple[AbResult, str]:
+    """compare_sides under the comparison's screen; the terminal keeps the
+    banner and a line per round once it closes."""
+    progress = Progress(_title(c), c.plan)
+    lines: list[str] = []
+    comparison = _comparison(c, stop, lines.append, progress)
+    # the TUI is imported only here: headless comparisons never load textual
+    from benchtop.screens.ab import AbApp
+
+    error = AbApp(comparison, progress.view()).run()
+    if error is not None:
+        raise error
+    print(_banner(c))
+    for line in lines:
+        print(line)
+    return _written(comparison, c)
+
+
+def _comparison(c: ComparisonSetup, stop: StopFlag, line: Callable[[str], None],
+                progress: Progress | None = None) -> AbComparison:
+    runs = SideRuns(c.options, c.folder, stop, live=progress.side_read if progress is not None else _nowhere)
     runner = RoundRunner(c.sides, c.plan, runs.one, lambda side: c.controls[side.name], stop,
-                         decided=lambda rounds: decided(rounds, c.plan.resolution), on_round=round_done,
-                         rng=random.Random(c.seed), run_pair=runs.pair if c.plan.duet else None)
-    failed = ""
-    try:
-        runner.run()
-    except (RunFailed, SettingsError) as exc:
-        failed = str(exc)
-    finally:
-        # already restored after each run: this catches a restore that failed there
-        failed = "; ".join(why for why in [failed, *map(_restore, c.controls.values())] if why)
-    result = AbResult(c.sides, c.plan, runner.rounds, runner.stopped_by or ("error" if failed else ""), c.seed)
+                         decided=lambda rounds: decided(rounds, c.plan.resolution), rng=random.Random(c.seed),
+                         run_pair=runs.pair if c.plan.duet else None)
+    return AbComparison(runner, c.controls, c.folder, c.seed, stop, line, progress)
+
+
+def _nowhere(side: str, sample: Sample | None) -> None:
+    """Headless: the runs' intervals are shown nowhere (a line per round says what they measured)."""
+
+
+def _written(comparison: AbComparison, c: ComparisonSetup) -> tuple[AbResult, str]:
+    result = comparison.result()
     result.write(c.folder)
-    return result, failed
+    return result, comparison.failed
 
 
 def parse(argv: Sequence[str]) -> tuple[list[str], AbSettings]:
@@ -230,7 +254,10 @@ def main(argv: Sequence[str]) -> int:
     comparison = prepare_comparison(shared, settings)
     stop = StopFlag()
     stop.install()
-    result, failed = compare_sides(comparison, stop, sys.stdout)
+    if runs_headless("--headless" in shared, False, on_terminal(sys.stdout)):
+        result, failed = compare_sides(comparison, stop, sys.stdout)
+    else:
+        result, failed = _compare_on_screen(comparison, stop)
     print("")
     for line in closing_lines(result):
         print(line)
@@ -297,24 +324,19 @@ def _settings_control(side: Side, opts: RunOptions) -> SettingsControl | None:
     return control
 
 
-def _restore(control: SettingsControl | None) -> str:
-    """What could not be put back ("" when all was, or nothing was changed)."""
-    try:
-        if control is not None:
-            control.restore()
-    except SettingsError as exc:
-        return f"{exc}: put them back with `benchtop restore` and the same --dsn and --admin-dsn"
-    return ""
-
-
-def _banner(c: ComparisonSetup) -> str:
+def _title(c: ComparisonSetup) -> str:
+    """What is compared: the workload, the target(s), each side's options."""
     targets = {name: o.target.describe() for name, o in c.options.items()}
     where = targets["a"] if targets["a"] == targets["b"] else f"{targets['a']} (A) and {targets['b']} (B)"
     what = {name: side.shown or "the shared options" for name, side in c.sides.items()}
+    return f"{c.shared.workload} on {where}: A = {what['a']}; B = {what['b']}"
+
+
+def _banner(c: ComparisonSetup) -> str:
     plan, opts = c.plan, c.shared
     count = (f"until the TPS interval decides (at most {plan.max_time_s:g} s)" if plan.until_confident
              else f"{plan.rounds} rounds")
     how = (f"{count} of A and B together, {plan.round_time_s:g} s after a {opts.warmup_s:g} s warm-up\n{c.split}"
            if c.split else
            f"{count} of A and B in a random order, {plan.round_time_s:g} s each after a {opts.warmup_s:g} s warm-up")
-    return f"benchtop ab {opts.workload} on {where}: A = {what['a']}; B = {what['b']}\n{how}\n"
+    return f"benchtop ab {_title(c)}\n{how}\n"
