@@ -68,11 +68,11 @@ def split_text(before: Mapping[str, RunOptions], after: Mapping[str, RunOptions]
 
     >>> split_text({"a": RunOptions(threads=8), "b": RunOptions(threads=1)},
     ...            {"a": RunOptions(threads=4), "b": RunOptions(threads=1)})
-    'duet: A and B run at the same time, each with half the stated threads: A 8 -> 4, B 1 -> 1 (one is not halved)'
+    'duet: A and B run at once, each with half the stated threads: A 8 -> 4, B 1 -> 1 (one is not halved)'
     """
     word = next(iter(before.values())).workers.word if before else "threads"
     parts = []
     for name, opts in before.items():
         now = after[name].threads
         parts.append(f"{name.upper()} {opts.threads} -> {now}" + (" (one is not halved)" if opts.threads == 1 else ""))
-    return f"duet: A and B run at the same time, each with half the stated {word}: {', '.join(parts)}"
+    return f"duet: A and B run at once, each with half the stated {word}: {', '.join(parts)}"

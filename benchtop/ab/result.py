@@ -151,11 +151,13 @@ class AbResult:
         tmp.replace(path)
 
 
-def round_line(r: Round, planned: int | None) -> str:
-    """e.g. 'round 3/6 (B, A): A 5120.3 tps p99 1.92 ms, B 4210.8 tps p99 2.31 ms: B/A 0.822'."""
+def round_line(r: Round, planned: int | None, duet: bool = False) -> str:
+    """e.g. 'round 3/6 (B, A): A 5120.3 tps p99 1.92 ms, B 4210.8 tps p99 2.31 ms: B/A 0.822';
+    a duet's sides ran at the same time: '(together)'."""
     of = f"/{planned}" if planned else ""
     sides = ", ".join(f"{s.upper()} {f.tps:.1f} tps p99 {f.p99_ms:.3g} ms" for s, f in (("a", r.a), ("b", r.b)))
-    return f"round {r.index}{of} ({', '.join(s.upper() for s in r.order)}): {sides}: B/A {r.tps_ratio:.3f}"
+    order = "together" if duet else ", ".join(s.upper() for s in r.order)
+    return f"round {r.index}{of} ({order}): {sides}: B/A {r.tps_ratio:.3f}"
 
 
 def closing_lines(result: AbResult) -> list[str]:

@@ -21,12 +21,13 @@ class Progress:
     """Hands `publish` a new view whenever a round ends, a side's run
     starts or reads an interval, and when the comparison ends."""
 
-    def __init__(self, title: str, plan: Plan, publish: Callable[[AbView], None] = lambda view: None) -> None:
+    def __init__(self, title: str, plan: Plan, publish: Callable[[AbView], None] = lambda view: None,
+                 note: str = "") -> None:
         self.plan = plan
         self.publish = publish
         self._lock = threading.Lock()
         self._view = AbView(title, plan.rounds if not plan.until_confident else None, plan.duet, plan.resolution,
-                            verdict=NOTHING_YET)
+                            verdict=NOTHING_YET, note=note)
         self._live: dict[str, AbLive] = {}
 
     def view(self) -> AbView:

@@ -169,7 +169,7 @@ def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tup
 def _compare_on_screen(c: ComparisonSetup, stop: StopFlag) -> tuple[AbResult, str]:
     """compare_sides under the comparison's screen; the terminal keeps the
     banner and a line per round once it closes."""
-    progress = Progress(_title(c), c.plan)
+    progress = Progress(_title(c), c.plan, note=c.split)
     lines: list[str] = []
     comparison = _comparison(c, stop, lines.append, progress)
     # the TUI is imported only here: headless comparisons never load textual
@@ -327,9 +327,10 @@ def _settings_control(side: Side, opts: RunOptions) -> SettingsControl | None:
 def _title(c: ComparisonSetup) -> str:
     """What is compared: the workload, the target(s), each side's options."""
     targets = {name: o.target.describe() for name, o in c.options.items()}
-    where = targets["a"] if targets["a"] == targets["b"] else f"{targets['a']} (A) and {targets['b']} (B)"
+    # two targets are the sides' own options (--dsn, --db, --engine), which say them
+    where = f" on {targets['a']}" if targets["a"] == targets["b"] else ""
     what = {name: side.shown or "the shared options" for name, side in c.sides.items()}
-    return f"{c.shared.workload} on {where}: A = {what['a']}; B = {what['b']}"
+    return f"{c.shared.workload}{where}: A = {what['a']}; B = {what['b']}"
 
 
 def _banner(c: ComparisonSetup) -> str:

@@ -63,7 +63,7 @@ class AbComparison:
     def _round_done(self, r: Round) -> None:
         """A round's line, and ab.json rewritten: a comparison killed later keeps what it measured."""
         plan = self.runner.plan
-        self.line(round_line(r, plan.rounds if not plan.until_confident else None))
+        self.line(round_line(r, plan.rounds if not plan.until_confident else None, plan.duet))
         AbResult(self.runner.sides, plan, list(self.runner.rounds), "", self.seed).write(self.folder)
         if self.progress is not None:
             self.progress.rounds_done(self.runner.rounds)

@@ -57,6 +57,7 @@ class AbView:
     verdict: str = ""  # the verdict line so far
     live: tuple[AbLive, ...] = ()
     ended: str = ""  # why the comparison ended ("" while it runs)
+    note: str = ""  # how the sides run, when it is not as asked (a duet halves the threads)
 
 
 class Comparison(Protocol):

@@ -57,7 +57,8 @@ class AbScreen(Screen[None]):
         Binding("ctrl+c", "stop", "stop", show=False, priority=True, id="ab-leave"),
     ]
     DEFAULT_CSS = """
-    AbScreen #ab-title { height: 1; background: $panel; padding: 0 1; }
+    AbScreen #ab-title { height: auto; max-height: 2; background: $panel; padding: 0 1; }
+    AbScreen #ab-note { height: 1; padding: 0 1; }
     AbScreen #ab-live { height: 1; padding: 0 1; }
     AbScreen RoundsChart { padding: 0 1; }
     AbScreen #ab-interval { height: 1; padding: 0 1; }
@@ -73,6 +74,7 @@ class AbScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="ab-title")
+        yield Static(id="ab-note")
         yield Static(id="ab-live")
         yield RoundsChart(self.view)
         yield Static(id="ab-interval")
@@ -100,8 +102,10 @@ class AbScreen(Screen[None]):
     def _show(self, view: AbView) -> None:
         self.view = view
         width = max(self.size.width - 2, 20)
-        self.query_one("#ab-title", Static).update(Text(f"benchtop ab {view.title}", no_wrap=True,
-                                                        overflow="ellipsis"))
+        self.query_one("#ab-title", Static).update(Text(f"benchtop ab {view.title}"))
+        note = self.query_one("#ab-note", Static)
+        note.update(Text(view.note, no_wrap=True, overflow="ellipsis"))
+        note.display = bool(view.note)
         self.query_one("#ab-live", Static).update(live_text(view))
         self.query_one(RoundsChart).show(view)
         self.query_one("#ab-interval", Static).update(interval_line(view, width))

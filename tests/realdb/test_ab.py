@@ -156,7 +156,9 @@ def test_a_duet_of_mariadb_and_postgresql(mysql_tables: Server, pg_server: Serve
                           "--b", f"--engine postgresql --dsn {pg_server.dsn()}"],
                          capture_output=True, text=True, timeout=120, env=env, cwd=str(ROOT), stdin=subprocess.DEVNULL)
     assert res.returncode == 0, res.stderr
-    assert "duet: A and B run at the same time, each with half the stated threads: A 4 -> 2, B 4 -> 2" in res.stdout
+    assert "duet: A and B run at once, each with half the stated threads: A 4 -> 2, B 4 -> 2" in res.stdout
+    assert [line.split(":")[0] for line in res.stdout.splitlines() if line.startswith("round ")] == \
+        ["round 1/2 (together)", "round 2/2 (together)"]
     for password in {mysql_tables.password, pg_server.password} - {None, ""}:
         assert f":{password}@" not in res.stdout + (out / "ab.json").read_text()
     ab = json.loads((out / "ab.json").read_text())["ab"]

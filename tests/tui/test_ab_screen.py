@@ -36,8 +36,8 @@ class ScriptedComparison:
     advance(); stop() ends it as the command's does (the run in progress
     does not count)."""
 
-    def __init__(self, steps: list[Callable[[Progress], None]]) -> None:
-        self.progress = Progress(TITLE, Plan(6, 3.0))
+    def __init__(self, steps: list[Callable[[Progress], None]], plan: Plan = Plan(6, 3.0), note: str = "") -> None:
+        self.progress = Progress(TITLE, plan, note=note)
         self.steps = steps
         self.stopped = ""
         self._go = threading.Semaphore(0)
@@ -90,7 +90,7 @@ async def test_the_screen_follows_the_comparison_and_q_stops_it() -> None:
     app = AbApp(cmp, cmp.progress.view())
     async with app.run_test(size=(80, 24)) as pilot:
         await _wait(pilot, lambda: "round 1/6 · starting" in _text(app, "#ab-live"))
-        assert TITLE in _text(app, "#ab-title")
+        assert TITLE in _text(app, "#ab-title") and not app.screen.query_one("#ab-note").display
         assert _text(app, "#ab-verdict") == "no round finished yet"
         assert "(no round finished yet)" in _chart(app)
 
@@ -134,3 +134,24 @@ async def test_a_finished_comparison_says_so_before_it_closes() -> None:
         cmp.advance()
         await _wait(pilot, lambda: "finished: 6 rounds (rounds)" in _text(app, "#ab-live"))
         assert _text(app, "#ab-keys") == "finished" and app.is_running  # it stays a moment
+
+
+async def test_a_duet_shows_both_runs_and_the_halved_threads() -> None:
+    note = "duet: A and B run at once, each with half the stated threads: A 4 -> 2, B 4 -> 2"
+    cmp = ScriptedComparison([
+        lambda p: (p.side_read("a", None), p.side_read("b", None)),
+        lambda p: (p.side_read("a", _sample(1, 1.0)), p.side_read("b", _sample(2, 1.0))),
+    ], Plan(6, 3.0, duet=True), note)
+    app = AbApp(cmp, cmp.progress.view())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _wait(pilot, lambda: _text(app, "#ab-note") == note)
+        assert "round 1/6 (A and B together) · starting" in _text(app, "#ab-live")
+        cmp.advance()
+        await _wait(pilot, lambda: "round 1/6 · A warming up · B warming up" in _text(app, "#ab-live"))
+        cmp.advance()
+        await _wait(pilot, lambda: "· B 1/3 s" in _text(app, "#ab-live"))
+        assert "round 1/6 · A 1/3 s " in _text(app, "#ab-live")
+        assert _plot(app).count("a") == _plot(app).count("b") == 1
+        await pilot.press("q")
+        await _wait(pilot, lambda: not app.is_running)
+        assert cmp.stopped == "quit"

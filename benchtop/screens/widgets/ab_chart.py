@@ -75,7 +75,7 @@ def render_chart(v: AbView, width: int, height: int) -> Text:
             out.append(ch, style=style)
     axis = [" "] * cols
     every = max(1, math.ceil(4 / slot))  # a round's number every 4 cells at the most
-    for i in range(first, first + shown):
+    for i in range(first, min(first + shown, max(v.planned or 0, len(v.rounds) + len(v.live)) + 1)):
         text = str(i)
         c = (i - first) * slot + (slot - 2) // 2
         if (i - 1) % every == 0 and c + len(text) <= cols:
