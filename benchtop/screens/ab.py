@@ -14,7 +14,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState
 
 from benchtop.record.ab import AbView, Comparison
 from benchtop.screens.widgets.ab_chart import interval_line, live_text, render_chart
@@ -31,7 +30,12 @@ class AbViewed(Message):
 
 
 class ComparisonEnded(Message):
-    """The comparison's worker returned: every round it will run has run."""
+    """The comparison's worker returned: every round it will run has run,
+    or `error` ended it (the app exits at once and its caller reports it)."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        super().__init__()
+        self.error = error
 
 
 class RoundsChart(Widget):
@@ -91,7 +95,9 @@ class AbScreen(Screen[None]):
         def work() -> None:
             try:
                 comparison.run(publish)
-            finally:
+            except Exception as exc:  # noqa: BLE001 - handed to the app's caller, which reports it
+                self.post_message(ComparisonEnded(exc))
+            else:
                 self.post_message(ComparisonEnded())
 
         self.app.run_worker(work, thread=True, group="ab", exit_on_error=False, description="the comparison")
@@ -119,9 +125,9 @@ class AbScreen(Screen[None]):
         self._show(event.view)
 
     @on(ComparisonEnded)
-    def _ended(self) -> None:
-        if self.stopping:
-            self.app.exit()
+    def _ended(self, event: ComparisonEnded) -> None:
+        if event.error is not None or self.stopping:
+            self.app.exit(event.error)
         else:
             self.set_timer(FINISHED_LINGER_S, self.app.exit)
 
@@ -133,8 +139,9 @@ class AbScreen(Screen[None]):
         self._show(self.view)
 
 
-class AbApp(App[None]):
-    """The comparison's screen alone; returns when the comparison has ended."""
+class AbApp(App[Exception | None]):
+    """The comparison's screen alone; returns when the comparison has
+    ended, with the error that ended it, if one did (for the caller to report)."""
 
     TITLE = "benchtop ab"
     ENABLE_COMMAND_PALETTE = False
@@ -143,12 +150,6 @@ class AbApp(App[None]):
         super().__init__()
         self.comparison = comparison
         self.first = first
-        self.error: BaseException | None = None  # what the comparison's worker raised, for the caller to report
 
     def get_default_screen(self) -> Screen:
         return AbScreen(self.comparison, self.first)
-
-    @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR:
-            self.error = event.worker.error

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from benchtop.ab.rounds import Plan, Round, SideFigures
 from benchtop.ab.view import Progress
+from benchtop.errors import UsageError
 from benchtop.record.ab import AbView
 from benchtop.record.controller import Sample
 from benchtop.screens.ab import AbApp, RoundsChart
@@ -155,3 +156,18 @@ async def test_a_duet_shows_both_runs_and_the_halved_threads() -> None:
         await pilot.press("q")
         await _wait(pilot, lambda: not app.is_running)
         assert cmp.stopped == "quit"
+
+
+class _Failing:
+    def run(self, publish: Callable[[AbView], None]) -> None:
+        raise UsageError("table for oltp_point_select is missing")
+
+    def stop(self, reason: str) -> None:
+        raise AssertionError("nothing to stop")
+
+
+async def test_a_failed_comparison_closes_at_once_with_its_error() -> None:
+    app = AbApp(_Failing(), Progress(TITLE, Plan(6, 3.0)).view())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _wait(pilot, lambda: not app.is_running, timeout=2.0)  # not after the finished screen's 3 s
+    assert isinstance(app.return_value, UsageError)
