@@ -18,8 +18,10 @@ from benchtop.record.ab import AbView
 from benchtop.record.controller import Sample
 from benchtop.screens.ab import AbApp, RoundsChart
 from tests.tui.fakes import make_interval
-from tests.tui.test_monitor_top import _wait
+from tests.tui.test_monitor_top import _wait as _wait_briefly
 
+STEP_WAIT_S = 30.0
+WAIT_S = 15.0  # what the screen shows next, on a busy 2-core host
 TITLE = "oltp_point_select on sqlite: A = --threads 1; B = --threads 2"
 # B about 10% faster than A, round after round
 TPS = [(5000.0, 5510.0), (5100.0, 5580.0), (4900.0, 5400.0), (5050.0, 5600.0), (4980.0, 5450.0), (5020.0, 5530.0)]
@@ -50,17 +52,21 @@ class ScriptedComparison:
     def run(self, publish: Callable[[AbView], None]) -> None:
         self.progress.publish = publish
         for step in self.steps:
-            self._go.acquire()
-            if self.stopped:
+            # bounded: a failed test's app must not keep the worker, and pytest, waiting for ever
+            if not self._go.acquire(timeout=STEP_WAIT_S) or self.stopped:
                 break
             step(self.progress)
-        self._go.acquire()  # the test says when it ends
+        self._go.acquire(timeout=STEP_WAIT_S)  # the test says when it ends
         self.progress.ended(self.stopped or "rounds")
         self.returned.set()
 
     def stop(self, reason: str) -> None:
         self.stopped = reason
         self._go.release()
+
+
+async def _wait(pilot, cond, timeout: float = WAIT_S) -> None:
+    await _wait_briefly(pilot, cond, timeout)
 
 
 def _text(app: AbApp, widget: str) -> str:
