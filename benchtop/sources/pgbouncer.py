@@ -9,9 +9,7 @@ commands are sent (a SET on the console would change PgBouncer's config).
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Mapping
-
-import psycopg
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchtop.errors import one_line
 from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot, shut_down_descriptor
@@ -19,6 +17,9 @@ from benchtop.sources.fields import CLIENTS, CLIENT_STATES, LISTS, POOLS, SERVER
 from benchtop.sources.rates import CounterTracker, Interval, to_number
 from benchtop.target import Target
 from benchtop.target.connection import libpq_params
+
+if TYPE_CHECKING:
+    import psycopg
 
 ADMIN_DB = "pgbouncer"
 MONITOR_NAME = "benchtop-monitor"
@@ -144,6 +145,11 @@ class PgBouncerSource(Source):
         self._refused_at = 0.0
 
     def connect(self) -> None:
+        # imported here, not with the module: every run imports this source
+        # (its verdicts read pools), few use it, and psycopg costs ~0.15 s of
+        # a run's start-up
+        import psycopg
+
         t = self.target
         params = libpq_params(t, timeout_s=self.timeout_s, dbname=ADMIN_DB, application_name=MONITOR_NAME)
         try:
@@ -168,6 +174,8 @@ class PgBouncerSource(Source):
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
+            import psycopg
+
             try:
                 conn.close()
             except psycopg.Error:
@@ -177,6 +185,8 @@ class PgBouncerSource(Source):
         conn = self._conn
         if conn is None:
             return
+        import psycopg
+
         try:
             fd = conn.pgconn.socket
         except psycopg.Error:  # already closed
@@ -186,6 +196,8 @@ class PgBouncerSource(Source):
     def _show(self, command: str) -> list[dict[str, Any]]:
         if self._conn is None:
             raise SourceError("not connected")
+        import psycopg
+
         try:
             with self._conn.cursor() as cur:
                 cur.execute(command)
@@ -195,6 +207,8 @@ class PgBouncerSource(Source):
             raise SourceError(f"connection lost: {one_line(exc)}") from None
 
     def _panel(self, command: str) -> list[dict[str, Any]] | Missing:
+        import psycopg
+
         try:
             return self._show(command)
         except psycopg.errors.InsufficientPrivilege as exc:
