@@ -209,7 +209,13 @@ class RunController:
         return self._t0 + self.duration_s + self.options.warmup_s
 
     def deadline(self) -> float | None:
-        return None
+        """The warm-up's end, until a reading there starts the count: the
+        measured window then starts exactly there (and the report ticks
+        restart from it), not at the next tick after it, which would cut
+        up to a report interval off --time."""
+        if self._t0 is None or self._base is not None:
+            return None
+        return self._t0 + self.options.warmup_s
 
     def load_ended(self) -> bool:
         return self._t0 is not None and self.engine.state in ENDED
@@ -238,7 +244,9 @@ class RunController:
                 reading = self.meter.read(memory=False)
                 iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
                 self._reading = reading
-            if self._base is None and cur.t >= self.options.warmup_s:
+            # the load's clock or ours: the reading asked for at the warm-up's end
+            # (deadline(), our clock) starts the count even where the load's lags
+            if self._base is None and max(cur.t, self.elapsed) >= self.options.warmup_s:
                 self._base = cur
                 self._type_base = self._type_hists()
                 self._event("note", "warm-up over")
@@ -274,7 +282,7 @@ class RunController:
     # -- extension points (a cluster run: benchtop.cluster.controller) ------------
     def warmup_over(self) -> None:
         """Called once the counted part begins: at start without a warm-up,
-        else at the first reading past it (the base of the summary's counts)."""
+        else at the reading taken at its end (the base of the summary's counts)."""
 
     def record_interval(self, iv: IntervalStats, counted: bool) -> dict[str, Any]:
         """Records what a new interval brings besides the totals, under the

@@ -41,6 +41,8 @@ def test_a_comparison_from_a_scenario_file(tmp_path: Path) -> None:
         for side, threads in (("a", 1), ("b", 2)):
             summary = json.loads((out / r[side]["folder"] / "summary.json").read_text())
             assert summary["threads"] == threads and summary["transactions"] > 0
+            # the round's second counted from the 0.1 s warm-up's end (it was the 0.1 s after the reading at 1 s)
+            assert abs(summary["time_s"] - 1) <= 0.25, summary["time_s"]
     # a round ends at its time with transactions in flight (summary.json's `unfinished`): finished all the same
     folders = [str(out / r[side]["folder"]) for r in ab["rounds"] for side in ("a", "b")]
     report = run_benchtop("report", *folders)

@@ -248,3 +248,25 @@ def test_totals_are_the_sum_of_the_intervals_with_many_threads_in_flight(tmp_pat
     assert sum(printed) == summary["transactions"] == objs[-1]["transactions"] > 0
     assert summary["unfinished"] > 0
     assert summary["latency_ms"]["max"] <= 1000 * summary["time_s"] + 1
+
+
+@pytest.mark.parametrize(("time_s", "lines"), [("2", 2), ("0.5", 1)])
+def test_time_after_a_warm_up_counts_that_many_seconds(tmp_path: Path, time_s: str, lines: int) -> None:
+    """A warm-up that ends between report ticks (0.3 s, a reading every 1 s):
+    the measured window starts at its end, not at the next tick, so --time 2
+    counts 2 s (it counted 1.3, from the tick at 1 s) and --time 0.5 counts 0.5 s (it counted
+    nothing: the run ended before the tick).  The interval lines still come a
+    report interval apart, labelled from the warm-up's end, and add up to the
+    summary."""
+    out = tmp_path / "run"
+    res = run_benchtop("--headless", "--json", "--warmup", "0.3", "--time", time_s, "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    objs = [json.loads(ln) for ln in res.stdout.splitlines() if ln.strip()]
+    printed = [o for o in objs if o["type"] == "interval"]
+    summary = json.loads((out / "summary.json").read_text())
+    # (± 0.2 s: a loaded host wakes the loop late)
+    assert summary["time_s"] == pytest.approx(float(time_s), abs=0.2)
+    assert len(printed) == lines
+    assert [iv["t"] for iv in printed] == pytest.approx([float(n) for n in range(1, lines)] + [float(time_s)],
+                                                       abs=0.2)
+    assert sum(iv["transactions"] for iv in printed) == summary["transactions"] == objs[-1]["transactions"] > 0
