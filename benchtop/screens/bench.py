@@ -22,6 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import TabbedContent, TabPane
 
 from benchtop.engine.histogram import Histogram
@@ -358,6 +359,8 @@ class BenchScreen(Screen):
         self._control_lock = threading.Lock()
         self._stopping = False
         self._linger = False
+        self._ticks: Timer | None = None
+        self._deadline_set = False  # a reading the controller asked for is timed
         self.whole_run = False
         self.server = ServerSeries([p.name for p in self.pollers])
         self.server.hold(len(opened))  # no server values for the intervals before the UI opened
@@ -380,7 +383,24 @@ class BenchScreen(Screen):
 
     def on_mount(self) -> None:
         self.refresh_all()
-        self.set_interval(self.controller.report_interval, self.sample_engine)
+        self._ticks = self.set_interval(self.controller.report_interval, self.sample_engine)
+        self._follow_deadline()
+
+    def _follow_deadline(self) -> None:
+        """Times the reading the controller asks for between ticks (a
+        warm-up's end: the measured window starts there), as the headless
+        loop does; the ticks then restart from it."""
+        deadline = self.controller.deadline()
+        if deadline is None or self._deadline_set:
+            return
+        self._deadline_set = True
+        self.set_timer(max(0.0, deadline - time.monotonic()), self._read_at_deadline)
+
+    def _read_at_deadline(self) -> None:
+        self._deadline_set = False
+        if self._ticks is not None:
+            self._ticks.reset()
+        self.sample_engine()
 
     # -- rendering -------------------------------------------------------------
     def header_state(self) -> HeaderState:
@@ -468,6 +488,8 @@ class BenchScreen(Screen):
             self.query_one(HostRows).show(sample.hosts, sample.interval)
         show_verdict(self.query_one("#dashboard #below"), sample.verdict)
         self.refresh_all()
+        if not sample.finished:
+            self._follow_deadline()
         if sample.finished:
             error = sample.failed
             if error:

@@ -212,6 +212,22 @@ async def test_warm_up_samples_stay_off_the_charts(monkeypatch) -> None:
     assert screen.run_hist.total == sum(iv.latency.total for iv in fake.history)
 
 
+async def test_the_reading_at_the_warm_ups_end_is_taken_between_ticks() -> None:
+    """The controller asks for a reading at its warm-up's end (its deadline):
+    the dashboard takes it then, not at its next tick (an hour away here),
+    which would have started the measured window late."""
+    fake = FakeRunController(preload=0)
+    warmup_ends = time.monotonic() + 0.3
+    fake.deadline = lambda: warmup_ends if fake.samples == 0 else None  # type: ignore[method-assign]
+    app = BenchtopApp(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait_until(pilot, lambda: fake.samples == 1)
+        taken = time.monotonic()
+        await pilot.pause(0.3)
+        assert fake.samples == 1  # one reading: none asked for after it
+    assert taken >= warmup_ends
+
+
 async def test_finished_run_exits_on_its_own(monkeypatch) -> None:
     monkeypatch.setattr(bench, "FINISHED_LINGER_S", 0.1)
     fake = FakeRunController(report_interval=0.05, finish_after=2)
