@@ -106,7 +106,7 @@ class Controller(Protocol):
         ...
     def deadline(self) -> float | None:
         """time.monotonic() of a reading needed between report ticks (a
-        scenario's step boundary), None when there is none."""
+        scenario's step boundary, a run's warm-up end), None when there is none."""
         ...
 
     @property
