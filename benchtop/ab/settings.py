@@ -49,22 +49,6 @@ class AbSettings:
     seed: int | None = None
 
 
-def shortest_round_s(warmup_s: float, report_interval_s: float, least_counted_s: float) -> float:
-    """The shortest round time that measures: a run counts from its first
-    interval reading at or after the warm-up (readings come every report
-    interval from the start; without a warm-up it counts from the start), so
-    a round that ends before that reading measures nothing; it must count
-    `least_counted_s` past it.
-
-    >>> shortest_round_s(1.0, 1.0, 0.1), shortest_round_s(0.3, 1.0, 0.1), shortest_round_s(0.0, 1.0, 0.1)
-    (0.1, 0.8, 0.1)
-    >>> shortest_round_s(0.3, 0.1, 0.1), shortest_round_s(2.5, 1.0, 0.1)
-    (0.1, 0.6)
-    """
-    first = report_interval_s * math.ceil(warmup_s / report_interval_s - 1e-9) if warmup_s > 0 else 0.0
-    return round(first - warmup_s + least_counted_s, 9)  # 0.8, not 0.7999999999999999
-
-
 def _seconds(key: str, value: object, least: float, most: float) -> float:
     """3, 2.5, "3s", "500ms", "10m" as seconds within [least, most].
 

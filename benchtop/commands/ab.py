@@ -30,7 +30,6 @@ from benchtop.ab.settings import (
     AbSettings,
     ab_settings,
     resolution,
-    shortest_round_s,
 )
 from benchtop.ab.sides import Side, owned_option, parse_side
 from benchtop.ab.stats import METHOD
@@ -41,8 +40,7 @@ from benchtop.commands.ab_runs import SideRuns
 from benchtop.commands.drive import on_terminal
 from benchtop.commands.exits import EXIT_FAILED_RUN, EXIT_OK
 from benchtop.errors import Interrupted, OneLineParser, UsageError, bounded
-from benchtop.options.run_options import (MIN_REPORT_INTERVAL_S, RunOptions, argv_from_mapping, options_from_argv,
-                                          runs_headless)
+from benchtop.options.run_options import RunOptions, argv_from_mapping, options_from_argv, runs_headless
 from benchtop.record.controller import Sample
 from benchtop.record.folder import default_results_folder
 from benchtop.scenario.file import Scenario, build_options, load_scenario, scenario_values
@@ -135,7 +133,6 @@ def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> Compariso
         raise UsageError(f"{owned} is not an option of benchtop ab")
     sides = {"a": parse_side("a", settings.a), "b": parse_side("b", settings.b)}
     options = {name: _side_options(shared, side, settings.plan.round_time_s) for name, side in sides.items()}
-    _check_round_time(settings.plan.round_time_s, options)
     split = ""
     if settings.plan.duet:
         refused = duet_refusal(options, sides)
@@ -281,26 +278,6 @@ def _side_options(shared: Sequence[str], side: Side | None, round_time: float) -
         return options_from_argv("run", argv)
     except UsageError as exc:
         raise UsageError(f"--{side.name}: {exc}" if side is not None else str(exc)) from None
-
-
-def _check_round_time(round_time: float, options: Mapping[str, RunOptions]) -> None:
-    """UsageError when a side's rounds would end before its run counts
-    anything (0 tps on every side, compared as if it were a measurement)."""
-    short = {}
-    for name, opts in options.items():
-        interval = opts.report_interval or 1.0  # without interval lines a run still reads every second
-        least = shortest_round_s(opts.warmup_s, interval, MIN_REPORT_INTERVAL_S)
-        if round_time < least - 1e-9:
-            short[name] = (opts, interval, least)
-    if not short:
-        return
-    name, (opts, interval, least) = max(short.items(), key=lambda kv: kv[1][2])
-    side = f" (side {name.upper()}'s)" if len(short) < len(options) else ""
-    raise UsageError(
-        f"--round-time {round_time:g} is too short to measure: a run counts from its first reading after the "
-        f"warm-up{side}, {opts.warmup_s + least - MIN_REPORT_INTERVAL_S:g} s in (--warmup {opts.warmup_s:g}, a "
-        f"reading every {interval:g} s), so a round needs at least {least:g} s: give --round-time {least:g} or more, "
-        "or a --warmup that ends on a reading")
 
 
 def _settings_control(side: Side, opts: RunOptions) -> SettingsControl | None:

@@ -18,16 +18,6 @@ SHARED = ["ab", "--headless", "--workload", "oltp_point_select", "--rounds", "2"
     (["--a", "--out elsewhere", "--b", ""], "benchtop: error: --a: --out is not a side's option"),
     (["--time", "5", "--a", "", "--b", ""], "benchtop: error: --time (every run lasts --round-time)"),
     (["--a", "", "--b", "", "--resolution", "two"], "benchtop: error: argument --resolution"),
-    # a round over before the first reading after the warm-up counted 0 tps on both sides (and said no difference)
-    (["--warmup", "0.1", "--round-time", "0.5", "--a", "", "--b", "--threads 2"],
-     "benchtop: error: --round-time 0.5 is too short to measure: a run counts from its first reading after the "
-     "warm-up, 1 s in (--warmup 0.1, a reading every 1 s), so a round needs at least 1 s: give --round-time 1 or more"),
-    (["--round-time", "0.5", "--a", "", "--b", "--warmup 0.3"],
-     "benchtop: error: --round-time 0.5 is too short to measure: a run counts from its first reading after the "
-     "warm-up (side B's), 1 s in (--warmup 0.3, a reading every 1 s), so a round needs at least 0.8 s"),
-    (["--warmup", "0.3", "--report-interval", "0.25", "--round-time", "0.1", "--a", "", "--b", ""],
-     "benchtop: error: --round-time 0.1 is too short to measure: a run counts from its first reading after the "
-     "warm-up, 0.5 s in (--warmup 0.3, a reading every 0.25 s), so a round needs at least 0.3 s"),
 ])
 def test_bad_input_is_one_line(args: list[str], said: str, capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     assert main([*SHARED, "--out", str(tmp_path / "ab"), *args]) == 2
@@ -46,9 +36,11 @@ def test_the_help_names_the_comparisons_options(capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize("args", [
-    ["--round-time", "0.5"],  # the default 1 s warm-up ends on the reading at 1 s
-    ["--warmup", "0", "--round-time", "0.1"],  # no warm-up: counted from the start
-    ["--warmup", "0.2", "--round-time", "0.9"],
+    ["--round-time", "0.5"],
+    ["--warmup", "0", "--round-time", "0.1"],
+    # a run counts from its warm-up's end, wherever the readings fall: these were refused as measuring nothing
+    ["--warmup", "0.1", "--round-time", "0.5"],
+    ["--warmup", "0.3", "--report-interval", "0.25", "--round-time", "0.1"],
 ])
 def test_a_round_that_measures_is_taken(args: list[str], tmp_path) -> None:
     from benchtop.commands.ab import parse, prepare_comparison
