@@ -157,28 +157,34 @@ def run_comparison(a: str = "", b: str = "", rounds: int = 6, round_time: float 
     return result
 
 
+def _leaf(request: pytest.FixtureRequest, count: int) -> str:
+    """A call's results folder name: the test's, numbered from its second call."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    return name if count == 1 else f"{name}-{count}"
+
+
+def _dsn(request: pytest.FixtureRequest, dsn: str | None, options: dict[str, Any]) -> str | None:
+    """The DSN a call names, else the suite's (--benchtop-dsn, BENCHTOP_DSN) for a server engine."""
+    if dsn is None and options.get("engine") in (None, "mysql", "postgres", "postgresql"):
+        return request.config.getoption("benchtop_dsn") or os.environ.get("BENCHTOP_DSN") or None
+    return dsn
+
+
 @pytest.fixture
 def benchtop_run(request: pytest.FixtureRequest) -> Iterator[Callable[..., BenchResult]]:
     """`benchtop_run(dsn=None, workload="oltp_point_select", threads=1, time=5,
     engine=None, prepare=False, **options)` -> BenchResult.  Options are
     benchtop's command-line options with underscores (rate, table_size,
     tables, rand_type, stop_if=[...], point_selects, ...)."""
-    config = request.config
-    default_dsn = config.getoption("benchtop_dsn") or os.environ.get("BENCHTOP_DSN") or None
-    out_root = config.getoption("benchtop_out")
+    out_root = request.config.getoption("benchtop_out")
     count = 0
 
     def run(dsn: str | None = None, **kwargs: Any) -> BenchResult:
         nonlocal count
         count += 1
-        out = None
-        if out_root:
-            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
-            out = Path(out_root) / (name if count == 1 else f"{name}-{count}")
-        if dsn is None and kwargs.get("engine") in (None, "mysql", "postgres", "postgresql"):
-            dsn = default_dsn
+        out = Path(out_root) / _leaf(request, count) if out_root else None
         try:
-            return run_benchmark(dsn, out=out, **kwargs)
+            return run_benchmark(_dsn(request, dsn, kwargs), out=out, **kwargs)
         except RuntimeError as exc:
             problem = str(exc)
         pytest.fail(problem, pytrace=False)  # outside the except: no chained traceback
@@ -194,21 +200,15 @@ def benchtop_ab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Call
     `.p_value`, `.verdict` and `.no_regression_beyond(0.05)`; `.metric("p95_ms")` the others; `.text()`
     the verdict's line.  The database as for benchtop_run; the comparison's folder (ab.json and each
     run's) under --benchtop-out DIR/<test name>, else the test's temporary folder."""
-    config = request.config
-    default_dsn = config.getoption("benchtop_dsn") or os.environ.get("BENCHTOP_DSN") or None
-    out_root = config.getoption("benchtop_out")
+    out_root = request.config.getoption("benchtop_out")
     count = 0
 
     def compare(dsn: str | None = None, **kwargs: Any) -> AbResult:
         nonlocal count
         count += 1
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
-        leaf = name if count == 1 else f"{name}-{count}"
-        out = Path(out_root) / leaf if out_root else tmp_path / f"ab-{count}"
-        if dsn is None and kwargs.get("engine") in (None, "mysql", "postgres", "postgresql"):
-            dsn = default_dsn
+        out = Path(out_root) / _leaf(request, count) if out_root else tmp_path / f"ab-{count}"
         try:
-            return run_comparison(dsn=dsn, out=out, **kwargs)
+            return run_comparison(dsn=_dsn(request, dsn, kwargs), out=out, **kwargs)
         except RuntimeError as exc:
             problem = str(exc)
         pytest.fail(problem, pytrace=False)  # outside the except: no chained traceback
