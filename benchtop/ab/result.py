@@ -14,8 +14,8 @@ from pathlib import Path
 from benchtop.ab.rounds import Plan, Round, SideFigures
 from benchtop.ab.sides import Side
 from benchtop.ab.stats import CONFIDENCE, METHOD, Comparison, Outcome, compare, verdict_text
+from benchtop.record.folder import AB_JSON
 
-AB_JSON = "ab.json"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.exits import EXIT_ERROR, EXIT_OK
@@ -23,26 +22,8 @@ from benchtop.options.run_options import options_from_argv
 from benchtop.run.attach import make_instrumentation
 from benchtop.target import Target
 from benchtop.target.instrumentation import InstrumentationError
-from benchtop.target.leftovers import Change, ChangeRecord, LeftoverError, described, server_address
+from benchtop.target.leftovers import Change, ChangeRecord, LeftoverError, described, record_places
 from benchtop.target.settings import SettingsControl, SettingsError
-
-
-def places(target: Target, admin_dsn: str | None) -> list[Target]:
-    """The admin's connection to each address a record may be kept under:
-    --admin-dsn's own, then --dsn's host, port or socket when it is another.
-
-    >>> [server_address(t) for t in places(Target("mysql", "127.0.0.1", 3306, "sbtest"),
-    ...                                    "mysql://root@localhost/?unix_socket=/tmp/my.sock")]
-    ['mysql /tmp/my.sock', 'mysql 127.0.0.1:3306']
-    >>> len(places(Target("mysql", "127.0.0.1", 3306, "sbtest"), "mysql://root@localhost:3306/"))
-    1
-    """
-    cycler = make_instrumentation(target, admin_dsn)
-    admin = cycler.control.target if cycler is not None else target
-    out = [admin]
-    if server_address(target) != server_address(admin):
-        out.append(replace(admin, host=target.host, port=target.port, socket=target.socket))
-    return out
 
 
 def main(argv: Sequence[str]) -> int:
@@ -51,7 +32,7 @@ def main(argv: Sequence[str]) -> int:
     if target.kind not in ("mysql", "postgresql"):
         raise UsageError("restore puts back a server's settings: use --engine mysql or postgres and its --dsn")
     found: list[tuple[Target, ChangeRecord, list[Change]]] = []
-    for place in places(target, opts.monitor.admin_dsn):
+    for place in record_places(target, opts.monitor.admin_dsn):
         record = ChangeRecord(place)
         try:
             found.append((place, record, record.changes()))

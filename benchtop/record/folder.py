@@ -45,6 +45,7 @@ LATENCY_HLOG: Final = "latency.hlog"
 SUMMARY: Final = "summary.json"
 HOSTS: Final = "hosts.jsonl"  # a cluster run: each load host's interval lines
 HOSTS_HLOG: Final = "latency-hosts.hlog"  # and their latency histograms, tagged by host
+AB_JSON: Final = "ab.json"  # a comparison's folder (benchtop ab): its rounds and verdict, beside a folder per run
 
 
 def default_results_root() -> Path:

@@ -12,11 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchtop.record.folder import AB_JSON
 from benchtop.report.data import ReportError
 from benchtop.report.plots import Plot, Series
 from benchtop.report.tables import Table
-
-AB_JSON = "ab.json"  # as benchtop.ab.result writes it
 
 
 def is_ab_folder(folder: Path) -> bool:

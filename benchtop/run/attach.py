@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import replace
 from typing import Any, Callable
 
 from benchtop.record.folder import MONITOR, ResultsWriter
@@ -16,8 +15,9 @@ from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller, SourcePoller
 from benchtop.sources.registry import build_sources, is_local, source_class
-from benchtop.target import Target, fill_defaults, parse_dsn
+from benchtop.target import Target
 from benchtop.target.instrumentation import InstrumentationControl, InstrumentationError
+from benchtop.target.leftovers import admin_target
 
 RESTORE_WAIT_S = 2.0  # for the server to take back instrumentation at the end
 
@@ -64,10 +64,7 @@ def make_instrumentation(target: Target, admin_dsn: str | None) -> Instrumentati
     (UPDATE on performance_schema, ALTER SYSTEM): --admin-dsn names them."""
     if target.kind not in ("mysql", "postgresql"):
         return None
-    admin = fill_defaults(parse_dsn(admin_dsn)) if admin_dsn else target
-    if admin.kind != target.kind:
-        admin = replace(admin, kind=target.kind)
-    return InstrumentationCycler(InstrumentationControl(admin))
+    return InstrumentationCycler(InstrumentationControl(admin_target(target, admin_dsn)))
 
 
 STOP_WAIT_S = 1.5  # for the pollers' threads at the end of a run, all together

@@ -469,7 +469,7 @@ def parse_scenario(text: str, filename: str = "<scenario>", path: Path | None = 
             shared["warmup"] = default_warmup
         if stop_if:
             shared["stop_if"] = list(stop_if)
-        return Scenario(path or probe.path, data.get("name", path.stem if path else "ab"), str(data.get("description", "")),
+        return Scenario(path or probe.path, name if "name" in data or path else "ab", description,
                         {**options, **shared}, (), (), None, lines, ab=dict(ab))
     search = data.get("search")
     if search is not None:

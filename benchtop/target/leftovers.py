@@ -165,6 +165,33 @@ def described(saved: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} (was {v[0] if isinstance(v, list) and v else v})" for name, v in saved.items())
 
 
+def admin_target(target: Target, admin_dsn: str | None) -> Target:
+    """--admin-dsn's connection to the target's server (its kind the
+    target's), or the target itself without one."""
+    if not admin_dsn:
+        return target
+    admin = fill_defaults(parse_dsn(admin_dsn))
+    return admin if admin.kind == target.kind else replace(admin, kind=target.kind)
+
+
+def record_places(target: Target, admin_dsn: str | None) -> list[Target]:
+    """The admin's connection to each address a change may be recorded
+    under: --admin-dsn's own (the connection that made it), then the
+    target's host, port or socket when it is another (the admin often
+    reaches the server by its socket, the benchmark by host:port).
+
+    >>> [server_address(t) for t in record_places(Target("mysql", "127.0.0.1", 3306, "sbtest"),
+    ...                                           "mysql://root@localhost/?unix_socket=/tmp/my.sock")]
+    ['mysql /tmp/my.sock', 'mysql 127.0.0.1:3306']
+    >>> len(record_places(Target("mysql", "127.0.0.1", 3306, "sbtest"), "mysql://root@localhost:3306/"))
+    1
+    """
+    admin = admin_target(target, admin_dsn)
+    if server_address(target) == server_address(admin):
+        return [admin]
+    return [admin, replace(admin, host=target.host, port=target.port, socket=target.socket)]
+
+
 def leftover_warning(target: Target, admin_dsn: str | None = None) -> str | None:
     """One line naming what a run killed before its restore left changed on
     the target's server, and how to put it back; None when nothing is left
@@ -174,11 +201,8 @@ def leftover_warning(target: Target, admin_dsn: str | None = None) -> str | None
     host:port): both addresses are looked at, as `benchtop restore` does."""
     if target.kind not in ("mysql", "postgresql"):
         return None
-    records = [ChangeRecord(target)]
-    if admin_dsn:
-        admin = ChangeRecord(replace(fill_defaults(parse_dsn(admin_dsn)), kind=target.kind))
-        if admin.address != records[0].address:
-            records.append(admin)
+    # the target's own address first: the one the warning names first
+    records = [ChangeRecord(place) for place in reversed(record_places(target, admin_dsn))]
     found: list[tuple[ChangeRecord, list[Change]]] = []
     for record in records:
         try:

@@ -1,9 +1,10 @@
 """The verdict of one interval: every rule's score against its threshold,
 ranked; the first over its threshold is the limit, the second is named as
 `next` when it is close.  Other processes' CPU (the neighbours) yield to a
-limit the server's own counts establish and are named next to it.  An open loop that delivers its rate is limited by
-the rate; a closed loop with nothing over a threshold and fast queries by
-the network's round trips; anything else is `unclear`."""
+limit the server's own counts establish and are named next to it.  An open
+loop that delivers its rate is limited by the rate; a closed loop with
+nothing over a threshold and fast queries by the network's round trips;
+anything else is `unclear`."""
 
 from __future__ import annotations
 
@@ -145,11 +146,11 @@ def decide(s: Signals) -> Verdict:
         own: list[str] = []
         counted = [c for c in over if c.rule.limit != "neighbours" and _counted_by_the_server(c, s)]
         beside = next((c for c in over if c.rule.limit == "neighbours"), None)
-        yielded = beside is not None and bool(counted)
+        yielded = False
         if beside is not None and counted:
             # other processes lengthen every step of a load whose own limit the server counts too: that limit
             # is the answer that holds on a quiet host, the neighbours are what this host adds to it
-            first, second = counted[0], beside
+            first, second, yielded = counted[0], beside, True
             own.append(f"other processes held the run back too ({beside.strength:.2f}x their threshold)")
         close = second is not None and second.strength >= NEXT_CLOSE
         # past its threshold by half again: sure; a close second halves the margin
