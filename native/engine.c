@@ -207,7 +207,9 @@ int bt_engine_new(const bt_config *cfg, bt_engine **out)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&e->exit_cv, &ca);
+    pthread_cond_init(&e->resume_cv, &ca);
     pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&e->pause_mu, NULL);
     e->cfg.conn.host = dup_or_null(e, 0, cfg->conn.host);
     e->cfg.conn.user = dup_or_null(e, 1, cfg->conn.user);
     e->cfg.conn.password = dup_or_null(e, 2, cfg->conn.password);
@@ -296,11 +298,31 @@ int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival)
     return bt_engine_set_group_rate(e, 0, rate, arrival);
 }
 
+void bt_engine_wait_resume(bt_engine *e)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_nsec += BT_IDLE_POLL_MS * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&e->pause_mu);
+    while (atomic_load(&e->paused) && !atomic_load(&e->stop))
+        if (pthread_cond_timedwait(&e->resume_cv, &e->pause_mu, &dl) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&e->pause_mu);
+}
+
 int bt_engine_set_paused(bt_engine *e, int32_t paused)
 {
     if (!e)
         return BT_EINVAL;
+    pthread_mutex_lock(&e->pause_mu);
     int was = atomic_exchange(&e->paused, paused ? 1 : 0);
+    if (was && !paused)
+        pthread_cond_broadcast(&e->resume_cv);
+    pthread_mutex_unlock(&e->pause_mu);
     uint64_t now = bt_now_ns();
     for (int32_t g = 0; g < e->ngroups; g++) {
         if (!was && paused)
@@ -325,6 +347,9 @@ int bt_engine_stop(bt_engine *e)
         atomic_compare_exchange_strong(&e->stop_ns, &zero, bt_now_ns());
     }
     atomic_store(&e->stop, 1);
+    pthread_mutex_lock(&e->pause_mu);  /* paused workers see the stop now */
+    pthread_cond_broadcast(&e->resume_cv);
+    pthread_mutex_unlock(&e->pause_mu);
     int expected = BT_STATE_RUNNING;
     atomic_compare_exchange_strong(&e->state, &expected, BT_STATE_STOPPING);
     return BT_OK;
@@ -581,6 +606,8 @@ void bt_engine_destroy(bt_engine *e)
         free(e->strs[i]);
     bt_groups_destroy(e);
     pthread_cond_destroy(&e->exit_cv);
+    pthread_cond_destroy(&e->resume_cv);
+    pthread_mutex_destroy(&e->pause_mu);
     pthread_mutex_destroy(&e->ctl_mu);
     free(e);
 }

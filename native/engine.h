@@ -52,6 +52,8 @@ struct bt_engine {
     int32_t ncpu;
     int32_t loop_threads;    /* > 0: that many event loops per group drive its connections */
     pthread_cond_t exit_cv;  /* a worker exited (with ctl_mu) */
+    pthread_mutex_t pause_mu;
+    pthread_cond_t resume_cv; /* the pause ended or the run stopped (with pause_mu) */
     char error[512];
     char connect_error[256]; /* the latest refused connection attempt's message (ctl_mu) */
 };
@@ -62,6 +64,10 @@ struct bt_engine {
 uint64_t bt_snapshot_begin(bt_engine *e, void *out, size_t out_size, uint64_t *lat_hist, uint64_t *svc_hist);
 void bt_engine_fail(bt_engine *e, const char *fmt, ...);
 void bt_engine_events_done(bt_engine *e);
+/* A paused worker on its own thread waits here until the pause ends, the run
+ * stops or BT_IDLE_POLL_MS passes (so thread changes are seen), whichever is
+ * first: a resume wakes it at once, not up to a poll later. */
+void bt_engine_wait_resume(bt_engine *e);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
 /* A client aborted (pgbench's rule for a failed expression); the first

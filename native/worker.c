@@ -315,7 +315,10 @@ static void client_run(bt_client *c)
 
     while (!should_exit(c)) {
         if (atomic_load(&e->paused)) {
-            sleep_ms(BT_IDLE_POLL_MS);
+            if (bt_fiber_self())
+                sleep_ms(BT_IDLE_POLL_MS);  /* a fiber must not block its loop's other connections */
+            else
+                bt_engine_wait_resume(e);
             continue;
         }
         if (e->cfg.max_events > 0 &&

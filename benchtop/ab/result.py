@@ -132,6 +132,7 @@ class AbResult:
             "round_time_s": self.plan.round_time_s,
             "until_confident": self.plan.until_confident,
             "duet": self.plan.duet,
+            "turn_s": self.plan.turn_s,
             "stopped_by": self.stopped_by,
             "complete": self.complete,
             "seed": self.seed,

@@ -36,11 +36,13 @@ class SideFigures:
     errors: int
     limit: str | None = None
     evidence: str = ""
+    ran_s: float | None = None  # sides that took turns: the seconds it ran (its tps is over them)
 
     def to_dict(self) -> dict[str, object]:
+        turns = {"ran_s": self.ran_s} if self.ran_s is not None else {}
         return {"folder": self.folder, "tps": round(self.tps, 2), "p50_ms": self.p50_ms, "p95_ms": self.p95_ms,
                 "p99_ms": self.p99_ms, "cpu_us_per_txn": self.cpu_us_per_txn, "errors": self.errors,
-                "limit": self.limit, "evidence": self.evidence}
+                "limit": self.limit, "evidence": self.evidence, **turns}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class Plan:
     resolution: float = 0.02
     max_time_s: float = 600.0
     duet: bool = False  # each round runs A and B at the same time (benchtop.ab.duet)
+    turn_s: float = 0.0  # > 0: within a round the sides take turns this long (benchtop.ab.turns)
 
 
 class Settings(Protocol):

@@ -13,6 +13,7 @@ table (the same names with underscores; the command line wins):
     round_time = "3s"       # or 3 (seconds)
     # until_confident = true, resolution = "2%", max_time = "10m"
     # duet = true           # a and b name two targets: both run at once (benchtop.ab.duet)
+    # turn = "0.5s"         # sides take turns of 0.5 s within a round (benchtop.ab.turns); 0: whole runs
     out = "results/ab"
 
 The top-level keys are the options both sides share, as in any scenario."""
@@ -25,14 +26,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchtop.ab.rounds import Plan
+from benchtop.ab.turns import TURN_S
 
-KEYS = ("a", "b", "rounds", "round_time", "until_confident", "resolution", "max_time", "duet", "out", "seed")
+KEYS = ("a", "b", "rounds", "round_time", "until_confident", "resolution", "max_time", "duet", "turn", "out", "seed")
 ROUNDS = 10
 ROUND_TIME_S = 10.0
 MAX_TIME_S = 600.0
 ROUNDS_RANGE = (1, 10000)
 ROUND_TIME_RANGE = (0.1, 86400.0)
 MAX_TIME_RANGE = (1.0, 1e7)
+TURN_RANGE = (0.05, 3600.0)  # or 0: whole runs; shorter turns would be mostly the paused workers' waking
 RESOLUTION_RANGE = (0.0001, 1.0)
 _UNITS = {"ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 
@@ -66,6 +69,23 @@ def _seconds(key: str, value: object, least: float, most: float) -> float:
         raise ValueError(f"{key} is a number of seconds or a duration such as \"3s\" or \"10m\", not {value!r}")
     if not least <= v <= most:
         raise ValueError(f"{key} takes {least:g} to {most:g} seconds, not {value!r}")
+    return v
+
+
+def turn(value: object) -> float:
+    """A side's turn in seconds: 0 (one whole run of each side), or within
+    TURN_RANGE.
+
+    >>> turn("250ms"), turn(0), turn("1s")
+    (0.25, 0.0, 1.0)
+    >>> turn(0.01)
+    Traceback (most recent call last):
+    ValueError: turn takes 0 (one whole run of each side) or 0.05 to 3600 seconds, not 0.01
+    """
+    v = _seconds("turn", value, 0.0, TURN_RANGE[1])
+    if 0 < v < TURN_RANGE[0]:
+        raise ValueError(f"turn takes 0 (one whole run of each side) or {TURN_RANGE[0]:g} to {TURN_RANGE[1]:g} "
+                         f"seconds, not {value!r}")
     return v
 
 
@@ -132,5 +152,6 @@ def ab_settings(values: Mapping[str, object]) -> AbSettings:
         resolution(values.get("resolution", 0.02)),
         _seconds("max_time", values.get("max_time", MAX_TIME_S), *MAX_TIME_RANGE),
         bool(duet),
+        turn(values.get("turn", TURN_S)),
     )
     return AbSettings(_text("a", values.get("a", "")), _text("b", values.get("b", "")), plan, out, seed)

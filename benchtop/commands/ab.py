@@ -1,7 +1,8 @@
 """`benchtop ab [SCENARIO.toml] [run options] --a "OPTIONS" --b "OPTIONS" [--rounds N] [--round-time S]
-[--until-confident --resolution 2% --max-time S] [--out DIR]`: is B really faster than A?  Rounds of one
-run of each side in a random order (benchtop.ab), each run a normal headless run in this process with its
-own results folder (DIR/round-01-a/), then B/A per metric with its 95% interval, in DIR/ab.json.  A scenario
+[--until-confident --resolution 2% --max-time S] [--turn S] [--out DIR]`: is B really faster than A?
+Rounds in which both sides' runs take turns (or one run of each side in a random order: benchtop.ab),
+each run a normal headless run in this process with its own results folder (DIR/round-01-a/), then B/A
+per metric with its 95% interval, in DIR/ab.json.  A scenario
 file's top-level options are the shared ones and its [ab] table the comparison's (benchtop.ab.settings);
 the command line wins over both.  `compare_sides` is the comparison without the command: the pytest
 plugin's benchtop_ab fixture runs it too."""
@@ -18,7 +19,7 @@ from typing import TextIO
 
 from benchtop.ab.duet import duet_refusal, halved, split_text
 from benchtop.ab.result import AbResult, closing_lines, decided
-from benchtop.ab.rounds import Plan, RoundRunner
+from benchtop.ab.rounds import Plan, RoundRunner, SideFigures
 from benchtop.ab.settings import (
     KEYS,
     MAX_TIME_RANGE,
@@ -30,9 +31,11 @@ from benchtop.ab.settings import (
     AbSettings,
     ab_settings,
     resolution,
+    turn,
 )
 from benchtop.ab.sides import Side, owned_option, parse_side
 from benchtop.ab.stats import METHOD
+from benchtop.ab.turns import TURN_S
 from benchtop.ab.view import Progress
 from benchtop.commands import subcommands_epilog
 from benchtop.commands.ab_compare import AbComparison
@@ -50,9 +53,10 @@ from benchtop.target.settings import SettingsControl
 
 DESCRIPTION = ("Compare two sides, A and B, that differ in benchtop options (--threads 8, --point-selects 14, "
                "--dsn ...) or server settings (--set NAME=VALUE, applied with --admin-dsn before the side's run and "
-               "restored after it): rounds of one run of each in a random order, each after a warm-up that is not "
-               f"counted, then the ratio B/A per metric with its 95% interval ({METHOD}). The other options are "
-               "shared by both sides.")
+               "restored after it): rounds in which both sides' runs take turns of --turn seconds, one paused while "
+               "the other runs (sides that set server settings: one run of each in a random order), each after a "
+               f"warm-up that is not counted, then the ratio B/A per metric with its 95% interval ({METHOD}). The "
+               "other options are shared by both sides.")
 WARMUP_S = "1"  # a side's warm-up unless the options give --warmup
 
 
@@ -60,6 +64,14 @@ def _resolution(text: str) -> float:
     """'2%' or 0.02, as an argparse type."""
     try:
         return resolution(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _turn(text: str) -> float:
+    """'0.5', '250ms' or 0, as an argparse type."""
+    try:
+        return turn(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -85,6 +97,10 @@ def _add_ab_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--duet", action="store_true", default=None,
                    help="A and B on two targets (--dsn, --engine) run at the same time, each with half the stated "
                         "threads, so that the host's noise falls on both alike; each round is one pair")
+    g.add_argument("--turn", type=_turn, default=None, metavar="S",
+                   help=f"within a round the sides take turns of S s, both runs open and one paused while the other "
+                        f"runs, so that a neighbour's load falls on both alike (default {TURN_S:g}; 0: one whole run "
+                        "of each side after the other, as sides that set server settings always run)")
     g.add_argument("--seed", type=int, default=None, help="the seed of the rounds' random order (default: new)")
     g.add_argument("--out", help="the comparison's folder: ab.json and a results folder per round and side")
 
@@ -94,12 +110,12 @@ def _parser(full: bool) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(
             prog="benchtop ab", description=DESCRIPTION,
             usage='benchtop ab [SCENARIO.toml] [shared run options] --a "OPTIONS" --b "OPTIONS" [--rounds N] '
-                  '[--round-time S] [--until-confident --resolution 2%%] [--out DIR]',
+                  '[--round-time S] [--until-confident --resolution 2%%] [--turn S] [--out DIR]',
             epilog="The shared options are benchtop run's (benchtop --help), except --time (--round-time), --json "
                    "and --out (the comparison's). Each side's run writes its own results folder, "
                    "DIR/round-01-a/ and so on; DIR/ab.json holds the rounds and the comparison. A scenario file "
                    "gives the shared options at its top level and these in an [ab] table (a, b, rounds, round_time, "
-                   "until_confident, resolution, max_time, duet, out, seed); the command line wins.\n\n"
+                   "until_confident, resolution, max_time, duet, turn, out, seed); the command line wins.\n\n"
                    + subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     else:
         p = OneLineParser(prog="benchtop ab", add_help=False, allow_abbrev=False)
@@ -134,7 +150,10 @@ def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> Compariso
     sides = {"a": parse_side("a", settings.a), "b": parse_side("b", settings.b)}
     options = {name: _side_options(shared, side, settings.plan.round_time_s) for name, side in sides.items()}
     split = ""
-    if settings.plan.duet:
+    plan = settings.plan
+    if plan.duet or any(side.settings for side in sides.values()):
+        plan = replace(plan, turn_s=0.0)  # a setting holds for every session of its server: whole runs
+    if plan.duet:
         refused = duet_refusal(options, sides)
         if refused:
             raise UsageError(refused)
@@ -147,8 +166,8 @@ def prepare_comparison(shared: Sequence[str], settings: AbSettings) -> Compariso
     except OSError as exc:
         raise UsageError(f"cannot make the comparison's folder {folder}: {exc.strerror}") from None
     seed = settings.seed if settings.seed is not None else random.SystemRandom().randrange(2 ** 32)
-    return ComparisonSetup(_side_options(shared, None, settings.plan.round_time_s), sides, options, controls,
-                           settings.plan, folder, seed, split)
+    return ComparisonSetup(_side_options(shared, None, plan.round_time_s), sides, options, controls,
+                           plan, folder, seed, split)
 
 
 def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tuple[AbResult, str]:
@@ -186,8 +205,18 @@ def _comparison(c: ComparisonSetup, stop: StopFlag, line: Callable[[str], None],
     runs = SideRuns(c.options, c.folder, stop, live=progress.side_read if progress is not None else _nowhere)
     runner = RoundRunner(c.sides, c.plan, runs.one, lambda side: c.controls[side.name], stop,
                          decided=lambda rounds: decided(rounds, c.plan.resolution), rng=random.Random(c.seed),
-                         run_pair=runs.pair if c.plan.duet else None)
+                         run_pair=_pairs(runs, c.plan))
     return AbComparison(runner, c.controls, c.folder, c.seed, stop, line, progress)
+
+
+def _pairs(runs: SideRuns, plan: Plan) -> Callable[[tuple[Side, Side], int], dict[str, SideFigures] | None] | None:
+    """How a round runs both sides at once: a duet's together, else taking
+    turns (None: one whole run of each side after the other)."""
+    if plan.duet:
+        return runs.pair
+    if plan.turn_s > 0:
+        return lambda pair, index: runs.turns(pair, index, plan.turn_s)
+    return None
 
 
 def _nowhere(side: str, sample: Sample | None) -> None:
@@ -314,7 +343,11 @@ def _banner(c: ComparisonSetup) -> str:
     plan, opts = c.plan, c.shared
     count = (f"until the TPS interval decides (at most {plan.max_time_s:g} s)" if plan.until_confident
              else f"{plan.rounds} rounds")
-    how = (f"{count} of A and B together, {plan.round_time_s:g} s after a {opts.warmup_s:g} s warm-up\n{c.split}"
-           if c.split else
-           f"{count} of A and B in a random order, {plan.round_time_s:g} s each after a {opts.warmup_s:g} s warm-up")
+    if c.split:
+        how = f"{count} of A and B together, {plan.round_time_s:g} s after a {opts.warmup_s:g} s warm-up\n{c.split}"
+    elif plan.turn_s > 0:
+        how = (f"{count} of A and B taking turns of {plan.turn_s:g} s, the first drawn at random, {plan.round_time_s:g} s "
+               f"each after a {opts.warmup_s:g} s warm-up")
+    else:
+        how = f"{count} of A and B in a random order, {plan.round_time_s:g} s each after a {opts.warmup_s:g} s warm-up"
     return f"benchtop ab {_title(c)}\n{how}\n"

@@ -6,6 +6,7 @@ for `live`, which gets every counted interval as it is read."""
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -15,11 +16,13 @@ from typing import Any
 
 from benchtop.ab.rounds import SideFigures
 from benchtop.ab.sides import Side
+from benchtop.ab.turns import Turns, take_turns
 from benchtop.commands.drive import Drive
 from benchtop.commands.run import finish_results, validity_before
 from benchtop.options.run_options import RunOptions
 from benchtop.record.controller import Sample
 from benchtop.record.samples import RunSummary
+from benchtop.run.controller import RunController
 from benchtop.run.headless import LinePrinter
 from benchtop.session import RunSession
 from benchtop.stopping import StopFlag
@@ -69,24 +72,48 @@ class SideRuns:
         """Every side's run of round `index` at the same time: the sessions
         are opened in the order given (each checks its target and starts its
         monitor), then the loads start together; None when a stop cut them short."""
+        return self._together(sides, index, None)
+
+    def turns(self, sides: tuple[Side, ...], index: int, turn_s: float) -> dict[str, SideFigures] | None:
+        """Every side's run of round `index` open at once, taking turns of
+        `turn_s` (benchtop.ab.turns), the first side given first: each runs
+        twice its round's time, half of it paused, and its rate is its
+        transactions over the time it ran; None when a stop cut them short."""
+        return self._together(sides, index, turn_s)
+
+    def _together(self, sides: tuple[Side, ...], index: int, turn_s: float | None) -> dict[str, SideFigures] | None:
         names = {side.name: f"round-{index:02d}-{side.name}" for side in sides}
+        share = len(sides) if turn_s is not None else 1
         with ExitStack() as stack:
             sessions = {side.name: stack.enter_context(
-                RunSession(replace(self.options[side.name], out=str(self.folder / names[side.name])), progress=None))
+                RunSession(replace(self.options[side.name], out=str(self.folder / names[side.name]),
+                                   time_s=self.options[side.name].time_s * share), progress=None))
                 for side in sides}
+            ctls = {name: session.controller() for name, session in sessions.items()}
+            if turn_s is not None:
+                _say_turns(ctls, names, turn_s)
             if len(sessions) == 1:
-                measured = {name: self._measure(name, s) for name, s in sessions.items()}
+                measured = {name: self._measure(name, s, ctls[name]) for name, s in sessions.items()}
+                turns = None
             else:
-                with ThreadPoolExecutor(len(sessions), thread_name_prefix="ab-side") as pool:
-                    futures = {name: pool.submit(self._measure, name, s) for name, s in sessions.items()}
-                    measured = {name: f.result() for name, f in futures.items()}
+                with ThreadPoolExecutor(len(sessions) + 1, thread_name_prefix="ab-side") as pool:
+                    done = threading.Event()
+                    taking = (pool.submit(take_turns, {name: ctl.engine for name, ctl in ctls.items()}, turn_s, done)
+                              if turn_s is not None else None)
+                    futures = {name: pool.submit(self._measure, name, s, ctls[name]) for name, s in sessions.items()}
+                    try:
+                        measured = {name: f.result() for name, f in futures.items()}
+                    finally:
+                        done.set()
+                    turns = taking.result() if taking is not None else None
         if self.stop.event.is_set():
             return None
-        return {name: _figures(m, sessions[name], names[name]) for name, m in measured.items()}
+        return {name: _figures(m, sessions[name], names[name], _ran_s(ctls[name], m, turns, name),
+                               alone=len(sessions) == 1)
+                for name, m in measured.items()}
 
-    def _measure(self, name: str, session: RunSession) -> _Measured:
+    def _measure(self, name: str, session: RunSession, ctl: RunController) -> _Measured:
         out = _Measured()
-        ctl = session.controller()
         early = validity_before(session, ctl)
 
         def ended(summary: RunSummary | None) -> None:
@@ -99,9 +126,30 @@ class SideRuns:
         return out
 
 
-def _figures(m: _Measured, session: RunSession, name: str) -> SideFigures:
+def _say_turns(ctls: Mapping[str, RunController], folders: Mapping[str, str], turn_s: float) -> None:
+    """Each run's timeline says it took turns, and which, before it starts:
+    its rates are about half a lone run's."""
+    for i, (name, ctl) in enumerate(ctls.items()):
+        others = ", ".join(folder for other, folder in folders.items() if other != name)
+        ctl.note("note", f"benchtop ab: took turns of {turn_s:g} s with {others} ({'first' if i == 0 else 'second'} "
+                         "turn), paused while it ran: this run's rates are over all its time, ab.json's over the time "
+                         "it ran")
+
+
+def _ran_s(ctl: RunController, m: _Measured, turns: Turns | None, name: str) -> float | None:
+    """The seconds a side that took turns ran in its measured window (None:
+    it ran throughout)."""
+    end = ctl.ends_at()
+    if turns is None or m.summary is None or end is None:
+        return None
+    return turns.ran_s(name, end - m.summary.time_s, end)
+
+
+def _figures(m: _Measured, session: RunSession, name: str, ran_s: float | None, alone: bool) -> SideFigures:
     """The run's figures, or RunFailed when it ended on an error or its
-    results could not be written (known once its session closed)."""
+    results could not be written (known once its session closed).  A side
+    that took turns: its rate over the `ran_s` it ran.  Not `alone`: the
+    process's CPU was both sides', so no client CPU per transaction."""
     summary, writer = m.summary, session.writer
     if summary is None or summary.stopped_by.startswith("error:"):
         why = summary.stopped_by[6:].strip() if summary is not None else "nothing was measured"
@@ -109,8 +157,10 @@ def _figures(m: _Measured, session: RunSession, name: str) -> SideFigures:
     if writer is not None and writer.failed:
         raise RunFailed(f"{name}: {writer.failed}")
     lat = summary.latency_ms
-    cpu = summary.costs.client_cpu if summary.costs is not None else None
+    cpu = summary.costs.client_cpu if summary.costs is not None and alone else None
     verdict = (m.extra.get("steady_state") or {}).get("verdict") or {}
-    return SideFigures(name, summary.tps, lat.get("p50", 0.0), lat.get("p95", 0.0), lat.get("p99", 0.0),
+    tps = summary.transactions / ran_s if ran_s else summary.tps
+    return SideFigures(name, tps, lat.get("p50", 0.0), lat.get("p95", 0.0), lat.get("p99", 0.0),
                        cpu.per_op_us if cpu is not None else None, summary.error_count,
-                       verdict.get("limit"), str(verdict.get("evidence") or ""))
+                       verdict.get("limit"), str(verdict.get("evidence") or ""),
+                       round(ran_s, 3) if ran_s is not None else None)

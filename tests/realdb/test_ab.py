@@ -56,13 +56,19 @@ def _ab(server: Server, out: Path, rounds: int, seed: int, *args: str) -> dict:
     assert len(ab["rounds"]) == rounds
     for r in ab["rounds"]:
         assert sorted(r["order"]) == ["a", "b"]
-        started = {}
+        started, turn = {}, {}
         for side in "ab":
             folder = out / f"round-{r['round']:02d}-{side}"
             assert r[side]["folder"] == folder.name and r[side]["tps"] > 0
             started[side] = json.loads((folder / "summary.json").read_text())["started_at"]
+            notes = [json.loads(line)["text"] for line in (folder / "timeline.jsonl").read_text().splitlines()]
+            turn[side] = next((n for n in notes if n.startswith("benchtop ab: took turns")), "")
         first, second = r["order"]
-        assert started[first] < started[second]  # the order recorded is the order run
+        if ab["turn_s"]:  # both ran at once, taking turns: the order recorded is which took the first
+            assert "(first turn)" in turn[first] and "(second turn)" in turn[second], turn
+            assert all(abs(r[side]["ran_s"] - 1.0) < 0.1 for side in "ab"), r  # half of each run's 2 s
+        else:
+            assert started[first] < started[second]  # the order recorded is the order run
     return ab
 
 
@@ -73,6 +79,7 @@ def test_an_a_a_comparison(mysql_tables: Server, tmp_path: Path) -> None:
     # seed 1 draws both orders in two rounds
     assert {tuple(r["order"]) for r in ab["rounds"]} == {("a", "b"), ("b", "a")}
     assert ab["sides"]["a"]["verdict"]["of"] == 2
+    assert ab["turn_s"] == 0.5  # sides that set no settings take turns
 
 
 def test_a_setting_is_the_sides_during_its_runs_and_restored(mysql_tables: Server, tmp_path: Path) -> None:
@@ -84,6 +91,7 @@ def test_a_setting_is_the_sides_during_its_runs_and_restored(mysql_tables: Serve
         ab = _ab(mysql_tables, out, 2, 5, "--admin-dsn", mysql_tables.admin_dsn(),
                  "--a", f"--set {name}=1", "--b", f"--set {name}=0")
         assert ab["sides"]["a"]["settings"] == {name: 1} and ab["sides"]["b"]["settings"] == {name: 0}
+        assert ab["turn_s"] == 0  # a setting holds for every session: one whole run of each side
         for r in ab["rounds"]:
             for side, value in (("a", 1), ("b", 0)):
                 summary = json.loads((out / r[side]["folder"] / "summary.json").read_text())

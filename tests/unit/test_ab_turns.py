@@ -1,0 +1,68 @@
+"""Sides taking turns within a round (benchtop.ab.turns): the second is
+paused before anything runs, the turns go A B B A, a side is paused before
+the next resumes (never both at once), and the time each ran is what its
+spans add up to within a window."""
+
+from __future__ import annotations
+
+import threading
+
+from benchtop.ab.settings import ab_settings
+from benchtop.ab.turns import Turns, take_turns, turn_order
+
+
+class _Engine:
+    def __init__(self, name: str, log: list[tuple[str, bool]], running: set[str]) -> None:
+        self.name, self.log, self.running = name, log, running
+
+    def set_paused(self, paused: bool) -> None:
+        self.log.append((self.name, paused))
+        if paused:
+            self.running.discard(self.name)
+        else:
+            assert not self.running, f"{self.name} resumed while {self.running} ran"
+            self.running.add(self.name)
+
+
+def test_turns_go_a_b_b_a_and_never_overlap() -> None:
+    log: list[tuple[str, bool]] = []
+    running = {"b", "a"}  # both engines start unpaused
+    engines = {"b": _Engine("b", log, running), "a": _Engine("a", log, running)}
+    running.discard("b")  # take_turns pauses the second: the first alone runs from the start
+    done = threading.Event()
+    timer = threading.Timer(0.2, done.set)
+    timer.start()
+    turns = take_turns(engines, 0.02, done)
+    timer.join()
+    assert log[0] == ("a", True)
+    resumed = [name for name, paused in log[1:] if not paused]
+    # b runs first; then each side's turns come in pairs (b a a b b a ...): one switch every two turns
+    assert resumed[:4] == ["a", "b", "a", "b"], log
+    spans = turns.spans
+    assert spans["b"][0][0] <= spans["a"][0][0]
+    both = sorted(spans["a"] + spans["b"])
+    assert all(earlier[1] <= later[0] for earlier, later in zip(both, both[1:]))  # never both at once
+    first_b = spans["b"][0][1] - spans["b"][0][0]
+    assert 0.015 < first_b < 0.1  # one turn (the pattern's first), not two
+    assert 0.03 < spans["a"][0][1] - spans["a"][0][0] < 0.12  # A's two turns in a row
+
+
+def test_the_order_of_turns_balances_a_disturbance_every_two_turns() -> None:
+    order = turn_order(2) * 3
+    # a reading each second against turns of half a second lands on every other turn
+    for phase in (0, 1):
+        hit = [order[i] for i in range(phase, len(order), 2)]
+        assert hit.count(0) == hit.count(1)
+
+
+def test_the_time_a_side_ran_within_a_window() -> None:
+    turns = Turns({"a": [(0.0, 0.5), (1.5, 2.5)], "b": [(0.5, 1.5)]})
+    assert turns.ran_s("a", 0.0, 2.0) == 1.0
+    assert turns.ran_s("b", 1.0, 3.0) == 0.5
+    assert turns.ran_s("c", 0.0, 3.0) == 0.0
+
+
+def test_turns_are_half_a_second_unless_set() -> None:
+    assert ab_settings({}).plan.turn_s == 0.5
+    assert ab_settings({"turn": "250ms"}).plan.turn_s == 0.25
+    assert ab_settings({"turn": 0}).plan.turn_s == 0.0
