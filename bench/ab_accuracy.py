@@ -3,10 +3,13 @@
 say no difference, A/B comparisons of a small true difference must get its
 sign and exclude 1, with a noisy neighbour started at a random moment during
 half of them; the same A/B made the seeds' way (one run of each side) for how
-often a single pair of runs gets the sign wrong.
+often a single pair of runs gets the sign wrong; and, with --duet-dsn, the
+interval's width of A/A comparisons run as a duet (B on that second target,
+both sides at once) against the same taking turns, for the same wall time.
 
-    python bench/ab_accuracy.py [--count 20] [--rounds 6] [--round-time 3] [--single-count 20] [--single-time 60]
-        [--a "--point-selects 10"] [--b "--point-selects 11"] [--truth-time 60] [--out DIR] -- RUN OPTIONS
+    python bench/ab_accuracy.py [--parts aa,ab,single,width] [--count 20] [--rounds 6] [--round-time 3]
+        [--single-count 20] [--single-time 60] [--a "--point-selects 10"] [--b "--point-selects 11"]
+        [--truth-time 60] [--duet-dsn DSN --width-count 5] [--out DIR] -- RUN OPTIONS
 
 RUN OPTIONS are shared by every run (target, workload, sizes, threads; e.g. `-- --engine mysql --dsn
 mysql://sbtest@127.0.0.1:13306/sbtest --workload oltp_read_only --tables 2 --table-size 10000 --threads 4`);
@@ -22,6 +25,7 @@ import os
 import random
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -44,15 +48,34 @@ def single_tps(run_opts: list[str], side: str, seconds: int) -> float:
     return float(summary["tps"])
 
 
-def compare(args: argparse.Namespace, run_opts: list[str], a: str, b: str, out: Path) -> dict:
-    """One `benchtop ab`: its verdict and TPS ratio with the interval."""
-    res = benchtop("ab", "--headless", *run_opts, "--rounds", str(args.rounds), "--round-time", str(args.round_time),
-                   "--a", a, "--b", b, "--out", str(out))
+def compare(args: argparse.Namespace, run_opts: list[str], a: str, b: str, out: Path, *extra: str,
+            round_time: float | None = None) -> dict:
+    """One `benchtop ab`: its verdict and TPS ratio with the interval, and its wall time."""
+    t0 = time.monotonic()
+    res = benchtop("ab", "--headless", *run_opts, "--rounds", str(args.rounds),
+                   "--round-time", f"{round_time or args.round_time:g}", "--a", a, "--b", b, "--out", str(out), *extra)
     if res.returncode != 0:
         sys.exit(f"ab_accuracy: benchtop ab failed: {res.stderr.strip().splitlines()[-1:]}")
     ab = json.loads((out / "ab.json").read_text())["ab"]
     tps = ab["metrics"]["tps"]
-    return {"verdict": ab["verdict"], "ratio": tps["ratio"], "ci_low": tps["ci_low"], "ci_high": tps["ci_high"]}
+    return {"verdict": ab["verdict"], "ratio": tps["ratio"], "ci_low": tps["ci_low"], "ci_high": tps["ci_high"],
+            "wall_s": round(time.monotonic() - t0, 1)}
+
+
+def widths(args: argparse.Namespace, run_opts: list[str]) -> dict[str, list[dict]]:
+    """A/A comparisons with B on --duet-dsn, alternately as a duet (both at
+    once, each round twice as long: the same wall time) and taking turns."""
+    out: dict[str, list[dict]] = {"duet": [], "turns": []}
+    other = f"--dsn {args.duet_dsn}"
+    for i in range(args.width_count):
+        for mode in ("duet", "turns") if i % 2 == 0 else ("turns", "duet"):
+            extra = ("--duet",) if mode == "duet" else ()
+            r = compare(args, run_opts, "", other, args.out / f"width-{mode}-{i:02d}", *extra,
+                        round_time=2 * args.round_time if mode == "duet" else args.round_time)
+            out[mode].append(r)
+            print(f"width {i + 1:2d} {mode:5s}: {r['ratio']:.4f} ({r['ci_low']:.4f} .. {r['ci_high']:.4f}), "
+                  f"width {r['ci_high'] - r['ci_low']:.4f}, {r['wall_s']:.0f} s", flush=True)
+    return out
 
 
 class Neighbour:
@@ -109,28 +132,44 @@ def main() -> None:
     p.add_argument("--b", default="--point-selects 11")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out", type=Path, default=Path("bench/results/ab_accuracy"))
+    p.add_argument("--parts", default="aa,ab,single", help="which parts run: aa, ab, single, width (with --duet-dsn)")
+    p.add_argument("--duet-dsn", help="a second target with the same tables: B's in the duet-against-turns widths")
+    p.add_argument("--width-count", type=int, default=5, help="A/A comparisons of each mode for the widths")
     args = p.parse_args(argv[:cut])
     run_opts = argv[cut + 1:]
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
+    parts = set(args.parts.split(","))
+    if "width" in parts:
+        if not args.duet_dsn:
+            sys.exit("ab_accuracy: the width part needs --duet-dsn, a second target with the same tables")
+        found = widths(args, run_opts)
+        med = {mode: statistics.median(r["ci_high"] - r["ci_low"] for r in rs) for mode, rs in found.items()}
+        wall = {mode: statistics.median(r["wall_s"] for r in rs) for mode, rs in found.items()}
+        (args.out / "widths.json").write_text(json.dumps({"median_width": med, "median_wall_s": wall,
+                                                          "results": found}, indent=1) + "\n")
+        print(f"A/A interval width, median of {args.width_count}: duet {med['duet']:.4f} ({wall['duet']:.0f} s), "
+              f"taking turns {med['turns']:.4f} ({wall['turns']:.0f} s)")
+    if not parts & {"aa", "ab", "single"}:
+        return
     truth = single_tps(run_opts, args.b, args.truth_time) / single_tps(run_opts, args.a, args.truth_time)
     want = "b_faster" if truth > 1 else "b_slower"
     print(f"true ratio B/A {truth:.4f} ({args.truth_time} s of each): want {want}", flush=True)
     noisy_at = set(rng.sample(range(args.count), args.count // 2))
     per_comparison_s = 2 * args.rounds * (args.round_time + 1)
     results: dict[str, list[dict]] = {"aa": [], "ab": [], "single": []}
-    for i in range(args.count):
+    for i in range(args.count if "aa" in parts else 0):
         r = compare(args, run_opts, "", "", args.out / f"aa-{i:02d}")
         results["aa"].append(r)
         print(f"A/A {i + 1:2d}: {r['verdict']:14s} {r['ratio']:.4f} ({r['ci_low']:.4f} .. {r['ci_high']:.4f})", flush=True)
-    for i in range(args.count):
+    for i in range(args.count if "ab" in parts else 0):
         neighbour = Neighbour(rng, per_comparison_s) if i in noisy_at else None
         r = compare_beside(args, run_opts, args.a, args.b, args.out / f"ab-{i:02d}", neighbour)
         r["noisy"] = neighbour is not None
         results["ab"].append(r)
         print(f"A/B {i + 1:2d}{' (noisy)' if r['noisy'] else '        '}: {r['verdict']:14s} {r['ratio']:.4f} "
               f"({r['ci_low']:.4f} .. {r['ci_high']:.4f})", flush=True)
-    for i in range(args.single_count):
+    for i in range(args.single_count if "single" in parts else 0):
         first, second = (args.a, args.b) if i % 2 == 0 else (args.b, args.a)
         x, y = single_tps(run_opts, first, args.single_time), single_tps(run_opts, second, args.single_time)
         ratio = y / x if first == args.a else x / y

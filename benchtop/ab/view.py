@@ -58,11 +58,14 @@ class Progress:
         """A side's run started its warm-up (None) or read a counted interval."""
         with self._lock:
             index = len(self._view.rounds) + 1
+            # sides taking turns: each run lasts both turns' time, and an interval's rate is over it all
+            turns = self.plan.turn_s > 0 and not self.plan.duet
+            of = self.plan.round_time_s * (2 if turns else 1)
             if sample is None:
-                self._live[side] = AbLive(side, index, 0.0, self.plan.round_time_s)
+                self._live[side] = AbLive(side, index, 0.0, of)
             else:
                 iv = sample.interval
-                self._live[side] = AbLive(side, index, sample.t, self.plan.round_time_s, iv.tps,
+                self._live[side] = AbLive(side, index, sample.t, of, None if turns else iv.tps,
                                           iv.latency_ms.get("p99"))
         self._changed()
 

@@ -185,7 +185,9 @@ def compare_sides(c: ComparisonSetup, stop: StopFlag, out: TextIO | None) -> tup
 def _compare_on_screen(c: ComparisonSetup, stop: StopFlag) -> tuple[AbResult, str]:
     """compare_sides under the comparison's screen; the terminal keeps the
     banner and a line per round once it closes."""
-    progress = Progress(_title(c), c.plan, note=c.split)
+    turns = (f"taking turns of {c.plan.turn_s:g} s, one side paused while the other runs: runs last "
+             f"{2 * c.plan.round_time_s:g} s, TPS is over the time each ran") if c.plan.turn_s else ""
+    progress = Progress(_title(c), c.plan, note=c.split or turns)
     lines: list[str] = []
     comparison = _comparison(c, stop, lines.append, progress)
     # the TUI is imported only here: headless comparisons never load textual

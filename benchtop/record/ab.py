@@ -34,12 +34,12 @@ class AbLive:
     round: int
     t: float  # counted seconds so far
     of: float  # the round's seconds
-    tps: float | None = None
+    tps: float | None = None  # None also when the sides take turns: a run's rate is then over both turns' time
     p99_ms: float | None = None
 
     @property
     def warming(self) -> bool:
-        return self.tps is None
+        return self.tps is None and self.p99_ms is None
 
 
 @dataclass(frozen=True, slots=True)

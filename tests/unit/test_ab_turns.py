@@ -66,3 +66,20 @@ def test_turns_are_half_a_second_unless_set() -> None:
     assert ab_settings({}).plan.turn_s == 0.5
     assert ab_settings({"turn": "250ms"}).plan.turn_s == 0.25
     assert ab_settings({"turn": 0}).plan.turn_s == 0.0
+
+
+def test_the_live_line_of_sides_taking_turns_shows_no_rate_over_both_turns() -> None:
+    from benchtop.ab.rounds import Plan
+    from benchtop.ab.view import Progress
+    from benchtop.record.controller import Sample
+    from benchtop.screens.widgets.ab_chart import live_text
+    from tests.tui.fakes import make_interval
+
+    progress = Progress("t", Plan(6, 3.0, turn_s=0.5))
+    progress.side_read("a", Sample(make_interval(1), True, t=2.0))
+    line = live_text(progress.view()).plain
+    # a run's interval rate is over both sides' turns, half the side's own: not shown; its time is of 6 s
+    assert line.startswith("round 1/6 · A 2/6 s p99 ") and "tps" not in line, line
+    whole = Progress("t", Plan(6, 3.0))
+    whole.side_read("a", Sample(make_interval(1), True, t=2.0))
+    assert " 2/3 s " in live_text(whole.view()).plain and "tps" in live_text(whole.view()).plain

@@ -172,7 +172,8 @@ def live_text(v: AbView) -> Text:
     for lv in v.live:
         out.append(" · ")
         out.append(lv.side.upper(), STYLE[lv.side])
-        out.append(" warming up" if lv.warming else f" {_seconds(lv)} {num(lv.tps or 0.0)} tps"
+        out.append(" warming up" if lv.warming else f" {_seconds(lv)}"
+                   + (f" {num(lv.tps)} tps" if lv.tps is not None else "")
                    + (f" p99 {ms(lv.p99_ms)}" if lv.p99_ms is not None else ""))
     if not v.live:
         out.append(" · starting", style="dim")
