@@ -23,9 +23,11 @@ class Pausable(Protocol):
 
 @dataclass
 class Turns:
-    """When each side ran: (start, end) spans on the monotonic clock."""
+    """When each side ran: (start, end) spans on the monotonic clock, and
+    the process's CPU seconds at each span's start and end."""
 
     spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    cpu: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
     def ran_s(self, side: str, start: float, end: float) -> float:
         """Seconds `side` ran within [start, end].
@@ -34,6 +36,22 @@ class Turns:
         0.5
         """
         return sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.spans.get(side, ()))
+
+    def cpu_s(self, side: str, start: float, end: float) -> float:
+        """The process's CPU seconds during `side`'s turns within [start,
+        end] (a turn the window cuts counts its share): the paused side's
+        workers sleep, so it is the running side's load and both runs'
+        readings, which the order of the turns shares out alike.
+
+        >>> Turns({"a": [(0.0, 1.0)]}, {"a": [(10.0, 10.4)]}).cpu_s("a", 0.5, 2.0)
+        0.2
+        """
+        total = 0.0
+        for (a, b), (c0, c1) in zip(self.spans.get(side, ()), self.cpu.get(side, ())):
+            inside = max(0.0, min(b, end) - max(a, start))
+            if b > a:
+                total += (c1 - c0) * inside / (b - a)
+        return round(total, 9)
 
 
 def turn_order(n: int) -> list[int]:
@@ -52,27 +70,31 @@ def turn_order(n: int) -> list[int]:
 
 
 def take_turns(engines: Mapping[str, Pausable], turn_s: float, done: threading.Event,
-               clock: Callable[[], float] = time.monotonic) -> Turns:
+               clock: Callable[[], float] = time.monotonic, cpu: Callable[[], float] = time.process_time) -> Turns:
     """Gives `engines` (in their order: the first runs first) turns of
     `turn_s` in `turn_order` until `done` is set; the others are paused
     from the call on, so call it before their runs start.  A side is paused
     before the next is resumed: the two never run at once."""
     names = list(engines)
     order = turn_order(len(names))
-    turns = Turns({name: [] for name in names})
+    turns = Turns({name: [] for name in names}, {name: [] for name in names})
     for name in names[1:]:
         engines[name].set_paused(True)
     step, began = 0, clock()
-    current, since = names[order[0]], began
+    current, since, cpu_since = names[order[0]], began, cpu()
+
+    def ended(now: float) -> None:
+        turns.spans[current].append((since, now))
+        turns.cpu[current].append((cpu_since, cpu()))
+
     while not done.wait(max(0.0, began + (step + 1) * turn_s - clock())):
         step += 1
         following = names[order[step % len(order)]]
         if following == current:  # its next turn follows on: it runs on
             continue
         engines[current].set_paused(True)
-        now = clock()
-        turns.spans[current].append((since, now))
+        ended(clock())
         engines[following].set_paused(False)
-        current, since = following, clock()
-    turns.spans[current].append((since, clock()))
+        current, since, cpu_since = following, clock(), cpu()
+    ended(clock())
     return turns

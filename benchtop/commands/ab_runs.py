@@ -108,8 +108,8 @@ class SideRuns:
                     turns = taking.result() if taking is not None else None
         if self.stop.event.is_set():
             return None
-        return {name: _figures(m, sessions[name], names[name], _ran_s(ctls[name], m, turns, name),
-                               alone=len(sessions) == 1)
+        return {name: _figures(m, sessions[name], names[name], _turns_ran(ctls[name], m, turns, name),
+                               together=len(sessions) > 1)
                 for name, m in measured.items()}
 
     def _measure(self, name: str, session: RunSession, ctl: RunController) -> _Measured:
@@ -136,20 +136,23 @@ def _say_turns(ctls: Mapping[str, RunController], folders: Mapping[str, str], tu
                          "it ran")
 
 
-def _ran_s(ctl: RunController, m: _Measured, turns: Turns | None, name: str) -> float | None:
-    """The seconds a side that took turns ran in its measured window (None:
-    it ran throughout)."""
+def _turns_ran(ctl: RunController, m: _Measured, turns: Turns | None, name: str) -> tuple[float, float] | None:
+    """The seconds a side that took turns ran in its measured window, and
+    the process's CPU seconds in them (None: it ran throughout)."""
     end = ctl.ends_at()
     if turns is None or m.summary is None or end is None:
         return None
-    return turns.ran_s(name, end - m.summary.time_s, end)
+    start = end - m.summary.time_s
+    return turns.ran_s(name, start, end), turns.cpu_s(name, start, end)
 
 
-def _figures(m: _Measured, session: RunSession, name: str, ran_s: float | None, alone: bool) -> SideFigures:
+def _figures(m: _Measured, session: RunSession, name: str, ran: tuple[float, float] | None,
+             together: bool) -> SideFigures:
     """The run's figures, or RunFailed when it ended on an error or its
     results could not be written (known once its session closed).  A side
-    that took turns: its rate over the `ran_s` it ran.  Not `alone`: the
-    process's CPU was both sides', so no client CPU per transaction."""
+    that took turns: its rate and CPU per transaction over the (seconds,
+    CPU seconds) it `ran`.  Two sides `together` otherwise (a duet): the
+    process's CPU was both sides' at once, so no client CPU per transaction."""
     summary, writer = m.summary, session.writer
     if summary is None or summary.stopped_by.startswith("error:"):
         why = summary.stopped_by[6:].strip() if summary is not None else "nothing was measured"
@@ -157,10 +160,13 @@ def _figures(m: _Measured, session: RunSession, name: str, ran_s: float | None, 
     if writer is not None and writer.failed:
         raise RunFailed(f"{name}: {writer.failed}")
     lat = summary.latency_ms
-    cpu = summary.costs.client_cpu if summary.costs is not None and alone else None
+    cpu = summary.costs.client_cpu if summary.costs is not None else None
+    cpu_us = cpu.per_op_us if cpu is not None and not together else None
+    tps = summary.tps
+    if ran is not None and ran[0] > 0:
+        tps = summary.transactions / ran[0]
+        cpu_us = round(1e6 * ran[1] / summary.transactions, 3) if summary.transactions else None
     verdict = (m.extra.get("steady_state") or {}).get("verdict") or {}
-    tps = summary.transactions / ran_s if ran_s else summary.tps
     return SideFigures(name, tps, lat.get("p50", 0.0), lat.get("p95", 0.0), lat.get("p99", 0.0),
-                       cpu.per_op_us if cpu is not None else None, summary.error_count,
-                       verdict.get("limit"), str(verdict.get("evidence") or ""),
-                       round(ran_s, 3) if ran_s is not None else None)
+                       cpu_us, summary.error_count, verdict.get("limit"), str(verdict.get("evidence") or ""),
+                       round(ran[0], 3) if ran is not None else None)

@@ -40,6 +40,7 @@ def test_turns_go_a_b_b_a_and_never_overlap() -> None:
     assert resumed[:4] == ["a", "b", "a", "b"], log
     spans = turns.spans
     assert spans["b"][0][0] <= spans["a"][0][0]
+    assert [len(turns.cpu[side]) for side in "ab"] == [len(spans[side]) for side in "ab"]  # CPU read at each switch
     both = sorted(spans["a"] + spans["b"])
     assert all(earlier[1] <= later[0] for earlier, later in zip(both, both[1:]))  # never both at once
     first_b = spans["b"][0][1] - spans["b"][0][0]
@@ -60,6 +61,9 @@ def test_the_time_a_side_ran_within_a_window() -> None:
     assert turns.ran_s("a", 0.0, 2.0) == 1.0
     assert turns.ran_s("b", 1.0, 3.0) == 0.5
     assert turns.ran_s("c", 0.0, 3.0) == 0.0
+    # the process's CPU during a side's turns, a turn the window cuts counting its share
+    turns.cpu = {"a": [(1.0, 1.2), (2.0, 2.4)], "b": [(1.2, 2.0)]}
+    assert abs(turns.cpu_s("a", 0.0, 2.0) - 0.4) < 1e-9  # all of the first turn, half the second
 
 
 def test_turns_are_half_a_second_unless_set() -> None:
