@@ -30,6 +30,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("benchtop.commands.replay", "main"),
     "check": ("benchtop.commands.check", "main"),
     "restore": ("benchtop.commands.restore", "main"),
+    "capture": ("benchtop.commands.capture", "main"),
+    "workload": ("benchtop.commands.workload", "main"),
 }
 
 # what `benchtop --help` says of each subcommand (tests check it names them all)
@@ -45,6 +47,8 @@ SUMMARIES: dict[str, str] = {
     "report": "compare results folders: a table, HTML and PNG plots",
     "replay": "play back a recorded monitor session",
     "restore": "put back the settings a killed run left changed on a server",
+    "capture": "what a server runs over a window (statements, rates, values), read-only",
+    "workload": "workload files made from other things: from-capture DIR",
 }
 
 

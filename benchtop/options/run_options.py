@@ -23,7 +23,7 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.record.workers import Workers
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn, tls_of
-from benchtop.workload import option_defaults
+from benchtop.workload import RunDefaults, file_run_defaults, option_defaults
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
 from benchtop.workload.groups import parse_group_setting
 
@@ -199,7 +199,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--time", type=float, default=None,
                    help=f"seconds to run (0 = no limit); default: until q in the TUI, {HEADLESS_TIME_S:g} headless")
     g.add_argument("--events", type=int, default=0, help="stop after this many transactions")
-    g.add_argument("--rate", type=float, default=0.0, help="open loop: transactions/s (0 = as fast as possible)")
+    g.add_argument("--rate", type=float, default=None,
+                   help="open loop: transactions/s (0 = as fast as possible; default: the workload file's rate, else 0)")
     g.add_argument("--arrival", default="uniform", choices=["uniform", "poisson"])
     g.add_argument("--report-interval", dest="report_interval", type=float, default=RunOptions.report_interval)
     g.add_argument("--percentile", type=float, default=RunOptions.percentile)
@@ -644,12 +645,15 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any], terminal:
             parse_ignore_errors(ns.ignore_errors)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        # a workload file may set the run's default rate and protocol (a captured workload's: benchtop.capture)
+        defaults = (RunDefaults() if kw["pgbench_scripts"] or engine == "fileio"
+                    else file_run_defaults(ns.workload))
         kw.update(
             metrics_listen=metrics_listen, metrics_linger_s=metrics_linger,
-            time_s=ns.time, events=ns.events, rate=ns.rate, arrival=ns.arrival,
+            time_s=ns.time, events=ns.events, rate=defaults.rate if ns.rate is None else ns.rate, arrival=ns.arrival,
             report_interval=ns.report_interval, percentile=ns.percentile, histogram=ns.histogram,
             warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=runs_headless(ns.headless, ns.json, terminal),
-            prepare_statements=not ns.no_prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
+            prepare_statements=not ns.no_prepare and defaults.prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,
             ignore_errors=ns.ignore_errors, instrumentation=ns.instrumentation, stop_if=tuple(ns.stop_if),
             preset=ns.preset, groups=tuple(ns.group), query_timeout_s=ns.query_timeout,
             cluster=ns.cluster or None, load_hosts=ns.load_hosts, worker_priority=ns.worker_priority,

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.workload.compiler import (
+    RunDefaults,
     WorkloadError,
     compile_definition,
     read_definition,
+    run_defaults,
 )
 from benchtop.workload.program import Program
 
@@ -20,10 +22,12 @@ BUILTIN_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().pa
 
 __all__ = [
     "Program",
+    "RunDefaults",
     "WorkloadError",
     "builtin_names",
     "builtin_program",
     "load_program",
+    "file_run_defaults",
     "option_defaults",
     "workload_extra_lines",
 ]
@@ -61,6 +65,16 @@ def resolve(name_or_path: str) -> Path:
 def option_defaults(name_or_path: str) -> dict[str, Any]:
     data, _ = read_definition(resolve(name_or_path), _search_dirs())
     return dict(data.get("options", {}))
+
+
+def file_run_defaults(name_or_path: str) -> RunDefaults:
+    """The run settings a workload file sets by default (`rate`, `prepare`).
+
+    >>> file_run_defaults("oltp_read_write")
+    RunDefaults(rate=0.0, prepare=True)
+    """
+    data, src = read_definition(resolve(name_or_path), _search_dirs())
+    return run_defaults(data, src)
 
 
 def load_program(name_or_path: str, engine: str, overrides: dict[str, Any] | None = None) -> Program:

@@ -592,6 +592,35 @@ def read_definition(path: Path, search: list[Path]) -> tuple[dict[str, Any], Sou
     return data, src
 
 
+@dataclass(frozen=True, slots=True)
+class RunDefaults:
+    """What a workload file says a run of it does unless the command line
+    says otherwise: `rate` (the default --rate; 0 = closed loop) and
+    `prepare` (false: the text protocol, as --no-prepare)."""
+
+    rate: float = 0.0
+    prepare: bool = True
+
+
+def run_defaults(data: dict[str, Any], src: SourceText) -> RunDefaults:
+    """The top-level `rate` and `prepare` keys, checked.
+
+    >>> run_defaults({"rate": 200.5, "prepare": False}, SourceText("w.toml", "rate = 200.5"))
+    RunDefaults(rate=200.5, prepare=False)
+    >>> run_defaults({"rate": -1}, SourceText("w.toml", "rate = -1"))
+    Traceback (most recent call last):
+    benchtop.workload.compiler.WorkloadError: w.toml:1: rate is the default --rate: transactions/s from 0 to 1e9, not -1
+    """
+    rate = data.get("rate", 0.0)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (math.isfinite(rate) and 0 <= rate <= 1e9):
+        raise WorkloadError(f"{src.path}:{src.line_of('rate')}: rate is the default --rate: transactions/s "
+                            f"from 0 to 1e9, not {rate!r}")
+    prepare = data.get("prepare", True)
+    if not isinstance(prepare, bool):
+        raise WorkloadError(f"{src.path}:{src.line_of('prepare')}: prepare is true or false, not {prepare!r}")
+    return RunDefaults(float(rate), prepare)
+
+
 def _find(name: str, search: list[Path]) -> Path | None:
     for d in search:
         p = d / f"{name}.toml"

@@ -96,7 +96,7 @@ def test_run_help_lists_every_subcommand_and_engine():
         assert engine in engine_help, engine
 
 
-@pytest.mark.parametrize("name", ["monitor", "scenario", "report", "replay"])
+@pytest.mark.parametrize("name", ["monitor", "scenario", "report", "replay", "capture", "workload"])
 def test_every_subcommand_help_ends_with_the_list(name):
     import importlib
 

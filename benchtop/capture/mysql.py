@@ -1,0 +1,141 @@
+"""MySQL/MariaDB's statement digests (performance_schema), read with
+SELECTs only: nothing is enabled, truncated or reset.  Values come from
+events_statements_history_long and events_statements_current when their
+consumers are already on; otherwise each placeholder's column range comes
+from the column's index (MIN/MAX of an index's first column reads two index
+entries) and its type from information_schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pymysql
+
+from benchtop.capture.model import CaptureSourceError, Column
+from benchtop.capture.normalize import literal_values
+from benchtop.capture.window import Totals
+from benchtop.target import Target
+from benchtop.target.connection import pymysql_kwargs
+
+_SYSTEM = ("mysql", "performance_schema", "information_schema", "sys")
+_NUMERIC = {"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "float", "double",
+            "year", "bit"}
+_HISTORY = ("events_statements_history_long", "events_statements_current")
+_DIGESTS = (
+    "SELECT SCHEMA_NAME AS db, DIGEST AS digest, DIGEST_TEXT AS text, COUNT_STAR AS calls, "
+    "SUM_TIMER_WAIT AS total_ps, SUM_ROWS_SENT AS rows_sent, SUM_ROWS_AFFECTED AS rows_affected, "
+    "SUM_ROWS_EXAMINED AS rows_examined FROM performance_schema.events_statements_summary_by_digest "
+    "WHERE DIGEST_TEXT IS NOT NULL AND SCHEMA_NAME {where}"
+)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+class MySQLReader:
+    """Reads one MySQL/MariaDB server. Its connection names no default
+    database, so its own statements count under no schema and stay out of
+    the captured ones."""
+
+    engine = "mysql"
+
+    def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
+        self.target = target.describe()
+        self.schema = target.database or ""
+        try:
+            self._conn = pymysql.connect(**pymysql_kwargs(target, timeout_s=timeout_s, with_database=False,
+                                                          program_name="benchtop-capture"))
+        except (pymysql.MySQLError, OSError) as exc:
+            raise CaptureSourceError(f"cannot connect to {self.target}: {exc}") from None
+        self.version = str(self._one("SELECT VERSION() AS v")["v"])
+        on = {r["name"] for r in self._rows(
+            "SELECT NAME AS name FROM performance_schema.setup_consumers WHERE ENABLED = 'YES'")}
+        if "statements_digest" not in on:
+            raise CaptureSourceError(f"{self.target}: performance_schema keeps no statement digests "
+                                     "(performance_schema=ON and the statements_digest consumer are needed)")
+        self._history = [t for t in _HISTORY if t in on]
+        self.sample_source = (", ".join(f"performance_schema.{t}" for t in self._history) if self._history
+                              else "column statistics (no statement history consumer is on)")
+        self._digests: dict[str, str] = {}
+        self._seen: set[tuple[int, int]] = set()
+        self._columns: dict[tuple[str, str], Column | None] = {}
+
+    def _rows(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
+        try:
+            with self._conn.cursor(pymysql.cursors.DictCursor) as cur:
+                cur.execute(sql, args)
+                return list(cur.fetchall())
+        except pymysql.MySQLError as exc:
+            raise CaptureSourceError(f"{self.target}: {exc.args[-1] if exc.args else exc}") from None
+
+    def _one(self, sql: str, args: Any = None) -> dict[str, Any]:
+        rows = self._rows(sql, args)
+        return rows[0] if rows else {}
+
+    def totals(self) -> dict[str, Totals]:
+        if self.schema:
+            rows = self._rows(_DIGESTS.format(where="= %s"), (self.schema,))
+        else:
+            rows = self._rows(_DIGESTS.format(where="NOT IN %s"), (_SYSTEM,))
+        out = {}
+        for r in rows:
+            key = f"{r['db']}/{r['digest']}"
+            self._digests[str(r["digest"])] = key
+            out[key] = Totals(str(r["text"]), int(r["calls"]), float(r["total_ps"] or 0) / 1e9,
+                              int(r["rows_sent"] or 0), int(r["rows_affected"] or 0), int(r["rows_examined"] or 0))
+        return out
+
+    def samples(self) -> list[tuple[str, list[str]]]:
+        out = []
+        for table in self._history:
+            rows = self._rows(f"SELECT THREAD_ID AS thread, EVENT_ID AS event, DIGEST AS digest, SQL_TEXT AS text "
+                              f"FROM performance_schema.{table} WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL")
+            for r in rows:
+                mark = (int(r["thread"]), int(r["event"]))
+                key = self._digests.get(str(r["digest"]))
+                if key is None or mark in self._seen:
+                    continue
+                self._seen.add(mark)
+                out.append((key, literal_values(str(r["text"]))))
+        return out
+
+    def literals(self) -> bool:
+        # prepared statements' executions are not digested (MariaDB): what is captured came as text
+        return True
+
+    def column(self, table: str, name: str) -> Column | None:
+        if not self.schema:
+            return None
+        if (table, name) not in self._columns:
+            self._columns[(table, name)] = self._read_column(table, name)
+        return self._columns[(table, name)]
+
+    def _read_column(self, table: str, name: str) -> Column | None:
+        info = self._one(
+            "SELECT COLUMN_NAME AS name, DATA_TYPE AS type, CHARACTER_MAXIMUM_LENGTH AS length "
+            "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s",
+            (self.schema, table, name))
+        if not info:
+            return None
+        numeric = str(info["type"]).lower() in _NUMERIC
+        real = str(info["name"])
+        if not numeric:
+            return Column(table, real, False, length=int(info["length"] or 0))
+        leading = self._one(
+            "SELECT COUNT(*) AS n FROM information_schema.STATISTICS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s AND SEQ_IN_INDEX = 1",
+            (self.schema, table, real))
+        if not leading.get("n"):
+            # no index leads with it: its range would take a scan of the table
+            return Column(table, real, True)
+        q = f"{_quote(real)}"
+        r = self._one(f"SELECT MIN({q}) AS lo, MAX({q}) AS hi FROM {_quote(self.schema)}.{_quote(table)}")
+        lo, hi = r.get("lo"), r.get("hi")
+        return Column(table, real, True, float(lo) if lo is not None else None, float(hi) if hi is not None else None)
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except pymysql.MySQLError:
+            pass

@@ -1,0 +1,133 @@
+"""PostgreSQL's pg_stat_statements, read with SELECTs only (never
+pg_stat_statements_reset).  Values come from the queries pg_stat_activity
+shows while the window lasts (under the simple protocol they hold their
+literals); a placeholder never seen gets its column's range from pg_stats'
+histogram bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchtop.capture.model import CaptureSourceError, Column
+from benchtop.capture.normalize import folded, literal_values, with_numbered_params
+from benchtop.capture.window import Totals
+from benchtop.target import Target, pq
+from benchtop.target.connection import libpq_conninfo, libpq_params
+
+# this reader's own statements carry it, and the monitor's theirs, so both stay out of the capture
+TAG = "/* benchtop-capture */"
+_MONITOR_TAG = "/* benchtop-monitor */"
+_NUMERIC = {"smallint", "integer", "bigint", "numeric", "real", "double precision", "decimal"}
+
+
+def _bounds(text: str | None) -> tuple[float, float] | None:
+    """The first and last of pg_stats' histogram bounds (an array's text).
+
+    >>> _bounds("{1,2017,3999,200000}")
+    (1.0, 200000.0)
+    >>> _bounds(None) is None, _bounds("{a,b}") is None
+    (True, True)
+    """
+    if not text or not text.startswith("{"):
+        return None
+    items = text.strip("{}").split(",")
+    try:
+        return float(items[0]), float(items[-1])
+    except ValueError:
+        return None
+
+
+class PostgresReader:
+    engine = "postgresql"
+    sample_source = "pg_stat_activity"
+
+    def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
+        self.target = target.describe()
+        try:
+            self._conn = pq.Connection(libpq_conninfo(libpq_params(target, timeout_s=timeout_s,
+                                                                   application_name="benchtop-capture")))
+        except pq.PqError as exc:
+            raise CaptureSourceError(f"cannot connect to {self.target}: {exc}") from None
+        self._time = "total_exec_time" if self._conn.server_version >= 130000 else "total_time"
+        self.version = str(self._one("SELECT current_setting('server_version') AS v")["v"])
+        if not self._one("SELECT count(*) AS n FROM pg_extension WHERE extname = 'pg_stat_statements'").get("n"):
+            raise CaptureSourceError(f"{self.target}: pg_stat_statements is not installed in this database "
+                                     "(CREATE EXTENSION pg_stat_statements, with it in shared_preload_libraries)")
+        self._keys: dict[str, str] = {}
+        self._last: dict[int, str] = {}
+        self._columns: dict[tuple[str, str], Column | None] = {}
+        self._with_literals = 0
+        self._with_params = 0
+
+    def _rows(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        verb, _, rest = sql.partition(" ")
+        try:
+            return self._conn.query(f"{verb} {TAG} {rest}", params)
+        except pq.PqError as exc:
+            raise CaptureSourceError(f"{self.target}: {exc}") from None
+
+    def _one(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else {}
+
+    def totals(self) -> dict[str, Totals]:
+        rows = self._rows(
+            f"SELECT s.userid, s.queryid, s.query, s.calls, s.{self._time} AS total_ms, s.rows "
+            "FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()")
+        out = {}
+        for r in rows:
+            text = str(r["query"] or "")
+            if not text or TAG in text or _MONITOR_TAG in text:
+                continue
+            key = f"{r['userid']}/{r['queryid']}"
+            self._keys[folded(text)] = key
+            out[key] = Totals(text, int(r["calls"]), float(r["total_ms"] or 0), int(r["rows"] or 0))
+        return out
+
+    def samples(self) -> list[tuple[str, list[str]]]:
+        rows = self._rows("SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() "
+                          "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        out = []
+        for r in rows:
+            text = str(r["query"] or "")
+            pid = int(r["pid"])
+            if not text or self._last.get(pid) == text:
+                continue  # the same execution seen again, or none yet
+            self._last[pid] = text
+            normalized, values = with_numbered_params(text)
+            key = self._keys.get(folded(normalized))
+            if key is None:
+                continue
+            if values:
+                self._with_literals += 1
+                out.append((key, literal_values(text)))
+            elif "$1" in text:
+                self._with_params += 1
+        return out
+
+    def literals(self) -> bool:
+        return self._with_literals >= self._with_params
+
+    def column(self, table: str, name: str) -> Column | None:
+        if (table, name) not in self._columns:
+            self._columns[(table, name)] = self._read_column(table, name)
+        return self._columns[(table, name)]
+
+    def _read_column(self, table: str, name: str) -> Column | None:
+        info = self._one(
+            "SELECT data_type, character_maximum_length AS length FROM information_schema.columns "
+            "WHERE table_schema = ANY (current_schemas(false)) AND table_name = %(t)s AND column_name = %(c)s",
+            {"t": table, "c": name})
+        if not info:
+            return None
+        if str(info["data_type"]) not in _NUMERIC:
+            return Column(table, name, False, length=int(info["length"] or 0))
+        stats = self._one(
+            "SELECT histogram_bounds::text AS bounds FROM pg_stats "
+            "WHERE schemaname = ANY (current_schemas(false)) AND tablename = %(t)s AND attname = %(c)s",
+            {"t": table, "c": name})
+        got = _bounds(stats.get("bounds"))
+        return Column(table, name, True, got[0] if got else None, got[1] if got else None)
+
+    def close(self) -> None:
+        self._conn.close()

@@ -1,0 +1,204 @@
+"""A capture as a workload file (docs/workload-format.md): one transaction
+type holding the captured statements, each run as many times per
+transaction as it ran per captured transaction (a whole number, plus one
+more with the fraction's probability), with placeholders drawn from the
+fitted distributions; `rate` is the captured transaction rate and `prepare`
+says whether the clients sent literals (text protocol) or parameters."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from benchtop.capture.fit import Draw, Pool, fit
+from benchtop.capture.model import Capture, Statement
+from benchtop.capture.normalize import runnable, split_at_placeholders
+
+# the engine deals at most 32 transaction types (benchtop.workload.program.MAX_TXN_TYPES)
+_MAX_TYPES = 32
+# fractions of an execution per transaction, in millionths
+_SCALE = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """Statements run together as often as the first: a lone statement, or a
+    DELETE and the INSERT that puts the same key back (sysbench's
+    delete_inserts), which must share the key or the table drains."""
+
+    stmts: tuple[Statement, ...]
+    shared: tuple[tuple[int, int], ...] = ()  # (insert placeholder, delete placeholder)
+
+
+def _pairs(body: list[Statement]) -> list[_Block]:
+    """The body in blocks: each DELETE by one key joined with an INSERT into
+    the same table that sets that key and ran as often (within 10%)."""
+    used: set[int] = set()
+    blocks: list[_Block] = []
+    for i, s in enumerate(body):
+        if i in used:
+            continue
+        used.add(i)
+        phs = s.placeholders
+        if s.text.lstrip().lower().startswith("delete") and len(phs) == 1 and phs[0].role == "eq" and phs[0].column:
+            key = phs[0].column
+            for j, t in enumerate(body):
+                if j in used or not t.text.lstrip().lower().startswith("insert"):
+                    continue
+                hit = [p.index for p in t.placeholders if p.role == "insert" and p.column is not None
+                       and p.column.name.lower() == key.name.lower() and p.column.table == key.table]
+                if hit and abs(t.calls - s.calls) <= 0.1 * max(s.calls, 1):
+                    used.add(j)
+                    blocks.append(_Block((s, t), ((hit[0], 0),)))
+                    break
+            else:
+                blocks.append(_Block((s,)))
+            continue
+        blocks.append(_Block((s,)))
+    return blocks
+
+
+def _times(per_txn: float) -> tuple[int, int]:
+    """(whole executions, millionths of one more) per transaction.
+
+    >>> _times(5.0), _times(0.25), _times(1.9999999)
+    ((5, 0), (0, 250000), (2, 0))
+    """
+    whole = math.floor(per_txn)
+    frac = round((per_txn - whole) * _SCALE)
+    if frac >= _SCALE:
+        return whole + 1, 0
+    return whole, frac
+
+
+class _Script:
+    def __init__(self, engine: str) -> None:
+        self.engine = engine
+        self.lines: list[str] = []
+        self.strings: dict[str, str] = {}
+
+    def add(self, line: str, depth: int = 0) -> None:
+        self.lines.append("  " * depth + line)
+
+    def string_template(self, length: int) -> str:
+        name = f"text{length}"
+        self.strings[name] = "#" * length
+        return name
+
+    def statement(self, s: Statement, draws: tuple[Draw, ...], depth: int, names: dict[int, str],
+                  prefix: str = "v") -> None:
+        """set lines for the placeholders (those not in `names`), then the
+        exec; variables are `prefix` and the placeholder's position."""
+        refs: list[str] = []
+        nstrs = 0
+        for pos, (ph, d) in enumerate(zip(s.placeholders, draws, strict=True)):
+            if ph.index in names:
+                refs.append(names[ph.index])
+                continue
+            if d.kind == "string":
+                nstrs += 1
+                var = f"$s{nstrs}"
+                self.add(f"set {var} = str({self.string_template(d.length)})", depth)
+            else:
+                var = f"{prefix}{pos + 1}"
+                if d.kind == "width":
+                    self.add(f"set {var} = {refs[-1][1:]} + {d.lo}", depth)
+                elif d.lo == d.hi:
+                    self.add(f"set {var} = {d.lo}", depth)
+                else:
+                    self.add(f"set {var} = uniform({d.lo}, {d.hi})", depth)
+            refs.append(f":{var}")
+        pieces = split_at_placeholders(runnable(s.text, self.engine))
+        sql = pieces[0] + "".join(r + p for r, p in zip(refs, pieces[1:], strict=True))
+        kind = s.kind if s.kind in ("read", "write", "begin", "commit") else "other"
+        self.add(f"exec {kind}: {sql.strip()}", depth)
+
+
+def _comment(s: Statement, total: int) -> str:
+    share = 100.0 * s.calls / total if total else 0.0
+    rows = s.rows / s.calls if s.calls else 0.0
+    return f"# {share:.1f}% of executions, {s.mean_ms:.3f} ms mean, {rows:.2f} rows each"
+
+
+def _body_block(script: _Script, block: _Block, per_txn: float, total: int, pool: Pool) -> None:
+    whole, frac = _times(per_txn)
+    if whole == 0 and frac == 0:
+        return
+    for s in block.stmts:
+        script.add(_comment(s, total))
+    depth = 0
+    if frac:
+        script.add(f"set n = {whole} + (uniform(1, {_SCALE}) <= {frac})")
+        script.add("loop n")
+        depth = 1
+    elif whole > 1:
+        script.add(f"loop {whole}")
+        depth = 1
+    first = block.stmts[0]
+    script.statement(first, fit(first, pool), depth, {})
+    shared = {ins: f":v{dele + 1}" for ins, dele in block.shared}
+    for s in block.stmts[1:]:
+        script.statement(s, fit(s, pool), depth, shared, prefix="w")
+    if depth:
+        script.add("end")
+
+
+def _most(stmts: list[Statement]) -> Statement | None:
+    return max(stmts, key=lambda s: s.calls) if stmts else None
+
+
+def twin_toml(cap: Capture, name: str = "twin") -> str:
+    """The workload file's text."""
+    stmts = [s for s in cap.statements if s.calls > 0]
+    total = sum(s.calls for s in stmts)
+    begin = _most([s for s in stmts if s.kind == "begin"])
+    commit = _most([s for s in stmts if s.kind == "commit"])
+    body = [s for s in stmts if s.kind not in ("begin", "commit", "rollback")]
+    body.sort(key=lambda s: (s.kind != "read", s.kind != "write", -s.calls))
+    pool = Pool.of(stmts)
+    txns: list[tuple[str, int, _Script]] = []
+    if cap.transactions > 0 and begin is not None:
+        script = _Script(cap.engine)
+        script.add(_comment(begin, total))
+        script.add(f"exec begin: {' '.join(begin.text.split())}")
+        for block in _pairs(body):
+            _body_block(script, block, block.stmts[0].calls / cap.transactions, total, pool)
+        if commit is not None:
+            script.add(_comment(commit, total))
+            script.add(f"exec commit: {' '.join(commit.text.split())}")
+        txns.append(("captured", 1, script))
+    else:
+        # no transactions opened: each statement is one (autocommit), dealt by its count
+        for i, s in enumerate(sorted(body, key=lambda s: -s.calls)[:_MAX_TYPES]):
+            script = _Script(cap.engine)
+            _body_block(script, _Block((s,)), 1.0, total, pool)
+            txns.append((f"s{i + 1}", s.calls, script))
+    strings: dict[str, str] = {}
+    for _, _, sc in txns:
+        strings.update(sc.strings)
+    rate = cap.rate
+    out = [
+        f"# benchtop workload from-capture: {cap.engine} {cap.target}, {cap.window_s:.1f} s window,",
+        f"# {cap.transactions} transactions ({rate:.2f}/s), {total} statements; values from {cap.sample_source}",
+        *(f"# note: {n}" for n in cap.notes),
+        f"name = {json.dumps(name)}",
+        f"description = {json.dumps(f'captured from {cap.target}: {len(stmts)} statements, {rate:.1f} transactions/s')}",
+        "# the captured rate: the default --rate of a run of this file",
+        f"rate = {rate:.3f}",
+        "# the clients sent values in the statements' text (no prepared statements)" if cap.literals
+        else "# the clients sent prepared statements",
+        f"prepare = {'false' if cap.literals else 'true'}",
+        "",
+    ]
+    if strings:
+        out.append("[strings]")
+        out += [f"{k} = {json.dumps(v)}" for k, v in sorted(strings.items())]
+        out.append("")
+    for tname, weight, sc in txns:
+        text = "\n".join(sc.lines)
+        if "'''" in text:
+            raise ValueError("a captured statement holds ''' and cannot be written as a TOML literal string")
+        out += ["[[transaction]]", f"name = {json.dumps(tname)}", f"weight = {weight}", "script = '''", text, "'''",
+                ""]
+    return "\n".join(out)
