@@ -33,29 +33,34 @@ class _Block:
 
 def _pairs(body: list[Statement]) -> list[_Block]:
     """The body in blocks: each DELETE by one key joined with an INSERT into
-    the same table that sets that key and ran as often (within 10%)."""
-    used: set[int] = set()
+    the same table that sets that key and ran as often (within 10%), in the
+    DELETE's place whichever of the two comes first."""
+    partner: dict[int, tuple[int, int]] = {}  # delete -> (insert, the insert's placeholder of the key)
+    taken: set[int] = set()
+    for i, s in enumerate(body):
+        phs = s.placeholders
+        if not (s.text.lstrip().lower().startswith("delete") and len(phs) == 1 and phs[0].role == "eq"
+                and phs[0].column is not None):
+            continue
+        key = phs[0].column
+        for j, t in enumerate(body):
+            if j in taken or not t.text.lstrip().lower().startswith("insert"):
+                continue
+            hit = [p.index for p in t.placeholders if p.role == "insert" and p.column is not None
+                   and p.column.name.lower() == key.name.lower() and p.column.table == key.table]
+            if hit and abs(t.calls - s.calls) <= 0.1 * max(s.calls, 1):
+                partner[i] = (j, hit[0])
+                taken.add(j)
+                break
     blocks: list[_Block] = []
     for i, s in enumerate(body):
-        if i in used:
+        if i in taken:
             continue
-        used.add(i)
-        phs = s.placeholders
-        if s.text.lstrip().lower().startswith("delete") and len(phs) == 1 and phs[0].role == "eq" and phs[0].column:
-            key = phs[0].column
-            for j, t in enumerate(body):
-                if j in used or not t.text.lstrip().lower().startswith("insert"):
-                    continue
-                hit = [p.index for p in t.placeholders if p.role == "insert" and p.column is not None
-                       and p.column.name.lower() == key.name.lower() and p.column.table == key.table]
-                if hit and abs(t.calls - s.calls) <= 0.1 * max(s.calls, 1):
-                    used.add(j)
-                    blocks.append(_Block((s, t), ((hit[0], 0),)))
-                    break
-            else:
-                blocks.append(_Block((s,)))
-            continue
-        blocks.append(_Block((s,)))
+        if i in partner:
+            j, at = partner[i]
+            blocks.append(_Block((s, body[j]), ((at, 0),)))
+        else:
+            blocks.append(_Block((s,)))
     return blocks
 
 

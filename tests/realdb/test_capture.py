@@ -1,0 +1,155 @@
+"""benchtop capture on real servers, with peers nobody here wrote as
+production (sysbench oltp_read_write with literals on MariaDB, pgbench's
+tpcb-like over the simple protocol on PostgreSQL): the capture only reads
+(the servers' statement logs say so), and the workload made from it compiles
+and runs at the captured rate."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from benchtop.capture.model import Capture, read_capture
+from benchtop.commands.capture import main as capture_main
+from benchtop.commands.workload import main as workload_main
+from benchtop.workload import file_run_defaults, load_program
+from tests.e2e.conftest import run_benchtop
+from tests.fixtures.servers import Server, mysql_admin_exec, pg_admin_exec, retry
+
+pytestmark = pytest.mark.realdb
+
+SYSBENCH = shutil.which("sysbench")
+PGBENCH = shutil.which("pgbench") or next(
+    (str(p) for p in sorted(Path("/usr/lib/postgresql").glob("*/bin/pgbench"))), None)
+WHO = "capturer"  # a read-only account, so the statement logs hold its statements alone
+# a read, or a SET of the session's own (autocommit)
+_READ = re.compile(r"^\s*(SELECT\b|SET\s+(?!GLOBAL\b|PERSIST)(SESSION\s+)?autocommit\b)", re.I)
+
+
+def _dsn(kind: str, server: Server) -> str:
+    return f"{kind}://{WHO}:{WHO}@{server.host}:{server.port}/{server.database}"
+
+
+def _twin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    capsys.readouterr()
+    assert workload_main(["from-capture", str(tmp_path / "cap")]) == 0
+    path = tmp_path / "twin.toml"
+    path.write_text(capsys.readouterr().out)
+    return path
+
+
+def _summary(res: subprocess.CompletedProcess[str]) -> dict:
+    assert res.returncode == 0, res.stderr
+    return [json.loads(line) for line in res.stdout.splitlines() if '"summary"' in line][-1]
+
+
+@pytest.fixture
+def mysql_capturer(mysql_server: Server) -> Iterator[None]:
+    for stmt in (f"DROP USER IF EXISTS '{WHO}'@'%'", f"CREATE USER '{WHO}'@'%' IDENTIFIED BY '{WHO}'",
+                 f"GRANT SELECT ON {mysql_server.database}.* TO '{WHO}'@'%'",
+                 f"GRANT SELECT ON performance_schema.* TO '{WHO}'@'%'"):
+        mysql_admin_exec(mysql_server, stmt)
+    yield
+    mysql_admin_exec(mysql_server, f"DROP USER IF EXISTS '{WHO}'@'%'")
+
+
+@pytest.fixture
+def pg_capturer(pg_server: Server) -> Iterator[None]:
+    pg_admin_exec(pg_server, f"DROP ROLE IF EXISTS {WHO}")
+    pg_admin_exec(pg_server, f"CREATE ROLE {WHO} LOGIN PASSWORD '{WHO}' IN ROLE pg_monitor")
+    yield
+    pg_admin_exec(pg_server, f"DROP OWNED BY {WHO}")
+    pg_admin_exec(pg_server, f"DROP ROLE IF EXISTS {WHO}")
+
+
+@pytest.mark.skipif(SYSBENCH is None, reason="sysbench not installed (apt-get install sysbench)")
+def test_sysbench_captured_read_only_and_run_again(mysql_server: Server, mysql_capturer: None, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    s = mysql_server
+    conn = ["--db-driver=mysql", f"--mysql-host={s.host}", f"--mysql-port={s.port}", f"--mysql-user={s.user}",
+            f"--mysql-password={s.password}", f"--mysql-db={s.database}", "--tables=1", "--table-size=2000"]
+    subprocess.run([SYSBENCH, "oltp_common", *conn, "cleanup"], capture_output=True, timeout=60, check=False)
+    subprocess.run([SYSBENCH, "oltp_common", *conn, "prepare"], capture_output=True, timeout=120, check=True)
+    prod = subprocess.Popen([SYSBENCH, "oltp_read_write", *conn, "--db-ps-mode=disable", "--threads=2", "--rate=40",
+                             "--time=30", "run"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        since = mysql_admin_exec(s, "SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema."
+                                    "events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE 'COMMIT%%'")[0][0]
+        retry(lambda: mysql_admin_exec(s, "SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema."
+                                          "events_statements_summary_by_digest WHERE DIGEST_TEXT LIKE 'COMMIT%%'"
+                                       )[0][0] > since, timeout=20)
+        with s.statement_log() as log:
+            assert capture_main(["--mysql", _dsn("mysql", s), "--time", "3", "--out", str(tmp_path / "cap")]) == 0
+            mine = log.statements(user=WHO)
+    finally:
+        prod.terminate()
+        prod.wait(10)
+    assert any("events_statements_summary_by_digest" in q for q in mine)
+    assert [q for q in mine if not _READ.match(q)] == []
+    cap: Capture = read_capture(tmp_path / "cap")
+    assert 20 <= cap.rate <= 60, cap.rate  # sysbench's 40 transactions/s
+    texts = {st.text.strip(): st for st in cap.statements}
+    point = texts["SELECT `c` FROM `sbtest1` WHERE ID = ?"]
+    assert point.calls == pytest.approx(10 * cap.transactions, rel=0.1) and point.rows_sent == point.calls
+    assert point.placeholders[0].column is not None and point.placeholders[0].column.hi == 2000
+
+    twin = _twin(tmp_path, capsys)
+    program = load_program(str(twin), "mysql")
+    assert len(program.stmts) == len(cap.statements)
+    assert file_run_defaults(str(twin)).rate == pytest.approx(cap.rate, abs=0.001)
+    summary = _summary(run_benchtop("--headless", "--json", "--engine", "mysql", "--dsn", s.dsn(), "--workload",
+                                    str(twin), "--threads", "2", "--time", "3", env={"MYSQL_PWD": s.password}))
+    assert summary["errors"] == 0
+    assert summary["tps"] == pytest.approx(cap.rate, rel=0.3)
+
+
+@pytest.mark.skipif(PGBENCH is None, reason="pgbench not installed (apt-get install postgresql-client)")
+def test_pgbench_captured_read_only_with_values_and_run_again(pg_server: Server, pg_capturer: None, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    s = pg_server
+    env = dict(os.environ, PGPASSWORD=s.password)
+    where = ["-h", s.host, "-p", str(s.port), "-U", s.user, s.database]
+    subprocess.run([PGBENCH, "-i", "-q", "-s", "1", *where], capture_output=True, env=env, timeout=120, check=True)
+    pg_admin_exec(s, f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {WHO}")
+    prod = subprocess.Popen([PGBENCH, "-n", "-M", "simple", "-c", "2", "-R", "40", "-T", "30", *where], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        retry(lambda: pg_admin_exec(s, "SELECT count(*) FROM pgbench_history")[0][0] > 0, timeout=20)
+        with s.statement_log() as log:
+            assert capture_main(["--pgsql", _dsn("postgresql", s), "--time", "3", "--out", str(tmp_path / "cap")]) == 0
+            mine = log.statements(user=WHO)
+    finally:
+        prod.terminate()
+        prod.wait(10)
+        subprocess.run([PGBENCH, "-i", "-I", "d", *where], capture_output=True, env=env, timeout=60, check=False)
+    assert any("pg_stat_statements" in q for q in mine) and any("pg_stat_activity" in q for q in mine)
+    assert [q for q in mine if not _READ.match(re.sub(r"/\*.*?\*/", "", q))] == []
+    assert not any(re.search(r"_reset\s*\(", q) for q in mine)
+    cap = read_capture(tmp_path / "cap")
+    assert cap.literals and 20 <= cap.rate <= 60, cap.rate
+    update = next(st for st in cap.statements if st.text.startswith("UPDATE pgbench_accounts"))
+    assert update.rows_sent == update.calls > 0
+    # values seen in pg_stat_activity while the window lasted
+    assert any(p.samples for st in cap.statements for p in st.placeholders)
+
+    # the tables again for the twin to run on (pgbench's were dropped above)
+    subprocess.run([PGBENCH, "-i", "-q", "-s", "1", *where], capture_output=True, env=env, timeout=120, check=True)
+    try:
+        twin = _twin(tmp_path, capsys)
+        assert file_run_defaults(str(twin)).prepare is False
+        load_program(str(twin), "postgresql")
+        summary = _summary(run_benchtop("--headless", "--json", "--engine", "postgres", "--dsn", s.dsn(), "--workload",
+                                        str(twin), "--threads", "2", "--time", "3", env={"PGPASSWORD": s.password}))
+        assert summary["errors"] == 0
+        assert summary["tps"] == pytest.approx(cap.rate, rel=0.3)
+        rows = pg_admin_exec(s, "SELECT count(*) FROM pgbench_history")[0][0]
+        assert rows == pytest.approx(summary["transactions"], abs=2)
+    finally:
+        subprocess.run([PGBENCH, "-i", "-I", "d", *where], capture_output=True, env=env, timeout=60, check=False)

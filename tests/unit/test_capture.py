@@ -1,0 +1,243 @@
+"""benchtop capture and workload from-capture, the pure parts: placeholders
+read from digest texts, values fitted, the window's deltas, and the workload
+file written, which must compile and carry the captured rate."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchtop.capture.fit import Pool, fit, fit_one
+from benchtop.capture.model import (Capture, CaptureError, Column, Placeholder, Statement, read_capture,
+                                    write_capture)
+from benchtop.capture.normalize import (literal_values, placeholder_sites, runnable, split_at_placeholders,
+                                        with_numbered_params)
+from benchtop.capture.twin import twin_toml
+from benchtop.capture.window import Totals, capture
+from benchtop.commands.workload import main as workload_main
+from benchtop.options.run_options import options_from_argv
+from benchtop.workload import file_run_defaults, load_program
+
+# what MariaDB's events_statements_summary_by_digest shows of sysbench oltp_read_write (--db-ps-mode=disable)
+SYSBENCH = [
+    ("BEGIN ", 1000, 0, 0, 0),
+    ("SELECT `c` FROM `sbtest1` WHERE ID = ? ", 10000, 10000, 0, 10000),
+    ("SELECT `c` FROM `sbtest1` WHERE ID BETWEEN ? AND ? ", 1000, 100000, 0, 100000),
+    ("SELECT SUM ( `k` ) FROM `sbtest1` WHERE ID BETWEEN ? AND ? ", 1000, 1000, 0, 100000),
+    ("UPDATE `sbtest1` SET `k` = `k` + ? WHERE ID = ? ", 1000, 0, 1000, 1000),
+    ("UPDATE `sbtest1` SET `c` = ? WHERE ID = ? ", 1000, 0, 1000, 1000),
+    ("DELETE FROM `sbtest1` WHERE ID = ? ", 1000, 0, 1000, 1000),
+    ("INSERT INTO `sbtest1` ( ID , `k` , `c` , `pad` ) VALUES (...) ", 1000, 0, 1000, 0),
+    ("COMMIT ", 1000, 0, 0, 0),
+]
+_COLUMNS = {"ID": Column("sbtest1", "id", True, 1, 10000), "k": Column("sbtest1", "k", True, 1, 10000),
+            "c": Column("sbtest1", "c", False, length=120), "pad": Column("sbtest1", "pad", False, length=60)}
+
+
+class FakeReader:
+    """Canned digest totals: `before` at the window's start, `after` at its end."""
+
+    engine = "mysql"
+    target = "mysql://u@h:3306/sbtest"
+    version = "10.11"
+    sample_source = "column statistics"
+
+    def __init__(self, before: dict[str, Totals], after: dict[str, Totals],
+                 samples: list[tuple[str, list[str]]] = ()) -> None:
+        self._readings = [before, after]
+        self._samples = list(samples)
+
+    def totals(self) -> dict[str, Totals]:
+        return self._readings.pop(0)
+
+    def samples(self) -> list[tuple[str, list[str]]]:
+        out, self._samples = self._samples, []
+        return out
+
+    def literals(self) -> bool:
+        return True
+
+    def column(self, table: str, name: str) -> Column | None:
+        return _COLUMNS.get(name)
+
+    def close(self) -> None:
+        pass
+
+
+def _sysbench_capture(window_s: float = 10.0) -> Capture:
+    before = {f"d{i}": Totals(text, 5, 1.0, 1, 1, 1) for i, (text, *_rest) in enumerate(SYSBENCH)}
+    after = {f"d{i}": Totals(text, 5 + calls, 1.0 + calls * 0.1, 1 + sent, 1 + affected, 1 + examined)
+             for i, (text, calls, sent, affected, examined) in enumerate(SYSBENCH)}
+    clock = iter([0.0, 0.0, window_s, window_s])
+    return capture(FakeReader(before, after), window_s, clock=lambda: next(clock), wait=lambda s: None)
+
+
+def test_placeholders_of_sysbench_digests_name_their_columns() -> None:
+    sites = placeholder_sites("INSERT INTO `sbtest1` ( ID , `k` , `c` , `pad` ) VALUES (...) ")
+    assert [(s.role, s.table, s.column) for s in sites] == [
+        ("insert", "sbtest1", "ID"), ("insert", "sbtest1", "k"), ("insert", "sbtest1", "c"),
+        ("insert", "sbtest1", "pad")]
+    sites = placeholder_sites("SELECT DISTINCTROW `c` FROM `sbtest2` WHERE ID BETWEEN ? AND ? ORDER BY `c` ")
+    assert [(s.role, s.column) for s in sites] == [("between_lo", "ID"), ("between_hi", "ID")]
+
+
+def test_a_digest_runs_again_as_it_was_digested() -> None:
+    """MySQL reads `SUM (` as a stored function: the digest's blank goes."""
+    text = runnable("SELECT SUM ( `k` ) FROM `sbtest1` WHERE ID BETWEEN ? AND ? ", "mysql")
+    assert text.startswith("SELECT SUM( `k` )")
+    assert split_at_placeholders(runnable("INSERT INTO `t` ( ID , `k` ) VALUES (...)", "mysql")) == [
+        "INSERT INTO `t` ( ID , `k` ) VALUES(", ", ", ")"]
+
+
+def test_pgbench_queries_match_pg_stat_statements_texts() -> None:
+    """pg_stat_activity's text with its literals numbered is pg_stat_statements' text, negative numbers whole."""
+    seen = "UPDATE pgbench_accounts SET abalance = abalance + -4211 WHERE aid = 140233;"
+    text, values = with_numbered_params(seen)
+    assert text == "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"
+    assert values == ["-4211", "140233"] == literal_values(seen)
+    text, values = with_numbered_params(
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (7, 1, 3, -2, CURRENT_TIMESTAMP);")
+    assert text == "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)"
+    assert values == ["7", "1", "3", "-2"]
+
+
+def test_the_window_counts_what_ran_in_it() -> None:
+    cap = _sysbench_capture()
+    assert cap.transactions == 1000 and cap.commits == 1000
+    assert cap.rate == pytest.approx(100.0)
+    point = next(s for s in cap.statements if s.text.startswith("SELECT `c` FROM `sbtest1` WHERE ID = "))
+    assert (point.calls, point.rows_sent, point.kind) == (10000, 10000, "read")
+    assert point.mean_ms == pytest.approx(0.1)
+    assert point.placeholders[0].column == _COLUMNS["ID"]
+
+
+def test_a_statement_new_in_the_window_or_reset_counts_whole() -> None:
+    before = {"a": Totals("SELECT 1", 50, 5.0)}
+    after = {"a": Totals("SELECT 1", 20, 2.0), "b": Totals("BEGIN", 7, 0.1)}
+    clock = iter([0.0, 0.0, 2.0, 2.0])
+    cap = capture(FakeReader(before, after), 2.0, clock=lambda: next(clock), wait=lambda s: None)
+    assert {s.text: s.calls for s in cap.statements} == {"SELECT 1": 20, "BEGIN": 7}
+
+
+def test_samples_reach_their_placeholders() -> None:
+    before = {"a": Totals("SELECT c FROM t WHERE id = $1", 0, 0.0)}
+    after = {"a": Totals("SELECT c FROM t WHERE id = $1", 30, 3.0, 30)}
+    clock = iter([0.0, 0.0, 0.5, 1.0, 1.0])
+    reader = FakeReader(before, after, [("a", ["5"]), ("a", ["9"]), ("zz", ["1"])])
+    cap = capture(reader, 1.0, clock=lambda: next(clock), wait=lambda s: None)
+    assert cap.statements[0].placeholders[0].samples == ("5", "9")
+
+
+def test_capture_json_round_trips(tmp_path: Path) -> None:
+    cap = _sysbench_capture()
+    write_capture(tmp_path, cap)
+    assert read_capture(tmp_path) == cap
+    with pytest.raises(CaptureError, match="no capture.json"):
+        read_capture(tmp_path / "nowhere")
+
+
+def test_fitting_keeps_a_range_width_and_pools_columns() -> None:
+    cap = _sysbench_capture()
+    rng = next(s for s in cap.statements if "BETWEEN" in s.text and "SUM" not in s.text)
+    lo, width = fit(rng)
+    assert (lo.kind, lo.lo, lo.hi) == ("int", 1, 10000)
+    assert (width.kind, width.lo) == ("width", 99)
+    # SUM returns one row: the width comes from the rows it examined
+    assert fit(next(s for s in cap.statements if "SUM" in s.text))[1].lo == 99
+    # a column seen once here, often elsewhere, takes the values seen elsewhere
+    many = Statement("a", "read", 1, 1.0, placeholders=(
+        Placeholder(0, "eq", Column("acc", "aid", True), tuple(str(v) for v in range(100, 2100, 100))),))
+    once = Placeholder(0, "insert", Column("hist", "aid", True), ("700",))
+    assert (fit_one(once).lo, fit_one(once).hi) == (700, 700)
+    pooled = fit_one(once, Pool.of([many]))
+    assert (pooled.lo, pooled.hi) == (0, 2100)
+
+
+def _twin_file(tmp_path: Path, cap: Capture) -> Path:
+    path = tmp_path / "twin.toml"
+    path.write_text(twin_toml(cap, "twin"))
+    return path
+
+
+def test_the_twin_compiles_with_the_captured_rate_and_protocol(tmp_path: Path) -> None:
+    path = _twin_file(tmp_path, _sysbench_capture())
+    text = path.read_text()
+    program = load_program(str(path), "mysql")
+    assert program.name == "twin" and [t.name for t in program.txn_types] == ["captured"]
+    assert len(program.stmts) == len(SYSBENCH)
+    assert file_run_defaults(str(path)).rate == pytest.approx(100.0)
+    assert file_run_defaults(str(path)).prepare is False
+    # ten point selects per transaction, a range every transaction
+    assert re.search(r"loop 10\n  set v1 = uniform\(1, 10000\)\n  exec read: SELECT `c` FROM `sbtest1` WHERE ID = :v1",
+                     text)
+    assert "set v2 = v1 + 99" in text
+    # the INSERT puts back the key the DELETE took
+    assert re.search(r"exec write: DELETE FROM `sbtest1` WHERE ID = :v1\n.*VALUES\(:v1, :w2, :\$s1, :\$s2\)", text,
+                     re.S)
+    # `k = k + ?` adds one, not a value of k
+    assert "set v1 = 1\nset v2 = uniform(1, 10000)\nexec write: UPDATE `sbtest1` SET `k` = `k` + :v1" in text
+
+
+def test_fractions_of_a_statement_per_transaction_are_drawn(tmp_path: Path) -> None:
+    cap = _sysbench_capture()
+    stmts = tuple(s if not s.text.startswith("UPDATE `sbtest1` SET `c`") else
+                  Statement(s.text, s.kind, 250, s.total_ms, placeholders=s.placeholders) for s in cap.statements)
+    cap = Capture(**{**{f: getattr(cap, f) for f in cap.__slots__}, "statements": stmts})
+    text = _twin_file(tmp_path, cap).read_text()
+    assert "set n = 0 + (uniform(1, 1000000) <= 250000)\nloop n" in text
+    load_program(str(tmp_path / "twin.toml"), "mysql")
+
+
+def test_without_transactions_each_statement_is_one_dealt_by_its_count(tmp_path: Path) -> None:
+    stmts = (Statement("SELECT v FROM kv WHERE k = $1", "read", 900, 9.0, 900,
+                       placeholders=(Placeholder(0, "eq", Column("kv", "k", True, 1, 50)),)),
+             Statement("UPDATE kv SET v = v + $1 WHERE k = $2", "write", 100, 2.0, 0, 100,
+                       placeholders=(Placeholder(0, "arith", Column("kv", "v", True)),
+                                     Placeholder(1, "eq", Column("kv", "k", True, 1, 50)))))
+    cap = Capture("postgresql", "postgresql://u@h/db", "16", 0.0, 10.0, 0, 0, False, "pg_stat_activity", stmts)
+    path = _twin_file(tmp_path, cap)
+    program = load_program(str(path), "postgresql")
+    assert [(t.name, t.weight) for t in program.txn_types] == [("s1", 900), ("s2", 100)]
+    assert file_run_defaults(str(path)) == file_run_defaults(str(path)).__class__(100.0, True)
+
+
+def test_a_run_takes_the_files_rate_unless_told(tmp_path: Path) -> None:
+    path = str(_twin_file(tmp_path, _sysbench_capture()))
+    opts = options_from_argv("run", ["--engine", "null", "--workload", path, "--headless"])
+    assert opts.rate == pytest.approx(100.0) and opts.prepare_statements is False
+    opts = options_from_argv("run", ["--engine", "null", "--workload", path, "--headless", "--rate", "0"])
+    assert opts.rate == 0.0
+    assert options_from_argv("run", ["--engine", "null", "--headless"]).rate == 0.0
+
+
+def test_a_bad_rate_in_a_workload_file_is_one_line(tmp_path: Path) -> None:
+    path = _twin_file(tmp_path, _sysbench_capture())
+    path.write_text(path.read_text().replace("rate = 100.000", "rate = \"fast\""))
+    from benchtop.workload import WorkloadError
+
+    with pytest.raises(WorkloadError, match=r"twin.toml:\d+: rate is the default --rate"):
+        file_run_defaults(str(path))
+
+
+def test_from_capture_prints_the_file_or_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_capture(tmp_path / "cap", _sysbench_capture())
+    assert workload_main(["from-capture", str(tmp_path / "cap")]) == 0
+    out = capsys.readouterr().out
+    assert 'name = "cap"' in out and "rate = 100.000" in out
+    assert workload_main(["from-capture", str(tmp_path / "missing")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no capture.json" in err
+
+
+def test_an_insert_listed_before_its_delete_still_puts_the_key_back(tmp_path: Path) -> None:
+    """Ordered by count, the INSERT may come first: it still follows its DELETE, with the DELETE's key."""
+    cap = _sysbench_capture()
+    stmts = [s if not s.text.startswith("INSERT") else
+             Statement(s.text, s.kind, s.calls + 5, s.total_ms, placeholders=s.placeholders) for s in cap.statements]
+    cap = Capture(**{**{f: getattr(cap, f) for f in cap.__slots__}, "statements": tuple(stmts)})
+    text = _twin_file(tmp_path, cap).read_text()
+    assert text.count("INSERT") == 1
+    assert re.search(r"exec write: DELETE FROM `sbtest1` WHERE ID = :v1\n.*VALUES\(:v1, :w2, :\$s1, :\$s2\)", text,
+                     re.S)
