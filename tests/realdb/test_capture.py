@@ -29,8 +29,8 @@ SYSBENCH = shutil.which("sysbench")
 PGBENCH = shutil.which("pgbench") or next(
     (str(p) for p in sorted(Path("/usr/lib/postgresql").glob("*/bin/pgbench"))), None)
 WHO = "capturer"  # a read-only account, so the statement logs hold its statements alone
-# a read, or a SET of the session's own (autocommit)
-_READ = re.compile(r"^\s*(SELECT\b|SET\s+(?!GLOBAL\b|PERSIST)(SESSION\s+)?autocommit\b)", re.I)
+# a read, or the client library's SET of its own session (PyMySQL: the character set, autocommit)
+_READ = re.compile(r"^\s*(SELECT\b|SET\s+(SESSION\s+)?(autocommit|NAMES)\b)", re.I)
 
 
 def _dsn(kind: str, server: Server) -> str:
