@@ -43,6 +43,7 @@ class PostgresReader:
 
     def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
         self.target = target.describe()
+        self._own = 0  # this reader's statements: each is a transaction of its own in pg_stat_database
         try:
             self._conn = pq.Connection(libpq_conninfo(libpq_params(target, timeout_s=timeout_s,
                                                                    application_name="benchtop-capture")))
@@ -61,6 +62,7 @@ class PostgresReader:
 
     def _rows(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         verb, _, rest = sql.partition(" ")
+        self._own += 1
         try:
             return self._conn.query(f"{verb} {TAG} {rest}", params)
         except pq.PqError as exc:
@@ -104,6 +106,19 @@ class PostgresReader:
             elif "$1" in text:
                 self._with_params += 1
         return out
+
+    def commits(self) -> int | None:
+        """The database's committed transactions so far, this reader's own left out.
+
+        pg_stat_statements keeps no BEGIN or COMMIT sent over the extended
+        protocol (prepared statements); this count stands in for them.  Each
+        backend adds its figures at most once a second, so over a short window
+        it is rough."""
+        got = self._one("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+        return int(got["xact_commit"]) - self._own if got.get("xact_commit") is not None else None
+
+    def notes(self) -> list[str]:
+        return []
 
     def literals(self) -> bool:
         return self._with_literals >= self._with_params

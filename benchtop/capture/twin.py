@@ -163,15 +163,17 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
     body.sort(key=lambda s: (s.kind != "read", s.kind != "write", -s.calls))
     pool = Pool.of(stmts)
     txns: list[tuple[str, int, _Script]] = []
-    if cap.transactions > 0 and begin is not None:
+    if cap.transactions > 0:
         script = _Script(cap.engine)
-        script.add(_comment(begin, total))
-        script.add(f"exec begin: {' '.join(begin.text.split())}")
+        if begin is not None:
+            script.add(_comment(begin, total))
+        # boundaries counted but not seen (prepared statements on PostgreSQL): the standard words
+        script.add(f"exec begin: {' '.join(begin.text.split()) if begin is not None else 'BEGIN'}")
         for block in _pairs(body):
             _body_block(script, block, block.stmts[0].calls / cap.transactions, total, pool)
         if commit is not None:
             script.add(_comment(commit, total))
-            script.add(f"exec commit: {' '.join(commit.text.split())}")
+        script.add(f"exec commit: {' '.join(commit.text.split()) if commit is not None else 'COMMIT'}")
         txns.append(("captured", 1, script))
     else:
         # no transactions opened: each statement is one (autocommit), dealt by its count

@@ -45,8 +45,9 @@ class FakeReader:
     sample_source = "column statistics"
 
     def __init__(self, before: dict[str, Totals], after: dict[str, Totals],
-                 samples: list[tuple[str, list[str]]] = ()) -> None:
+                 samples: list[tuple[str, list[str]]] = (), commits: list[int] = ()) -> None:
         self._readings = [before, after]
+        self._commits = list(commits)
         self._samples = list(samples)
 
     def totals(self) -> dict[str, Totals]:
@@ -58,6 +59,12 @@ class FakeReader:
 
     def literals(self) -> bool:
         return True
+
+    def notes(self) -> list[str]:
+        return []
+
+    def commits(self) -> int | None:
+        return self._commits.pop(0) if self._commits else None
 
     def column(self, table: str, name: str) -> Column | None:
         return _COLUMNS.get(name)
@@ -241,3 +248,19 @@ def test_an_insert_listed_before_its_delete_still_puts_the_key_back(tmp_path: Pa
     assert text.count("INSERT") == 1
     assert re.search(r"exec write: DELETE FROM `sbtest1` WHERE ID = :v1\n.*VALUES\(:v1, :w2, :\$s1, :\$s2\)", text,
                      re.S)
+
+
+def test_transactions_the_statistics_miss_are_counted_from_commits(tmp_path: Path) -> None:
+    """pg_stat_statements keeps no BEGIN sent as a prepared statement: the server's commits count them."""
+    text = "UPDATE a SET b = b + $1 WHERE id = $2"
+    before, after = {"u": Totals(text, 0, 0.0)}, {"u": Totals(text, 300, 3.0, 300)}
+    clock = iter([0.0, 0.0, 2.0, 2.0])
+    cap = capture(FakeReader(before, after, commits=[1000, 1100]), 2.0, clock=lambda: next(clock), wait=lambda s: None)
+    assert (cap.transactions, cap.rate) == (100, 50.0)
+    assert any("from the server's 100 commits" in n for n in cap.notes)
+    text = twin_toml(cap)
+    assert "exec begin: BEGIN\n" in text and "loop 3\n" in text and text.rstrip().endswith("exec commit: COMMIT\n'''")
+    # as many commits as statements: each statement was its own transaction
+    clock = iter([0.0, 0.0, 2.0, 2.0])
+    cap = capture(FakeReader(before, after, commits=[1000, 1300]), 2.0, clock=lambda: next(clock), wait=lambda s: None)
+    assert cap.transactions == 0 and cap.rate == 150.0
