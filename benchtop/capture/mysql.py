@@ -15,6 +15,7 @@ import pymysql
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.normalize import literal_values
 from benchtop.capture.window import Totals
+from benchtop.errors import one_line
 from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
 
@@ -54,7 +55,7 @@ class MySQLReader:
             self._conn = pymysql.connect(**pymysql_kwargs(target, timeout_s=timeout_s, with_database=False,
                                                           program_name="benchtop-capture"))
         except (pymysql.MySQLError, OSError) as exc:
-            raise CaptureSourceError(f"cannot connect to {self.target}: {exc}") from None
+            raise CaptureSourceError(f"cannot connect to {self.target}: {one_line(exc)}") from None
         self.version = str(self._one("SELECT VERSION() AS v")["v"])
         on = {r["name"] for r in self._rows(
             "SELECT NAME AS name FROM performance_schema.setup_consumers WHERE ENABLED = 'YES'")}
@@ -77,7 +78,7 @@ class MySQLReader:
                 cur.execute(sql, args)
                 return list(cur.fetchall())
         except pymysql.MySQLError as exc:
-            raise CaptureSourceError(f"{self.target}: {exc.args[-1] if exc.args else exc}") from None
+            raise CaptureSourceError(f"{self.target}: {one_line(exc)}") from None
 
     def _one(self, sql: str, args: Any = None) -> dict[str, Any]:
         rows = self._rows(sql, args)

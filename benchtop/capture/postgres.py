@@ -11,6 +11,7 @@ from typing import Any
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.normalize import folded, literal_values, with_numbered_params
 from benchtop.capture.window import Totals
+from benchtop.errors import one_line
 from benchtop.target import Target, pq
 from benchtop.target.connection import libpq_conninfo, libpq_params
 
@@ -48,7 +49,7 @@ class PostgresReader:
             self._conn = pq.Connection(libpq_conninfo(libpq_params(target, timeout_s=timeout_s,
                                                                    application_name="benchtop-capture")))
         except pq.PqError as exc:
-            raise CaptureSourceError(f"cannot connect to {self.target}: {exc}") from None
+            raise CaptureSourceError(f"cannot connect to {self.target}: {one_line(exc)}") from None
         self._time = "total_exec_time" if self._conn.server_version >= 130000 else "total_time"
         self.version = str(self._one("SELECT current_setting('server_version') AS v")["v"])
         if not self._one("SELECT count(*) AS n FROM pg_extension WHERE extname = 'pg_stat_statements'").get("n"):
@@ -66,7 +67,7 @@ class PostgresReader:
         try:
             return self._conn.query(f"{verb} {TAG} {rest}", params)
         except pq.PqError as exc:
-            raise CaptureSourceError(f"{self.target}: {exc}") from None
+            raise CaptureSourceError(f"{self.target}: {one_line(exc)}") from None
 
     def _one(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         rows = self._rows(sql, params)

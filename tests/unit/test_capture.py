@@ -264,3 +264,20 @@ def test_transactions_the_statistics_miss_are_counted_from_commits(tmp_path: Pat
     clock = iter([0.0, 0.0, 2.0, 2.0])
     cap = capture(FakeReader(before, after, commits=[1000, 1300]), 2.0, clock=lambda: next(clock), wait=lambda s: None)
     assert cap.transactions == 0 and cap.rate == 150.0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--mysql", "mysql://u@127.0.0.1:1/db", "--pgsql", "postgresql://u@127.0.0.1:1/db", "--out", "x"],
+     "not allowed with argument"),
+    (["--mysql", "postgresql://u@127.0.0.1:1/db", "--out", "x"], "--mysql needs a mysql:// DSN"),
+    (["--mysql", "mysql://u:secret@127.0.0.1:1/db", "--time", "0", "--out", "x"], "--time"),
+    (["--mysql", "mysql://u:secret@127.0.0.1:1/db", "--time", "1", "--out", "x"], "cannot connect to mysql://u@"),
+    (["--pgsql", "postgresql://u:secret@127.0.0.1:1/db", "--time", "1", "--out", "x"],
+     "cannot connect to postgresql://u@"),
+])
+def test_capture_bad_input_is_one_line(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchtop.commands.capture import main as capture_main
+
+    assert capture_main(args) in (1, 2)
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "secret" not in err and "Traceback" not in err
