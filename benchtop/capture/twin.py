@@ -17,6 +17,10 @@ from benchtop.capture.normalize import runnable, split_at_placeholders
 
 # the engine deals at most 32 transaction types (benchtop.workload.program.MAX_TXN_TYPES)
 _MAX_TYPES = 32
+# what a value was fitted to, as the file says it
+_SOURCES = {"samples": "the values seen", "column": "the column's range or length",
+            "rows per execution": "the range's width from the rows per execution",
+            "unknown": "nothing seen: a guess"}
 # fractions of an execution per transaction, in millionths
 _SCALE = 1_000_000
 
@@ -101,18 +105,19 @@ class _Script:
             if ph.index in names:
                 refs.append(names[ph.index])
                 continue
+            why = f"  # {_SOURCES.get(d.source, d.source)}" if d.source else ""
             if d.kind == "string":
                 nstrs += 1
                 var = f"$s{nstrs}"
-                self.add(f"set {var} = str({self.string_template(d.length)})", depth)
+                self.add(f"set {var} = str({self.string_template(d.length)}){why}", depth)
             else:
                 var = f"{prefix}{pos + 1}"
                 if d.kind == "width":
-                    self.add(f"set {var} = {refs[-1][1:]} + {d.lo}", depth)
+                    self.add(f"set {var} = {refs[-1][1:]} + {d.lo}{why}", depth)
                 elif d.lo == d.hi:
-                    self.add(f"set {var} = {d.lo}", depth)
+                    self.add(f"set {var} = {d.lo}{why}", depth)
                 else:
-                    self.add(f"set {var} = uniform({d.lo}, {d.hi})", depth)
+                    self.add(f"set {var} = uniform({d.lo}, {d.hi}){why}", depth)
             refs.append(f":{var}")
         pieces = split_at_placeholders(runnable(s.text, self.engine))
         sql = pieces[0] + "".join(r + p for r, p in zip(refs, pieces[1:], strict=True))

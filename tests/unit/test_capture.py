@@ -177,14 +177,15 @@ def test_the_twin_compiles_with_the_captured_rate_and_protocol(tmp_path: Path) -
     assert file_run_defaults(str(path)).rate == pytest.approx(100.0)
     assert file_run_defaults(str(path)).prepare is False
     # ten point selects per transaction, a range every transaction
-    assert re.search(r"loop 10\n  set v1 = uniform\(1, 10000\)\n  exec read: SELECT `c` FROM `sbtest1` WHERE ID = :v1",
-                     text)
-    assert "set v2 = v1 + 99" in text
+    assert re.search(r"loop 10\n  set v1 = uniform\(1, 10000\)  # the column's range or length\n"
+                     r"  exec read: SELECT `c` FROM `sbtest1` WHERE ID = :v1", text)
+    assert "set v2 = v1 + 99  # the range's width from the rows per execution" in text
     # the INSERT puts back the key the DELETE took
     assert re.search(r"exec write: DELETE FROM `sbtest1` WHERE ID = :v1\n.*VALUES\(:v1, :w2, :\$s1, :\$s2\)", text,
                      re.S)
     # `k = k + ?` adds one, not a value of k
-    assert "set v1 = 1\nset v2 = uniform(1, 10000)\nexec write: UPDATE `sbtest1` SET `k` = `k` + :v1" in text
+    assert re.search(r"set v1 = 1  # nothing seen: a guess\nset v2 = uniform\(1, 10000\).*\n"
+                     r"exec write: UPDATE `sbtest1` SET `k` = `k` \+ :v1", text)
 
 
 def test_fractions_of_a_statement_per_transaction_are_drawn(tmp_path: Path) -> None:
