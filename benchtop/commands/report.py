@@ -12,7 +12,9 @@ from benchtop.commands import subcommands_epilog
 from benchtop.errors import OneLineParser as _Parser
 from benchtop.errors import bounded
 from benchtop.errors import UsageError as _UsageError
+from benchtop.capture.model import CaptureError, read_capture
 from benchtop.report.ab import ab_plots, is_ab_folder, load_ab
+from benchtop.report.capture import capture_text, is_capture_folder
 from benchtop.report.data import ReportError, load_runs
 
 
@@ -40,6 +42,13 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     try:
         # a comparison's folder (benchtop ab: ab.json beside a folder per round and side) is reported as one
         folders = [Path(f) for f in args.folders]
+        # a capture's folder (benchtop capture --out) is its statements' table
+        captures = [f for f in folders if is_capture_folder(f)]
+        for f in captures:
+            print(capture_text(read_capture(f), str(f)), file=out)
+        folders = [f for f in folders if f not in captures]
+        if captures and not folders:
+            return 0
         comparisons = [load_ab(f) for f in folders if is_ab_folder(f)]
         runs = load_runs([f for f in folders if not is_ab_folder(f)])
         for problem in (p for r in runs for p in r.problems):
@@ -65,7 +74,7 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
             Path(args.html).write_text(report_html(runs, plots, args.title, comparisons))
             print(args.html, file=out)
         return 0
-    except ReportError as exc:
+    except (ReportError, CaptureError) as exc:
         print(f"benchtop report: error: {exc}", file=sys.stderr)
         return 1
     except ImportError as exc:  # matplotlib missing: plots.install_hint()

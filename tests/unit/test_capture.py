@@ -282,3 +282,17 @@ def test_capture_bad_input_is_one_line(args: list[str], says: str, capsys: pytes
     assert capture_main(args) in (1, 2)
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "secret" not in err and "Traceback" not in err
+
+
+def test_report_shows_a_capture(tmp_path: Path) -> None:
+    import io
+
+    from benchtop.commands.report import main as report_main
+
+    write_capture(tmp_path / "cap", _sysbench_capture())
+    out = io.StringIO()
+    assert report_main([str(tmp_path / "cap")], out=out) == 0
+    lines = out.getvalue().splitlines()
+    assert "1000 transactions, 100.0/s" in lines[0]
+    point = next(line for line in lines if "WHERE ID = ?" in line and line.rstrip().endswith("`sbtest1` WHERE ID = ?"))
+    assert point.split()[:5] == ["55.6%", "1000.0", "0.100", "1.00", "0/1"]
