@@ -319,17 +319,21 @@ int bt_engine_set_paused(bt_engine *e, int32_t paused)
     if (!e)
         return BT_EINVAL;
     pthread_mutex_lock(&e->pause_mu);
-    int was = atomic_exchange(&e->paused, paused ? 1 : 0);
-    if (was && !paused)
-        pthread_cond_broadcast(&e->resume_cv);
-    pthread_mutex_unlock(&e->pause_mu);
+    int was = atomic_load(&e->paused);
     uint64_t now = bt_now_ns();
-    for (int32_t g = 0; g < e->ngroups; g++) {
-        if (!was && paused)
+    if (!was && paused) {
+        atomic_store(&e->paused, 1);
+        for (int32_t g = 0; g < e->ngroups; g++)
             bt_sched_hold(&e->groups[g].sched, now);
-        else if (was && !paused)
+    } else if (was && !paused) {
+        /* the schedule restarts before the flag clears: a worker the resume
+         * wakes at once must not take a ticket of the schedule held since */
+        for (int32_t g = 0; g < e->ngroups; g++)
             bt_sched_resume(&e->groups[g].sched, now);
+        atomic_store(&e->paused, 0);
+        pthread_cond_broadcast(&e->resume_cv);
     }
+    pthread_mutex_unlock(&e->pause_mu);
     return BT_OK;
 }
 
