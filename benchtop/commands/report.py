@@ -1,5 +1,7 @@
 """`benchtop report DIR... [--html FILE] [--png DIR]`: without --html or
---png, a terminal table with a TPS sparkline per run."""
+--png, a terminal table with a TPS sparkline per run. A capture's folder is its
+statements' table; two captures (production's and one taken while its twin
+ran) are compared statement by statement."""
 
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ from benchtop.errors import UsageError as _UsageError
 from benchtop.capture.model import CaptureError, read_capture
 from benchtop.report.ab import ab_plots, is_ab_folder, load_ab
 from benchtop.report.capture import capture_text, is_capture_folder
+from benchtop.report.capture_compare import compare_text
 from benchtop.report.data import ReportError, load_runs
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="benchtop report", description="Compare benchmark results folders in a table and plots.",
                 epilog=subcommands_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("folders", nargs="+", metavar="DIR", help="results folders (from --out)")
+    p.add_argument("folders", nargs="+", metavar="DIR",
+                   help="results folders (from --out); a capture's folder (benchtop capture --out), or two of "
+                        "them to compare a twin's run with production")
     p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
     p.add_argument("--png", metavar="DIR", help="write the plots as PNG files into DIR")
     p.add_argument("--title", default="benchtop report", help="title of the HTML report")
@@ -44,10 +49,18 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
         folders = [Path(f) for f in args.folders]
         # a capture's folder (benchtop capture --out) is its statements' table
         captures = [f for f in folders if is_capture_folder(f)]
-        for f in captures:
-            print(capture_text(read_capture(f), str(f)), file=out)
         folders = [f for f in folders if f not in captures]
-        if captures and not folders:
+        if captures and folders:
+            # a run's results hold its own latencies, not the server's per-statement figures
+            print(f"benchtop report: error: {folders[0]} is not a capture: capture the twin's run too (benchtop "
+                  f"capture --out DIR while it runs) and give benchtop report {captures[0]} DIR", file=sys.stderr)
+            return 2
+        if len(captures) == 1:
+            print(capture_text(read_capture(captures[0]), str(captures[0])), file=out)
+        for f in captures[1:]:
+            # each later capture against the first (production's)
+            print(compare_text(read_capture(captures[0]), read_capture(f), str(captures[0]), str(f)), file=out)
+        if captures:
             return 0
         comparisons = [load_ab(f) for f in folders if is_ab_folder(f)]
         runs = load_runs([f for f in folders if not is_ab_folder(f)])

@@ -296,3 +296,55 @@ def test_report_shows_a_capture(tmp_path: Path) -> None:
     assert "1000 transactions, 100.0/s" in lines[0]
     point = next(line for line in lines if "WHERE ID = ?" in line and line.rstrip().endswith("`sbtest1` WHERE ID = ?"))
     assert point.split()[:5] == ["55.6%", "1000.0", "0.100", "1.00", "0/1"]
+
+
+def _twin_capture() -> Capture:
+    """The twin's run as a second capture: point selects a little more often
+    and slower, the range's rows off by a fifth, the DELETE never seen, a
+    statement production did not run."""
+    stmts = []
+    for text, calls, sent, affected, examined in SYSBENCH:
+        if text.startswith("DELETE"):
+            continue
+        if text.startswith("SELECT `c` FROM `sbtest1` WHERE ID = ?"):
+            calls = sent = 11000
+        sent = 80000 if "`c` FROM `sbtest1` WHERE ID BETWEEN" in text else sent
+        stmts.append(Statement(" ".join(text.lower().split()), "read", calls, calls * 0.15, sent, affected, examined))
+    stmts.append(Statement("SELECT 1", "read", 500, 5.0, 500))
+    return Capture("mysql", "mysql://u@h:3306/sbtest", "10.11", 0.0, 10.0, 950, 950, True, "column statistics",
+                   tuple(stmts))
+
+
+def test_report_compares_two_captures_statement_by_statement(tmp_path: Path) -> None:
+    import io
+
+    from benchtop.commands.report import main as report_main
+
+    write_capture(tmp_path / "prod", _sysbench_capture())
+    write_capture(tmp_path / "twin", _twin_capture())
+    out = io.StringIO()
+    assert report_main([str(tmp_path / "prod"), str(tmp_path / "twin")], out=out) == 0
+    lines = out.getvalue().splitlines()
+    assert "100.0 transactions/s" in lines[0] and "95.0 transactions/s" in lines[0] and "(rate -5%)" in lines[0]
+
+    def row(text: str) -> list[str]:
+        return next(line for line in lines if line.rstrip().endswith(text)).split()
+
+    # matched across case and blanks: 10000 of 18000 against 11000 of 18500 executions, 0.1 ms against 0.15 ms
+    assert row("FROM `sbtest1` WHERE ID = ?")[:9] == ["55.6%", "59.5%", "+3.9", "0.100", "0.150", "+50%",
+                                                      "1.00", "1.00", "+0%"]
+    assert row("FROM `sbtest1` WHERE ID BETWEEN ? AND ?")[6:9] == ["100.00", "80.00", "-20%"]
+    assert row("DELETE FROM `sbtest1` WHERE ID = ?")[:4] == ["5.6%", "0.0%", "-5.6", "0.100"]
+    assert row("SELECT 1")[:3] == ["0.0%", "2.7%", "+2.7"]
+
+
+def test_report_says_what_to_give_for_a_runs_results_folder(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from benchtop.commands.report import main as report_main
+
+    write_capture(tmp_path / "cap", _sysbench_capture())
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.json").write_text("{}")
+    assert report_main([str(tmp_path / "cap"), str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "benchtop capture --out DIR" in err and "Traceback" not in err
