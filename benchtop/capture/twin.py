@@ -161,6 +161,10 @@ def _most(stmts: list[Statement]) -> Statement | None:
 def twin_toml(cap: Capture, name: str = "twin") -> str:
     """The workload file's text."""
     stmts = [s for s in cap.statements if s.calls > 0]
+    if not stmts:
+        # an empty file would only fail later, in the run, without saying why
+        why = f": {cap.notes[0]}" if cap.notes else ""
+        raise ValueError(f"the capture holds no statements to run{why}")
     total = sum(s.calls for s in stmts)
     begin = _most([s for s in stmts if s.kind == "begin"])
     commit = _most([s for s in stmts if s.kind == "commit"])

@@ -348,3 +348,13 @@ def test_report_says_what_to_give_for_a_runs_results_folder(tmp_path: Path,
     assert report_main([str(tmp_path / "cap"), str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "benchtop capture --out DIR" in err and "Traceback" not in err
+
+
+def test_from_capture_of_no_statements_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # sysbench with prepared statements on MariaDB: no execution is digested
+    note = "40937 executions of prepared statements (binary protocol) on this server are in no digest and not captured"
+    write_capture(tmp_path / "cap", Capture("mysql", "m", "10.11", 0.0, 20.0, 0, 0, True, "none", (), (note,)))
+    assert workload_main(["from-capture", str(tmp_path / "cap")]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "no statements to run" in captured.err and "binary protocol" in captured.err
