@@ -1,9 +1,11 @@
 """Monitor-only mode: a tab per source (widgets/source_pane.py), no load
-engine; refresh, pause and source keys."""
+engine; refresh, pause and source keys, and c in a statements view: a capture
+of that server (capture_key.py)."""
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static, TabbedContent, TabPane
 
+from benchtop.screens.capture_key import CAPTURABLE, CAPTURE_S, capture_folder, capture_to
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.messages import SourcePolled
 from benchtop.screens.widgets.footer import KeysFooter
@@ -20,7 +23,7 @@ from benchtop.screens.widgets.fmt import pane_id
 from benchtop.screens.widgets.source_pane import SourcePane, tab_title
 from benchtop.screens.widgets.verdict_line import VerdictLine
 from benchtop.sources.base import SourceSnapshot
-from benchtop.sources.poller import Poller
+from benchtop.sources.poller import Poller, SourcePoller
 from benchtop.verdict.snapshots import SERVERS, monitor_verdict, verdict_sources
 
 
@@ -47,6 +50,7 @@ class MonitorScreen(Screen):
         Binding("greater_than_sign", "source_by(1)", "next source", key_display=">,<", id="next_source"),
         Binding("less_than_sign", "source_by(-1)", "previous source", show=False, id="previous_source"),
         Binding("ctrl+s", "save", "screenshot", show=False, id="save"),
+        Binding("c", "capture", "capture", show=False, id="capture"),
         Binding("question_mark", "help", "help", id="help"),
         Binding("q", "quit_monitor", "quit", id="quit"),
     ]
@@ -57,6 +61,7 @@ class MonitorScreen(Screen):
         self.paused = False
         self.save_dir = save_dir  # --out: screenshots go with the recording
         self._latest: dict[str, SourceSnapshot] = {}  # each source's newest snapshot, for the verdict line
+        self._capturing: dict[str, Path] = {}  # the sources being captured, and where to
 
     def compose(self) -> ComposeResult:
         names = ", ".join(p.name for p in self.pollers)
@@ -130,6 +135,40 @@ class MonitorScreen(Screen):
     def action_save(self) -> None:
         path = self.app.save_screenshot(path=str(self.save_dir) if self.save_dir else None)
         self.notify(f"saved {path}", timeout=4)
+
+    def action_capture(self) -> None:
+        """A capture of the server on show, from its statements view; the
+        capture runs on a worker thread and says where it wrote when done."""
+        pane = self._active_pane()
+        poller = pane.poller if pane is not None else None
+        if pane is None or not isinstance(poller, SourcePoller) or poller.source.kind not in CAPTURABLE:
+            self.notify("c captures a MySQL/MariaDB or PostgreSQL source", timeout=4)
+            return
+        if pane.view is None or pane.view.key != "statements":
+            self.notify("c captures from the statements view", timeout=4)
+            return
+        name = poller.name
+        if name in self._capturing:
+            self.notify(f"a capture of {name} is running, into {self._capturing[name]}", timeout=4)
+            return
+        folder = capture_folder(self.save_dir or Path.cwd(), name, time.time())
+        self._capturing[name] = folder
+        kind, target = poller.source.kind, poller.source.target
+
+        def work() -> None:
+            said = f"the capture of {name} stopped"
+            try:
+                said = capture_to(kind, target, folder)
+            finally:
+                self.app.call_from_thread(self._captured, name, said)
+
+        self.app.run_worker(work, thread=True, group=f"capture:{name}", exit_on_error=False,
+                            description=f"capturing {name}")
+        self.notify(f"capturing {name} for {CAPTURE_S:g} s (read-only) into {folder}", timeout=6)
+
+    def _captured(self, name: str, said: str) -> None:
+        self._capturing.pop(name, None)
+        self.notify(said, timeout=15)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(bench=False))
