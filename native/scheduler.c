@@ -71,9 +71,9 @@ void bt_sched_hold(bt_sched *s, uint64_t now)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* Arrivals start again one idle poll after the resume: paused workers look
- * at the pause flag that often, and a ticket due before they are awake
- * would count their wake-up as latency. */
+/* Arrivals start again one idle poll after the resume: paused fibers look
+ * at the pause flag that often (threads wake at the resume's signal), and a
+ * ticket due before they are awake would count their wake-up as latency. */
 void bt_sched_resume(bt_sched *s, uint64_t now)
 {
     pthread_mutex_lock(&s->mu);

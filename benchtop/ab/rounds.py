@@ -75,6 +75,11 @@ class Plan:
     duet: bool = False  # each round runs A and B at the same time (benchtop.ab.duet)
     turn_s: float = 0.0  # > 0: within a round the sides take turns this long (benchtop.ab.turns)
 
+    @property
+    def takes_turns(self) -> bool:
+        """The sides of a round take turns (a duet's run at once)."""
+        return self.turn_s > 0 and not self.duet
+
 
 class Settings(Protocol):
     """A server's settings control (benchtop.target.settings.SettingsControl)."""

@@ -21,21 +21,34 @@ class Pausable(Protocol):
     def set_paused(self, paused: bool) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One stretch a side ran: monotonic start and end, and the process's
+    CPU seconds read at each."""
+
+    start: float
+    end: float
+    cpu_start: float = 0.0
+    cpu_end: float = 0.0
+
+    def inside(self, start: float, end: float) -> float:
+        """Seconds of it within [start, end]."""
+        return max(0.0, min(self.end, end) - max(self.start, start))
+
+
 @dataclass
 class Turns:
-    """When each side ran: (start, end) spans on the monotonic clock, and
-    the process's CPU seconds at each span's start and end."""
+    """When each side ran."""
 
-    spans: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    cpu: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    spans: dict[str, list[Span]] = field(default_factory=dict)
 
     def ran_s(self, side: str, start: float, end: float) -> float:
         """Seconds `side` ran within [start, end].
 
-        >>> Turns({"a": [(0.0, 0.5), (1.0, 1.5)]}).ran_s("a", 0.25, 1.25)
+        >>> Turns({"a": [Span(0.0, 0.5), Span(1.0, 1.5)]}).ran_s("a", 0.25, 1.25)
         0.5
         """
-        return sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.spans.get(side, ()))
+        return sum(span.inside(start, end) for span in self.spans.get(side, ()))
 
     def cpu_s(self, side: str, start: float, end: float) -> float:
         """The process's CPU seconds during `side`'s turns within [start,
@@ -43,15 +56,11 @@ class Turns:
         workers sleep, so it is the running side's load and both runs'
         readings, which the order of the turns shares out alike.
 
-        >>> Turns({"a": [(0.0, 1.0)]}, {"a": [(10.0, 10.4)]}).cpu_s("a", 0.5, 2.0)
+        >>> Turns({"a": [Span(0.0, 1.0, 10.0, 10.4)]}).cpu_s("a", 0.5, 2.0)
         0.2
         """
-        total = 0.0
-        for (a, b), (c0, c1) in zip(self.spans.get(side, ()), self.cpu.get(side, ())):
-            inside = max(0.0, min(b, end) - max(a, start))
-            if b > a:
-                total += (c1 - c0) * inside / (b - a)
-        return round(total, 9)
+        return round(sum((span.cpu_end - span.cpu_start) * span.inside(start, end) / (span.end - span.start)
+                         for span in self.spans.get(side, ()) if span.end > span.start), 9)
 
 
 def turn_order(n: int) -> list[int]:
@@ -77,15 +86,14 @@ def take_turns(engines: Mapping[str, Pausable], turn_s: float, done: threading.E
     before the next is resumed: the two never run at once."""
     names = list(engines)
     order = turn_order(len(names))
-    turns = Turns({name: [] for name in names}, {name: [] for name in names})
+    turns = Turns({name: [] for name in names})
     for name in names[1:]:
         engines[name].set_paused(True)
     step, began = 0, clock()
     current, since, cpu_since = names[order[0]], began, cpu()
 
     def ended(now: float) -> None:
-        turns.spans[current].append((since, now))
-        turns.cpu[current].append((cpu_since, cpu()))
+        turns.spans[current].append(Span(since, now, cpu_since, cpu()))
 
     while not done.wait(max(0.0, began + (step + 1) * turn_s - clock())):
         step += 1

@@ -59,7 +59,7 @@ class Progress:
         with self._lock:
             index = len(self._view.rounds) + 1
             # sides taking turns: each run lasts both turns' time, and an interval's rate is over it all
-            turns = self.plan.turn_s > 0 and not self.plan.duet
+            turns = self.plan.takes_turns
             of = self.plan.round_time_s * (2 if turns else 1)
             if sample is None:
                 self._live[side] = AbLive(side, index, 0.0, of)

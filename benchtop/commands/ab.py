@@ -186,7 +186,7 @@ def _compare_on_screen(c: ComparisonSetup, stop: StopFlag) -> tuple[AbResult, st
     """compare_sides under the comparison's screen; the terminal keeps the
     banner and a line per round once it closes."""
     turns = (f"taking turns of {c.plan.turn_s:g} s, one side paused while the other runs: runs last "
-             f"{2 * c.plan.round_time_s:g} s, TPS is over the time each ran") if c.plan.turn_s else ""
+             f"{2 * c.plan.round_time_s:g} s, TPS is over the time each ran") if c.plan.takes_turns else ""
     progress = Progress(_title(c), c.plan, note=c.split or turns)
     lines: list[str] = []
     comparison = _comparison(c, stop, lines.append, progress)
@@ -216,7 +216,7 @@ def _pairs(runs: SideRuns, plan: Plan) -> Callable[[tuple[Side, Side], int], dic
     turns (None: one whole run of each side after the other)."""
     if plan.duet:
         return runs.pair
-    if plan.turn_s > 0:
+    if plan.takes_turns:
         return lambda pair, index: runs.turns(pair, index, plan.turn_s)
     return None
 
@@ -347,7 +347,7 @@ def _banner(c: ComparisonSetup) -> str:
              else f"{plan.rounds} rounds")
     if c.split:
         how = f"{count} of A and B together, {plan.round_time_s:g} s after a {opts.warmup_s:g} s warm-up\n{c.split}"
-    elif plan.turn_s > 0:
+    elif plan.takes_turns:
         how = (f"{count} of A and B taking turns of {plan.turn_s:g} s, the first drawn at random, {plan.round_time_s:g} s "
                f"each after a {opts.warmup_s:g} s warm-up")
     else:

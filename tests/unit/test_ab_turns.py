@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 
 from benchtop.ab.settings import ab_settings
-from benchtop.ab.turns import Turns, take_turns, turn_order
+from benchtop.ab.turns import Span, Turns, take_turns, turn_order
 
 
 class _Engine:
@@ -39,13 +39,13 @@ def test_turns_go_a_b_b_a_and_never_overlap() -> None:
     # b runs first; then each side's turns come in pairs (b a a b b a ...): one switch every two turns
     assert resumed[:4] == ["a", "b", "a", "b"], log
     spans = turns.spans
-    assert spans["b"][0][0] <= spans["a"][0][0]
-    assert [len(turns.cpu[side]) for side in "ab"] == [len(spans[side]) for side in "ab"]  # CPU read at each switch
-    both = sorted(spans["a"] + spans["b"])
-    assert all(earlier[1] <= later[0] for earlier, later in zip(both, both[1:]))  # never both at once
-    first_b = spans["b"][0][1] - spans["b"][0][0]
+    assert spans["b"][0].start <= spans["a"][0].start
+    assert all(span.cpu_end >= span.cpu_start for side in "ab" for span in spans[side])  # CPU read at each switch
+    both = sorted(spans["a"] + spans["b"], key=lambda span: span.start)
+    assert all(earlier.end <= later.start for earlier, later in zip(both, both[1:]))  # never both at once
+    first_b = spans["b"][0].end - spans["b"][0].start
     assert 0.015 < first_b < 0.1  # one turn (the pattern's first), not two
-    assert 0.03 < spans["a"][0][1] - spans["a"][0][0] < 0.12  # A's two turns in a row
+    assert 0.03 < spans["a"][0].end - spans["a"][0].start < 0.12  # A's two turns in a row
 
 
 def test_the_order_of_turns_balances_a_disturbance_every_two_turns() -> None:
@@ -57,12 +57,11 @@ def test_the_order_of_turns_balances_a_disturbance_every_two_turns() -> None:
 
 
 def test_the_time_a_side_ran_within_a_window() -> None:
-    turns = Turns({"a": [(0.0, 0.5), (1.5, 2.5)], "b": [(0.5, 1.5)]})
+    turns = Turns({"a": [Span(0.0, 0.5, 1.0, 1.2), Span(1.5, 2.5, 2.0, 2.4)], "b": [Span(0.5, 1.5, 1.2, 2.0)]})
     assert turns.ran_s("a", 0.0, 2.0) == 1.0
     assert turns.ran_s("b", 1.0, 3.0) == 0.5
     assert turns.ran_s("c", 0.0, 3.0) == 0.0
     # the process's CPU during a side's turns, a turn the window cuts counting its share
-    turns.cpu = {"a": [(1.0, 1.2), (2.0, 2.4)], "b": [(1.2, 2.0)]}
     assert abs(turns.cpu_s("a", 0.0, 2.0) - 0.4) < 1e-9  # all of the first turn, half the second
 
 
