@@ -162,7 +162,9 @@ def test_pgbench_captured_read_only_and_run_again(pg_server: Server, pg_capturer
     try:
         retry(lambda: pg_admin_exec(s, "SELECT count(*) FROM pgbench_history")[0][0] > 0, timeout=20)
         with s.statement_log() as log:
-            assert capture_main(["--pgsql", _dsn("postgresql", s), "--time", "3", "--out", str(tmp_path / "cap")]) == 0
+            # 6 s: under -M prepared the transactions come from pg_stat_database's commits, which a backend adds
+            # a second or more late; over 3 s that lag was half the window and the twin ran each statement twice
+            assert capture_main(["--pgsql", _dsn("postgresql", s), "--time", "6", "--out", str(tmp_path / "cap")]) == 0
             mine = log.statements(user=WHO)
     finally:
         prod.terminate()
