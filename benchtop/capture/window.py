@@ -116,17 +116,18 @@ def capture(reader: Reader, window_s: float, interval_s: float = 0.1,
 
 def once_per_transaction(counted: int, calls: list[int], window_s: float) -> int:
     """Transactions counted roughly (the server's commits, which each backend
-    adds at most once a second: up to a second's worth off at either end of
-    the window), made exact by the statement that ran once in each: the one
-    whose count is nearest, when within that error and 15%.
+    adds once a second or later: a second's worth or more off at either end
+    of the window), made exact by the statement that ran once in each: the
+    one whose count is nearest, when within two seconds' worth and 15% of it.
 
     >>> once_per_transaction(118, [131, 131, 655], 20.0), once_per_transaction(50, [131, 655], 20.0)
     (131, 50)
-    >>> once_per_transaction(84, [111, 555], 3.0)
-    111
+    >>> once_per_transaction(84, [111, 555], 3.0), once_per_transaction(60, [120, 600], 3.0)
+    (111, 120)
     """
     near = min(calls, key=lambda c: abs(c - counted), default=counted)
-    return near if abs(near - counted) <= (0.15 + 1.0 / max(window_s, 1.0)) * counted else counted
+    # the lag is a span of time, so its error scales with the true count, which near is if it is right
+    return near if abs(near - counted) <= (0.15 + 2.0 / max(window_s, 1.0)) * max(near, counted) else counted
 
 
 def _statement(reader: Reader, t: Totals, values: list[list[str]]) -> Statement:

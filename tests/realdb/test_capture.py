@@ -102,7 +102,9 @@ def test_sysbench_captured_read_only_and_run_again(mysql_server: Server, mysql_c
     assert 20 <= cap.rate <= 60, cap.rate  # sysbench's 40 transactions/s
     texts = {st.text.strip(): st for st in cap.statements}
     point = texts["SELECT `c` FROM `sbtest1` WHERE ID = ?"]
-    assert point.calls == pytest.approx(10 * cap.transactions, rel=0.1) and point.rows_sent == point.calls
+    # performance_schema adds a digest's counts without a lock: a reading may fall between its calls and rows
+    assert point.calls == pytest.approx(10 * cap.transactions, rel=0.1)
+    assert point.rows_sent == pytest.approx(point.calls, abs=2)
     assert point.placeholders[0].column is not None and point.placeholders[0].column.hi == 2000
     assert cap.notes == ("no literal values seen: placeholders drawn from the columns' statistics",)
 
