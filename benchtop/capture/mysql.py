@@ -1,9 +1,8 @@
 """MySQL/MariaDB's statement digests (performance_schema), read with
 SELECTs only: nothing is enabled, truncated or reset.  Values come from
 events_statements_history_long and events_statements_current when their
-consumers are already on; otherwise each placeholder's column range comes
-from the column's index (MIN/MAX of an index's first column reads two index
-entries) and its type from information_schema."""
+consumers are already on; otherwise from the columns' catalogue
+(benchtop.capture.mysql_columns)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,7 @@ from typing import Any
 import pymysql
 
 from benchtop.capture.model import CaptureSourceError, Column
+from benchtop.capture.mysql_columns import MySQLColumns
 from benchtop.capture.normalize import literal_values
 from benchtop.capture.window import Totals
 from benchtop.errors import one_line
@@ -20,8 +20,6 @@ from benchtop.target import Target
 from benchtop.target.connection import pymysql_kwargs
 
 _SYSTEM = ("mysql", "performance_schema", "information_schema", "sys")
-_NUMERIC = {"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "float", "double",
-            "year", "bit"}
 _HISTORY = ("events_statements_history_long", "events_statements_current")
 # the long history holds the server's last 10,000 statements (by default): once a second reads most of them
 # without reading the whole table twenty times a second
@@ -35,10 +33,6 @@ _DIGESTS = (
     "SUM_ROWS_EXAMINED AS rows_examined FROM performance_schema.events_statements_summary_by_digest "
     "WHERE DIGEST_TEXT IS NOT NULL AND SCHEMA_NAME {where}"
 )
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 class MySQLReader:
@@ -70,7 +64,7 @@ class MySQLReader:
         self._executes: list[int] = []
         self._digests: dict[str, str] = {}
         self._seen: set[tuple[int, int]] = set()
-        self._columns: dict[tuple[str, str], Column | None] = {}
+        self._columns = MySQLColumns(self._rows, self.schema)
 
     def _rows(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
         try:
@@ -134,34 +128,7 @@ class MySQLReader:
         return []
 
     def column(self, table: str, name: str) -> Column | None:
-        if not self.schema:
-            return None
-        if (table, name) not in self._columns:
-            self._columns[(table, name)] = self._read_column(table, name)
-        return self._columns[(table, name)]
-
-    def _read_column(self, table: str, name: str) -> Column | None:
-        info = self._one(
-            "SELECT COLUMN_NAME AS name, DATA_TYPE AS type, CHARACTER_MAXIMUM_LENGTH AS length "
-            "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s",
-            (self.schema, table, name))
-        if not info:
-            return None
-        numeric = str(info["type"]).lower() in _NUMERIC
-        real = str(info["name"])
-        if not numeric:
-            return Column(table, real, False, length=int(info["length"] or 0))
-        leading = self._one(
-            "SELECT COUNT(*) AS n FROM information_schema.STATISTICS "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND COLUMN_NAME = %s AND SEQ_IN_INDEX = 1",
-            (self.schema, table, real))
-        if not leading.get("n"):
-            # no index leads with it: its range would take a scan of the table
-            return Column(table, real, True)
-        q = f"{_quote(real)}"
-        r = self._one(f"SELECT MIN({q}) AS lo, MAX({q}) AS hi FROM {_quote(self.schema)}.{_quote(table)}")
-        lo, hi = r.get("lo"), r.get("hi")
-        return Column(table, real, True, float(lo) if lo is not None else None, float(hi) if hi is not None else None)
+        return self._columns.column(table, name)
 
     def close(self) -> None:
         try:

@@ -1,6 +1,7 @@
-"""`benchtop capture`: what a MySQL/MariaDB or PostgreSQL server runs over a
-window, read-only (SELECTs on performance_schema, pg_stat_statements,
-pg_stat_activity, pg_stats and information_schema; nothing is enabled or
+"""`benchtop capture`: what a MySQL/MariaDB or PostgreSQL server, or the
+MySQL servers behind a ProxySQL, run over a window, read-only (SELECTs on
+performance_schema, pg_stat_statements, pg_stat_activity, pg_stats,
+information_schema and ProxySQL's stats schema; nothing is enabled or
 reset), written to DIR/capture.json for `benchtop workload from-capture DIR`."""
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
                "\n\n" + subcommands_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    which = p.add_mutually_exclusive_group(required=True)
+    which = p.add_mutually_exclusive_group()
     which.add_argument("--mysql", metavar="DSN", help="MySQL/MariaDB, e.g. mysql://user@127.0.0.1:3306/db "
-                                                      "(its statements in that schema)")
+                                                      "(its statements in that schema); with --proxysql, the "
+                                                      "backend whose schema holds the tables (their columns)")
     which.add_argument("--pgsql", "--postgresql", dest="pgsql", metavar="DSN",
                        help="PostgreSQL with pg_stat_statements, e.g. postgresql://user@127.0.0.1:5432/db")
+    p.add_argument("--proxysql", metavar="DSN", help="ProxySQL's admin interface, e.g. "
+                                                     "proxysql://stats@127.0.0.1:6032 (its query digests)")
     p.add_argument("--time", type=bounded(1, 86400, "seconds"), default=60.0, metavar="S",
                    help="seconds to watch (default 60)")
     p.add_argument("--interval", type=bounded(0.01, 60, "seconds"), default=0.05, metavar="S",
@@ -40,13 +44,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _reader(args: argparse.Namespace) -> Reader:
+    if args.proxysql:
+        if args.pgsql:
+            raise UsageError("--proxysql captures the MySQL servers behind it: --pgsql cannot go with it")
+        from benchtop.capture.proxysql import ProxySQLReader
+
+        return ProxySQLReader(parse_spec("proxysql", args.proxysql),
+                              parse_spec("mysql", args.mysql) if args.mysql else None)
     if args.mysql:
         from benchtop.capture.mysql import MySQLReader
 
         return MySQLReader(parse_spec("mysql", args.mysql))
-    from benchtop.capture.postgres import PostgresReader
+    if args.pgsql:
+        from benchtop.capture.postgres import PostgresReader
 
-    return PostgresReader(parse_spec("postgresql", args.pgsql))
+        return PostgresReader(parse_spec("postgresql", args.pgsql))
+    raise UsageError("name the server to capture: --mysql DSN, --pgsql DSN or --proxysql DSN")
 
 
 def main(argv: list[str]) -> int:

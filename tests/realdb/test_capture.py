@@ -11,17 +11,19 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchtop.capture.model import Capture, read_capture
+from benchtop.capture.model import Capture, Column, read_capture
 from benchtop.commands.capture import main as capture_main
 from benchtop.commands.workload import main as workload_main
 from benchtop.workload import file_run_defaults, load_program
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import Server, mysql_admin_exec, pg_admin_exec, retry
+from tests.proxysql_standin import start_standin
 
 pytestmark = pytest.mark.realdb
 
@@ -146,6 +148,37 @@ def test_prepared_statements_the_capture_cannot_see_are_said(mysql_server: Serve
                                                              tmp_path: Path) -> None:
     cap, _ = _sysbench_captured(mysql_server, tmp_path)
     assert any("prepared statements" in n and "not captured" in n for n in cap.notes), cap.notes
+
+
+def test_proxysql_digests_with_the_backends_columns_run_again(mysql_server: Server, mysql_capturer: None,
+                                                             tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ProxySQL's digests (the stand-in's sysbench-like mix) and the ranges of the columns they name, read
+    read-only from the backend's schema: the twin runs on the backend."""
+    s = mysql_server
+    mysql_admin_exec(s, f"DROP TABLE IF EXISTS {s.database}.sbtest1")
+    mysql_admin_exec(s, f"CREATE TABLE {s.database}.sbtest1 (id INT PRIMARY KEY AUTO_INCREMENT, k INT NOT NULL, "
+                        "c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, KEY k_1 (k))")
+    mysql_admin_exec(s, f"INSERT INTO {s.database}.sbtest1 (k, c, pad) SELECT seq % 100, 'c', 'p' FROM seq_1_to_500")
+    proxy = start_standin()
+    timer = threading.Timer(0.3, proxy.simulate_traffic, (1.0, 1000))
+    try:
+        timer.start()
+        with s.statement_log() as log:
+            assert capture_main(["--proxysql", proxy.dsn("stats"), "--mysql", _dsn("mysql", s), "--time", "1",
+                                 "--out", str(tmp_path / "cap")]) == 0
+            mine = log.statements(user=WHO)
+    finally:
+        timer.join()
+        proxy.stop()
+    assert [q for q in mine if not _READ.match(q)] == []
+    cap = read_capture(tmp_path / "cap")
+    point = next(st for st in cap.statements if st.text == "SELECT c FROM sbtest1 WHERE id=?")
+    assert point.placeholders[0].column == Column("sbtest1", "id", True, 1.0, 500.0)
+    twin = _twin(tmp_path, capsys)
+    summary = _summary(run_benchtop("--headless", "--json", "--engine", "mysql", "--dsn", s.dsn(), "--workload",
+                                    str(twin), "--threads", "2", "--time", "2", "--rate", "0",
+                                    env={"MYSQL_PWD": s.password}))
+    assert summary["errors"] == 0 and summary["transactions"] > 0
 
 
 @pytest.mark.skipif(PGBENCH is None, reason="pgbench not installed (apt-get install postgresql-client)")
