@@ -14,7 +14,8 @@ from benchtop.target import Target
 
 # the window of a capture started from the monitor
 CAPTURE_S = 60.0
-CAPTURABLE = ("mysql", "postgresql")
+# each source kind that can be captured, and the view of its statements the key works from
+STATEMENTS_VIEW = {"mysql": "statements", "postgresql": "statements", "proxysql": "digests"}
 
 
 def capture_folder(base: Path, source: str, now: float) -> Path:
@@ -27,6 +28,10 @@ def capture_folder(base: Path, source: str, now: float) -> Path:
 
 
 def _reader(kind: str, target: Target) -> Reader:
+    if kind == "proxysql":
+        from benchtop.capture.proxysql import ProxySQLReader
+
+        return ProxySQLReader(target)
     if kind == "mysql":
         from benchtop.capture.mysql import MySQLReader
 

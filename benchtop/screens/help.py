@@ -37,8 +37,8 @@ MONITOR_KEYS = (
     ("+ / -", "poll less / more often (0.5 s .. 60 s)"),
     ("p or space", "pause / resume polling (the screens keep the last poll)"),
     ("ctrl+s", "save a screenshot (SVG)"),
-    ("c", "in a statements view: capture that server for 60 s (read-only) into a folder, for benchtop workload "
-          "from-capture"),
+    ("c", "in a statements (ProxySQL: digests) view: capture that server for 60 s (read-only) into a folder, "
+          "for benchtop workload from-capture"),
     ("q", "quit"),
     ("?", "this help (escape closes it)"),
 )

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Static, TabbedContent, TabPane
 
-from benchtop.screens.capture_key import CAPTURABLE, CAPTURE_S, capture_folder, capture_to
+from benchtop.screens.capture_key import CAPTURE_S, STATEMENTS_VIEW, capture_folder, capture_to
 from benchtop.screens.help import HelpScreen
 from benchtop.screens.messages import SourcePolled
 from benchtop.screens.widgets.footer import KeysFooter
@@ -141,11 +141,12 @@ class MonitorScreen(Screen):
         capture runs on a worker thread and says where it wrote when done."""
         pane = self._active_pane()
         poller = pane.poller if pane is not None else None
-        if pane is None or not isinstance(poller, SourcePoller) or poller.source.kind not in CAPTURABLE:
-            self.notify("c captures a MySQL/MariaDB or PostgreSQL source", timeout=4)
+        if pane is None or not isinstance(poller, SourcePoller) or poller.source.kind not in STATEMENTS_VIEW:
+            self.notify("c captures a MySQL/MariaDB, PostgreSQL or ProxySQL source", timeout=4)
             return
-        if pane.view is None or pane.view.key != "statements":
-            self.notify("c captures from the statements view", timeout=4)
+        view = STATEMENTS_VIEW[poller.source.kind]
+        if pane.view is None or pane.view.key != view:
+            self.notify(f"c captures from the {view} view", timeout=4)
             return
         name = poller.name
         if name in self._capturing:

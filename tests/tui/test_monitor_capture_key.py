@@ -12,7 +12,7 @@ import pytest
 
 from benchtop.screens.app import BenchtopApp
 from benchtop.screens.widgets.source_pane import SourcePane
-from tests.tui.fakes import MYSQL_PANELS, PGB_PANELS, FakeSource
+from tests.tui.fakes import MYSQL_PANELS, PGB_PANELS, PROXYSQL_PANELS, FakeSource
 
 
 async def _wait(pilot, cond, timeout: float = 5.0) -> None:
@@ -67,7 +67,29 @@ async def test_c_on_a_source_that_cannot_be_captured_says_so() -> None:
         pane = app.screen.query_one(SourcePane)
         await _wait(pilot, lambda: pane.last is not None)
         await pilot.press("c")
-        await _wait(pilot, lambda: any("MySQL/MariaDB or PostgreSQL" in m for m in _told(app)))
+        await _wait(pilot, lambda: any("MySQL/MariaDB, PostgreSQL or ProxySQL" in m for m in _told(app)))
+
+
+async def test_c_in_proxysqls_digests_view_captures_its_digests(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def capture(kind: str, target: object, folder: Path, seconds: float = 60.0) -> str:
+        calls.append(kind)
+        return f"captured 5 statements into {folder}"
+
+    monkeypatch.setattr("benchtop.screens.monitor.capture_to", capture)
+    app = BenchtopApp(None, [FakeSource("proxy", [PROXYSQL_PANELS], kind="proxysql")], save_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.screen.query_one(SourcePane)
+        await _wait(pilot, lambda: pane.last is not None)
+        await pilot.press("c")
+        await _wait(pilot, lambda: any("from the digests view" in m for m in _told(app)))
+        await pilot.press("6")
+        await _wait(pilot, lambda: pane.view is not None and pane.view.key == "digests")
+        await pilot.press("c")
+        await _wait(pilot, lambda: any("captured 5 statements" in m for m in _told(app)))
+        assert calls == ["proxysql"]
 
 
 def test_a_capture_of_a_server_that_refuses_is_one_line(tmp_path: Path) -> None:

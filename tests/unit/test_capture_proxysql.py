@@ -84,3 +84,17 @@ def test_bad_proxysql_input_is_one_line(args: list[str], says: str, tmp_path: Pa
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "secret" not in err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_monitors_capture_of_a_proxysql_source(standin: Standin, tmp_path: Path) -> None:
+    from benchtop.screens.capture_key import capture_to
+
+    timer = threading.Timer(0.3, standin.simulate_traffic, (1.0, 1000))
+    timer.start()
+    try:
+        said = capture_to("proxysql", parse_spec("proxysql", standin.dsn("stats")), tmp_path / "c", 1.0)
+    finally:
+        timer.join()
+    assert said.startswith("captured 5 statements, "), said
+    cap = read_capture(tmp_path / "c")
+    assert len(cap.statements) == 5 and cap.transactions == 50
