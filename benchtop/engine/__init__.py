@@ -7,12 +7,13 @@ mode), so a UI or a headless loop keeps running while the engine works.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from benchtop import __version__
 from benchtop.engine._sources import digest
@@ -134,14 +135,22 @@ class EngineSettings:
     loop_threads: int = 0
 
 
-def _allow_files(connections: int) -> None:
+def _open_files() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+def _allow_files(connections: int, open_now: Callable[[], int] = _open_files) -> None:
     """Event loops hold a socket per connection: raise the soft open-files
     limit towards the hard one when 10,000 connections need more than the
-    usual 1,024 (best effort: the connects past the limit fail and say so)."""
+    usual 1,024 (best effort: the connects past the limit fail and say so).
+    The files already open count too (the monitor keeps /proc files open)."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = connections + 256
+    want = connections + 256 + open_now()
     if soft != resource.RLIM_INFINITY and soft < want:
         new = want if hard == resource.RLIM_INFINITY else min(want, hard)
         try:

@@ -173,18 +173,23 @@ class ClientCpu:
     per_worker_cores: float | None = None
     host_busy_pct: float | None = None
     warning: str | None = None
+    # of cpu_s, what benchtop's readings of the local server's processes in /proc took (the run's total only)
+    readings_cpu_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cpu_s": self.cpu_s, "per_op_us": self.per_op_us, "cores": self.cores,
-                "per_worker_cores": self.per_worker_cores, "host_busy_pct": self.host_busy_pct,
-                "warning": self.warning}
+        out = {"cpu_s": self.cpu_s, "per_op_us": self.per_op_us, "cores": self.cores,
+               "per_worker_cores": self.per_worker_cores, "host_busy_pct": self.host_busy_pct,
+               "warning": self.warning}
+        if self.readings_cpu_s is not None:  # a run's total beside a local server (intervals have none)
+            out["readings_cpu_s"] = self.readings_cpu_s
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ClientCpu:
         warning = d.get("warning")
         return cls(_num(d.get("cpu_s")) or 0.0, _num(d.get("per_op_us")), _num(d.get("cores")) or 0.0,
                    _num(d.get("per_worker_cores")), _num(d.get("host_busy_pct")),
-                   str(warning) if warning else None)
+                   str(warning) if warning else None, _num(d.get("readings_cpu_s")))
 
 
 @dataclass(frozen=True, slots=True)

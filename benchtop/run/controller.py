@@ -632,5 +632,9 @@ class RunController:
 
     def close(self) -> None:
         self.engine.close()
+        if self.meter is not None:
+            self.meter.close()
+        if self.verdicts is not None:
+            self.verdicts.close()
         if self.writer:
             self.writer.close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from benchtop.engine.sample import EngineSample
@@ -44,6 +44,8 @@ from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import SETTINGS
 from benchtop.sources.host_settings import host_flags, read_host_settings
 from benchtop.sources.os import OSCounters, read_counters, real_disks
+from benchtop.sources.proc_files import ProcFiles
+from benchtop.sources.proc_scan import ProcScan, scan
 from benchtop.sources.process import ProcessReading, clock_ticks, read_tree, self_cpu_s
 from benchtop.target import Target
 
@@ -59,6 +61,7 @@ class HostReading:
     os: OSCounters | None
     client_cpu_s: float
     server: ProcessReading | None
+    readings_cpu_s: float = 0.0  # the CPU this meter's readings of the server's processes took, so far
 
 
 def type_service_s(prev: EngineSample, cur: EngineSample, types: int) -> list[float]:
@@ -142,6 +145,10 @@ class CostMeter:
         self.monitor_settings: Mapping[str, Any] | None = None
         self.host_settings: dict[str, Any] = {}
         self._sqlite_start: int | None = None
+        self._files = ProcFiles()
+        self._readings_s = 0.0
+        # the newest pass over /proc of an interval's reading: the verdict's neighbours and waits read it too
+        self.scan: ProcScan | None = None
 
     def _type_wal_sum(self) -> float:
         return sum(w.wal_bytes or 0.0 for w in self._type_work)
@@ -152,9 +159,19 @@ class CostMeter:
             counters: OSCounters | None = read_counters(disks=self._disks)
         except (OSError, ValueError):
             counters = None
-        # the server's memory is reported at the start and the end only
-        server = read_tree(self._pid, memory=memory) if self._pid is not None else None
-        return HostReading(time.monotonic(), counters, self_cpu_s(), server)
+        server = None
+        t0 = time.thread_time()
+        if self._pid is not None and memory:  # the server's memory is reported at the start and the end only
+            server = read_tree(self._pid, memory=True)
+        elif self._pid is not None:
+            self.scan = scan(self._pid, files=self._files)
+            server = self.scan.server
+        self._readings_s += time.thread_time() - t0
+        return HostReading(time.monotonic(), counters, self_cpu_s(), server, self._readings_s)
+
+    def close(self) -> None:
+        """Closes the /proc files kept open between readings."""
+        self._files.close()
 
     def begin(self) -> HostReading:
         """The start of the measured run: the target's counters and settings,
@@ -256,7 +273,8 @@ class CostMeter:
             sizes=Sizes(Growth(db_start, db_end, _growth(db_start, db_end, hours)),
                         Growth(rss_start, rss_end, _growth(rss_start, rss_end, hours))),
             totals=totals,
-            client_cpu=client_cpu(work, transactions, threads),
+            client_cpu=replace(client_cpu(work, transactions, threads), readings_cpu_s=round(
+                last_reading.readings_cpu_s - self._first.readings_cpu_s, 4) if self._pid is not None else None),
             host=HostAdvice(self.host_settings, tuple(f.text() for f in flags)),
         )
 

@@ -17,6 +17,7 @@ from benchtop.record.samples import IntervalStats
 from benchtop.sources.base import SourceError, SourceSnapshot
 from benchtop.sources.pgbouncer import PgBouncerSource
 from benchtop.sources.os import OSDelta
+from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_scan import ProcScan, allowed_cpus, scan, shares
 from benchtop.sources.process import process_name
 from benchtop.sources.sync_probe import data_directory, probe_directory, timed_sync_ms
@@ -118,13 +119,18 @@ def _probe_folder(pid: int) -> Path | None:
 class VerdictMeter:
     """Judges each interval of one run; `latest` gives the monitor's newest
     snapshots by source name, `server_pid` the local server's pid (once the
-    cost meter knows it), `poll_s` the monitor's interval."""
+    cost meter knows it), `poll_s` the monitor's interval, `scanned` the cost
+    meter's newest pass over /proc (this interval's, when it took one: one
+    pass serves both)."""
 
     def __init__(self, target: Target, latest: Callable[[], Mapping[str, SourceSnapshot]] | None = None,
-                 server_pid: Callable[[], int | None] | None = None, poll_s: float = 2.0) -> None:
+                 server_pid: Callable[[], int | None] | None = None, poll_s: float = 2.0,
+                 scanned: Callable[[], ProcScan | None] | None = None) -> None:
         self.target = target
         self._latest = latest or (lambda: {})
         self._server_pid = server_pid or (lambda: None)
+        self._scanned = scanned or (lambda: None)
+        self._files = ProcFiles()  # for the passes of its own
         self._poll_s = poll_s
         self._name = PerServerProcess(process_name)
         self._server_cpus = PerServerProcess(allowed_cpus)
@@ -195,6 +201,10 @@ class VerdictMeter:
         verdict = decide(self.signals(iv))
         return verdict
 
+    def close(self) -> None:
+        """Closes the /proc files kept open between its passes."""
+        self._files.close()
+
     def count(self, verdict: Verdict) -> None:
         """A counted interval's verdict (for the summary)."""
         self.verdicts.append(verdict)
@@ -207,10 +217,14 @@ class VerdictMeter:
         other processes' CPU and the run's waits for a CPU) since the last interval."""
         if self._local is False or self.target.kind == "sqlite":
             return {}
-        try:
-            cur = scan(self._server_pid())
-        except OSError:
-            return {}
+        cur = self._scanned()
+        if cur is None or (self._scan is not None and cur.t <= self._scan.t):
+            try:
+                cur = scan(self._server_pid(), files=self._files)
+            except OSError:
+                return {}
+        else:
+            self._files.close()  # the cost meter's passes serve from now on
         prev, self._scan = self._scan, cur
         if prev is None:
             return {}

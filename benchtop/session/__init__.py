@@ -205,7 +205,8 @@ class RunSession:
                                 self.guard if results else None, meter)
             if meter is not None:
                 ctl.verdicts = VerdictMeter(opts.target, lambda: dict(self.recorder.latest),
-                                            lambda: meter.server_pid if meter else None, opts.monitor.interval_s)
+                                            lambda: meter.server_pid if meter else None, opts.monitor.interval_s,
+                                            lambda: meter.scan if meter else None)
         self._stack.callback(ctl.close)
         if results and opts.instrumentation and self.instrumentation is not None:
             try:

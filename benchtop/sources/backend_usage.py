@@ -12,7 +12,9 @@ from pathlib import Path
 
 from benchtop.sources.base import Missing
 from benchtop.sources.fields import BACKEND_CPU_PCT, BACKEND_READ_BPS, BACKEND_WRITE_BPS
-from benchtop.sources.host_state import ProcCounters, process_rows, read_process
+from benchtop.sources.host_state import ProcCounters, process_counters, process_rows
+from benchtop.sources.proc_files import ProcFiles
+from benchtop.sources.proc_table import parse_stat
 from benchtop.sources.process import clock_ticks
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
@@ -54,10 +56,24 @@ class BackendUsage:
         self.io_denied = False  # /proc/PID/io unreadable for a live backend: not ours to read
         self._prev: dict[int, ProcCounters] = {}
         self._prev_t: float | None = None
+        self._files = ProcFiles()
+
+    def close(self) -> None:
+        """Closes the /proc files kept open between samples."""
+        self._files.close()
+
+    def _read(self, pid: int) -> ProcCounters | None:
+        """A backend's stat and io (None: it ended)."""
+        try:
+            st = parse_stat(self._files.read(f"{self.proc}/{pid}/stat"))
+        except (OSError, ValueError, IndexError):
+            return None
+        return process_counters(pid, st, self._files, str(self.proc))
 
     def sample(self, pids: Iterable[int]) -> dict[int, dict[str, float | None]]:
         now = self.clock()
-        cur = {pid: c for pid in pids if (c := read_process(pid, self.proc)) is not None}
+        cur = {pid: c for pid in pids if (c := self._read(pid)) is not None}
+        self._files.sweep()
         seconds = now - self._prev_t if self._prev_t is not None else 0.0
         measured = {r["pid"]: r for r in process_rows(self._prev, cur, seconds, self.ticks)} if seconds > 0 else {}
         out: dict[int, dict[str, float | None]] = {}

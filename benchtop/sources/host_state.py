@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.process import ProcessReading, children, clock_ticks, memory_shares, read_bytes, tree_rss
+from benchtop.sources.proc_files import ProcFiles
+from benchtop.sources.proc_table import PidStat, read_stats, tree
+from benchtop.sources.process import ProcessReading, clock_ticks, memory_shares, tree_rss
 
 _SECTOR_BYTES = 512
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -140,20 +142,15 @@ class ProcCounters:
     memory: tuple[int, int, int] | None = None  # RssAnon, RssShmem, RssFile (read_process's `memory`)
 
 
-def read_process(pid: int, proc: Path | str = "/proc", memory: bool = False) -> ProcCounters | None:
-    """One process's CPU ticks, block I/O, RSS and title (a PostgreSQL
-    backend's title: `postgres: user db client state`); with `memory` its
-    anonymous, shared and file-mapped memory as well (for tree_reading)."""
-    base = f"{os.fspath(proc)}/{pid}"
-    try:
-        stat = read_bytes(f"{base}/stat")
-        fields = stat[stat.rindex(b")") + 2:].split()
-        title = read_bytes(f"{base}/cmdline").replace(b"\0", b" ").decode(errors="replace").strip()
-    except (OSError, ValueError):
-        return None
+def process_counters(pid: int, st: PidStat, files: ProcFiles, proc: str = "/proc",
+                     memory: bool = False) -> ProcCounters:
+    """One process's CPU ticks, block I/O (/proc/PID/io: None when not ours
+    to read) and RSS from its stat line; with `memory` its anonymous, shared
+    and file-mapped memory as well (/proc/PID/status, for tree_reading).  No
+    title: `title` reads it for the rows shown."""
     io: dict[bytes, int] = {}
     try:
-        for line in read_bytes(f"{base}/io").splitlines():
+        for line in files.read(f"{proc}/{pid}/io").splitlines():
             k, _, v = line.partition(b":")
             io[k] = int(v)
     except (OSError, ValueError):
@@ -161,29 +158,30 @@ def read_process(pid: int, proc: Path | str = "/proc", memory: bool = False) -> 
     mem: tuple[int, int, int] | None = None
     if memory:
         try:
-            mem = memory_shares(read_bytes(f"{base}/status").decode(errors="replace"))
+            mem = memory_shares(files.read(f"{proc}/{pid}/status").decode(errors="replace"))
         except OSError:
             pass
-    return ProcCounters(int(fields[11]) + int(fields[12]), io.get(b"read_bytes"), io.get(b"write_bytes"),
-                        int(fields[21]) * _PAGE, title or fields[0].decode(errors="replace"), int(fields[17]),
-                        int(fields[13]) + int(fields[14]), mem)
+    return ProcCounters(st.ticks, io.get(b"read_bytes"), io.get(b"write_bytes"), st.rss_pages * _PAGE, "",
+                        st.threads, st.reaped, mem)
 
 
-def read_tree_processes(root: int, proc: Path | str = "/proc", memory: bool = False) -> dict[int, ProcCounters]:
-    """read_process of `root` and each of its descendants (one walk: each
-    process's stat gives its children's lookup its thread count)."""
-    out: dict[int, ProcCounters] = {}
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        if pid in out:
-            continue
-        c = read_process(pid, proc, memory)
-        if c is None:
-            continue  # gone since its parent listed it
-        out[pid] = c
-        todo += children(pid, proc, c.threads)
-    return out
+def title(pid: int, name: str, files: ProcFiles, proc: str = "/proc") -> str:
+    """A process's command line as ps shows it (a PostgreSQL backend's title:
+    `postgres: user db client state`); its command name when it has none."""
+    try:
+        text = files.read(f"{proc}/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        text = ""
+    return text or name
+
+
+def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc",
+                        memory: bool = False) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
+    """Every process's stat (one pass over /proc), and the counters of
+    `root` and its descendants (empty when root is gone)."""
+    stats = read_stats(files, proc)
+    procs = {pid: process_counters(pid, stats[pid], files, proc, memory) for pid in tree(root, stats)}
+    return stats, procs
 
 
 def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | None:

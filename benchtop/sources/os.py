@@ -33,8 +33,11 @@ from benchtop.sources.host_state import (
     parse_swapping,
     process_rows,
     read_tree_processes,
+    title,
     tree_reading,
 )
+from benchtop.sources.proc_files import ProcFiles
+from benchtop.sources.proc_table import PidStat
 from benchtop.sources.process import clock_ticks, listener_pid, process_name
 from benchtop.target import Target
 
@@ -290,6 +293,7 @@ class OSSource(Source):
         self._disks_prev: tuple[float, dict[str, DiskCounters]] | None = None
         self._swap_prev: tuple[float, tuple[int, int]] | None = None
         self._procs_prev: tuple[float, dict[int, ProcCounters]] | None = None
+        self._files = ProcFiles()
 
     def connect(self) -> None:
         try:
@@ -300,6 +304,7 @@ class OSSource(Source):
 
     def close(self) -> None:
         self._prev = None  # a rate across a gap would mislead
+        self._files.close()
 
     def poll(self) -> SourceSnapshot:
         t0 = time.perf_counter()
@@ -328,15 +333,21 @@ class OSSource(Source):
             panels[CONTEXT_SWITCHES_PER_S] = round(d.context_switches / d.seconds, 1)
         self._host_state(panels)
         if self._server_port:
-            # one walk of the server's processes for both panels
-            procs = read_tree_processes(self._server_pid, memory=True) if self._server_pid is not None else {}
+            # one pass over /proc for both panels
+            stats, procs = self._read_tree()
             if self._server_pid not in procs:
                 self._server_pid = listener_pid(self._server_port or 0)
                 self._server_prev = None
-                procs = read_tree_processes(self._server_pid, memory=True) if self._server_pid is not None else {}
+                stats, procs = self._read_tree()
+            self._files.sweep()
             panels[SERVER_PROCESS] = self._server_process(procs)
-            panels[SERVER_PROCESSES] = self._server_processes(procs)
+            panels[SERVER_PROCESSES] = self._server_processes(procs, stats)
         return self.snapshot(panels, t0, interval_s)
+
+    def _read_tree(self) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
+        if self._server_pid is None:
+            return {}, {}
+        return read_tree_processes(self._server_pid, self._files, memory=True)
 
     def _host_state(self, panels: dict[str, Any], proc: Path = Path("/proc")) -> None:
         """Load, memory and swap, and each disk (iostat -x)."""
@@ -365,16 +376,20 @@ class OSSource(Source):
         if prev_disks is not None and now > prev_disks[0]:
             panels[DISKS] = disk_rows(prev_disks[1], cur, now - prev_disks[0])
 
-    def _server_processes(self, cur: dict[int, ProcCounters], top: int = 50) -> Any:
+    def _server_processes(self, cur: dict[int, ProcCounters], stats: dict[int, PidStat], top: int = 50) -> Any:
         """Each process of the local server's tree with its CPU and I/O
-        (pg_activity's per-backend CPU%, READ/s, WRITE/s)."""
+        (pg_activity's per-backend CPU%, READ/s, WRITE/s), the busiest `top`
+        (their titles alone are read)."""
         if self._server_pid is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
         now = time.monotonic()
         prev, self._procs_prev = self._procs_prev, (now, cur)
         if prev is None or now <= prev[0]:
             return []
-        return process_rows(prev[1], cur, now - prev[0], clock_ticks())[:top]
+        rows = process_rows(prev[1], cur, now - prev[0], clock_ticks())[:top]
+        for r in rows:
+            r["title"] = title(r["pid"], stats[r["pid"]].name, self._files)
+        return rows
 
     def _server_process(self, procs: dict[int, ProcCounters]) -> Any:
         """The server's process tree: memory, and CPU in cores over the interval."""

@@ -626,6 +626,8 @@ class PostgresSource(Source):
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+        if self._usage is not None:
+            self._usage.close()
 
     def interrupt(self) -> None:
         conn = self._conn

@@ -13,13 +13,16 @@ import time
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from benchtop.sources.process import clock_ticks, read_bytes
+from benchtop.sources.proc_files import ProcFiles
+from benchtop.sources.proc_table import read_stats, tree
+from benchtop.sources.process import ProcessReading, clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
 WORKER_THREADS = (b"bt-worker", b"bt-loop")
 # A pooler or a proxy in front of a database: the database's processes behind it belong to the run too.
 POOLERS = frozenset({"pgbouncer", "proxysql"})
 DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
+_SERVING = DATABASES | POOLERS
 ACTIVE_RUN_SHARE = 0.01  # a server task on a CPU this share of the interval serves the load
 
 
@@ -33,6 +36,7 @@ class ProcScan:
     worker_wait_ns: int | None  # benchtop's workers' run-queue wait
     server_tasks: Mapping[int, tuple[int, int]] | None  # the server's tasks: tid -> (on-CPU ns, run-queue wait ns)
     server_write_bytes: int | None  # the server tree's writes (None: not readable)
+    server: ProcessReading | None = None  # the server tree's CPU, as read_tree(memory=False) reads it
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,18 +59,6 @@ class ProcShares:
         return ", ".join(f"{name} {cores:.2f}" for name, cores in self.neighbours[:n] if cores >= 0.05)
 
 
-def parse_stat(text: bytes) -> tuple[str, int, int, int]:
-    """(command name, ppid, user+system ticks, threads) of a /proc/PID/stat line.
-
-    >>> parse_stat(b"42 (sh -c) R 7 42 7 0 -1 4194304 90 0 0 0 150 25 0 0 20 0 1 0 100 0 0")
-    ('sh -c', 7, 175, 1)
-    """
-    close = text.rindex(b")")
-    name = text[text.index(b"(") + 1 : close].decode(errors="replace")
-    f = text[close + 2 :].split()
-    return name, int(f[1]), int(f[11]) + int(f[12]), int(f[17])
-
-
 def parse_schedstat(text: bytes) -> tuple[int, int]:
     """(on-CPU ns, run-queue wait ns) of a /proc/PID/schedstat line (on-CPU ns, wait ns, timeslices).
 
@@ -84,43 +76,28 @@ def _write_bytes(text: bytes) -> int | None:
     return None
 
 
-def _tree(root: int | None, ppid: Mapping[int, int]) -> set[int]:
-    if root is None or root not in ppid:
-        return set()
-    kids: dict[int, list[int]] = {}
-    for pid, parent in ppid.items():
-        kids.setdefault(parent, []).append(pid)
-    out, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in out:
-            out.add(pid)
-            todo += kids.get(pid, [])
-    return out
-
-
-def _tasks(base: str, pid: int, threads: int) -> dict[int, tuple[int, int]]:
+def _tasks(files: ProcFiles, base: str, pid: int, threads: int) -> dict[int, tuple[int, int]]:
     """Each thread's schedstat (the process's own when it has one thread)."""
     if threads == 1:
-        return {pid: parse_schedstat(read_bytes(f"{base}/{pid}/schedstat"))}
+        return {pid: parse_schedstat(files.read(f"{base}/{pid}/schedstat"))}
     out = {}
     for task in os.listdir(f"{base}/{pid}/task"):
         try:
-            out[int(task)] = parse_schedstat(read_bytes(f"{base}/{pid}/task/{task}/schedstat"))
+            out[int(task)] = parse_schedstat(files.read(f"{base}/{pid}/task/{task}/schedstat"))
         except (OSError, ValueError, IndexError):
             continue  # the thread ended between the listing and the read
     return out
 
 
-def _worker_waits(base: str, pid: int, only: tuple[bytes, ...]) -> int:
+def _worker_waits(files: ProcFiles, base: str, pid: int, only: tuple[bytes, ...]) -> int:
     """Run-queue wait of the threads whose names start so (all of them when none does)."""
     named = total = 0
     found = False
     for task in os.listdir(f"{base}/{pid}/task"):
         try:
-            wait = parse_schedstat(read_bytes(f"{base}/{pid}/task/{task}/schedstat"))[1]
+            wait = parse_schedstat(files.read(f"{base}/{pid}/task/{task}/schedstat"))[1]
             total += wait
-            if read_bytes(f"{base}/{pid}/task/{task}/comm").startswith(only):
+            if files.read(f"{base}/{pid}/task/{task}/comm").startswith(only):
                 named += wait
                 found = True
         except (OSError, ValueError, IndexError):
@@ -128,29 +105,24 @@ def _worker_waits(base: str, pid: int, only: tuple[bytes, ...]) -> int:
     return named if found else total
 
 
-def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc") -> ProcScan:
-    """Every process's CPU, the run's processes, and the run-queue waits and writes of the run's tasks."""
+def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc",
+         files: ProcFiles | None = None) -> ProcScan:
+    """Every process's CPU, the run's processes, the server tree's CPU, and
+    the run-queue waits and writes of the run's tasks.  `files`: a reader
+    that keeps them open from one scan to the next (without it each file is
+    opened and closed)."""
+    files = files if files is not None else ProcFiles(most=0)
     own = own_pid if own_pid is not None else os.getpid()
-    ticks: dict[int, tuple[str, int]] = {}
-    ppid: dict[int, int] = {}
-    threads: dict[int, int] = {}
-    for entry in os.listdir(proc):
-        if not entry.isdigit():
-            continue
-        pid = int(entry)
-        try:
-            name, parent, cpu, n = parse_stat(read_bytes(f"{proc}/{entry}/stat"))
-        except (OSError, ValueError, IndexError):
-            continue  # gone since the listing
-        ticks[pid], ppid[pid], threads[pid] = (name, cpu), parent, n
-    server = _tree(server_pid, ppid)
-    mine = _tree(own, ppid)
+    stats = read_stats(files, proc)
+    ticks = {pid: (st.name, st.ticks) for pid, st in stats.items()}
+    server = tree(server_pid, stats)
+    mine = tree(own, stats)
     if not server or ticks.get(server_pid or 0, ("", 0))[0] not in DATABASES:
         # the server is not known here, or what listens is a pooler or a proxy: the databases here serve the run
-        mine |= {pid for pid, (name, _) in ticks.items() if name in DATABASES | POOLERS}
+        mine |= {pid for pid, (name, _) in ticks.items() if name in _SERVING}
     worker_wait: int | None
     try:
-        worker_wait = _worker_waits(proc, own, WORKER_THREADS)
+        worker_wait = _worker_waits(files, proc, own, WORKER_THREADS)
     except (OSError, ValueError, IndexError):
         worker_wait = None
     tasks: dict[int, tuple[int, int]] = {}
@@ -159,19 +131,25 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
     # which of this host's database processes serve the run is not known
     for pid in server:
         try:
-            tasks.update(_tasks(proc, pid, threads.get(pid, 0)))
+            tasks.update(_tasks(files, proc, pid, stats[pid].threads))
         except (OSError, ValueError, IndexError):
             pass  # ended since the listing
         if written is not None:
             try:
-                w = _write_bytes(read_bytes(f"{proc}/{pid}/io"))
+                w = _write_bytes(files.read(f"{proc}/{pid}/io"))
                 written = None if w is None else written + w
             except PermissionError:
                 written = None  # another user's server
             except (OSError, ValueError):
                 pass
+    files.sweep()
+    cpu = None
+    if server and server_pid is not None:
+        # the live tree's CPU and what its root has reaped of the children that ended
+        cpu = ProcessReading(len(server), (sum(stats[p].ticks for p in server) + stats[server_pid].reaped)
+                             / clock_ticks(), None)
     return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait,
-                    tasks if server else None, written)
+                    tasks if server else None, written, cpu)
 
 
 def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
