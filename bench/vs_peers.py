@@ -51,7 +51,11 @@ under the table.  With --floor, each round also runs bench/roundtrip_floor.c
 PostgreSQL point select row, with one connection per thread and with two (in
 lockstep), and next to the select-only row on many connections (each
 connection its own closed loop on epoll threads), and prints its figures
-under the table.  The verdict per row is
+under the table.  For the rows with connections > threads, the share of
+benchtop's CPU that its readings of the local server's processes took (its
+pass over /proc each second for the server's CPU and the verdict, as the
+summary's client_cpu.readings_cpu_s times it) is printed under the table
+too.  The verdict per row is
 the issue's target: TPS >= 1.00x the peer and client CPU per transaction <=
 0.85x sysbench (0.95x pgbench).
 """
@@ -97,6 +101,10 @@ class Result:
     switches: int
     syscalls: int | None = None
     profile: str | None = None
+    # benchtop's own account of its measured window: its CPU, and what its readings of the
+    # local server's processes in /proc took of it (summary client_cpu.readings_cpu_s)
+    window_cpu_s: float | None = None
+    readings_s: float | None = None
 
 
 @dataclass
@@ -115,6 +123,7 @@ class Row:
     served_ok: list[bool] = field(default_factory=list)  # the PgBouncer row: every connection served, RSS <= 1 GiB
     # the bare client --floor runs beside it: "point" (a connection per thread), "many" (connections on epoll threads)
     floor: str = ""
+    readings: bool = False  # report the share of benchtop's CPU its /proc readings of the server took
 
 
 @dataclass
@@ -216,7 +225,9 @@ def benchtop(srv: Servers, engine: str, workload: str, threads: int, extra: list
         if check and rss_file:
             check(s, int(rss_file.read_text().split()[-1]) * 1024)
             rss_file.unlink(missing_ok=True)
-        return probed(Result(s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], cs), found)
+        own = s.get("client_cpu") or {}
+        return probed(Result(s["tps"], s["latency_ms"]["p99"], cpu, s["transactions"], cs,
+                             window_cpu_s=own.get("cpu_s"), readings_s=own.get("readings_cpu_s")), found)
     return run
 
 
@@ -389,7 +400,7 @@ def many_connection_rows(srv: Servers, args: argparse.Namespace, tables: list[st
             benchtop(srv, "mysql", "oltp_read_write", j, [*tables, *many]), cpu_limit=CPU_TARGET_MANY),
     ]
     return [Row(r.name + " [normal]", r.peer, r.run_peer, with_priority(r.run_benchtop, "normal"),
-                cpu_limit=r.cpu_limit, floor=r.floor) for r in rows]
+                cpu_limit=r.cpu_limit, floor=r.floor, readings=True) for r in rows]
 
 
 def pgbouncer_row(srv: Servers, args: argparse.Namespace, pgb_port: int) -> Row:
@@ -400,7 +411,7 @@ def pgbouncer_row(srv: Servers, args: argparse.Namespace, pgb_port: int) -> Row:
     # named statements do not survive transaction pooling: pgbench's extended protocol (unnamed), as
     # benchtop falls back to
     row = Row(f"pgbouncer c{n}/j{j} select-only", "pgbench", pgbench(srv, ["-S"], j, n, port=pgb_port, mode="extended"),
-              lambda s, p: Result(0, 0, 0, 0, 0), cpu_limit=CPU_TARGET_MANY)
+              lambda s, p: Result(0, 0, 0, 0, 0), cpu_limit=CPU_TARGET_MANY, readings=True)
 
     def check(s: dict, rss: int) -> None:
         ok = s.get("connections") == n and s.get("connections_served") == n and rss <= 2**30
@@ -456,6 +467,18 @@ def per_txn(rs: list[Result], attr: str) -> float:
     return sum(getattr(r, attr) for r in rs) / n if n else float("nan")
 
 
+def readings_line(rs: list[Result], seconds: int) -> str:
+    """benchtop's /proc readings of the server's processes over its runs of a
+    row: their share of its CPU in the measured windows, and their CPU per
+    second of run (one reading a second)."""
+    got = [r for r in rs if r.readings_s is not None and r.window_cpu_s]
+    if not got:
+        return "not reported (no local server process found)"
+    spent = sum(r.readings_s or 0.0 for r in got)
+    share = spent / sum(r.window_cpu_s or 0.0 for r in got)
+    return f"{100 * share:4.1f}% of benchtop's CPU ({1000 * spent / (len(got) * seconds):.1f} ms per second)"
+
+
 def report(rows: list[Row], args: argparse.Namespace) -> int:
     print(f"\n{args.threads} threads (oltp_read_write@N: N), {args.time} s per run, {args.rounds} round(s), "
           f"alternating; client CPU = user+sys of the client and its children; cs = context switches; "
@@ -488,6 +511,12 @@ def report(rows: list[Row], args: argparse.Namespace) -> int:
           f"{len(rows) - failed} of {len(rows)} rows meet them.\n"
           "[auto]: benchtop's default priority (SCHED_IDLE beside a local server), the peer normal: true for this "
           "machine only; [normal]: both normal, as against a remote server; [idle]: both SCHED_IDLE.")
+    shown = [r for r in rows if r.readings and r.bt_runs]
+    if shown:
+        print("\nserver-process readings (benchtop's pass over /proc each second for the server's CPU and the "
+              "verdict, timed by its own thread CPU), in the measured windows:")
+        for r in shown:
+            print(f"  {r.name:<{w}} {readings_line(r.bt_runs, args.time)}")
     return 1 if failed else 0
 
 
