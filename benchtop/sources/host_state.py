@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import PidStat, read_stats, tree
+from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree
 from benchtop.sources.process import ProcessReading, clock_ticks, memory_shares, tree_rss
 
 _SECTOR_BYTES = 512
@@ -148,11 +148,10 @@ def process_counters(pid: int, st: PidStat, files: ProcFiles, proc: str = "/proc
     to read) and RSS from its stat line; with `memory` its anonymous, shared
     and file-mapped memory as well (/proc/PID/status, for tree_reading).  No
     title: `title` reads it for the rows shown."""
-    io: dict[bytes, int] = {}
+    read = written = None
     try:
-        for line in files.read(f"{proc}/{pid}/io").splitlines():
-            k, _, v = line.partition(b":")
-            io[k] = int(v)
+        io = files.read(f"{proc}/{pid}/io")
+        read, written = io_counter(io, b"read_bytes"), io_counter(io, b"write_bytes")
     except (OSError, ValueError):
         pass
     mem: tuple[int, int, int] | None = None
@@ -161,7 +160,7 @@ def process_counters(pid: int, st: PidStat, files: ProcFiles, proc: str = "/proc
             mem = memory_shares(files.read(f"{proc}/{pid}/status").decode(errors="replace"))
         except OSError:
             pass
-    return ProcCounters(st.ticks, io.get(b"read_bytes"), io.get(b"write_bytes"), st.rss_pages * _PAGE, "",
+    return ProcCounters(st.ticks, read, written, st.rss_pages * _PAGE, "",
                         st.threads, st.reaped, mem)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import read_stats, tree
+from benchtop.sources.proc_table import io_counter, read_stats, tree
 from benchtop.sources.process import ProcessReading, clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
@@ -67,13 +67,6 @@ def parse_schedstat(text: bytes) -> tuple[int, int]:
     """
     f = text.split()
     return int(f[0]), int(f[1])
-
-
-def _write_bytes(text: bytes) -> int | None:
-    for line in text.splitlines():
-        if line.startswith(b"write_bytes:"):
-            return int(line.split()[1])
-    return None
 
 
 def _tasks(files: ProcFiles, base: str, pid: int, threads: int) -> dict[int, tuple[int, int]]:
@@ -136,7 +129,7 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
             pass  # ended since the listing
         if written is not None:
             try:
-                w = _write_bytes(files.read(f"{proc}/{pid}/io"))
+                w = io_counter(files.read(f"{proc}/{pid}/io"), b"write_bytes")
                 written = None if w is None else written + w
             except PermissionError:
                 written = None  # another user's server

@@ -38,6 +38,22 @@ def parse_stat(text: bytes) -> PidStat:
                    int(f[11]) + int(f[12]), int(f[13]) + int(f[14]), int(f[17]), int(f[21]))
 
 
+def io_counter(text: bytes, key: bytes) -> int | None:
+    """One line of /proc/PID/io (a search, not a split of its seven lines).
+
+    >>> io = b"rchar: 1\\nread_bytes: 0\\nwrite_bytes: 8192\\ncancelled_write_bytes: 4096\\n"
+    >>> io_counter(io, b"write_bytes"), io_counter(io, b"read_bytes"), io_counter(b"rchar: 1\\n", b"write_bytes")
+    (8192, 0, None)
+    """
+    # at a line's start (the first line is rchar): write_bytes is not cancelled_write_bytes
+    i = text.find(b"\n" + key + b":")
+    if i < 0:
+        return None
+    start = i + len(key) + 2
+    end = text.find(b"\n", start)
+    return int(text[start : end if end >= 0 else None])
+
+
 def read_stats(files: ProcFiles, proc: str = "/proc") -> dict[int, PidStat]:
     """Every process's stat (those that end between the listing and the read are left out)."""
     out: dict[int, PidStat] = {}
