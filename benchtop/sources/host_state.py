@@ -179,7 +179,8 @@ def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc",
     """Every process's stat (one pass over /proc), and the counters of
     `root` and its descendants (empty when root is gone)."""
     stats = read_stats(files, proc)
-    procs = {pid: process_counters(pid, stats[pid], files, proc, memory) for pid in tree(root, stats)}
+    # by pid: the rows' order among equals stays the same from one reading to the next
+    procs = {pid: process_counters(pid, stats[pid], files, proc, memory) for pid in sorted(tree(root, stats))}
     return stats, procs
 
 
