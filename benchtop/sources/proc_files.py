@@ -17,9 +17,9 @@ Kept descriptors count against RLIMIT_NOFILE, which the load's sockets
 need: the soft limit is raised by what is kept (in steps of KEEP_STEP); when
 the hard limit allows no more, a file is kept only while its descriptor is
 in the lowest quarter of the limit, else opened and closed each time as
-before.  A descriptor of a process that ended reads ESRCH and is dropped;
-`sweep` closes those not read since the last sweep (a reused pid is another
-process, whose files are opened afresh).
+before.  A descriptor of a process that ended reads ESRCH: it is closed and
+the path read afresh (its pid may be another process's by now); `sweep`
+closes those not read since the last sweep.
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ class ProcFiles:
         try:
             out = os.pread(fd, _SIZE, 0)
         except OSError:
+            # the process it was opened on ended: its pid may be another's by now, read afresh
             self._drop(path)
-            raise
+            return read_bytes(path)
         return out if len(out) < _SIZE else read_bytes(path)
 
     def sweep(self) -> None:
