@@ -1,10 +1,10 @@
-"""One pass over /proc per interval for the verdict: every process's CPU
-(what the host's other processes take from the run), the time benchtop's
-workers and the server's tasks spent runnable but not running
-(/proc/PID/schedstat: waiting in the run queue for a CPU), and the server's
-own writes (/proc/PID/io).  `shares` turns two scans into per-second
-figures.  Only world-readable files are needed, except /proc/PID/io of
-another user's server (None then)."""
+"""One pass over /proc per interval for the verdict and the run's costs:
+every process's CPU (what the host's other processes take from the run, and
+the server tree's own), the time benchtop's workers and the server's tasks
+spent runnable but not running (/proc/PID/schedstat: waiting in the run
+queue for a CPU), and the server's own writes (/proc/PID/io).  `shares`
+turns two scans into per-second figures.  Only world-readable files are
+needed, except /proc/PID/io of another user's server (None then)."""
 
 from __future__ import annotations
 
