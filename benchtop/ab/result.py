@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchtop.ab.rounds import Plan, Round, SideFigures
 from benchtop.ab.sides import Side
-from benchtop.ab.stats import CONFIDENCE, METHOD, Comparison, Outcome, compare, verdict_text
+from benchtop.ab.stats import CONFIDENCE, METHOD, Comparison, Outcome, compare, look_confidence, verdict_text
 from benchtop.record.folder import AB_JSON
 
 
@@ -36,28 +36,29 @@ METRICS = (
 )
 
 
-def comparisons(rounds: Sequence[Round], resolution: float) -> dict[str, Comparison]:
+def comparisons(rounds: Sequence[Round], resolution: float, confidence: float = CONFIDENCE) -> dict[str, Comparison]:
     """Every metric all rounds measured on both sides (client CPU is not
-    measured on every target), B against A."""
+    measured on every target), B against A, at `confidence`."""
     out = {}
     for m in METRICS:
         a = [m.value(r.a) for r in rounds]
         b = [m.value(r.b) for r in rounds]
         if rounds and all(v is not None for v in (*a, *b)):
             out[m.key] = compare([float(v) for v in a if v is not None], [float(v) for v in b if v is not None],
-                                 m.higher_is_faster, resolution, counts=m.counts)
+                                 m.higher_is_faster, resolution, confidence, counts=m.counts)
     tps = out.get("tps")
     if tps is not None and tps.reason:
         # a run that counted no transactions measured no latency and counted no errors: its figures are none
         out.update({m.key: Comparison(None, None, None, None, Outcome.UNDECIDED, len(rounds), None,
-                                      m.higher_is_faster, f"tps: {tps.reason}") for m in METRICS if m.key in out
+                                      m.higher_is_faster, f"tps: {tps.reason}", confidence)
+                    for m in METRICS if m.key in out
                     and m.key != "tps"})
     return out
 
 
-def decided(rounds: Sequence[Round], resolution: float) -> bool:
-    """The TPS verdict is one that more rounds are not needed for."""
-    tps = comparisons(rounds, resolution).get("tps")
+def decided(rounds: Sequence[Round], resolution: float, confidence: float = CONFIDENCE) -> bool:
+    """The TPS verdict, at `confidence`, is one that more rounds are not needed for."""
+    tps = comparisons(rounds, resolution, confidence).get("tps")
     return tps is not None and tps.verdict is not Outcome.UNDECIDED
 
 
@@ -80,10 +81,16 @@ class AbResult:
     rounds: Sequence[Round]
     stopped_by: str
     seed: int
+    horizon: int | None = None  # --until-confident: the most rounds it could look after (stats.look_confidence)
+
+    @property
+    def confidence(self) -> float:
+        """Of the intervals: 95%, or higher after a look of --until-confident."""
+        return look_confidence(len(self.rounds), self.horizon)
 
     @property
     def metrics(self) -> dict[str, Comparison]:
-        return comparisons(self.rounds, self.plan.resolution)
+        return comparisons(self.rounds, self.plan.resolution, self.confidence)
 
     def metric(self, key: str) -> Comparison:
         """One metric's comparison (a key of METRICS: "tps", "p99_ms", ...);
@@ -94,7 +101,8 @@ class AbResult:
         found = self.metrics.get(key)
         return found if found is not None else Comparison(None, None, None, None, Outcome.UNDECIDED, len(self.rounds),
                                                           None, known[key].higher_is_faster,
-                                                          "no round" if not self.rounds else "not every round measured it")
+                                                          "no round" if not self.rounds else "not every round measured it",
+                                                          self.confidence)
 
     @property
     def tps(self) -> Comparison:
@@ -127,7 +135,8 @@ class AbResult:
             "verdict": self.verdict.value,
             "text": self.text(),
             "method": METHOD,
-            "confidence": CONFIDENCE,
+            "confidence": round(self.confidence, 5),
+            "looks_horizon": self.horizon,
             "resolution": self.plan.resolution,
             "round_time_s": self.plan.round_time_s,
             "until_confident": self.plan.until_confident,

@@ -11,6 +11,7 @@ runs are set up in), with both sides' settings applied around it."""
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from benchtop.ab.sides import Side
+from benchtop.ab.stats import look_confidence
 from benchtop.stopping import StopFlag
 
 
@@ -98,7 +100,7 @@ class RoundRunner:
 
     def __init__(self, sides: Mapping[str, Side], plan: Plan, run_side: Callable[[Side, int], SideFigures | None],
                  settings_of: Callable[[Side], Settings | None], stop: StopFlag,
-                 decided: Callable[[list[Round]], bool] = lambda rounds: False,
+                 decided: Callable[[list[Round], float], bool] = lambda rounds, confidence: False,
                  on_round: Callable[[Round], None] = lambda r: None, rng: random.Random | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  run_pair: Callable[[tuple[Side, Side], int], Mapping[str, SideFigures] | None] | None = None) -> None:
@@ -114,6 +116,7 @@ class RoundRunner:
         self.clock = clock
         self.rounds: list[Round] = []
         self.stopped_by = ""
+        self.horizon: int | None = None  # --until-confident: the most rounds it may look after
 
     def run(self) -> list[Round]:
         started = self.clock()
@@ -127,7 +130,12 @@ class RoundRunner:
             if done is None:
                 self.stopped_by = self.stop.reason or "stopped"
                 break
-            longest = max(longest, self.clock() - t0)
+            took = self.clock() - t0
+            if self.plan.until_confident and self.horizon is None:
+                # the rounds that fit in --max-time at the first one's length: the looks its error is spread over
+                fit = math.ceil(self.plan.max_time_s / took) if took > 0 else 6
+                self.horizon = max(6, min(fit, self.plan.rounds) if self.plan.rounds is not None else fit)
+            longest = max(longest, took)
             self.rounds.append(done)
             self.on_round(done)
         return self.rounds
@@ -139,7 +147,7 @@ class RoundRunner:
         if plan.rounds is not None and len(self.rounds) >= plan.rounds:
             return "rounds"
         if plan.until_confident:
-            if self.rounds and self.decided(self.rounds):
+            if self.rounds and self.decided(self.rounds, look_confidence(len(self.rounds), self.horizon)):
                 return "confident"
             if elapsed + longest > plan.max_time_s:
                 return "max-time"

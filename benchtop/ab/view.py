@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from benchtop.ab.result import comparisons
 from benchtop.ab.rounds import Plan, Round
-from benchtop.ab.stats import verdict_text
+from benchtop.ab.stats import look_confidence, verdict_text
 from benchtop.record.ab import AbLive, AbPoint, AbView
 from benchtop.record.controller import Sample
 
@@ -42,9 +42,10 @@ class Progress:
             view = self._current()
         self.publish(view)
 
-    def rounds_done(self, rounds: Sequence[Round]) -> None:
-        """The rounds so far (the last one just finished) and their statistics."""
-        tps = comparisons(rounds, self.plan.resolution).get("tps")
+    def rounds_done(self, rounds: Sequence[Round], horizon: int | None = None) -> None:
+        """The rounds so far (the last one just finished) and their statistics
+        (`horizon`: --until-confident's, benchtop.ab.stats.look_confidence)."""
+        tps = comparisons(rounds, self.plan.resolution, look_confidence(len(rounds), horizon)).get("tps")
         points = tuple(AbPoint(r.index, r.order, r.a.tps, r.b.tps) for r in rounds)
         with self._lock:
             self._view = replace(self._view, rounds=points, verdict=verdict_text(tps, self.plan.resolution)

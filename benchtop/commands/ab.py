@@ -206,7 +206,7 @@ def _comparison(c: ComparisonSetup, stop: StopFlag, line: Callable[[str], None],
                 progress: Progress | None = None) -> AbComparison:
     runs = SideRuns(c.options, c.folder, stop, live=progress.side_read if progress is not None else _nowhere)
     runner = RoundRunner(c.sides, c.plan, runs.one, lambda side: c.controls[side.name], stop,
-                         decided=lambda rounds: decided(rounds, c.plan.resolution), rng=random.Random(c.seed),
+                         decided=lambda rounds, confidence: decided(rounds, c.plan.resolution, confidence), rng=random.Random(c.seed),
                          run_pair=_pairs(runs, c.plan))
     return AbComparison(runner, c.controls, c.folder, c.seed, stop, line, progress)
 

@@ -58,15 +58,15 @@ class AbComparison:
 
     def result(self) -> AbResult:
         r = self.runner
-        return AbResult(r.sides, r.plan, r.rounds, self.stopped_by, self.seed)
+        return AbResult(r.sides, r.plan, r.rounds, self.stopped_by, self.seed, r.horizon)
 
     def _round_done(self, r: Round) -> None:
         """A round's line, and ab.json rewritten: a comparison killed later keeps what it measured."""
         plan = self.runner.plan
         self.line(round_line(r, plan.rounds if not plan.until_confident else None, plan.duet))
-        AbResult(self.runner.sides, plan, list(self.runner.rounds), "", self.seed).write(self.folder)
+        AbResult(self.runner.sides, plan, list(self.runner.rounds), "", self.seed, self.runner.horizon).write(self.folder)
         if self.progress is not None:
-            self.progress.rounds_done(self.runner.rounds)
+            self.progress.rounds_done(self.runner.rounds, self.runner.horizon)
 
 
 def _restore(control: SettingsControl | None) -> str:

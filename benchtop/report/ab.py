@@ -48,6 +48,15 @@ class AbMetric:
     ci_low: float | None
     ci_high: float | None
     verdict: str
+    confidence: float = 0.95  # of the interval (higher when --until-confident judged after every round)
+
+    @property
+    def level(self) -> str:
+        """
+        >>> AbMetric(1.0, 0.9, 1.1, "undecided", 0.99617).level
+        '99.6%'
+        """
+        return f"{100 * self.confidence:.3g}%"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +101,7 @@ def load_ab(folder: Path) -> AbData:
             rounds.append(AbRound(int(r["round"]), order, _figure(r.get("a"), "tps"), _figure(r.get("b"), "tps"),
                                   _figure(r.get("a"), "p99_ms"), _figure(r.get("b"), "p99_ms")))
         metrics = {str(k): AbMetric(_number(m.get("ratio")), _number(m.get("ci_low")), _number(m.get("ci_high")),
-                                    str(m.get("verdict", "")))
+                                    str(m.get("verdict", "")), _number(m.get("confidence")) or 0.95)
                    for k, m in (ab.get("metrics") or {}).items() if isinstance(m, Mapping)}
         sides = {name: str((side or {}).get("options", "")) for name, side in (ab.get("sides") or {}).items()}
         return AbData(folder, folder.resolve().name, str(ab.get("verdict", "undecided")), str(ab.get("text", "")),
@@ -111,7 +120,8 @@ def _interval(m: AbMetric | None) -> str:
     """'1.041 (95% CI 1.023 .. 1.059)'."""
     if m is None or m.ratio is None:
         return "-"
-    ci = f" (95% CI {m.ci_low:.3f} .. {m.ci_high:.3f})" if m.ci_low is not None and m.ci_high is not None else ""
+    ci = (f" ({m.level} CI {m.ci_low:.3f} .. {m.ci_high:.3f})" if m.ci_low is not None and m.ci_high is not None
+          else "")
     return f"{m.ratio:.3f}{ci}"
 
 
@@ -149,7 +159,7 @@ def ab_plots(comparisons: Sequence[AbData]) -> list[Plot]:
             if m is not None and m.ratio is not None:
                 hlines = ((m.ratio, f"B/A {m.ratio:.3f} (all rounds)"),)
                 if m.ci_low is not None and m.ci_high is not None:
-                    bands = ((m.ci_low, m.ci_high, f"95% CI {m.ci_low:.3f} .. {m.ci_high:.3f}"),)
+                    bands = ((m.ci_low, m.ci_high, f"{m.level} CI {m.ci_low:.3f} .. {m.ci_high:.3f}"),)
             plots.append(Plot(f"ab_{key}{suffix}", f"{ab.name}: B/A {what} per round ({ab.verdict})", "ab", "round",
                               f"B/A {what}", (Series(f"{ab.name}: B/A per round", tuple(x for x, _ in shown),
                                                      tuple(y for _, y in shown)),),

@@ -66,7 +66,8 @@ def _ab(server: Server, out: Path, rounds: int, seed: int, *args: str) -> dict:
         first, second = r["order"]
         if ab["turn_s"]:  # both ran at once, taking turns: the order recorded is which took the first
             assert "(first turn)" in turn[first] and "(second turn)" in turn[second], turn
-            assert all(abs(r[side]["ran_s"] - 1.0) < 0.1 for side in "ab"), r  # half of each run's 2 s
+            # half of each run's 2 s; a turn ends late when the host gives its thread no CPU in time
+            assert all(abs(r[side]["ran_s"] - 1.0) < 0.25 for side in "ab"), r
         else:
             assert started[first] < started[second]  # the order recorded is the order run
     return ab

@@ -160,8 +160,38 @@ def test_a_stop_ends_the_rounds_and_still_restores() -> None:
 def test_until_confident_stops_once_decided() -> None:
     sides = {"a": parse_side("a", ""), "b": parse_side("b", "")}
     runner = RoundRunner(sides, Plan(None, 1.0, until_confident=True), lambda s, i: _figures(s.name, 1.0),
-                         lambda s: None, StopFlag(), decided=lambda rounds: len(rounds) >= 7)
+                         lambda s: None, StopFlag(), decided=lambda rounds, confidence: len(rounds) >= 7)
     assert len(runner.run()) == 7 and runner.stopped_by == "confident"
+
+
+def test_until_confident_judges_each_look_at_a_higher_confidence() -> None:
+    """Rounds of 10 s within --max-time 300: the error is spread over 30 looks, each judged stricter than 95%,
+    and the result's intervals are the last look's."""
+    from benchtop.ab.result import AbResult
+    from benchtop.ab.stats import look_confidence
+
+    now = [0.0]
+
+    def ten_seconds(side: object, index: int) -> SideFigures:
+        now[0] += 5.0
+        return _figures("a", 1000.0 + index)
+
+    seen: list[float] = []
+
+    def decided(rounds: list, confidence: float) -> bool:
+        seen.append(confidence)
+        return len(rounds) >= 9
+
+    sides = {"a": parse_side("a", ""), "b": parse_side("b", "")}
+    runner = RoundRunner(sides, Plan(None, 1.0, until_confident=True, max_time_s=300.0), ten_seconds,
+                         lambda s: None, StopFlag(), decided=decided, clock=lambda: now[0])
+    assert len(runner.run()) == 9 and runner.horizon == 30
+    assert seen == [look_confidence(n, 30) for n in range(1, 10)] and all(c > 0.98 for c in seen)
+    result = AbResult(sides, runner.plan, runner.rounds, runner.stopped_by, 1, runner.horizon)
+    assert result.tps.confidence == result.confidence == look_confidence(9, 30)
+    assert result.to_dict()["ab"]["confidence"] == round(look_confidence(9, 30), 5)
+    # counted in advance: one look, at 95%
+    assert AbResult(sides, Plan(9, 1.0), runner.rounds, "rounds", 1).tps.confidence == 0.95
 
 
 def test_the_result_answers_a_regression_check() -> None:
