@@ -51,7 +51,8 @@ class Progress:
             self._view = replace(self._view, rounds=points, verdict=verdict_text(tps, self.plan.resolution)
                                  if tps is not None else NOTHING_YET,
                                  ratio=tps.ratio if tps else None, ci_low=tps.ci_low if tps else None,
-                                 ci_high=tps.ci_high if tps else None)
+                                 ci_high=tps.ci_high if tps else None,
+                                 confidence=tps.confidence if tps else self._view.confidence)
             self._live.clear()
         self._changed()
 

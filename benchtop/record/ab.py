@@ -52,8 +52,9 @@ class AbView:
     resolution: float
     rounds: tuple[AbPoint, ...] = ()
     ratio: float | None = None  # B/A of TPS, the Hodges-Lehmann estimate
-    ci_low: float | None = None  # its 95% interval (None before there are rounds enough)
+    ci_low: float | None = None  # its interval (None before there are rounds enough)
     ci_high: float | None = None
+    confidence: float = 0.95  # the interval's (higher at a look of --until-confident)
     verdict: str = ""  # the verdict line so far
     live: tuple[AbLive, ...] = ()
     ended: str = ""  # why the comparison ended ("" while it runs)

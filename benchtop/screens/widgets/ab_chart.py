@@ -101,7 +101,7 @@ def _span(values: list[float]) -> tuple[float, float]:
 
 
 def interval_line(v: AbView, width: int) -> Text:
-    """B/A so far on a scale of the change: its 95% interval as a bar
+    """B/A so far on a scale of the change: its interval as a bar
     (├━━●━━┤), no change as │, the resolution's bounds as ┊, before there
     is an interval each round's ratio as a dot.
 
@@ -109,6 +109,8 @@ def interval_line(v: AbView, width: int) -> Text:
     >>> view = AbView("", 10, False, 0.02, ratio=1.041, ci_low=1.023, ci_high=1.059)
     >>> print(interval_line(view, 60).plain)
     B/A 1.041  95% CI +2.3% .. +5.9%           ┊  │   ├━━━●━┤
+    >>> print(interval_line(AbView("", None, False, 0.02, ratio=0.95, confidence=0.9962), 40).plain)
+    B/A 0.950  (too few rounds for a 99.6% interval)
     """
     head = Text("B/A ", style="bold")
     ratios = [r for r in (p.ratio for p in v.rounds) if r is not None]
@@ -118,7 +120,9 @@ def interval_line(v: AbView, width: int) -> Text:
     head.append(f"{v.ratio:.3f}")
     have_ci = v.ci_low is not None and v.ci_high is not None
     ends = [v.ci_low, v.ci_high] if have_ci else ratios
-    head.append(f"  95% CI {_pct(v.ci_low)} .. {_pct(v.ci_high)}  " if have_ci else "  (an interval needs 6 rounds)  ",
+    head.append(f"  {100 * v.confidence:.3g}% CI {_pct(v.ci_low)} .. {_pct(v.ci_high)}  " if have_ci
+                else "  (an interval needs 6 rounds)  " if v.confidence == 0.95
+                else f"  (too few rounds for a {100 * v.confidence:.3g}% interval)  ",
                 style="" if have_ci else "dim")
     cols = width - len(head.plain)
     if cols < 9:
