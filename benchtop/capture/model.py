@@ -66,10 +66,44 @@ class Statement:
 
 
 @dataclass(frozen=True, slots=True)
+class Same:
+    """A placeholder that took, in every transaction or nearly, the value an
+    earlier statement's placeholder took in the same transaction (pgbench's
+    SELECT reads the account its UPDATE just wrote): equal in `equal` of the
+    `of` transactions seen holding both statements."""
+
+    statement: str
+    index: int
+    source: str
+    source_index: int
+    equal: int
+    of: int
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """The order the statements run in within a transaction (their texts,
+    first to last) as `source` showed it in `transactions` transactions, whole
+    or in part; the statements it leaves out were seen in too few of them."""
+
+    source: str
+    transactions: int
+    statements: tuple[str, ...]
+    shared: tuple[Same, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Order:
+        return cls(str(d["source"]), int(d["transactions"]), tuple(str(t) for t in d["statements"]),
+                   tuple(Same(str(x["statement"]), int(x["index"]), str(x["source"]), int(x["source_index"]),
+                              int(x["equal"]), int(x["of"])) for x in d.get("shared", ())))
+
+
+@dataclass(frozen=True, slots=True)
 class Capture:
     """A window of a server's statements. `engine`: mysql or postgresql;
     `literals`: the clients sent values in the statement text (so the twin
-    does too), rather than as parameters of prepared statements."""
+    does too), rather than as parameters of prepared statements; `order`:
+    the statements' order within a transaction, None where nothing showed it."""
 
     engine: str
     target: str
@@ -82,6 +116,7 @@ class Capture:
     sample_source: str
     statements: tuple[Statement, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    order: Order | None = None
 
     @property
     def rate(self) -> float:
@@ -106,6 +141,9 @@ class Capture:
         ...             (Statement("BEGIN", "begin", 5, 0.5),))
         >>> Capture.from_dict(c.to_dict()) == c
         True
+        >>> o = Order("pg_stat_activity", 9, ("UPDATE a", "SELECT a"), (Same("SELECT a", 0, "UPDATE a", 1, 9, 9),))
+        >>> Capture.from_dict(Capture("postgresql", "p", "16", 0.0, 1.0, 9, 9, True, "x", (), (), o).to_dict()).order == o
+        True
         """
         stmts = []
         for s in d.get("statements", ()):
@@ -119,7 +157,8 @@ class Capture:
                                    int(s.get("rows_examined", 0)), phs))
         return cls(str(d["engine"]), str(d["target"]), str(d["server_version"]), float(d["started_at"]),
                    float(d["window_s"]), int(d["transactions"]), int(d["commits"]), bool(d["literals"]),
-                   str(d["sample_source"]), tuple(stmts), tuple(str(n) for n in d.get("notes", ())))
+                   str(d["sample_source"]), tuple(stmts), tuple(str(n) for n in d.get("notes", ())),
+                   Order.from_dict(d["order"]) if d.get("order") else None)
 
 
 class CaptureSourceError(RuntimeError):

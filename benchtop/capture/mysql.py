@@ -2,7 +2,9 @@
 SELECTs only: nothing is enabled, truncated or reset.  Values come from
 events_statements_history_long and events_statements_current when their
 consumers are already on; otherwise from the columns' catalogue
-(benchtop.capture.mysql_columns)."""
+(benchtop.capture.mysql_columns).  The long history also shows each
+thread's statements in order (EVENT_ID), so those between a BEGIN and its
+COMMIT are kept as one transaction's, for the order they run in."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import pymysql
 
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.mysql_columns import MySQLColumns
-from benchtop.capture.normalize import literal_values
+from benchtop.capture.normalize import literal_values, statement_kind
+from benchtop.capture.order import Seen
 from benchtop.capture.window import Totals
 from benchtop.errors import one_line
 from benchtop.target import Target
@@ -41,6 +44,7 @@ class MySQLReader:
     the captured ones."""
 
     engine = "mysql"
+    order_source = "performance_schema.events_statements_history_long"
 
     def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
         self.target = target.describe()
@@ -64,6 +68,10 @@ class MySQLReader:
         self._executes: list[int] = []
         self._digests: dict[str, str] = {}
         self._seen: set[tuple[int, int]] = set()
+        # per thread: the last event of the long history followed, and the transaction open at it
+        self._followed: dict[int, int] = {}
+        self._open: dict[int, tuple[str, list[Seen]]] = {}
+        self._in_txns: list[Seen] = []
         self._columns = MySQLColumns(self._rows, self.schema)
 
     def _rows(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
@@ -102,15 +110,39 @@ class MySQLReader:
             self._last_history = now
         for table in tables:
             rows = self._rows(f"SELECT THREAD_ID AS thread, EVENT_ID AS event, DIGEST AS digest, SQL_TEXT AS text "
-                              f"FROM performance_schema.{table} WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL")
+                              f"FROM performance_schema.{table} WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL "
+                              "ORDER BY THREAD_ID, EVENT_ID")
             for r in rows:
                 mark = (int(r["thread"]), int(r["event"]))
                 key = self._digests.get(str(r["digest"]))
+                if table == "events_statements_history_long":
+                    self._follow(mark, key, str(r["text"]))
                 if key is None or mark in self._seen:
                     continue
                 self._seen.add(mark)
                 out.append((key, literal_values(str(r["text"]))))
         return out
+
+    def _follow(self, mark: tuple[int, int], key: str | None, text: str) -> None:
+        """One statement of the long history, in its thread's order: a BEGIN
+        opens the thread's transaction, a COMMIT or ROLLBACK closes it and
+        keeps its statements (those of a transaction whose BEGIN came before
+        the window are not kept: their places are unknown)."""
+        thread, event = mark
+        if event <= self._followed.get(thread, -1):
+            return
+        self._followed[thread] = event
+        kind = statement_kind(text)
+        if kind == "begin":
+            self._open[thread] = (f"{thread}/{event}", [])
+        elif kind in ("commit", "rollback"):
+            self._in_txns += self._open.pop(thread, ("", []))[1]
+        elif thread in self._open and key is not None:
+            name, txn = self._open[thread]
+            txn.append(Seen(name, float(len(txn) + 1), key, tuple(literal_values(text))))
+
+    def in_transactions(self) -> list[Seen]:
+        return self._in_txns
 
     def literals(self) -> bool:
         # prepared statements' executions are not digested (MariaDB): what is captured came as text

@@ -2,7 +2,9 @@
 pg_stat_statements_reset).  Values come from the queries pg_stat_activity
 shows while the window lasts (under the simple protocol they hold their
 literals); a placeholder never seen gets its column's range from pg_stats'
-histogram bounds."""
+histogram bounds.  A backend caught inside a transaction is read again at
+once, a few times while that transaction lasts, so its statements are seen
+in their order (under one xact_start) and with the values they share."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.normalize import folded, literal_values, with_numbered_params
+from benchtop.capture.order import Seen
 from benchtop.capture.window import Totals
 from benchtop.errors import one_line
 from benchtop.target import Target, pq
@@ -19,6 +22,13 @@ from benchtop.target.connection import libpq_conninfo, libpq_params
 TAG = "/* benchtop-capture */"
 _MONITOR_TAG = "/* benchtop-monitor */"
 _NUMERIC = {"smallint", "integer", "bigint", "numeric", "real", "double precision", "decimal"}
+_ACTIVITY = ("SELECT pid, query, state, extract(epoch FROM xact_start)::float8 AS xact, "
+             "extract(epoch FROM query_start)::float8 AS started FROM pg_stat_activity "
+             "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+# a backend caught inside a transaction is read again up to this many times while the transaction lasts
+# (a read takes a fraction of a millisecond; an OLTP transaction a millisecond or a few)
+FOLLOW = 10
+_IN_TRANSACTION = ("active", "idle in transaction")
 
 
 def _bounds(text: str | None) -> tuple[float, float] | None:
@@ -41,6 +51,7 @@ def _bounds(text: str | None) -> tuple[float, float] | None:
 class PostgresReader:
     engine = "postgresql"
     sample_source = "pg_stat_activity"
+    order_source = "pg_stat_activity"
 
     def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
         self.target = target.describe()
@@ -55,8 +66,11 @@ class PostgresReader:
         if not self._one("SELECT count(*) AS n FROM pg_extension WHERE extname = 'pg_stat_statements'").get("n"):
             raise CaptureSourceError(f"{self.target}: pg_stat_statements is not installed in this database "
                                      "(CREATE EXTENSION pg_stat_statements, with it in shared_preload_libraries)")
-        self._keys: dict[str, str] = {}
-        self._last: dict[int, str] = {}
+        # a text may have several entries: pg_stat_statements tells a query sent with literals (simple protocol) from
+        # the same one prepared, and pg_stat_activity shows the same text for both
+        self._keys: dict[str, list[str]] = {}
+        self._last: dict[int, float] = {}
+        self._in_txns: list[Seen] = []
         self._columns: dict[tuple[str, str], Column | None] = {}
         self._with_literals = 0
         self._with_params = 0
@@ -83,30 +97,55 @@ class PostgresReader:
             if not text or TAG in text or _MONITOR_TAG in text:
                 continue
             key = f"{r['userid']}/{r['queryid']}"
-            self._keys[folded(text)] = key
+            keys = self._keys.setdefault(folded(text), [])
+            if key not in keys:
+                keys.append(key)
             out[key] = Totals(text, int(r["calls"]), float(r["total_ms"] or 0), int(r["rows"] or 0))
         return out
 
     def samples(self) -> list[tuple[str, list[str]]]:
-        rows = self._rows("SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() "
-                          "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        out: list[tuple[str, list[str]]] = []
+        rows = self._rows(_ACTIVITY)
+        for _ in range(FOLLOW):
+            inside = {int(r["pid"]): r["xact"] for r in rows if r["state"] in _IN_TRANSACTION and r["xact"]}
+            out += self._take(rows)
+            if not inside:
+                break
+            rows = [r for r in self._rows(f"{_ACTIVITY} AND pid IN ({', '.join(str(p) for p in inside)})")
+                    if r["xact"] == inside[int(r["pid"])]]
+        return out
+
+    def _take(self, rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+        """The executions in `rows` not seen before, as (statement key, values);
+        those inside a transaction kept for its order."""
         out = []
         for r in rows:
             text = str(r["query"] or "")
             pid = int(r["pid"])
-            if not text or self._last.get(pid) == text:
+            started = r["started"]
+            if not text or started is None or self._last.get(pid) == started:
                 continue  # the same execution seen again, or none yet
-            self._last[pid] = text
+            self._last[pid] = started
             normalized, values = with_numbered_params(text)
-            key = self._keys.get(folded(normalized))
-            if key is None:
+            keys = self._keys.get(folded(normalized), [])
+            if not keys:
                 continue
             if values:
                 self._with_literals += 1
-                out.append((key, literal_values(text)))
             elif "$1" in text:
                 self._with_params += 1
+            inside = r["state"] in _IN_TRANSACTION and r["xact"]
+            for key in keys:
+                # each entry of the text: the window keeps those that ran
+                if values:
+                    out.append((key, literal_values(text)))
+                if inside:
+                    self._in_txns.append(Seen(f"{pid}/{r['xact']}", 1000.0 * (started - r["xact"]), key,
+                                              tuple(literal_values(text)) if values else ()))
         return out
+
+    def in_transactions(self) -> list[Seen]:
+        return self._in_txns
 
     def commits(self) -> int | None:
         """The database's committed transactions so far, this reader's own left out.

@@ -3,7 +3,10 @@ type holding the captured statements, each run as many times per
 transaction as it ran per captured transaction (a whole number, plus one
 more with the fraction's probability), with placeholders drawn from the
 fitted distributions; `rate` is the captured transaction rate and `prepare`
-says whether the clients sent literals (text protocol) or parameters."""
+says whether the clients sent literals (text protocol) or parameters.  The
+statements run in the order the capture saw them run within a transaction
+(reads first, then writes by count, where it saw none), and a placeholder seen
+taking an earlier statement's value in the same transaction takes it here too."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from benchtop.capture.fit import Draw, Pool, fit
-from benchtop.capture.model import Capture, Statement
+from benchtop.capture.model import Capture, Order, Same, Statement
 from benchtop.capture.normalize import runnable, split_at_placeholders
 
 # the engine deals at most 32 transaction types (benchtop.workload.program.MAX_TXN_TYPES)
@@ -23,6 +26,9 @@ _SOURCES = {"samples": "the values seen", "column": "the column's range or lengt
             "unknown": "nothing seen: a guess"}
 # fractions of an execution per transaction, in millionths
 _SCALE = 1_000_000
+# a statement run this close to once per transaction ran once in each (the others were in flight at the window's
+# ends), so it can share a value with another
+_ONCE = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +102,12 @@ class _Script:
         return name
 
     def statement(self, s: Statement, draws: tuple[Draw, ...], depth: int, names: dict[int, str],
-                  prefix: str = "v") -> None:
+                  prefix: str = "v", keep: dict[int, str] | None = None) -> dict[int, str]:
         """set lines for the placeholders (those not in `names`), then the
-        exec; variables are `prefix` and the placeholder's position."""
+        exec; variables are `prefix` and the placeholder's position, or the
+        name `keep` gives a placeholder whose value a later statement takes.
+        The parameter of each placeholder, by index."""
+        keep = keep or {}
         refs: list[str] = []
         nstrs = 0
         for pos, (ph, d) in enumerate(zip(s.placeholders, draws, strict=True)):
@@ -108,10 +117,10 @@ class _Script:
             why = f"  # {_SOURCES.get(d.source, d.source)}" if d.source else ""
             if d.kind == "string":
                 nstrs += 1
-                var = f"$s{nstrs}"
+                var = f"${keep[ph.index]}" if ph.index in keep else f"$s{nstrs}"
                 self.add(f"set {var} = str({self.string_template(d.length)}){why}", depth)
             else:
-                var = f"{prefix}{pos + 1}"
+                var = keep.get(ph.index, f"{prefix}{pos + 1}")
                 if d.kind == "width":
                     self.add(f"set {var} = {refs[-1][1:]} + {d.lo}{why}", depth)
                 elif d.lo == d.hi:
@@ -123,6 +132,51 @@ class _Script:
         sql = pieces[0] + "".join(r + p for r, p in zip(refs, pieces[1:], strict=True))
         kind = s.kind if s.kind in ("read", "write", "begin", "commit") else "other"
         self.add(f"exec {kind}: {sql.strip()}", depth)
+        return {ph.index: ref for ph, ref in zip(s.placeholders, refs, strict=True)}
+
+
+class _Shares:
+    """The placeholders that take an earlier statement's value (`uses`, by
+    statement text and index), and the parameters of those earlier ones once
+    written (each set in a variable of its own, x1, x2, ... in order)."""
+
+    def __init__(self, uses: dict[tuple[str, int], Same]) -> None:
+        self.uses = uses
+        self.sources = {(x.source, x.source_index) for x in uses.values()}
+        self.refs: dict[tuple[str, int], str] = {}
+
+    def write(self, script: _Script, s: Statement, draws: tuple[Draw, ...], depth: int,
+              names: dict[int, str], prefix: str = "v") -> dict[int, str]:
+        names = dict(names)
+        for ph in s.placeholders:
+            x = self.uses.get((s.text, ph.index))
+            if x is not None and (x.source, x.source_index) in self.refs:
+                names[ph.index] = self.refs[(x.source, x.source_index)]
+                script.add(f"# ${ph.index + 1} takes the value of ${x.source_index + 1} of "
+                           f"{_short(x.source)} (the same in {x.equal} of {x.of} transactions seen)", depth)
+        keep: dict[int, str] = {}
+        for ph in s.placeholders:
+            if (s.text, ph.index) in self.sources:
+                keep[ph.index] = f"x{len(self.refs) + len(keep) + 1}"
+        refs = script.statement(s, draws, depth, names, prefix, keep)
+        for i in keep:
+            self.refs[(s.text, i)] = refs[i]
+        return refs
+
+
+def _short(text: str, width: int = 48) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _links(order: Order | None, body: list[Statement], transactions: int) -> dict[tuple[str, int], Same]:
+    """The order's shared values that the twin can keep: between statements
+    that run once per transaction, the earlier one before the later in `body`."""
+    if order is None or transactions <= 0:
+        return {}
+    at = {s.text: i for i, s in enumerate(body) if abs(s.calls / transactions - 1.0) <= _ONCE}
+    return {(x.statement, x.index): x for x in order.shared
+            if x.source in at and x.statement in at and at[x.source] < at[x.statement]}
 
 
 def _comment(s: Statement, total: int) -> str:
@@ -131,7 +185,7 @@ def _comment(s: Statement, total: int) -> str:
     return f"# {share:.1f}% of executions, {s.mean_ms:.3f} ms mean, {rows:.2f} rows each"
 
 
-def _body_block(script: _Script, block: _Block, per_txn: float, total: int, pool: Pool) -> None:
+def _body_block(script: _Script, block: _Block, per_txn: float, total: int, pool: Pool, shares: _Shares) -> None:
     whole, frac = _times(per_txn)
     if whole == 0 and frac == 0:
         return
@@ -146,12 +200,32 @@ def _body_block(script: _Script, block: _Block, per_txn: float, total: int, pool
         script.add(f"loop {whole}")
         depth = 1
     first = block.stmts[0]
-    script.statement(first, fit(first, pool), depth, {})
-    shared = {ins: f":v{dele + 1}" for ins, dele in block.shared}
+    refs = shares.write(script, first, fit(first, pool), depth, {})
+    shared = {ins: refs[dele] for ins, dele in block.shared}
     for s in block.stmts[1:]:
-        script.statement(s, fit(s, pool), depth, shared, prefix="w")
+        shares.write(script, s, fit(s, pool), depth, shared, prefix="w")
     if depth:
         script.add("end")
+
+
+def _in_order(body: list[Statement], order: Order | None) -> None:
+    """Reads first, then writes by count, where no order was seen; the
+    statements the order places take the places of those, in its order (a
+    partial order, of the statements sampled often enough, moves no other).
+
+    >>> b = [Statement(t, "write" if t < "c" else "read", n, 1.0) for t, n in (("a", 5), ("b", 9), ("c", 1), ("d", 1))]
+    >>> _in_order(b, None); [s.text for s in b]
+    ['c', 'd', 'b', 'a']
+    >>> _in_order(b, Order("x", 9, ("a", "d"))); [s.text for s in b]
+    ['c', 'a', 'b', 'd']
+    """
+    body.sort(key=lambda s: (s.kind != "read", s.kind != "write", -s.calls))
+    if order is None:
+        return
+    place = {text: i for i, text in enumerate(order.statements)}
+    slots = [i for i, s in enumerate(body) if s.text in place]
+    for i, s in zip(slots, sorted((body[i] for i in slots), key=lambda s: place[s.text]), strict=True):
+        body[i] = s
 
 
 def _most(stmts: list[Statement]) -> Statement | None:
@@ -169,7 +243,11 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
     begin = _most([s for s in stmts if s.kind == "begin"])
     commit = _most([s for s in stmts if s.kind == "commit"])
     body = [s for s in stmts if s.kind not in ("begin", "commit", "rollback")]
-    body.sort(key=lambda s: (s.kind != "read", s.kind != "write", -s.calls))
+    order = cap.order if cap.transactions > 0 else None
+    _in_order(body, order)
+    links = _links(order, body, cap.transactions)
+    once = {x.statement for x in links.values()} | {x.source for x in links.values()}
+    shares = _Shares(links)
     pool = Pool.of(stmts)
     txns: list[tuple[str, int, _Script]] = []
     if cap.transactions > 0:
@@ -179,7 +257,9 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
         # boundaries counted but not seen (prepared statements on PostgreSQL): the standard words
         script.add(f"exec begin: {' '.join(begin.text.split()) if begin is not None else 'BEGIN'}")
         for block in _pairs(body):
-            _body_block(script, block, block.stmts[0].calls / cap.transactions, total, pool)
+            first = block.stmts[0]
+            _body_block(script, block, 1.0 if first.text in once else first.calls / cap.transactions, total, pool,
+                        shares)
         if commit is not None:
             script.add(_comment(commit, total))
         script.add(f"exec commit: {' '.join(commit.text.split()) if commit is not None else 'COMMIT'}")
@@ -188,7 +268,7 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
         # no transactions opened: each statement is one (autocommit), dealt by its count
         for i, s in enumerate(sorted(body, key=lambda s: -s.calls)[:_MAX_TYPES]):
             script = _Script(cap.engine)
-            _body_block(script, _Block((s,)), 1.0, total, pool)
+            _body_block(script, _Block((s,)), 1.0, total, pool, _Shares({}))
             txns.append((f"s{i + 1}", s.calls, script))
     strings: dict[str, str] = {}
     for _, _, sc in txns:
@@ -198,6 +278,8 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
         f"# benchtop workload from-capture: {cap.engine} {cap.target}, {cap.window_s:.1f} s window,",
         f"# {cap.transactions} transactions ({rate:.2f}/s), {total} statements; values from {cap.sample_source}",
         *(f"# note: {n}" for n in cap.notes),
+        *([f"# order: as seen in {order.transactions} transactions ({order.source}); "
+           f"{len(links)} values taken from an earlier statement"] if order is not None else []),
         f"name = {json.dumps(name)}",
         f"description = {json.dumps(f'captured from {cap.target}: {len(stmts)} statements, {rate:.1f} transactions/s')}",
         "# the captured rate: the default --rate of a run of this file",

@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from benchtop.capture.model import Capture, Column, Placeholder, Statement
+from benchtop.capture.model import Capture, Column, Order, Placeholder, Statement
 from benchtop.capture.normalize import placeholder_sites, statement_kind
+from benchtop.capture.order import Seen, derive
 
 # at most this many values kept per placeholder
 MAX_SAMPLES = 500
@@ -50,12 +51,20 @@ class Reader(Protocol):
     target: str
     version: str
     sample_source: str
+    # where the statements inside transactions come from (in_transactions)
+    order_source: str
 
     def totals(self) -> dict[str, Totals]: ...
 
     def samples(self) -> list[tuple[str, list[str]]]:
         """(statement key, its literal values in placeholder order) for the
         statements seen whole since the previous call."""
+        ...
+
+    def in_transactions(self) -> list[Seen]:
+        """The statements seen inside transactions over the window, with
+        where in them (read after its end); none where the server shows no
+        transaction's statements."""
         ...
 
     def literals(self) -> bool: ...
@@ -94,8 +103,9 @@ def capture(reader: Reader, window_s: float, interval_s: float = 0.1,
     after = reader.totals()
     window = clock() - t0
     commits_after = reader.commits()
-    stmts = [_statement(reader, t.minus(before.get(key)), seen.get(key, [])) for key, t in after.items()]
-    stmts = [s for s in stmts if s.calls > 0]
+    keyed = {key: _statement(reader, t.minus(before.get(key)), seen.get(key, [])) for key, t in after.items()}
+    keyed = {key: s for key, s in keyed.items() if s.calls > 0}
+    stmts = list(keyed.values())
     stmts.sort(key=lambda s: -s.calls)
     begins = sum(s.calls for s in stmts if s.kind == "begin")
     commits = sum(s.calls for s in stmts if s.kind == "commit")
@@ -110,10 +120,34 @@ def capture(reader: Reader, window_s: float, interval_s: float = 0.1,
                          f"{counted} commits")
     if not any(p.samples for s in stmts for p in s.placeholders):
         notes.append("no literal values seen: placeholders drawn from the columns' statistics")
+    body = {k: s for k, s in keyed.items() if s.kind not in ("begin", "commit", "rollback")}
+    order = derive(reader.in_transactions(), body, reader.order_source) if begins else None
+    notes += order_notes(order, len(body), reader.literals())
     return Capture(reader.engine, reader.target, reader.version, started_at, window, begins, commits,
-                   reader.literals(), reader.sample_source, tuple(stmts), tuple(notes))
+                   reader.literals(), reader.sample_source, tuple(stmts), tuple(notes), order)
 
 
+def order_notes(order: Order | None, body: int, literals: bool) -> list[str]:
+    """What the capture says of the statements' order and shared values.
+
+    >>> order_notes(None, 5, False)[0][:58]
+    'no statement was seen inside a transaction (no statement h'
+    >>> order_notes(Order("x", 40, ("a", "b")), 3, False)[0][:69]
+    'statements in the order seen in 40 transactions (x): 2 of 3 placed, t'
+    """
+    if not body:
+        return []
+    if order is None:
+        return ["no statement was seen inside a transaction (no statement history on MySQL/MariaDB, prepared "
+                "statements there, or too few samples): the twin runs reads first, then writes by count"]
+    placed = len(order.statements)
+    out = [f"statements in the order seen in {order.transactions} transactions ({order.source})"
+           + (f": {placed} of {body} placed, the others where they would be without an order"
+              if placed < body else "")]
+    if not order.shared:
+        out.append("no placeholder was seen taking an earlier statement's value" if literals else
+                   "values shared between statements are not seen (prepared statements): each is drawn alone")
+    return out
 def once_per_transaction(counted: int, calls: list[int], window_s: float) -> int:
     """Transactions counted roughly (the server's commits, which each backend
     adds once a second or later: a second's worth or more off at either end

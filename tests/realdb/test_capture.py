@@ -108,7 +108,10 @@ def test_sysbench_captured_read_only_and_run_again(mysql_server: Server, mysql_c
     assert point.calls == pytest.approx(10 * cap.transactions, rel=0.1)
     assert point.rows_sent == pytest.approx(point.calls, abs=2)
     assert point.placeholders[0].column is not None and point.placeholders[0].column.hi == 2000
-    assert cap.notes == ("no literal values seen: placeholders drawn from the columns' statistics",)
+    assert cap.notes[0] == "no literal values seen: placeholders drawn from the columns' statistics"
+    # no statement history: no transaction's statements seen, so no order
+    assert cap.order is None and cap.notes[1].startswith("no statement was seen inside a transaction")
+    assert len(cap.notes) == 2
 
     twin = _twin(tmp_path, capsys)
     program = load_program(str(twin), "mysql")
@@ -141,6 +144,17 @@ def test_values_come_from_the_statement_history_when_it_is_on(mysql_server: Serv
     rng = next(st for st in cap.statements if st.text.startswith("SELECT `c` FROM `sbtest1` WHERE ID BETWEEN"))
     lo, hi = (p.samples for p in rng.placeholders)
     assert lo and all(int(b) - int(a) == 99 for a, b in zip(lo, hi))  # sysbench's range_size 100
+    # the long history shows each thread's transactions whole: sysbench's order, and the key the INSERT puts back
+    assert cap.order is not None and cap.order.transactions >= 30
+    assert [" ".join(t.split()) for t in cap.order.statements] == [
+        "SELECT `c` FROM `sbtest1` WHERE ID = ?", "SELECT `c` FROM `sbtest1` WHERE ID BETWEEN ? AND ?",
+        "SELECT SUM ( `k` ) FROM `sbtest1` WHERE ID BETWEEN ? AND ?",
+        "SELECT `c` FROM `sbtest1` WHERE ID BETWEEN ? AND ? ORDER BY `c`",
+        "SELECT DISTINCTROW `c` FROM `sbtest1` WHERE ID BETWEEN ? AND ? ORDER BY `c`",
+        "UPDATE `sbtest1` SET `k` = `k` + ? WHERE ID = ?", "UPDATE `sbtest1` SET `c` = ? WHERE ID = ?",
+        "DELETE FROM `sbtest1` WHERE ID = ?", "INSERT INTO `sbtest1` ( ID , `k` , `c` , `pad` ) VALUES (...)"]
+    assert [(x.statement.split()[0], x.index, x.source.split()[0], x.source_index) for x in cap.order.shared] == [
+        ("INSERT", 0, "DELETE", 0)]
 
 
 @pytest.mark.skipif(SYSBENCH is None, reason="sysbench not installed (apt-get install sysbench)")
@@ -215,6 +229,8 @@ def test_pgbench_captured_read_only_and_run_again(pg_server: Server, pg_capturer
     assert update.rows_sent == update.calls > 0
     # values seen in pg_stat_activity while the window lasted, or none when they were parameters
     assert cap.literals == any(p.samples for st in cap.statements for p in st.placeholders) == (protocol == "simple")
+    # the order within a transaction where pg_stat_activity caught enough of them, or a note saying it did not
+    assert any(n.startswith(("statements in the order seen", "no statement was seen inside")) for n in cap.notes)
     aid = update.placeholders[1]
     # pg_stats' histogram bounds, from ANALYZE's sample of the 100,000 accounts
     assert aid.column is not None and aid.column.lo <= 100 and aid.column.hi >= 99_000, aid.column

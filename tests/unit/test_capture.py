@@ -14,6 +14,7 @@ from benchtop.capture.model import (Capture, CaptureError, Column, Placeholder, 
                                     write_capture)
 from benchtop.capture.normalize import (literal_values, placeholder_sites, runnable, split_at_placeholders,
                                         with_numbered_params)
+from benchtop.capture.order import Seen
 from benchtop.capture.twin import twin_toml
 from benchtop.capture.window import Totals, capture
 from benchtop.commands.workload import main as workload_main
@@ -43,10 +44,12 @@ class FakeReader:
     target = "mysql://u@h:3306/sbtest"
     version = "10.11"
     sample_source = "column statistics"
+    order_source = "performance_schema.events_statements_history_long"
 
     def __init__(self, before: dict[str, Totals], after: dict[str, Totals],
-                 samples: list[tuple[str, list[str]]] = (), commits: list[int] = ()) -> None:
+                 samples: list[tuple[str, list[str]]] = (), commits: list[int] = (), in_txns: list[Seen] = ()) -> None:
         self._readings = [before, after]
+        self._in_txns = list(in_txns)
         self._commits = list(commits)
         self._samples = list(samples)
 
@@ -59,6 +62,9 @@ class FakeReader:
 
     def literals(self) -> bool:
         return True
+
+    def in_transactions(self) -> list[Seen]:
+        return self._in_txns
 
     def notes(self) -> list[str]:
         return []

@@ -1,0 +1,154 @@
+"""The order statements run in within a transaction, and the values one
+statement takes from an earlier one in the same transaction, derived from
+statements the server showed inside transactions: whole transactions from
+MySQL/MariaDB's events_statements_history_long (a thread's statements
+between BEGIN and COMMIT, in EVENT_ID order), parts of them from
+PostgreSQL's pg_stat_activity (a pid's statements under one xact_start)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from benchtop.capture.model import Order, Same, Statement
+
+# a statement seen in fewer transactions than this gets no place in the order
+MIN_TRANSACTIONS = 3
+# a placeholder takes an earlier one's value when the two were equal in this share of the transactions seen
+# holding both statements once each, at least MIN_PAIRS of them...
+SAME_SHARE = 0.9
+MIN_PAIRS = 3
+# ... and values drawn independently (as often as each was seen) would be that often equal with at most this
+# probability: a constant (sysbench's `k = k + 1`) or a column of two values seen equal a few times shares nothing
+CHANCE = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One statement seen inside a transaction: `txn` names the transaction
+    (the same for all of its statements), `at` where in it the statement
+    started (its place from the BEGIN, or milliseconds since the transaction
+    began), `key` the statement's and `values` its literals in placeholder order."""
+
+    txn: str
+    at: float
+    key: str
+    values: tuple[str, ...] = ()
+
+
+def derive(seen: list[Seen], statements: dict[str, Statement], source: str) -> Order | None:
+    """The order of the statements of `statements` (by key) that were seen in
+    at least MIN_TRANSACTIONS transactions, and the values they share; None
+    when no statement was seen that often.
+
+    >>> s = {k: Statement(k, "write", 9, 1.0) for k in ("a", "b")}
+    >>> seen = [Seen(f"t{i}", at, k) for i in range(3) for at, k in ((0.2, "b"), (0.1, "a"))]
+    >>> derive(seen, s, "x").statements
+    ('a', 'b')
+    >>> derive(seen[:4], s, "x") is None
+    True
+    """
+    by_txn: dict[str, list[Seen]] = defaultdict(list)
+    for x in seen:
+        if x.key in statements:
+            by_txn[x.txn].append(x)
+    firsts = {txn: _firsts(items) for txn, items in by_txn.items()}
+    counts = Counter(k for f in firsts.values() for k in f)
+    keys = [k for k, n in counts.items() if n >= MIN_TRANSACTIONS]
+    if not keys:
+        return None
+    order = _ranked(keys, list(firsts.values()))
+    shared = _shared(order, by_txn, statements)
+    return Order(source, len(by_txn), tuple(statements[k].text for k in order), shared)
+
+
+def _firsts(items: list[Seen]) -> dict[str, float]:
+    """Where each statement of one transaction was first seen."""
+    out: dict[str, float] = {}
+    for x in items:
+        out[x.key] = min(out.get(x.key, x.at), x.at)
+    return out
+
+
+def _ranked(keys: list[str], txns: list[dict[str, float]]) -> list[str]:
+    """The keys by how many others they come before: of two statements seen
+    in the same transactions, the one first in most of them; of two never seen
+    together, the one seen earliest in its transaction (a Copeland ranking,
+    ties by earliest place).  Earliest, not the median: a statement waiting
+    on a lock delays every later one of its transaction, so a statement seen
+    in slow transactions has late places, but none earlier than its own.
+
+    >>> _ranked(["c", "a", "b"], [{"a": 1, "b": 2}, {"b": 0.5, "c": 9}, {"a": 3, "c": 4}, {"a": 5, "b": 6}])
+    ['a', 'b', 'c']
+    >>> _ranked(["b", "a"], [{"a": 0.1}, {"a": 9.0}, {"a": 8.0}, {"b": 0.2}, {"b": 0.3}])
+    ['a', 'b']
+    """
+    earliest = {k: min(t[k] for t in txns if k in t) for k in keys}
+    before: Counter[tuple[str, str]] = Counter()
+    for t in txns:
+        here = [k for k in keys if k in t]
+        for a in here:
+            for b in here:
+                if t[a] < t[b]:
+                    before[(a, b)] += 1
+    wins: dict[str, float] = {}
+    for a in keys:
+        score = 0.0
+        for b in keys:
+            if a == b:
+                continue
+            ab, ba = before[(a, b)], before[(b, a)]
+            if ab + ba == 0:
+                ab, ba = int(earliest[a] < earliest[b]), int(earliest[b] < earliest[a])
+            score += 1.0 if ab > ba else (0.5 if ab == ba else 0.0)
+        wins[a] = score
+    return sorted(keys, key=lambda k: (-wins[k], earliest[k]))
+
+
+def _shared(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[str, Statement]) -> tuple[Same, ...]:
+    """For each placeholder of a statement, the earliest statement's
+    placeholder (in `order`) whose value it took in the same transaction, by
+    the rules above (SAME_SHARE, MIN_PAIRS, CHANCE), followed back to the
+    first statement that took that value."""
+    place = {k: i for i, k in enumerate(order)}
+    arity = {k: len(statements[k].placeholders) for k in order}
+    pairs: Counter[tuple[str, int, str, int]] = Counter()
+    equal: Counter[tuple[str, int, str, int]] = Counter()
+    values: dict[tuple[str, int], Counter[str]] = defaultdict(Counter)
+    for items in by_txn.values():
+        once = Counter(x.key for x in items)
+        whole = [x for x in items if x.key in place and once[x.key] == 1 and arity[x.key] and
+                 len(x.values) == arity[x.key]]
+        whole.sort(key=lambda x: place[x.key])
+        for x in whole:
+            for i, v in enumerate(x.values):
+                values[(x.key, i)][v] += 1
+        for n, b in enumerate(whole):
+            for a in whole[:n]:
+                for q, vb in enumerate(b.values):
+                    for p, va in enumerate(a.values):
+                        pairs[(b.key, q, a.key, p)] += 1
+                        equal[(b.key, q, a.key, p)] += va == vb
+    found: dict[tuple[str, int], tuple[str, int, int, int]] = {}
+    for (bk, q, ak, p), n in sorted(pairs.items(), key=lambda kv: (place[kv[0][0]], kv[0][1], place[kv[0][2]])):
+        e = equal[(bk, q, ak, p)]
+        if (bk, q) in found or n < MIN_PAIRS or e < SAME_SHARE * n:
+            continue
+        if _chance(values[(ak, p)], values[(bk, q)]) ** e > CHANCE:
+            continue
+        root = found.get((ak, p))
+        found[(bk, q)] = (root[0], root[1], e, n) if root else (ak, p, e, n)
+    return tuple(Same(statements[bk].text, q, statements[ak].text, p, e, n)
+                 for (bk, q), (ak, p, e, n) in sorted(found.items(), key=lambda kv: (place[kv[0][0]], kv[0][1])))
+
+
+def _chance(a: Counter[str], b: Counter[str]) -> float:
+    """How often a value drawn as `a`'s were and one drawn as `b`'s were are equal.
+
+    >>> _chance(Counter({"1": 4}), Counter({"1": 2})), _chance(Counter({"1": 1, "2": 1}), Counter({"1": 1, "2": 1}))
+    (1.0, 0.5)
+    """
+    na, nb = sum(a.values()), sum(b.values())
+    if not na or not nb:
+        return 1.0
+    return sum(n * b[v] for v, n in a.items()) / (na * nb)
