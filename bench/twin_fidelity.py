@@ -3,7 +3,7 @@
 by the servers' own statement statistics, not by benchtop's.
 
     python bench/twin_fidelity.py [--rate 100] [--time 20] [--threads 4] [--cases my-text,my-ps,pg-simple,pg-prepared]
-        [--out DIR]
+        [--twin-priority auto|normal|idle] [--out DIR]
 
 Production is played by peers: sysbench oltp_read_write on the private MariaDB
 (127.0.0.1:13306) with --db-ps-mode=disable and with prepared statements, and
@@ -17,13 +17,20 @@ verdict compares root's (postgres') readings of performance_schema's digests
 (pg_stat_statements) over the two capture windows, as deltas (nothing is
 reset: others use these servers): each statement's share of executions
 (target: within 2 points), rows per execution (10%) and mean time (25%), and
-the rate (the peer's own tps against the twin's, 5%).  Prints a table per case
+the rate (the peer's own tps against the twin's, 5%).  On MariaDB the
+statement history consumers (events_statements_current and _history_long)
+are on for the MariaDB cases, as a server's owner turns them on for a
+capture (the capture only reads them), and put back as they were after.  Prints a table per case
 and the summary; writes DIR/fidelity.json and each case's files.
+--twin-priority is the twin's --worker-priority (auto: SCHED_IDLE beside these
+local servers, where a worker holding a row lock waits for CPU longer than the
+peers, which run at normal priority).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -31,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -145,6 +152,24 @@ def delta(before: dict[str, tuple[str, int, float, int]], after: dict[str, tuple
     return Capture("-", "-", "-", 0.0, window_s, 0, 0, True, "-", tuple(stmts))
 
 
+HISTORY = ("events_statements_current", "events_statements_history_long")
+
+
+@contextlib.contextmanager
+def statement_history() -> Iterator[None]:
+    """MariaDB's statement history on, for the capture to see values and each transaction's order; as it was after."""
+    names = ", ".join(f"'{n}'" for n in HISTORY)
+    was = dict(line.split("\t") for line in sh([*MY_ROOT, "-NBe", "SELECT NAME, ENABLED FROM "
+                                                 f"performance_schema.setup_consumers WHERE NAME IN ({names})"]).splitlines())
+    sh([*MY_ROOT, "-NBe", f"UPDATE performance_schema.setup_consumers SET ENABLED = 'YES' WHERE NAME IN ({names})"])
+    try:
+        yield
+    finally:
+        for name, enabled in was.items():
+            sh([*MY_ROOT, "-NBe", f"UPDATE performance_schema.setup_consumers SET ENABLED = '{enabled}' "
+                                  f"WHERE NAME = '{name}'"])
+
+
 def peer_tps(text: str) -> float:
     m = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", text) or re.search(r"tps = ([\d.]+)", text)
     if not m:
@@ -193,7 +218,7 @@ def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str
     dsn = MY_DSN if engine == "mysql" else PG_DSN
     run = [sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", "mysql" if engine == "mysql"
            else "postgres", "--dsn", dsn, "--workload", str(folder / "twin.toml"), "--threads", str(args.threads),
-           "--time", span]
+           "--time", span, "--worker-priority", args.twin_priority]
     ran, out, _ = watched(engine, folder, "twin", run, args.time)
     load = (prod_load, os.getloadavg()[0])
     summaries = [json.loads(line) for line in out.splitlines() if '"summary"' in line]
@@ -264,6 +289,8 @@ def main() -> int:
     ap.add_argument("--time", type=float, default=20.0, help="seconds of each capture window")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--cases", default="my-text,my-ps,pg-simple,pg-prepared")
+    ap.add_argument("--twin-priority", default="auto", choices=("auto", "normal", "idle"),
+                    help="the twin's --worker-priority (the peers run at normal priority)")
     ap.add_argument("--out", default="", help="folder for the cases' files (default: a temporary one)")
     args = ap.parse_args()
     folder = Path(args.out or tempfile.mkdtemp(prefix="twin_fidelity-"))
@@ -288,11 +315,13 @@ def main() -> int:
     if unknown:
         raise SystemExit(f"unknown case {unknown[0]} (known: {', '.join(defs)})")
     prepare(names)
-    print(f"production at {rate} tps, {args.threads} clients; capture windows of {args.time:g} s; files in {folder}")
+    print(f"production at {rate} tps, {args.threads} clients; capture windows of {args.time:g} s; twin's workers at "
+          f"priority {args.twin_priority}; files in {folder}")
     cases = []
     for n in names:
         engine, peer, load = defs[n]
-        case = run_case(n, engine, load, peer, args, folder)
+        with statement_history() if engine == "mysql" else contextlib.nullcontext():
+            case = run_case(n, engine, load, peer, args, folder)
         cases.append(case)
         print(case_text(case), flush=True)
     print(summary_text(cases))
