@@ -13,6 +13,7 @@ import pymysql
 
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.mysql_columns import MySQLColumns
+from benchtop.capture.order import Seen
 from benchtop.capture.window import Totals
 from benchtop.errors import one_line
 from benchtop.target import Target, mysql_client
@@ -45,6 +46,7 @@ class ProxySQLReader:
 
     engine = "mysql"
     sample_source = "none: ProxySQL's digests keep no values"
+    order_source = "none: ProxySQL's digests keep no transaction's statements"
 
     def __init__(self, target: Target, backend: Target | None = None, timeout_s: float = 5.0) -> None:
         self.target = target.describe()
@@ -87,6 +89,9 @@ class ProxySQLReader:
         return sums
 
     def samples(self) -> list[tuple[str, list[str]]]:
+        return []
+
+    def in_transactions(self) -> list[Seen]:
         return []
 
     def literals(self) -> bool:
