@@ -139,6 +139,8 @@ def main() -> None:
     p.add_argument("--single-time", type=int, default=60, help="seconds of each side's one run, the seeds' way")
     p.add_argument("--single-count", type=int, default=20, help="pairs of single runs, the seeds' way")
     p.add_argument("--truth-time", type=int, default=60, help="seconds of each side's long run for the true ratio")
+    p.add_argument("--truth", type=float, help="the true ratio B/A as measured before on a quiet host (no long runs: "
+                                               "on a busy one they can get even its sign wrong)")
     p.add_argument("--a", default="--point-selects 10")
     p.add_argument("--b", default="--point-selects 11")
     p.add_argument("--seed", type=int, default=42)
@@ -163,9 +165,10 @@ def main() -> None:
               f"taking turns {med['turns']:.4f} ({wall['turns']:.0f} s)")
     if not parts & {"aa", "ab", "single"}:
         return
-    truth = single_tps(run_opts, args.b, args.truth_time) / single_tps(run_opts, args.a, args.truth_time)
+    truth = args.truth or single_tps(run_opts, args.b, args.truth_time) / single_tps(run_opts, args.a, args.truth_time)
     want = "b_faster" if truth > 1 else "b_slower"
-    print(f"true ratio B/A {truth:.4f} ({args.truth_time} s of each): want {want}", flush=True)
+    how = "as given" if args.truth else f"{args.truth_time} s of each"
+    print(f"true ratio B/A {truth:.4f} ({how}): want {want}", flush=True)
     noisy_at = set(rng.sample(range(args.count), args.count // 2))
     per_comparison_s = args.max_time or 2 * args.rounds * (args.round_time + 1)
     results: dict[str, list[dict]] = {"aa": [], "ab": [], "single": []}
