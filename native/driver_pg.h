@@ -39,27 +39,36 @@ typedef struct {
 } bt_pg_pending;
 
 typedef struct {
+    /* What a prepared statement on the wire path reads comes first, in the
+     * first two cache lines of the connection (bt_pg_connect aligns it): on
+     * an event loop the connection is cold by the time its turn comes again,
+     * 255 others later, and every line read is a miss. */
     PGconn *pg;
+    bt_pg_stmt *last_st;     /* the statement of last_key: most transactions repeat one */
+    int32_t last_key;
+    int fd;                  /* wire path: PQsocket's, read again after a libpq call (fd_stale) */
+    int fd_stale;            /* a libpq call ran since fd was read: it may have closed the socket */
     int prepare;
     int unnamed;             /* named statements broken here (pooler) */
     int pipeline;            /* cfg->pipeline */
-    int in_txn;              /* pipeline mode: an explicit transaction is open */
-    int npending;
-    int32_t timeout_ms;      /* cfg->query_timeout_ms */
-    int timed_out;           /* a statement outlived it: the connection is given up */
-    int async;               /* on an event loop's fiber: never block, wait in bt_io_wait */
-    int aborted;             /* a wait was cut short by the stop path */
-    int broken;              /* an event loop's send or read failed: the connection is lost */
-    int just_sent;           /* wire path: the reply cannot be there yet, wait before recv */
-    bt_pg_pending pending[BT_PG_MAX_PENDING];
-    bt_stmt_slots stmts;     /* bt_pg_stmt by key */
-    bt_textbuf text;         /* interpolation buffer for text mode */
     int wire;                /* prepared statements run on the wire path */
-    char txn_status;         /* the wire path's last ReadyForQuery: 'I', 'T' or 'E' */
+    int async;               /* on an event loop's fiber: never block, wait in bt_io_wait */
     int blocking;            /* the socket is in blocking mode, for the wire path's reads */
+    int just_sent;           /* wire path: the reply cannot be there yet, wait before recv */
+    char txn_status;         /* the wire path's last ReadyForQuery: 'I', 'T' or 'E' */
     bt_textbuf out;          /* wire path: the Bind/Execute/Sync being sent */
     char *in;                /* wire path: bytes received, [in_pos, in_len) unread */
     size_t in_cap, in_pos, in_len;
+    bt_stmt_slots stmts;     /* bt_pg_stmt by key */
+
+    int32_t timeout_ms;      /* cfg->query_timeout_ms */
+    int in_txn;              /* pipeline mode: an explicit transaction is open */
+    int npending;
+    int timed_out;           /* a statement outlived it: the connection is given up */
+    int aborted;             /* a wait was cut short by the stop path */
+    int broken;              /* an event loop's send or read failed: the connection is lost */
+    bt_textbuf text;         /* interpolation buffer for text mode */
+    bt_pg_pending pending[BT_PG_MAX_PENDING];
 } bt_pg_conn;
 
 /* driver_pg.c */

@@ -31,9 +31,13 @@
  * When fcntl fails the socket stays as it is and the reads poll. */
 void bt_pg_blocking(bt_pg_conn *c, int on)
 {
+    /* a libpq call follows: it may drop the socket, whose number a new one
+     * can then take (read it again before the wire path's next send) */
+    if (!on)
+        c->fd_stale = 1;
     if (c->blocking == on || c->async)
         return;
-    int fd = PQsocket(c->pg);
+    int fd = on ? c->fd : PQsocket(c->pg);
     int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
     if (fl >= 0 && fcntl(fd, F_SETFL, on ? fl & ~O_NONBLOCK : fl | O_NONBLOCK) == 0)
         c->blocking = on;
@@ -100,7 +104,7 @@ static int bt_pg_wire_message(bt_pg_conn *c, const bt_pg_stmt *st)
 
 static int bt_pg_wire_send(bt_pg_conn *c, bt_err *err)
 {
-    int fd = PQsocket(c->pg);
+    int fd = c->fd;
     size_t off = 0;
     while (off < c->out.len) {
         ssize_t n = send(fd, c->out.buf + off, c->out.len - off, MSG_NOSIGNAL);
@@ -139,7 +143,7 @@ static int bt_pg_wire_fill(bt_pg_conn *c, size_t need, bt_err *err)
         c->in = in;
         c->in_cap = cap;
     }
-    int fd = PQsocket(c->pg);
+    int fd = c->fd;
     while (c->in_len < need) {
         /* on a loop the first read after a send waits first: the reply is
          * never there yet, and a recv that says so is a wasted system call */
@@ -224,13 +228,20 @@ static int64_t bt_pg_tag_rows(const char *tag, size_t len)
  * whether the transaction survived). */
 int bt_pg_wire_execute(bt_pg_conn *c, const bt_pg_stmt *st, bt_result *res, bt_err *err)
 {
+    /* PQsocket reads a line of libpq's PGconn that nothing else here needs */
+    if (c->fd_stale) {
+        c->fd = PQsocket(c->pg);
+        c->fd_stale = 0;
+    }
     bt_pg_blocking(c, 1);
     if (bt_pg_wire_message(c, st) != 0)
         return bt_pg_oom(err);
     if (bt_pg_wire_send(c, err) != 0)
         return -1;
     c->just_sent = c->async;
-    char state[6] = "", msg[sizeof err->msg] = "";
+    /* an initializer would clear all of msg on every statement */
+    char state[6], msg[sizeof err->msg];
+    state[0] = msg[0] = '\0';
     int64_t rows = 0, tag_rows = 0;
     int failed = 0;
     c->in_pos = c->in_len = 0;
