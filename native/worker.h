@@ -34,28 +34,31 @@ enum { BT_W_FREE = 0, BT_W_RUNNING = 1, BT_W_EXITED = 2 };
 /* One connection: its client's state.  A thread per connection (no
  * --connections) has one; an event-loop worker runs many, each on a fiber. */
 typedef struct bt_client {
+    /* What a transaction reads comes first, the fiber's loop fields after
+     * them: on an event loop a connection is cold by the time its reply
+     * comes, and its 21 KB of registers and deck would put these lines far
+     * apart (a miss each). */
     struct bt_worker *w;    /* the thread that runs it: its counters */
+    void *conn;
+    _Atomic uint64_t busy_since;
+    bt_rng rng;
     int32_t gindex;         /* its number in the group */
     int served;             /* completed a transaction (connections_served) */
+    int in_txn;
+    int32_t deck_left;
+    bt_fiber fiber;
+    int64_t regs[BT_NREGS];
+
     int active;             /* a fiber runs it (the loop thread's) */
-    _Atomic uint64_t busy_since;
+    uint64_t txns_since_connect;
     /* the connection's socket for bt_engine_abort_io: set after connect and
      * cleared before disconnect under io_mu, so it is never shut after close */
     pthread_mutex_t io_mu;
     int io_fd;
     _Atomic int io_abort;
-
-    /* interpreter state (the client's own) */
-    bt_rng rng;
-    void *conn;
-    int in_txn;
-    uint64_t txns_since_connect;
-    int64_t regs[BT_NREGS];
-    char sregs[BT_NSREGS][BT_SREG_CAP];
     uint32_t slen[BT_NSREGS];
     int32_t deck[BT_DECK_MAX];  /* transaction types still to deal (bt_workload_pick_type) */
-    int32_t deck_left;
-    bt_fiber fiber;
+    char sregs[BT_NSREGS][BT_SREG_CAP];
 } bt_client;
 
 typedef struct bt_worker {
