@@ -390,6 +390,22 @@ static void heap_remove(bt_loop *l, bt_fiber *f)
 
 /* ---- running ------------------------------------------------------------- */
 
+/* The lines of a switched-out fiber's stack its return reads first: the
+ * registers the switch saved, then the frames of the waits it returns
+ * through and of the driver above them.  Fetched while the fiber before it
+ * runs, they are in the cache when its turn comes (each is a miss otherwise:
+ * a loop's other fibers ran in between). */
+enum { BT_PREFETCH_STACK = 1024 };
+
+static void prefetch_stack(const bt_fiber *f)
+{
+    const char *sp = f->sp;
+    if (!sp)
+        return;   /* a ucontext switch (not x86-64) keeps its stack pointer elsewhere */
+    for (int off = 0; off < BT_PREFETCH_STACK; off += 64)
+        __builtin_prefetch(sp + off);
+}
+
 static void run_ready(bt_loop *l)
 {
     /* those ready now; a fiber made ready meanwhile runs on the next pass */
@@ -399,6 +415,8 @@ static void run_ready(bt_loop *l)
         l->ready_head = f->next;
         if (!l->ready_head)
             l->ready_tail = NULL;
+        else if (f != tail)
+            prefetch_stack(l->ready_head);
         to_fiber(l, f);
         if (f == tail)
             break;
