@@ -199,9 +199,10 @@ def main() -> None:
               "max_time_s": args.max_time,
               "round_time_s": args.round_time, "single_time_s": args.single_time}
     (args.out / "accuracy.json").write_text(json.dumps({"totals": totals, "results": results}, indent=1) + "\n")
+    singles = (f"; one run of each ({args.single_time} s): wrong sign in {single_wrong} of {args.single_count}"
+               if results["single"] else "")
     print(f"A/A: no difference in {aa_ok} of {args.count}; A/B: right sign, 1 excluded, in {ab_ok} of {args.count} "
-          f"({ab_noisy_ok} of {len(noisy_at)} beside the noisy neighbour); one run of each ({args.single_time} s): "
-          f"wrong sign in {single_wrong} of {args.single_count}")
+          f"({ab_noisy_ok} of {len(noisy_at)} beside the noisy neighbour){singles}")
 
 
 if __name__ == "__main__":
