@@ -148,6 +148,8 @@ def order_notes(order: Order | None, body: int, literals: bool) -> list[str]:
         out.append("no placeholder was seen taking an earlier statement's value" if literals else
                    "values shared between statements are not seen (prepared statements): each is drawn alone")
     return out
+
+
 def once_per_transaction(counted: int, calls: list[int], window_s: float) -> int:
     """Transactions counted roughly (the server's commits, which each backend
     adds once a second or later: a second's worth or more off at either end
