@@ -71,6 +71,11 @@ def run(server, *args: str, pin_cpu: int | None = None, target=None,
 
 def run_verdicts(server, *args: str, target=None, seconds: str = SECONDS) -> list[dict]:
     """The verdict objects of a run's intervals after the first two."""
+    return [d["verdict"] for d in run_intervals(server, *args, target=target, seconds=seconds)]
+
+
+def run_intervals(server, *args: str, target=None, seconds: str = SECONDS) -> list[dict]:
+    """A run's interval lines after the first two."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                PGPASSWORD=server.password or "")
     argv = [sys.executable, "-m", "benchtop", "--headless", "--json", "--time", seconds, "--monitor-interval", "1",
@@ -79,7 +84,7 @@ def run_verdicts(server, *args: str, target=None, seconds: str = SECONDS) -> lis
                          stdin=subprocess.DEVNULL)
     assert res.returncode == 0, res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
-    return [d["verdict"] for d in lines if d.get("type") == "interval"][2:]
+    return [d for d in lines if d.get("type") == "interval"][2:]
 
 
 @contextmanager
@@ -272,13 +277,18 @@ def test_asynchronous_commit_beside_a_syncing_neighbour_is_not_disk(pg_tables, t
     pg_admin_exec(pg_tables, "SELECT pg_reload_conf()")
     try:
         with noisy_neighbour(tmp_path):
-            verdicts = run_verdicts(pg_tables, *SIZE, "--workload", "oltp_read_write", "--threads", "4")
+            intervals = run_intervals(pg_tables, *SIZE, "--workload", "oltp_read_write", "--threads", "4",
+                                      seconds="6")
     finally:
         pg_admin_exec(pg_tables, "ALTER SYSTEM RESET synchronous_commit")
         pg_admin_exec(pg_tables, "SELECT pg_reload_conf()")
+    verdicts = [d["verdict"] for d in intervals]
     limits = Counter(v["limit"] for v in verdicts)
     assert verdicts and limits["disk"] <= len(verdicts) // 3, [(v["limit"], v["evidence"]) for v in verdicts]
-    own = [v["figures"]["syncs_per_txn"] for v in verdicts if "syncs_per_txn" in v["figures"]]
+    # the WAL writer syncs up to 5 times a second (wal_writer_delay 200 ms) whatever the commits: an interval of a
+    # few transactions (a deadlock's second on 2000 rows) reads one sync per commit without any commit waiting for it
+    own = [d["verdict"]["figures"]["syncs_per_txn"] for d in intervals
+           if d["verdict"]["figures"].get("syncs_per_txn") is not None and d["tps"] >= 50]
     assert own and sorted(own)[len(own) // 2] < 0.5, own  # the server's own syncs, not the device's flushes
 
 

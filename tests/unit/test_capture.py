@@ -271,6 +271,12 @@ def test_transactions_the_statistics_miss_are_counted_from_commits(tmp_path: Pat
     clock = iter([0.0, 0.0, 10.0, 10.0])
     cap = capture(FakeReader(before, after, commits=[1000, 1300]), 10.0, clock=lambda: next(clock), wait=lambda s: None)
     assert cap.transactions == 0 and cap.rate == 30.0
+    # a client connecting inside the window: its first prepared BEGIN is the only one the statistics keep
+    after_with_begin = {**after, "b": Totals("BEGIN", 1, 0.0)}
+    clock = iter([0.0, 0.0, 10.0, 10.0])
+    cap = capture(FakeReader({**before, "b": Totals("BEGIN", 0, 0.0)}, after_with_begin, commits=[1000, 1100]), 10.0,
+                  clock=lambda: next(clock), wait=lambda s: None)
+    assert cap.transactions == 100 and any(n.startswith("1 BEGIN in the statement statistics") for n in cap.notes)
 
 
 @pytest.mark.parametrize("args, says", [
