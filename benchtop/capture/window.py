@@ -117,9 +117,9 @@ def capture(reader: Reader, window_s: float, interval_s: float = 0.1,
         # pg_stat_statements keeps a prepared BEGIN only at its first run on each connection, so a client that
         # connected inside the window leaves a few: a BEGIN count far below the commits is missing the rest
         if 0 < counted < 0.9 * calls and begins < 0.5 * counted:
-            seen = f"{begins} BEGIN" if begins else "no BEGIN"
+            counted_begins = f"{begins} BEGIN" if begins else "no BEGIN"
             begins = commits = once_per_transaction(counted, [s.calls for s in stmts], window)
-            notes.append(f"{seen} in the statement statistics: {begins} transactions, from the server's "
+            notes.append(f"{counted_begins} in the statement statistics: {begins} transactions, from the server's "
                          f"{counted} commits")
     if not any(p.samples for s in stmts for p in s.placeholders):
         notes.append("no literal values seen: placeholders drawn from the columns' statistics")

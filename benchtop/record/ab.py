@@ -54,7 +54,8 @@ class AbView:
     ratio: float | None = None  # B/A of TPS, the Hodges-Lehmann estimate
     ci_low: float | None = None  # its interval (None before there are rounds enough)
     ci_high: float | None = None
-    confidence: float = 0.95  # the interval's (higher at a look of --until-confident)
+    # the interval's: ab.stats.CONFIDENCE (the record sits below ab), higher at a look of --until-confident
+    confidence: float = 0.95
     verdict: str = ""  # the verdict line so far
     live: tuple[AbLive, ...] = ()
     ended: str = ""  # why the comparison ended ("" while it runs)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchtop.ab.stats import CONFIDENCE
 from benchtop.record.folder import AB_JSON
 from benchtop.report.data import ReportError
 from benchtop.report.plots import Plot, Series
@@ -48,7 +49,7 @@ class AbMetric:
     ci_low: float | None
     ci_high: float | None
     verdict: str
-    confidence: float = 0.95  # of the interval (higher when --until-confident judged after every round)
+    confidence: float = CONFIDENCE  # of the interval (higher when --until-confident judged after every round)
 
     @property
     def level(self) -> str:
@@ -101,7 +102,7 @@ def load_ab(folder: Path) -> AbData:
             rounds.append(AbRound(int(r["round"]), order, _figure(r.get("a"), "tps"), _figure(r.get("b"), "tps"),
                                   _figure(r.get("a"), "p99_ms"), _figure(r.get("b"), "p99_ms")))
         metrics = {str(k): AbMetric(_number(m.get("ratio")), _number(m.get("ci_low")), _number(m.get("ci_high")),
-                                    str(m.get("verdict", "")), _number(m.get("confidence")) or 0.95)
+                                    str(m.get("verdict", "")), _number(m.get("confidence")) or CONFIDENCE)
                    for k, m in (ab.get("metrics") or {}).items() if isinstance(m, Mapping)}
         sides = {name: str((side or {}).get("options", "")) for name, side in (ab.get("sides") or {}).items()}
         return AbData(folder, folder.resolve().name, str(ab.get("verdict", "undecided")), str(ab.get("text", "")),

@@ -43,10 +43,11 @@ from benchtop.run.target_readings import (
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import SETTINGS
 from benchtop.sources.host_settings import host_flags, read_host_settings
+from benchtop.sources.host_state import read_tree_processes, tree_reading
 from benchtop.sources.os import OSCounters, read_counters, real_disks
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_scan import ProcScan, scan
-from benchtop.sources.process import ProcessReading, clock_ticks, read_tree, self_cpu_s
+from benchtop.sources.process import ProcessReading, clock_ticks, self_cpu_s
 from benchtop.target import Target
 
 CLIENT_CORE_PER_WORKER = 0.5  # more than this and the client is (part of) what is measured
@@ -162,7 +163,7 @@ class CostMeter:
         server = None
         t0 = time.thread_time()
         if self._pid is not None and memory:  # the server's memory is reported at the start and the end only
-            server = read_tree(self._pid, memory=True)
+            server = tree_reading(read_tree_processes(self._pid, self._files, memory=True)[1], self._pid)
         elif self._pid is not None:
             self.scan = scan(self._pid, files=self._files)
             server = self.scan.server

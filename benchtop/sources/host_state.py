@@ -137,9 +137,8 @@ class ProcCounters:
     write_bytes: int | None
     rss_bytes: int
     title: str
-    threads: int = 0  # num_threads (0: unknown): 1 lets the tree walk skip listing its tasks
     reaped_ticks: int = 0  # cutime + cstime: the CPU of the children it has waited for
-    memory: tuple[int, int, int] | None = None  # RssAnon, RssShmem, RssFile (read_process's `memory`)
+    memory: tuple[int, int, int] | None = None  # RssAnon, RssShmem, RssFile (process_counters' `memory`)
 
 
 def process_counters(pid: int, st: PidStat, files: ProcFiles, proc: str = "/proc",
@@ -160,8 +159,7 @@ def process_counters(pid: int, st: PidStat, files: ProcFiles, proc: str = "/proc
             mem = memory_shares(files.read(f"{proc}/{pid}/status").decode(errors="replace"))
         except OSError:
             pass
-    return ProcCounters(st.ticks, read, written, st.rss_pages * _PAGE, "",
-                        st.threads, st.reaped, mem)
+    return ProcCounters(st.ticks, read, written, st.rss_pages * _PAGE, "", st.reaped, mem)
 
 
 def title(pid: int, name: str, files: ProcFiles, proc: str = "/proc") -> str:
@@ -185,12 +183,14 @@ def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc",
 
 
 def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | None:
-    """The tree's CPU and memory as read_tree gives them, from a
-    read_tree_processes(root, memory=True) walk (one walk for both panels);
-    None when root is gone.
+    """The tree's CPU (its live processes' and what root reaped) and memory
+    (each process's anonymous memory, plus the largest shared-memory and
+    file-mapped share once: PostgreSQL's backends all map the same shared
+    buffers) from a read_tree_processes(root, memory=True) pass; None when
+    root is gone.
 
-    >>> p = {1: ProcCounters(100, None, None, 0, "pm", 1, 50, (10, 500, 80)),
-    ...      2: ProcCounters(20, None, None, 0, "be", 1, 0, (30, 400, 90))}
+    >>> p = {1: ProcCounters(100, None, None, 0, "pm", 50, (10, 500, 80)),
+    ...      2: ProcCounters(20, None, None, 0, "be", 0, (30, 400, 90))}
     >>> tree_reading(p, 1)
     ProcessReading(pids=2, cpu_s=1.7, rss_bytes=630)
     """

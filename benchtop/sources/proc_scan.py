@@ -36,7 +36,7 @@ class ProcScan:
     worker_wait_ns: int | None  # benchtop's workers' run-queue wait
     server_tasks: Mapping[int, tuple[int, int]] | None  # the server's tasks: tid -> (on-CPU ns, run-queue wait ns)
     server_write_bytes: int | None  # the server tree's writes (None: not readable)
-    server: ProcessReading | None = None  # the server tree's CPU, as read_tree(memory=False) reads it
+    server: ProcessReading | None = None  # the server tree's CPU: its live processes' and what root reaped
 
 
 @dataclass(frozen=True, slots=True)

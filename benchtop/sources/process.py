@@ -113,33 +113,6 @@ def read_bytes(path: str) -> bytes:
         os.close(fd)
 
 
-def _stat_fields(pid: int, proc: Path | str) -> list[bytes]:
-    text = read_bytes(f"{os.fspath(proc)}/{pid}/stat")
-    # the command name may hold spaces and parentheses: split after the last ')'
-    return text[text.rindex(b")") + 2 :].split()
-
-
-def children(pid: int, proc: Path | str = "/proc", threads: int = 0) -> list[int]:
-    """Direct children of `pid` (the kernel's children lists of its threads).
-    `threads` 1 (from its stat): only the main thread's list, without
-    listing the task directory."""
-    base = os.fspath(proc)
-    if threads == 1:
-        tasks = [str(pid)]
-    else:
-        try:
-            tasks = os.listdir(f"{base}/{pid}/task")
-        except OSError:
-            return []
-    out: list[int] = []
-    for task in tasks:
-        try:
-            out += [int(x) for x in read_bytes(f"{base}/{pid}/task/{task}/children").split()]
-        except (OSError, ValueError):
-            continue
-    return out
-
-
 _STATUS_KEYS = ("VmRSS", "RssAnon", "RssFile", "RssShmem")
 
 
@@ -181,44 +154,6 @@ def tree_rss(shares: Iterable[tuple[int, int, int]]) -> int:
     for a, s, f in shares:
         anon, shmem, filemap = anon + a, max(shmem, s), max(filemap, f)
     return anon + shmem + filemap
-
-
-def read_tree(root: int, proc: Path | str = "/proc", memory: bool = True) -> ProcessReading | None:
-    """CPU and memory of `root` and its descendants; None when root is gone.
-
-    Memory: each process's anonymous memory, plus the largest shared-memory
-    and file-mapped share once (PostgreSQL's backends all map the same shared
-    buffers; summing their RSS would count them once per backend).  Without
-    `memory` (a reading of CPU alone) /proc/PID/status, the costliest of the
-    files to read, is left out and rss_bytes is None."""
-    ticks = clock_ticks()
-    base = os.fspath(proc)
-    cpu = seen = 0
-    mems: list[tuple[int, int, int]] = []
-    todo, done = [root], set()
-    while todo:
-        pid = todo.pop()
-        if pid in done:
-            continue
-        done.add(pid)
-        try:
-            f = _stat_fields(pid, base)
-            # utime stime (cutime cstime: the root's reaped children) are fields
-            # 14-17 (1-based), after pid and (comm): index 11..14; num_threads 17
-            cpu += sum(int(x) for x in f[11:15]) if pid == root else int(f[11]) + int(f[12])
-            threads = int(f[17])
-        except (OSError, ValueError, IndexError):
-            if pid == root:
-                return None
-            continue  # exited between the listing and the read
-        if memory:
-            try:
-                mems.append(memory_shares(read_bytes(f"{base}/{pid}/status").decode(errors="replace")))
-            except OSError:
-                continue
-        seen += 1
-        todo += children(pid, base, threads)
-    return ProcessReading(pids=seen, cpu_s=cpu / ticks, rss_bytes=tree_rss(mems) if memory else None)
 
 
 def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:

@@ -1,6 +1,6 @@
 """The readings of a local server's processes from /proc: files kept open
 between readings read what the kernel says now, one pass gives the server
-tree's CPU as the tree walk did, and a run's cost meter and its verdict share
+tree's CPU as the kernel counts it, and a run's cost meter and its verdict share
 that pass (and say what it cost)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from benchtop.sources.host_state import title
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_scan import ProcScan, scan
 from benchtop.sources.proc_table import read_stats, tree
-from benchtop.sources.process import clock_ticks, read_tree
+from benchtop.sources.process import clock_ticks
 from benchtop.target import Target
 
 
@@ -118,9 +118,8 @@ def test_one_pass_gives_the_tree_the_neighbours_and_the_waits(tmp_path: Path) ->
     assert tree(500, stats) == {500, 501, 502}
     s = scan(500, own_pid=900, proc=str(tmp_path), files=files)
     assert s.server is not None and s.server.pids == 3
-    # the live tree's ticks and what the postmaster reaped, as the tree walk counts them
-    walked = read_tree(500, tmp_path, memory=False)
-    assert walked is not None and s.server.cpu_s == walked.cpu_s == (100 + 30 + 20 + 40) / clock_ticks()
+    # the live tree's ticks and what the postmaster reaped
+    assert s.server.cpu_s == (100 + 30 + 20 + 40) / clock_ticks()
     assert s.run == frozenset({500, 501, 502, 900})
     assert s.ticks[77] == ("sh", 300)
     assert s.server_tasks == {500: (0, 0), 501: (3 * 10**8, 10**8), 502: (10**6, 5 * 10**8)}
@@ -132,17 +131,18 @@ def test_one_pass_gives_the_tree_the_neighbours_and_the_waits(tmp_path: Path) ->
     assert later.server_write_bytes == 20_000
 
 
-def test_a_pass_over_this_hosts_proc_agrees_with_the_tree_walk() -> None:
+def test_a_pass_over_this_hosts_proc_agrees_with_the_kernels_own_counts() -> None:
     """This test's process and two children as the 'server'."""
     kids = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) for _ in range(2)]
     try:
         files = ProcFiles()
         s = scan(os.getpid(), files=files)
-        walked = read_tree(os.getpid(), memory=False)
-        assert s.server is not None and walked is not None
-        assert s.server.pids == walked.pids >= 3
+        t = os.times()  # this process's time and its reaped children's, read after the pass
+        own = t.user + t.system + t.children_user + t.children_system
+        assert s.server is not None and s.server.pids >= 3
         assert {k.pid for k in kids} <= set(s.server_tasks or {})
-        assert abs(s.server.cpu_s - walked.cpu_s) < 0.5  # this process runs on between the two
+        # the two sleeping children add their start-up's CPU, well under a second
+        assert own - 0.5 <= s.server.cpu_s <= own + 1.0
         again = scan(os.getpid(), files=files)
         assert again.server is not None and again.server.cpu_s >= s.server.cpu_s
     finally:

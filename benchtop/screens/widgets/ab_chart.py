@@ -10,6 +10,7 @@ import math
 
 from rich.text import Text
 
+from benchtop.ab.stats import CONFIDENCE
 from benchtop.panels.units import ms, num
 from benchtop.record.ab import AbLive, AbView
 
@@ -121,7 +122,7 @@ def interval_line(v: AbView, width: int) -> Text:
     have_ci = v.ci_low is not None and v.ci_high is not None
     ends = [v.ci_low, v.ci_high] if have_ci else ratios
     head.append(f"  {100 * v.confidence:.3g}% CI {_pct(v.ci_low)} .. {_pct(v.ci_high)}  " if have_ci
-                else "  (an interval needs 6 rounds)  " if v.confidence == 0.95
+                else "  (an interval needs 6 rounds)  " if v.confidence == CONFIDENCE
                 else f"  (too few rounds for a {100 * v.confidence:.3g}% interval)  ",
                 style="" if have_ci else "dim")
     cols = width - len(head.plain)
