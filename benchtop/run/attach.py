@@ -162,16 +162,19 @@ class TappedPoller:
         self._poller.run(both, should_stop, sleep)
 
 
-def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool) -> list[SourcePoller]:
+def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool,
+                  per_process: bool = True) -> list[SourcePoller]:
     """Sources for a run: the target itself (unless --no-monitor) and any
     --proxysql/--pgbouncer given.  A source that cannot connect now is kept:
-    its poller reconnects with backoff and shows the outage."""
+    its poller reconnects with backoff and shows the outage.  `per_process`:
+    a screen shows each of the server's processes (Source.per_process)."""
     specs = list(extra)
-    sources = build_sources(specs, timeout_s=min(5.0, max(1.0, interval)))
+    sources = build_sources(specs, timeout_s=min(5.0, max(1.0, interval)), per_process=per_process)
     if with_target and target.kind in ("mysql", "postgresql"):
-        sources.insert(0, source_class(target.kind)(target.kind, target, min(5.0, max(1.0, interval))))
+        sources.insert(0, source_class(target.kind)(target.kind, target, min(5.0, max(1.0, interval)),
+                                                    per_process=per_process))
     if with_target and any(is_local(s.target) for s in sources):
         server_port = (target.effective_port if target.kind in ("mysql", "postgresql") and is_local(target)
                        and not target.socket else None)
-        sources.append(OSSource(timeout_s=1.0, server_port=server_port))
+        sources.append(OSSource(timeout_s=1.0, server_port=server_port, per_process=per_process))
     return [SourcePoller(s, interval=interval) for s in sources]

@@ -126,7 +126,8 @@ class RunSession:
         left = leftover_warning(opts.target, opts.monitor.admin_dsn)
         if left is not None:
             print(left, file=sys.stderr, flush=True)
-        pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target)
+        pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target,
+                                 per_process=not opts.headless)
                    if self._monitor else [])
         self.recorder = MonitorRecorder(pollers, self.writer)
         if self._stop_if:

@@ -29,6 +29,11 @@ class Missing:
         return {"missing": self.what, "hint": self.hint}
 
 
+# A headless run reads the server's processes as a whole (the verdict's and the costs' figures), not one by one
+PER_PROCESS_NOT_READ = Missing("each process's CPU and I/O: read only when a screen shows them",
+                               "run without --headless to record them")
+
+
 # In JSON (monitor --json, recordings) a panel holding one of ProxySQL's
 # admin tables goes by that table's name, as ProxySQL's users know them.
 JSON_NAMES: Mapping[str, Mapping[str, str]] = {
@@ -136,10 +141,13 @@ class Source(ABC):
     kind: ClassVar[str]
     CAN_CHANGE_SETTINGS: ClassVar[bool] = False
 
-    def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, *, per_process: bool = True) -> None:
         self.name = name
         self.target = target
         self.timeout_s = timeout_s
+        # each of a local server's processes read from /proc (a row each: CPU, I/O, title) where the source does:
+        # only where a screen shows them, for beside hundreds of backends they are most of a poll's cost
+        self.per_process = per_process
 
     @property
     def where(self) -> str:

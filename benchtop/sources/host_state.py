@@ -138,26 +138,27 @@ class ProcCounters:
     rss_bytes: int
     title: str
     reaped_ticks: int = 0  # cutime + cstime: the CPU of the children it has waited for
-    memory: tuple[int, int, int] | None = None  # RssAnon, RssShmem, RssFile (process_counters' `memory`)
+    memory: tuple[int, int] | None = None  # anonymous and shared bytes (process_counters' `memory`)
 
 
 def process_counters(pid: int, st: PidStat, files: ProcFiles, proc: str = "/proc",
-                     memory: bool = False) -> ProcCounters:
+                     memory: bool = False, io: bool = True) -> ProcCounters:
     """One process's CPU ticks, block I/O (/proc/PID/io: None when not ours
-    to read) and RSS from its stat line; with `memory` its anonymous, shared
-    and file-mapped memory as well (/proc/PID/status, for tree_reading).  No
-    title: `title` reads it for the rows shown."""
+    to read, or not asked for) and RSS from its stat line; with `memory` its
+    anonymous and shared memory as well (/proc/PID/statm, for tree_reading).
+    No title: `title` reads it for the rows shown."""
     read = written = None
-    try:
-        io = files.read(f"{proc}/{pid}/io")
-        read, written = io_counter(io, b"read_bytes"), io_counter(io, b"write_bytes")
-    except (OSError, ValueError):
-        pass
-    mem: tuple[int, int, int] | None = None
+    if io:
+        try:
+            counters = files.read(f"{proc}/{pid}/io")
+            read, written = io_counter(counters, b"read_bytes"), io_counter(counters, b"write_bytes")
+        except (OSError, ValueError):
+            pass
+    mem: tuple[int, int] | None = None
     if memory:
         try:
-            mem = memory_shares(files.read(f"{proc}/{pid}/status").decode(errors="replace"))
-        except OSError:
+            mem = memory_shares(files.read(f"{proc}/{pid}/statm"))
+        except (OSError, ValueError, IndexError):
             pass
     return ProcCounters(st.ticks, read, written, st.rss_pages * _PAGE, "", st.reaped, mem)
 
@@ -172,27 +173,26 @@ def title(pid: int, name: str, files: ProcFiles, proc: str = "/proc") -> str:
     return text or name
 
 
-def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc",
-                        memory: bool = False) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
+def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc", memory: bool = False,
+                        io: bool = True) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
     """Every process's stat (one pass over /proc), and the counters of
     `root` and its descendants (empty when root is gone)."""
     stats = read_stats(files, proc)
     # by pid: the rows' order among equals stays the same from one reading to the next
-    procs = {pid: process_counters(pid, stats[pid], files, proc, memory) for pid in sorted(tree(root, stats))}
+    procs = {pid: process_counters(pid, stats[pid], files, proc, memory, io) for pid in sorted(tree(root, stats))}
     return stats, procs
 
 
 def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | None:
     """The tree's CPU (its live processes' and what root reaped) and memory
-    (each process's anonymous memory, plus the largest shared-memory and
-    file-mapped share once: PostgreSQL's backends all map the same shared
-    buffers) from a read_tree_processes(root, memory=True) pass; None when
-    root is gone.
+    (each process's anonymous memory, plus the largest shared part once:
+    PostgreSQL's backends all map the same shared buffers) from a
+    read_tree_processes(root, memory=True) pass; None when root is gone.
 
-    >>> p = {1: ProcCounters(100, None, None, 0, "pm", 50, (10, 500, 80)),
-    ...      2: ProcCounters(20, None, None, 0, "be", 0, (30, 400, 90))}
+    >>> p = {1: ProcCounters(100, None, None, 0, "pm", 50, (10, 580)),
+    ...      2: ProcCounters(20, None, None, 0, "be", 0, (30, 490))}
     >>> tree_reading(p, 1)
-    ProcessReading(pids=2, cpu_s=1.7, rss_bytes=630)
+    ProcessReading(pids=2, cpu_s=1.7, rss_bytes=620)
     """
     top = procs.get(root)
     if top is None:

@@ -581,8 +581,9 @@ def sampled_statements(processlist: Iterable[Mapping[str, Any]]) -> list[dict[st
 class MySQLSource(Source):
     kind = "mysql"
 
-    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, top_waits: int = 10) -> None:
-        super().__init__(name, target, timeout_s)
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, top_waits: int = 10, *,
+                 per_process: bool = True) -> None:
+        super().__init__(name, target, timeout_s, per_process=per_process)
         self.top_waits = top_waits
         self.version: ServerVersion | None = None
         self._conn: pymysql.connections.Connection | None = None

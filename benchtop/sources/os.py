@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtop.sources.base import Missing, Source, SourceError, SourceSnapshot
+from benchtop.sources.base import PER_PROCESS_NOT_READ, Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.fields import (
     CONTEXT_SWITCHES_PER_S,
     CPU,
@@ -283,8 +283,8 @@ class OSSource(Source):
     kind = "os"
 
     def __init__(self, name: str = "os", target: Target | None = None, timeout_s: float = 5.0,
-                 server_port: int | None = None) -> None:
-        super().__init__(name, target or Target(kind="null", host="localhost"), timeout_s)
+                 server_port: int | None = None, *, per_process: bool = True) -> None:
+        super().__init__(name, target or Target(kind="null", host="localhost"), timeout_s, per_process=per_process)
         self._disks: set[str] | None = None
         self._prev: OSCounters | None = None
         self._server_port = server_port  # the local server's port: its process's CPU and memory too
@@ -341,13 +341,14 @@ class OSSource(Source):
                 stats, procs = self._read_tree()
             self._files.sweep()
             panels[SERVER_PROCESS] = self._server_process(procs)
-            panels[SERVER_PROCESSES] = self._server_processes(procs, stats)
+            panels[SERVER_PROCESSES] = (self._server_processes(procs, stats) if self.per_process
+                                        else PER_PROCESS_NOT_READ)
         return self.snapshot(panels, t0, interval_s)
 
     def _read_tree(self) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
         if self._server_pid is None:
             return {}, {}
-        return read_tree_processes(self._server_pid, self._files, memory=True)
+        return read_tree_processes(self._server_pid, self._files, memory=True, io=self.per_process)
 
     def _host_state(self, panels: dict[str, Any], proc: Path = Path("/proc")) -> None:
         """Load, memory and swap, and each disk (iostat -x)."""

@@ -133,8 +133,8 @@ REFUSED_RETRY_S = 10.0
 class PgBouncerSource(Source):
     kind = "pgbouncer"
 
-    def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
-        super().__init__(name, target, timeout_s)
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, *, per_process: bool = True) -> None:
+        super().__init__(name, target, timeout_s, per_process=per_process)
         self.version = ""
         self._conn: psycopg.Connection | None = None
         self._stats: dict[str, CounterTracker] = {}

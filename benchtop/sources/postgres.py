@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from benchtop.errors import one_line
 from benchtop.sources import sql
 from benchtop.sources.base import (
+    PER_PROCESS_NOT_READ,
     Missing,
     PanelFailed,
     Source,
@@ -558,8 +559,8 @@ def _pgss_missing(missing: Missing, user: str | None) -> Missing:
 class PostgresSource(Source):
     kind = "postgresql"
 
-    def __init__(self, name: str, target: Target, timeout_s: float = 5.0) -> None:
-        super().__init__(name, target, timeout_s)
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, *, per_process: bool = True) -> None:
+        super().__init__(name, target, timeout_s, per_process=per_process)
         self.version_num = 0
         self._conn: Connection | None = None
         self._trackers: dict[str, CounterTracker] = {}
@@ -595,7 +596,8 @@ class PostgresSource(Source):
         self._trackers = {}
         self._baselines = {}
         self._read_at = {}
-        self._usage_missing = not_local(self.target, self._server_backend_pid(self._conn.backend_pid))
+        self._usage_missing = (not_local(self.target, self._server_backend_pid(self._conn.backend_pid))
+                               if self.per_process else PER_PROCESS_NOT_READ)
         self._usage = BackendUsage() if self._usage_missing is None else None
 
     def _server_backend_pid(self, key: int) -> int:

@@ -150,8 +150,9 @@ class ProxySQLSource(Source):
         digest_interval_s: float = 5.0,
         processlist_interval_s: float = 5.0,
         config_interval_s: float = 30.0,
+        per_process: bool = True,
     ) -> None:
-        super().__init__(name, target, timeout_s)
+        super().__init__(name, target, timeout_s, per_process=per_process)
         self.digest_top_n = digest_top_n
         self.digest_interval_s = digest_interval_s
         self.processlist_interval_s = processlist_interval_s

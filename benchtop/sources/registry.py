@@ -93,16 +93,17 @@ def name_sources(kinds: Iterable[str]) -> list[str]:
     return out
 
 
-def build_sources(specs: Iterable[tuple[str, str]], timeout_s: float = 5.0, with_os: bool = False) -> list[Source]:
+def build_sources(specs: Iterable[tuple[str, str]], timeout_s: float = 5.0, with_os: bool = False,
+                  per_process: bool = True) -> list[Source]:
     """Sources for (kind, dsn) pairs, plus this host's OS when asked."""
     specs = list(specs)
     targets = [parse_spec(kind, dsn) for kind, dsn in specs]
     kinds = [t.kind for t in targets]
     sources: list[Source] = []
     for name, target in zip(name_sources(kinds), targets, strict=True):
-        sources.append(source_class(target.kind)(name, target, timeout_s))
+        sources.append(source_class(target.kind)(name, target, timeout_s, per_process=per_process))
     if with_os:
-        sources.append(OSSource("os", None, timeout_s))
+        sources.append(OSSource("os", None, timeout_s, per_process=per_process))
     return sources
 
 

@@ -61,5 +61,32 @@ def test_host_state_panels_from_this_host() -> None:
     assert 0 < memory["used_bytes"] <= memory["total_bytes"] and "swap_out_bytes_per_s" in memory
     assert isinstance(snap.panels[DISKS], list)
     procs = snap.panels[SERVER_PROCESSES]
+    assert isinstance(procs, list), procs
     mine = next(r for r in procs if r["pid"] == os.getpid())
     assert mine["cpu_pct"] > 0 and mine["rss_bytes"] > 0 and "python" in mine["title"]
+
+
+def test_without_a_screen_the_server_is_read_whole_not_process_by_process() -> None:
+    """A headless run's OS source (per_process=False): the server tree's CPU,
+    memory and process count, no row per process (nor their I/O files)."""
+    import os
+    import socket
+
+    from benchtop.sources.base import PER_PROCESS_NOT_READ
+    from benchtop.sources.fields import SERVER_PROCESS, SERVER_PROCESSES
+    from benchtop.sources.os import OSSource
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        src = OSSource(server_port=listener.getsockname()[1], per_process=False)
+        src.connect()
+        src.poll()
+        snap = src.poll()
+    finally:
+        listener.close()
+    whole = snap.panels[SERVER_PROCESS]
+    assert whole["pid"] == os.getpid() and whole["processes"] >= 1 and whole["rss_bytes"] > 0
+    assert whole["cpu_cores"] is not None
+    assert snap.panels[SERVER_PROCESSES] == PER_PROCESS_NOT_READ
