@@ -26,6 +26,7 @@ from benchtop.run.attach import InstrumentationCycler
 from benchtop.run.costs import CostMeter, HostReading, type_service_s
 from benchtop.run.guards import Guard
 from benchtop.run.verdicts import VerdictMeter
+from benchtop.sources.os import others_busy_cores
 from benchtop.verdict import Verdict
 from benchtop.target.locality import server_on_this_host
 from benchtop.workload import Program
@@ -59,7 +60,7 @@ class LoadEngine(Protocol):
     def type_histogram(self, index: int) -> Histogram: ...
 
 
-def engine_settings(cfg: RunOptions, program: Program) -> EngineSettings:
+def engine_settings(cfg: RunOptions, program: Program, idle: bool | None = None) -> EngineSettings:
     """The native engine's settings for a run's options (and the workload's
     thread groups)."""
     ignore_all, codes = parse_ignore_errors(cfg.ignore_errors)
@@ -79,18 +80,35 @@ def engine_settings(cfg: RunOptions, program: Program) -> EngineSettings:
         groups=tuple(GroupSettings(g.name, g.threads, g.rate, cfg.arrival if g.rate > 0 and g.arrival == "uniform"
                                    else g.arrival, g.weights)
                      for g in resolve_groups(program, cfg.preset, cfg.groups)),
-        idle_workers=idle_workers(cfg),
+        idle_workers=idle_workers(cfg) if idle is None else idle,
         loop_threads=cfg.loop_threads,
     )
 
 
-def idle_workers(cfg: RunOptions) -> bool:
-    """--worker-priority: `auto` yields the CPU to a server that shares
-    this host (benchtop.target.locality); SQLite's workers are the server,
-    and a cluster's load hosts are other machines."""
+BUSY_CORES = 0.5  # other processes' CPU at the start from which idle workers would wait behind them
+
+
+def worker_priority(cfg: RunOptions, others_busy: Callable[[], float | None] = others_busy_cores) -> tuple[bool, str]:
+    """--worker-priority: whether the workers run idle, and why `auto` did
+    not when it would have.  `auto` yields the CPU to a server that shares
+    this host (benchtop.target.locality), unless other processes keep the
+    host busy: idle workers run only when nothing else wants a CPU, so
+    beside a CPU hog (or a server already serving others) they would wait
+    behind it and their latencies would be the neighbours'.  SQLite's
+    workers are the server, and a cluster's load hosts are other machines."""
     if cfg.worker_priority != "auto":
-        return cfg.worker_priority == "idle"
-    return cfg.engine in ("mysql", "postgresql") and not cfg.cluster and server_on_this_host(cfg.target)
+        return cfg.worker_priority == "idle", ""
+    if not (cfg.engine in ("mysql", "postgresql") and not cfg.cluster and server_on_this_host(cfg.target)):
+        return False, ""
+    busy = others_busy()
+    if busy is not None and busy >= BUSY_CORES:
+        return False, (f"workers at normal priority: other processes kept {busy:.2f} cores busy at the start, "
+                       "and idle workers would wait behind them")
+    return True, ""
+
+
+def idle_workers(cfg: RunOptions, others_busy: Callable[[], float | None] = others_busy_cores) -> bool:
+    return worker_priority(cfg, others_busy)[0]
 
 
 class RunController:
@@ -135,7 +153,8 @@ class RunController:
         groups = resolve_groups(program, cfg.preset, cfg.groups)
         # live knobs per group: name -> [threads, rate]
         self._groups: dict[str, list[float]] = {g.name: [g.threads, g.rate] for g in groups}
-        self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg, program), program)
+        idle, self._priority_note = worker_priority(cfg) if engine is None else (False, "")
+        self.engine: LoadEngine = engine or Engine(conn, engine_settings(cfg, program, idle), program)
         self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
         self._verdict: Verdict | None = None  # what limited the newest interval
         self._t0: float | None = None
@@ -167,6 +186,8 @@ class RunController:
         self.engine.start()
         # the clock starts with the engine's, once every worker exists
         self._t0 = time.monotonic()
+        if self._priority_note:
+            self._event("note", self._priority_note)
         self.started_at = time.time() + self.options.warmup_s
         self._prev = first
         self._base = first if self.options.warmup_s <= 0 else None

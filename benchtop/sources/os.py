@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchtop.sources.base import PER_PROCESS_NOT_READ, Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.fields import (
@@ -38,7 +38,7 @@ from benchtop.sources.host_state import (
 )
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_table import PidStat
-from benchtop.sources.process import clock_ticks, listener_pid, process_name
+from benchtop.sources.process import clock_ticks, listener_pid, process_name, self_cpu_s
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
@@ -275,6 +275,22 @@ def read_counters(proc: Path = Path("/proc"), disks: set[str] | None = None) -> 
     reads, writes, rsec, wsec = parse_diskstats(diskstats, disks)
     return OSCounters(time.monotonic(), cpu, reads, writes, rsec, wsec, ctxt, parse_disk_times(diskstats, disks),
                       parse_procs_running(stat))
+
+
+def others_busy_cores(window_s: float = 0.1, proc: Path = Path("/proc"),
+                      sleep: Callable[[float], None] = time.sleep) -> float | None:
+    """Cores this host's other processes kept busy over `window_s` (user,
+    system, irq and softirq time less this process's own); None when /proc
+    cannot say."""
+    try:
+        before, own_before, t0 = parse_stat((proc / "stat").read_text())[0], self_cpu_s(), time.monotonic()
+        sleep(window_s)
+        after, own_after, t1 = parse_stat((proc / "stat").read_text())[0], self_cpu_s(), time.monotonic()
+    except (OSError, ValueError, IndexError):
+        return None
+    # /proc/stat's fields: user nice system idle iowait irq softirq steal
+    busy = sum(after[i] - before[i] for i in (0, 1, 2, 5, 6)) / clock_ticks() - (own_after - own_before)
+    return max(busy, 0.0) / max(t1 - t0, 1e-3)
 
 
 class OSSource(Source):

@@ -6,7 +6,7 @@ import pytest
 
 from benchtop.errors import UsageError
 from benchtop.options.run_options import options_from_argv
-from benchtop.run.controller import idle_workers
+from benchtop.run.controller import idle_workers, worker_priority
 from benchtop.target import Target
 from benchtop.target.locality import server_on_this_host
 
@@ -35,9 +35,41 @@ def test_a_socket_is_this_host() -> None:
     (["--engine", "mysql", "--dsn", "mysql://u@127.0.0.1:3306/d", "--cluster", "auto"], False),
 ])
 def test_auto_is_idle_only_for_a_server_on_this_host(argv: list[str], idle: bool) -> None:
-    assert idle_workers(options_from_argv("run", argv)) is idle
+    assert idle_workers(options_from_argv("run", argv), others_busy=lambda: 0.0) is idle
 
 
-def test_unknown_priority_is_refused() -> None:
-    with pytest.raises(UsageError, match="worker-priority"):
-        options_from_argv("run", ["--worker-priority", "high"])
+def test_auto_is_normal_beside_busy_processes_and_says_why() -> None:
+    """Idle workers beside a CPU hog wait behind it: their latencies would be the neighbour's."""
+    opts = options_from_argv("run", ["--engine", "mysql", "--dsn", "mysql://u@127.0.0.1:3306/d"])
+    idle, why = worker_priority(opts, others_busy=lambda: 1.02)
+    assert not idle and why.startswith("workers at normal priority: other processes kept 1.02 cores busy")
+    assert worker_priority(opts, others_busy=lambda: 0.1) == (True, "")
+    assert worker_priority(opts, others_busy=lambda: None) == (True, "")  # /proc unreadable: as before
+    # asked for, the priority is the one asked for
+    idle_asked = options_from_argv("run", ["--engine", "mysql", "--dsn", "mysql://u@127.0.0.1:3306/d",
+                                           "--worker-priority", "idle"])
+    assert worker_priority(idle_asked, others_busy=lambda: 1.5) == (True, "")
+
+
+def test_other_processes_busy_cores_leave_out_this_ones_own(tmp_path) -> None:
+    """Over a window where the host's counters grow by half a second of CPU
+    and this process spins for 0.2 s of it, the others kept 0.3 s busy: 1.5
+    cores over 0.2 s."""
+    import time
+
+    from benchtop.sources.os import others_busy_cores
+    from benchtop.sources.process import clock_ticks
+
+    hz = clock_ticks()
+    (tmp_path / "stat").write_text("cpu  100 0 100 1000 0 0 0 0 0 0\nctxt 1\n")
+
+    def spin(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pass
+        (tmp_path / "stat").write_text(f"cpu  {100 + hz // 4} 0 {100 + hz // 4} 1000 0 0 0 0 0 0\nctxt 2\n")
+
+    busy = others_busy_cores(0.2, proc=tmp_path, sleep=spin)
+    # 2.5 cores if this process's own spinning were counted too
+    assert busy is not None and 1.0 < busy < 2.2, busy
+    assert others_busy_cores(0.0, proc=tmp_path / "none") is None
