@@ -163,7 +163,8 @@ class CostMeter:
         server = None
         t0 = time.thread_time()
         if self._pid is not None and memory:  # the server's memory is reported at the start and the end only
-            server = tree_reading(read_tree_processes(self._pid, self._files, memory=True)[1], self._pid)
+            # the tree's CPU and memory alone: each process's io would be read for nothing
+            server = tree_reading(read_tree_processes(self._pid, self._files, memory=True, io=False)[1], self._pid)
         elif self._pid is not None:
             self.scan = scan(self._pid, files=self._files)
             server = self.scan.server
