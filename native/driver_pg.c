@@ -398,12 +398,11 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
 
     /* on a cache line's start, so its first two lines hold the wire path's fields */
     c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63);
-    if (c)
-        memset(c, 0, sizeof *c);
     if (!c) {
         bt_err_set(err, BT_DERR_CONNECT, BT_ERRK_FATAL, 0, "", "out of memory");
         goto out;
     }
+    memset(c, 0, sizeof *c);
     c->last_key = -1;
     c->prepare = cfg->prepare;
     c->pipeline = cfg->pipeline;
@@ -573,28 +572,25 @@ static bt_pg_stmt *bt_pg_stmt_get(bt_pg_conn *c, int32_t key, const char *sql, b
         return c->last_st;
     int fresh;
     bt_pg_stmt *st = bt_stmt_slots_get(&c->stmts, key, sizeof *st, &fresh, err);
-    if (!st || !fresh) {
-        if (st) {
-            c->last_key = key;
-            c->last_st = st;
-        }
-        return st;
-    }
-    /* in its slot already: freed by disconnect even if half built */
-    snprintf(st->name, sizeof st->name, "bt_%d", (int)key);
-    int np = 0;
-    st->sql = bt_pg_rewrite(sql, &np);
-    if (!st->sql)
-        goto oom;
-    if (np > 0) {
-        /* one block, the values' pointers then their buffers: one line
-         * fewer to fetch per statement for a few parameters */
-        st->values = calloc((size_t)np, sizeof *st->values + sizeof *st->pv);
-        if (!st->values)
+    if (!st)
+        return NULL;
+    if (fresh) {
+        /* in its slot already: freed by disconnect even if half built */
+        snprintf(st->name, sizeof st->name, "bt_%d", (int)key);
+        int np = 0;
+        st->sql = bt_pg_rewrite(sql, &np);
+        if (!st->sql)
             goto oom;
-        st->pv = (bt_pg_param *)(void *)(st->values + np);
+        if (np > 0) {
+            /* one block, the values' pointers then their buffers: one line
+             * fewer to fetch per statement for a few parameters */
+            st->values = calloc((size_t)np, sizeof *st->values + sizeof *st->pv);
+            if (!st->values)
+                goto oom;
+            st->pv = (bt_pg_param *)(void *)(st->values + np);
+        }
+        st->nparams = np;
     }
-    st->nparams = np;
     c->last_key = key;
     c->last_st = st;
     return st;
