@@ -119,11 +119,11 @@ def run_benchmark(dsn: str | None = None, workload: str = "oltp_point_select", t
 def run_comparison(a: str = "", b: str = "", rounds: int = 6, round_time: float = 2.0, dsn: str | None = None,
                    workload: str = "oltp_point_select", engine: str | None = None, out: Path | None = None,
                    until_confident: bool = False, resolution: float = 0.02, max_time: float = 600.0,
-                   seed: int | None = None, turn: float = 0.5, **options: object) -> AbResult:
+                   seed: int | None = None, turn: float = 0.1, **options: object) -> AbResult:
     """`benchtop ab` in this process, with nothing printed: `rounds` rounds
     of side A and side B (`a`, `b`: their options and --set NAME=VALUE
     settings, as on the command line; "" is the shared options alone),
-    taking turns of `turn` seconds (0, or sides that set settings: one run
+    taking turns of about `turn` seconds (0, or sides that set settings: one run
     of each in a random order), `round_time` seconds each after a warm-up
     (`warmup=`, default 1 s); `options` are shared by both.  The
     result is what ab.json is written from (in `out`, a new folder when

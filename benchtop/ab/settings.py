@@ -13,7 +13,7 @@ table (the same names with underscores; the command line wins):
     round_time = "3s"       # or 3 (seconds)
     # until_confident = true, resolution = "2%", max_time = "10m"
     # duet = true           # a and b name two targets: both run at once (benchtop.ab.duet)
-    # turn = "0.5s"         # sides take turns of 0.5 s within a round (benchtop.ab.turns); 0: whole runs
+    # turn = "0.1s"         # sides take turns of about 0.1 s within a round (benchtop.ab.turns); 0: whole runs
     out = "results/ab"
 
 The top-level keys are the options both sides share, as in any scenario."""

@@ -4,17 +4,26 @@ A neighbour that starts, a cache that warms or a drift of the host then
 falls on both sides within the same second, not on one side's whole run,
 which is what widened the intervals of rounds run one side after the other
 on a shared host.  Each side's rate is its transactions over the time it
-ran in its measured window (`Turns.ran_s`)."""
+ran in its measured window (`Turns.ran_s`).  A turn's length is drawn at
+random around the one asked: whatever else recurs on the host or in
+benchtop (the monitor's poll every 2 s, the readings each second) then
+falls on either side alike, where turns of a fixed length put it at the
+same side's turn every time."""
 
 from __future__ import annotations
 
+import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-TURN_S = 0.5  # a side's turn: short against the seconds a neighbour's load lasts, long against a transaction
+# a side's turn: short against the swings of a neighbour's load (a hog and a syncing writer beside the
+# check's read-only load moved a side's rate by half between one second and the next), long against a
+# transaction (one in flight when its side pauses ends during the other's turn)
+TURN_S = 0.1
+JITTER = 0.5  # a turn lasts TURN_S times 1 +- JITTER, drawn per turn
 
 
 class Pausable(Protocol):
@@ -65,12 +74,13 @@ class Turns:
 
 def turn_order(n: int) -> list[int]:
     """The sides' turns, repeated: each in order, then back (A B B A).  Over
-    its period every side's turns sit once at each phase of a disturbance
-    that recurs every two turns (benchtop's own readings each second,
-    against turns of half a second) and on either side of a steady drift,
-    where A B A B would put a reading at the start of the same side's turn
-    every time: that side measured about 10% slower in a test with no
-    difference between them.
+    its period every side's turns sit on either side of a steady drift and
+    once at each phase of a disturbance that recurs every two turns, where
+    A B A B with turns of half a second put benchtop's reading each second
+    at the start of the same side's turn every time: that side measured
+    about 10% slower in a test with no difference between them.  (A period
+    of four turns can still meet a disturbance at one phase: the turns'
+    random lengths see to those.)
 
     >>> turn_order(2)
     [0, 1, 1, 0]
@@ -78,12 +88,21 @@ def turn_order(n: int) -> list[int]:
     return [*range(n), *reversed(range(n))]
 
 
+def turn_lengths(turn_s: float, rng: random.Random) -> Iterator[float]:
+    """Each turn's seconds: `turn_s` times 1 +- JITTER, drawn uniformly."""
+    while True:
+        yield turn_s * rng.uniform(1 - JITTER, 1 + JITTER)
+
+
 def take_turns(engines: Mapping[str, Pausable], turn_s: float, done: threading.Event,
-               clock: Callable[[], float] = time.monotonic, cpu: Callable[[], float] = time.process_time) -> Turns:
+               clock: Callable[[], float] = time.monotonic, cpu: Callable[[], float] = time.process_time,
+               rng: random.Random | None = None) -> Turns:
     """Gives `engines` (in their order: the first runs first) turns of
-    `turn_s` in `turn_order` until `done` is set; the others are paused
-    from the call on, so call it before their runs start.  A side is paused
-    before the next is resumed: the two never run at once."""
+    about `turn_s` (drawn from `rng`) in `turn_order` until `done` is set;
+    the others are paused from the call on, so call it before their runs
+    start.  A side is paused before the next is resumed: the two never run
+    at once."""
+    lengths = turn_lengths(turn_s, rng or random.Random())
     names = list(engines)
     order = turn_order(len(names))
     turns = Turns({name: [] for name in names})
@@ -91,12 +110,14 @@ def take_turns(engines: Mapping[str, Pausable], turn_s: float, done: threading.E
         engines[name].set_paused(True)
     step, began = 0, clock()
     current, since, cpu_since = names[order[0]], began, cpu()
+    boundary = began + next(lengths)
 
     def ended(now: float) -> None:
         turns.spans[current].append(Span(since, now, cpu_since, cpu()))
 
-    while not done.wait(max(0.0, began + (step + 1) * turn_s - clock())):
+    while not done.wait(max(0.0, boundary - clock())):
         step += 1
+        boundary += next(lengths)
         following = names[order[step % len(order)]]
         if following == current:  # its next turn follows on: it runs on
             continue

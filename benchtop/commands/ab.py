@@ -204,7 +204,9 @@ def _compare_on_screen(c: ComparisonSetup, stop: StopFlag) -> tuple[AbResult, st
 
 def _comparison(c: ComparisonSetup, stop: StopFlag, line: Callable[[str], None],
                 progress: Progress | None = None) -> AbComparison:
-    runs = SideRuns(c.options, c.folder, stop, live=progress.side_read if progress is not None else _nowhere)
+    # the turns' lengths drawn apart from the rounds' order, both from the seed
+    runs = SideRuns(c.options, c.folder, stop, live=progress.side_read if progress is not None else _nowhere,
+                    rng=random.Random(f"turns {c.seed}"))
     runner = RoundRunner(c.sides, c.plan, runs.one, lambda side: c.controls[side.name], stop,
                          decided=lambda rounds, confidence: decided(rounds, c.plan.resolution, confidence), rng=random.Random(c.seed),
                          run_pair=_pairs(runs, c.plan))

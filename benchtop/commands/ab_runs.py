@@ -5,6 +5,7 @@ for `live`, which gets every counted interval as it is read."""
 
 from __future__ import annotations
 
+import random
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -54,14 +55,16 @@ class _Measured:
 
 
 class SideRuns:
-    """Runs the sides of `options` (by name) into `folder` under one `stop`."""
+    """Runs the sides of `options` (by name) into `folder` under one `stop`;
+    `rng` draws the lengths of the sides' turns."""
 
     def __init__(self, options: Mapping[str, RunOptions], folder: Path, stop: StopFlag,
-                 live: Live = lambda side, sample: None) -> None:
+                 live: Live = lambda side, sample: None, rng: random.Random | None = None) -> None:
         self.options = options
         self.folder = folder
         self.stop = stop
         self.live = live
+        self.rng = rng or random.Random()
 
     def one(self, side: Side, index: int) -> SideFigures | None:
         """The side's run of round `index`; None when a stop cut it short."""
@@ -98,7 +101,8 @@ class SideRuns:
             else:
                 with ThreadPoolExecutor(len(sessions) + 1, thread_name_prefix="ab-side") as pool:
                     done = threading.Event()
-                    taking = (pool.submit(take_turns, {name: ctl.engine for name, ctl in ctls.items()}, turn_s, done)
+                    taking = (pool.submit(take_turns, {name: ctl.engine for name, ctl in ctls.items()}, turn_s, done,
+                                          rng=self.rng)
                               if turn_s is not None else None)
                     futures = {name: pool.submit(self._measure, name, s, ctls[name]) for name, s in sessions.items()}
                     try:

@@ -80,7 +80,7 @@ def test_an_a_a_comparison(mysql_tables: Server, tmp_path: Path) -> None:
     # seed 1 draws both orders in two rounds
     assert {tuple(r["order"]) for r in ab["rounds"]} == {("a", "b"), ("b", "a")}
     assert ab["sides"]["a"]["verdict"]["of"] == 2
-    assert ab["turn_s"] == 0.5  # sides that set no settings take turns
+    assert ab["turn_s"] == 0.1  # sides that set no settings take turns
 
 
 def test_a_setting_is_the_sides_during_its_runs_and_restored(mysql_tables: Server, tmp_path: Path) -> None:
