@@ -15,11 +15,14 @@ from benchtop.capture.model import Order, Same, Statement
 # a statement seen in fewer transactions than this gets no place in the order
 MIN_TRANSACTIONS = 3
 # a placeholder takes an earlier one's value when the two were equal in this share of the transactions seen
-# holding both statements once each, at least MIN_PAIRS of them...
+# holding both statements once each, at least MIN_PAIRS of them (PostgreSQL's pg_stat_activity, sampled,
+# shows two given statements of one transaction in a few of them: pgbench's account and its read-back in 2
+# of 64 transactions seen over 20 s at 100/s)...
 SAME_SHARE = 0.9
-MIN_PAIRS = 3
+MIN_PAIRS = 2
 # ... and values drawn independently (as often as each was seen) would be that often equal with at most this
-# probability: a constant (sysbench's `k = k + 1`) or a column of two values seen equal a few times shares nothing
+# probability over all the pairs of placeholders judged (each judged at CHANCE over their number): a constant
+# (sysbench's `k = k + 1`) or a column of a few values seen equal a few times shares nothing
 CHANCE = 0.01
 
 
@@ -59,6 +62,7 @@ def derive(seen: list[Seen], statements: dict[str, Statement], source: str) -> O
         return None
     order = _ranked(keys, list(firsts.values()))
     shared = _shared(order, by_txn, statements)
+    shared += _read_back(order, by_txn, statements, shared)
     return Order(source, len(by_txn), tuple(statements[k].text for k in order), shared)
 
 
@@ -130,16 +134,61 @@ def _shared(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[st
                         pairs[(b.key, q, a.key, p)] += 1
                         equal[(b.key, q, a.key, p)] += va == vb
     found: dict[tuple[str, int], tuple[str, int, int, int]] = {}
+    judged = sum(1 for n in pairs.values() if n >= MIN_PAIRS) or 1
     for (bk, q, ak, p), n in sorted(pairs.items(), key=lambda kv: (place[kv[0][0]], kv[0][1], place[kv[0][2]])):
         e = equal[(bk, q, ak, p)]
         if (bk, q) in found or n < MIN_PAIRS or e < SAME_SHARE * n:
             continue
-        if _chance(values[(ak, p)], values[(bk, q)]) ** e > CHANCE:
+        if _chance(values[(ak, p)], values[(bk, q)]) ** e > CHANCE / judged:
             continue
         root = found.get((ak, p))
         found[(bk, q)] = (root[0], root[1], e, n) if root else (ak, p, e, n)
     return tuple(Same(statements[bk].text, q, statements[ak].text, p, e, n)
                  for (bk, q), (ak, p, e, n) in sorted(found.items(), key=lambda kv: (place[kv[0][0]], kv[0][1])))
+
+
+def _read_back(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[str, Statement],
+               shared: tuple[Same, ...]) -> tuple[Same, ...]:
+    """A SELECT's key placeholder assumed to take the key an earlier UPDATE
+    of the same table wrote by the same column (the row read back, as
+    pgbench's SELECT of the account it just updated), when no value showed
+    whether it does: prepared statements show none, and pg_stat_activity,
+    sampled, rarely shows the two in one transaction.  Reading another row
+    than the one just written costs the server more (2x the mean time of
+    pgbench's SELECT, in 4 of 5 captures that saw too few of them); one
+    transaction seen holding both with different keys rules it out.  Marked
+    `equal == of == 0`."""
+    taken = {(x.statement, x.index) for x in shared}
+    roots = {(x.statement, x.index): (x.source, x.source_index) for x in shared}
+    out = []
+    for n, bk in enumerate(order):
+        b = statements[bk]
+        if b.kind != "read":
+            continue
+        for ph in b.placeholders:
+            if ph.role != "eq" or ph.column is None or (bk, ph.index) in taken:
+                continue
+            source = next(((ak, q.index) for ak in reversed(order[:n])
+                           if statements[ak].text.lstrip().upper().startswith("UPDATE")
+                           for q in statements[ak].placeholders
+                           if q.role == "eq" and q.column is not None and
+                           (q.column.table, q.column.name) == (ph.column.table, ph.column.name)), None)
+            if source is None or _seen_apart(by_txn, (bk, ph.index), source):
+                continue
+            ak, q = roots.get(source, source)
+            out.append(Same(b.text, ph.index, statements[ak].text, q, 0, 0))
+    return tuple(out)
+
+
+def _seen_apart(by_txn: dict[str, list[Seen]], b: tuple[str, int], a: tuple[str, int]) -> bool:
+    """A transaction seen holding both placeholders' statements once each with different values."""
+    for items in by_txn.values():
+        got = {x.key: x.values for x in items}
+        once = Counter(x.key for x in items)
+        if once[a[0]] == 1 and once[b[0]] == 1 and len(got[a[0]]) > a[1] and len(got[b[0]]) > b[1] \
+                and got[a[0]][a[1]] != got[b[0]][b[1]]:
+            return True
+    return False
 
 
 def _chance(a: Counter[str], b: Counter[str]) -> float:

@@ -152,8 +152,10 @@ class _Shares:
             x = self.uses.get((s.text, ph.index))
             if x is not None and (x.source, x.source_index) in self.refs:
                 names[ph.index] = self.refs[(x.source, x.source_index)]
-                script.add(f"# ${ph.index + 1} takes the value of ${x.source_index + 1} of "
-                           f"{_short(x.source)} (the same in {x.equal} of {x.of} transactions seen)", depth)
+                seen = (f"the same in {x.equal} of {x.of} transactions seen" if x.of else
+                        "assumed: the row the transaction wrote, read back by its key; no values seen to tell")
+                script.add(f"# ${ph.index + 1} takes the value of ${x.source_index + 1} of {_short(x.source)} ({seen})",
+                           depth)
         keep: dict[int, str] = {}
         for ph in s.placeholders:
             if (s.text, ph.index) in self.sources:
@@ -284,6 +286,9 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
         f"description = {json.dumps(f'captured from {cap.target}: {len(stmts)} statements, {rate:.1f} transactions/s')}",
         "# the captured rate: the default --rate of a run of this file",
         f"rate = {rate:.3f}",
+        "# production's clients do not wait for one another: independent arrivals (exponential gaps, as",
+        "# pgbench -R sends them) meet, and wait for each other's row locks, as often as theirs do",
+        'arrival = "poisson"',
         "# the clients sent values in the statements' text (no prepared statements)" if cap.literals
         else "# the clients sent prepared statements",
         f"prepare = {'false' if cap.literals else 'true'}",

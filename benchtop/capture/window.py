@@ -147,9 +147,13 @@ def order_notes(order: Order | None, body: int, literals: bool) -> list[str]:
     out = [f"statements in the order seen in {order.transactions} transactions ({order.source})"
            + (f": {placed} of {body} placed, the others where they would be without an order"
               if placed < body else "")]
-    if not order.shared:
+    if not any(x.of for x in order.shared):
         out.append("no placeholder was seen taking an earlier statement's value" if literals else
                    "values shared between statements are not seen (prepared statements): each is drawn alone")
+    assumed = sum(1 for x in order.shared if not x.of)
+    if assumed:
+        out.append(f"{assumed} SELECT key{'s' if assumed > 1 else ''} assumed to read back the row an earlier UPDATE "
+                   "of the same table wrote by the same column (no values seen to tell)")
     return out
 
 

@@ -201,7 +201,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--events", type=int, default=0, help="stop after this many transactions")
     g.add_argument("--rate", type=float, default=None,
                    help="open loop: transactions/s (0 = as fast as possible; default: the workload file's rate, else 0)")
-    g.add_argument("--arrival", default="uniform", choices=["uniform", "poisson"])
+    g.add_argument("--arrival", default=None, choices=["uniform", "poisson"],
+                   help="with --rate: evenly spaced transactions, or independent arrivals (exponential gaps, as "
+                        "pgbench -R); default: the workload file's arrival, else uniform")
     g.add_argument("--report-interval", dest="report_interval", type=float, default=RunOptions.report_interval)
     g.add_argument("--percentile", type=float, default=RunOptions.percentile)
     g.add_argument("--histogram", action="store_true")
@@ -650,7 +652,8 @@ def _from_namespace(ns: argparse.Namespace, overrides: dict[str, Any], terminal:
                     else file_run_defaults(ns.workload))
         kw.update(
             metrics_listen=metrics_listen, metrics_linger_s=metrics_linger,
-            time_s=ns.time, events=ns.events, rate=defaults.rate if ns.rate is None else ns.rate, arrival=ns.arrival,
+            time_s=ns.time, events=ns.events, rate=defaults.rate if ns.rate is None else ns.rate,
+            arrival=defaults.arrival if ns.arrival is None else ns.arrival,
             report_interval=ns.report_interval, percentile=ns.percentile, histogram=ns.histogram,
             warmup_s=ns.warmup, json=ns.json, out=ns.out, headless=runs_headless(ns.headless, ns.json, terminal),
             prepare_statements=not ns.no_prepare and defaults.prepare, pipeline=ns.pipeline, reconnect=ns.reconnect,

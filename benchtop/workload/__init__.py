@@ -68,10 +68,10 @@ def option_defaults(name_or_path: str) -> dict[str, Any]:
 
 
 def file_run_defaults(name_or_path: str) -> RunDefaults:
-    """The run settings a workload file sets by default (`rate`, `prepare`).
+    """The run settings a workload file sets by default (`rate`, `arrival`, `prepare`).
 
     >>> file_run_defaults("oltp_read_write")
-    RunDefaults(rate=0.0, prepare=True)
+    RunDefaults(rate=0.0, prepare=True, arrival='uniform')
     """
     data, src = read_definition(resolve(name_or_path), _search_dirs())
     return run_defaults(data, src)

@@ -595,18 +595,23 @@ def read_definition(path: Path, search: list[Path]) -> tuple[dict[str, Any], Sou
 @dataclass(frozen=True, slots=True)
 class RunDefaults:
     """What a workload file says a run of it does unless the command line
-    says otherwise: `rate` (the default --rate; 0 = closed loop) and
-    `prepare` (false: the text protocol, as --no-prepare)."""
+    says otherwise: `rate` (the default --rate; 0 = closed loop), `arrival`
+    (the default --arrival) and `prepare` (false: the text protocol, as
+    --no-prepare)."""
 
     rate: float = 0.0
     prepare: bool = True
+    arrival: str = "uniform"
+
+
+ARRIVALS = ("uniform", "poisson")
 
 
 def run_defaults(data: dict[str, Any], src: SourceText) -> RunDefaults:
-    """The top-level `rate` and `prepare` keys, checked.
+    """The top-level `rate`, `arrival` and `prepare` keys, checked.
 
-    >>> run_defaults({"rate": 200.5, "prepare": False}, SourceText("w.toml", "rate = 200.5"))
-    RunDefaults(rate=200.5, prepare=False)
+    >>> run_defaults({"rate": 200.5, "prepare": False, "arrival": "poisson"}, SourceText("w.toml", "rate = 200.5"))
+    RunDefaults(rate=200.5, prepare=False, arrival='poisson')
     >>> run_defaults({"rate": -1}, SourceText("w.toml", "rate = -1"))
     Traceback (most recent call last):
     benchtop.workload.compiler.WorkloadError: w.toml:1: rate is the default --rate: transactions/s from 0 to 1e9, not -1
@@ -618,7 +623,11 @@ def run_defaults(data: dict[str, Any], src: SourceText) -> RunDefaults:
     prepare = data.get("prepare", True)
     if not isinstance(prepare, bool):
         raise WorkloadError(f"{src.path}:{src.line_of('prepare')}: prepare is true or false, not {prepare!r}")
-    return RunDefaults(float(rate), prepare)
+    arrival = data.get("arrival", "uniform")
+    if arrival not in ARRIVALS:
+        raise WorkloadError(f"{src.path}:{src.line_of('arrival')}: arrival is the default --arrival: "
+                            f"{' or '.join(ARRIVALS)}, not {arrival!r}")
+    return RunDefaults(float(rate), prepare, str(arrival))
 
 
 def _find(name: str, search: list[Path]) -> Path | None:

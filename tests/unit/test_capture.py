@@ -214,16 +214,19 @@ def test_without_transactions_each_statement_is_one_dealt_by_its_count(tmp_path:
     path = _twin_file(tmp_path, cap)
     program = load_program(str(path), "postgresql")
     assert [(t.name, t.weight) for t in program.txn_types] == [("s1", 900), ("s2", 100)]
-    assert file_run_defaults(str(path)) == file_run_defaults(str(path)).__class__(100.0, True)
+    assert file_run_defaults(str(path)) == file_run_defaults(str(path)).__class__(100.0, True, "poisson")
 
 
 def test_a_run_takes_the_files_rate_unless_told(tmp_path: Path) -> None:
     path = str(_twin_file(tmp_path, _sysbench_capture()))
     opts = options_from_argv("run", ["--engine", "null", "--workload", path, "--headless"])
-    assert opts.rate == pytest.approx(100.0) and opts.prepare_statements is False
-    opts = options_from_argv("run", ["--engine", "null", "--workload", path, "--headless", "--rate", "0"])
-    assert opts.rate == 0.0
-    assert options_from_argv("run", ["--engine", "null", "--headless"]).rate == 0.0
+    # production's clients arrive independently: the twin's transactions too, unless told
+    assert opts.rate == pytest.approx(100.0) and opts.prepare_statements is False and opts.arrival == "poisson"
+    opts = options_from_argv("run", ["--engine", "null", "--workload", path, "--headless", "--rate", "0",
+                                     "--arrival", "uniform"])
+    assert opts.rate == 0.0 and opts.arrival == "uniform"
+    plain = options_from_argv("run", ["--engine", "null", "--headless"])
+    assert plain.rate == 0.0 and plain.arrival == "uniform"
 
 
 def test_a_bad_rate_in_a_workload_file_is_one_line(tmp_path: Path) -> None:
@@ -232,6 +235,10 @@ def test_a_bad_rate_in_a_workload_file_is_one_line(tmp_path: Path) -> None:
     from benchtop.workload import WorkloadError
 
     with pytest.raises(WorkloadError, match=r"twin.toml:\d+: rate is the default --rate"):
+        file_run_defaults(str(path))
+    path.write_text(path.read_text().replace("rate = \"fast\"", "rate = 100").replace('arrival = "poisson"',
+                                                                                       'arrival = "bursty"'))
+    with pytest.raises(WorkloadError, match=r"twin.toml:\d+: arrival is the default --arrival: uniform or poisson"):
         file_run_defaults(str(path))
 
 

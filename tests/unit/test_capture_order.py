@@ -68,6 +68,28 @@ def test_pgbench_order_and_shared_values_from_parts_of_transactions() -> None:
     assert all(x.equal == x.of >= 5 for x in order.shared)
 
 
+def test_two_transactions_seen_holding_both_statements_are_enough_when_chance_cannot_explain_them() -> None:
+    """pg_stat_activity, sampled, caught pgbench's account UPDATE and its read-back in the same transaction only
+    twice in a 20 s window; each was seen alone in many others.  Two equal accounts of 200,000 are no chance; two
+    equal branches of two are."""
+    rng = random.Random(5)
+    seen = []
+    for t in range(2):
+        aid, bid, delta = str(rng.randint(1, 200000)), str(rng.randint(1, 2)), str(rng.randint(-5000, 5000))
+        seen += [Seen(f"both/{t}", 0.1, ACC, (delta, aid)), Seen(f"both/{t}", 0.2, SEL, (aid,)),
+                 Seen(f"both/{t}", 0.4, BRA, (str(rng.randint(-5000, 5000)), bid)),
+                 Seen(f"both/{t}", 0.5, HIS, ("1", bid, str(rng.randint(1, 200000)), "7"))]
+    for t in range(18):
+        bid = str(rng.randint(1, 2))
+        seen += [Seen(f"acc/{t}", 0.1, ACC, (str(rng.randint(-5000, 5000)), str(rng.randint(1, 200000)))),
+                 Seen(f"sel/{t}", 0.2, SEL, (str(rng.randint(1, 200000)),)),
+                 Seen(f"bra/{t}", 0.4, BRA, (str(rng.randint(-5000, 5000)), bid))]
+    order = derive(seen, {t: _statement(t) for t in (ACC, SEL, BRA, HIS)}, "pg_stat_activity")
+    assert order is not None
+    assert [(x.statement, x.index, x.source, x.source_index, x.equal, x.of) for x in order.shared] == [
+        (SEL, 0, ACC, 1, 2, 2)]
+
+
 def test_a_statement_seen_only_in_slow_transactions_keeps_its_place() -> None:
     """pg_stat_activity caught UPDATE pgbench_branches mostly in transactions whose UPDATE of a teller waited on a
     lock, and the INSERT after it only in fast ones: the median would put the INSERT first, not the earliest place."""
@@ -81,10 +103,25 @@ def test_a_statement_seen_only_in_slow_transactions_keeps_its_place() -> None:
 def test_under_prepared_statements_the_order_is_seen_and_no_value() -> None:
     stmts = {t: _statement(t) for t in PGBENCH}
     order = derive(_pg_samples(200, literals=False), stmts, "pg_stat_activity")
-    assert order is not None and order.statements == PGBENCH and order.shared == ()
+    # no value seen: only the SELECT by the key the UPDATE of its table wrote is assumed to read that row back
+    assert order is not None and order.statements == PGBENCH and order.shared == (Same(SEL, 0, ACC, 1, 0, 0),)
     notes = order_notes(order, 5, literals=False)
     assert notes[0] == "statements in the order seen in 200 transactions (pg_stat_activity)"
     assert "not seen (prepared statements)" in notes[1]
+    assert notes[2].startswith("1 SELECT key assumed to read back the row an earlier UPDATE of the same table wrote")
+    text = twin_toml(_pgbench_capture(order))
+    assert ("# $1 takes the value of $2 of UPDATE pgbench_accounts SET abalance = abalan... "
+            "(assumed: the row the transaction wrote, read back by its key; no values seen to tell)") in text
+    assert "SELECT abalance FROM pgbench_accounts WHERE aid = :x1" in text
+
+
+def test_a_read_back_is_not_assumed_once_seen_reading_another_row() -> None:
+    """One transaction seen holding the UPDATE and the SELECT with different keys: the SELECT draws its own."""
+    stmts = {t: _statement(t) for t in (ACC, SEL)}
+    seen = [Seen(f"t{i}", 0.1 * (k == SEL), k, ()) for i in range(4) for k in (ACC, SEL)]
+    assert derive(seen, stmts, "pg_stat_activity").shared == (Same(SEL, 0, ACC, 1, 0, 0),)
+    seen += [Seen("apart", 0.0, ACC, ("5", "17")), Seen("apart", 0.1, SEL, ("18",))]
+    assert derive(seen, stmts, "pg_stat_activity").shared == ()
 
 
 def test_sysbench_whole_transactions_give_the_order_and_no_chance_equality() -> None:
