@@ -61,8 +61,9 @@ def derive(seen: list[Seen], statements: dict[str, Statement], source: str) -> O
     if not keys:
         return None
     order = _ranked(keys, list(firsts.values()))
-    shared = _shared(order, by_txn, statements)
-    shared += _read_back(order, by_txn, statements, shared)
+    pairs = _pairs(order, by_txn, statements)
+    shared = _shared(order, pairs, statements)
+    shared += _read_back(order, pairs, statements, shared)
     return Order(source, len(by_txn), tuple(statements[k].text for k in order), shared)
 
 
@@ -109,16 +110,22 @@ def _ranked(keys: list[str], txns: list[dict[str, float]]) -> list[str]:
     return sorted(keys, key=lambda k: (-wins[k], earliest[k]))
 
 
-def _shared(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[str, Statement]) -> tuple[Same, ...]:
-    """For each placeholder of a statement, the earliest statement's
-    placeholder (in `order`) whose value it took in the same transaction, by
-    the rules above (SAME_SHARE, MIN_PAIRS, CHANCE), followed back to the
-    first statement that took that value."""
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """Over the transactions seen holding both statements once each, keyed
+    (later statement, its placeholder, earlier statement, its placeholder):
+    how many held them, how many of those with the two values equal, and
+    the values each placeholder took in them."""
+
+    held: Counter[tuple[str, int, str, int]]
+    equal: Counter[tuple[str, int, str, int]]
+    values: dict[tuple[str, int], Counter[str]]
+
+
+def _pairs(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[str, Statement]) -> _Pairs:
     place = {k: i for i, k in enumerate(order)}
     arity = {k: len(statements[k].placeholders) for k in order}
-    pairs: Counter[tuple[str, int, str, int]] = Counter()
-    equal: Counter[tuple[str, int, str, int]] = Counter()
-    values: dict[tuple[str, int], Counter[str]] = defaultdict(Counter)
+    out = _Pairs(Counter(), Counter(), defaultdict(Counter))
     for items in by_txn.values():
         once = Counter(x.key for x in items)
         whole = [x for x in items if x.key in place and once[x.key] == 1 and arity[x.key] and
@@ -126,20 +133,29 @@ def _shared(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[st
         whole.sort(key=lambda x: place[x.key])
         for x in whole:
             for i, v in enumerate(x.values):
-                values[(x.key, i)][v] += 1
+                out.values[(x.key, i)][v] += 1
         for n, b in enumerate(whole):
             for a in whole[:n]:
                 for q, vb in enumerate(b.values):
                     for p, va in enumerate(a.values):
-                        pairs[(b.key, q, a.key, p)] += 1
-                        equal[(b.key, q, a.key, p)] += va == vb
+                        out.held[(b.key, q, a.key, p)] += 1
+                        out.equal[(b.key, q, a.key, p)] += va == vb
+    return out
+
+
+def _shared(order: list[str], pairs: _Pairs, statements: dict[str, Statement]) -> tuple[Same, ...]:
+    """For each placeholder of a statement, the earliest statement's
+    placeholder (in `order`) whose value it took in the same transaction, by
+    the rules above (SAME_SHARE, MIN_PAIRS, CHANCE), followed back to the
+    first statement that took that value."""
+    place = {k: i for i, k in enumerate(order)}
     found: dict[tuple[str, int], tuple[str, int, int, int]] = {}
-    judged = sum(1 for n in pairs.values() if n >= MIN_PAIRS) or 1
-    for (bk, q, ak, p), n in sorted(pairs.items(), key=lambda kv: (place[kv[0][0]], kv[0][1], place[kv[0][2]])):
-        e = equal[(bk, q, ak, p)]
+    judged = sum(1 for n in pairs.held.values() if n >= MIN_PAIRS) or 1
+    for (bk, q, ak, p), n in sorted(pairs.held.items(), key=lambda kv: (place[kv[0][0]], kv[0][1], place[kv[0][2]])):
+        e = pairs.equal[(bk, q, ak, p)]
         if (bk, q) in found or n < MIN_PAIRS or e < SAME_SHARE * n:
             continue
-        if _chance(values[(ak, p)], values[(bk, q)]) ** e > CHANCE / judged:
+        if _chance(pairs.values[(ak, p)], pairs.values[(bk, q)]) ** e > CHANCE / judged:
             continue
         root = found.get((ak, p))
         found[(bk, q)] = (root[0], root[1], e, n) if root else (ak, p, e, n)
@@ -147,7 +163,7 @@ def _shared(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[st
                  for (bk, q), (ak, p, e, n) in sorted(found.items(), key=lambda kv: (place[kv[0][0]], kv[0][1])))
 
 
-def _read_back(order: list[str], by_txn: dict[str, list[Seen]], statements: dict[str, Statement],
+def _read_back(order: list[str], pairs: _Pairs, statements: dict[str, Statement],
                shared: tuple[Same, ...]) -> tuple[Same, ...]:
     """A SELECT's key placeholder assumed to take the key an earlier UPDATE
     of the same table wrote by the same column (the row read back, as
@@ -173,22 +189,14 @@ def _read_back(order: list[str], by_txn: dict[str, list[Seen]], statements: dict
                            for q in statements[ak].placeholders
                            if q.role == "eq" and q.column is not None and
                            (q.column.table, q.column.name) == (ph.column.table, ph.column.name)), None)
-            if source is None or _seen_apart(by_txn, (bk, ph.index), source):
+            if source is None:
+                continue
+            key = (bk, ph.index, *source)
+            if pairs.held[key] > pairs.equal[key]:  # seen reading another row
                 continue
             ak, q = roots.get(source, source)
             out.append(Same(b.text, ph.index, statements[ak].text, q, 0, 0))
     return tuple(out)
-
-
-def _seen_apart(by_txn: dict[str, list[Seen]], b: tuple[str, int], a: tuple[str, int]) -> bool:
-    """A transaction seen holding both placeholders' statements once each with different values."""
-    for items in by_txn.values():
-        got = {x.key: x.values for x in items}
-        once = Counter(x.key for x in items)
-        if once[a[0]] == 1 and once[b[0]] == 1 and len(got[a[0]]) > a[1] and len(got[b[0]]) > b[1] \
-                and got[a[0]][a[1]] != got[b[0]][b[1]]:
-            return True
-    return False
 
 
 def _chance(a: Counter[str], b: Counter[str]) -> float:
