@@ -23,7 +23,7 @@ from benchtop.errors import OneLineParser, UsageError
 from benchtop.record.workers import Workers
 from benchtop.target import Target, TargetError, fill_defaults, parse_dsn
 from benchtop.target.connection import native_conn, tls_of
-from benchtop.workload import RunDefaults, file_run_defaults, option_defaults
+from benchtop.workload import ARRIVALS, RunDefaults, file_run_defaults, option_defaults
 from benchtop.workload.fileio import FileioSpec, add_fileio_options, fileio_conn, fileio_overrides
 from benchtop.workload.groups import parse_group_setting
 
@@ -201,7 +201,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--events", type=int, default=0, help="stop after this many transactions")
     g.add_argument("--rate", type=float, default=None,
                    help="open loop: transactions/s (0 = as fast as possible; default: the workload file's rate, else 0)")
-    g.add_argument("--arrival", default=None, choices=["uniform", "poisson"],
+    g.add_argument("--arrival", default=None, choices=ARRIVALS,
                    help="with --rate: evenly spaced transactions, or independent arrivals (exponential gaps, as "
                         "pgbench -R); default: the workload file's arrival, else uniform")
     g.add_argument("--report-interval", dest="report_interval", type=float, default=RunOptions.report_interval)

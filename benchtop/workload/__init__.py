@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.workload.compiler import (
+    ARRIVALS,
     RunDefaults,
     WorkloadError,
     compile_definition,
@@ -22,6 +23,7 @@ BUILTIN_DIR = _INSTALLED if _INSTALLED.is_dir() else Path(__file__).resolve().pa
 
 __all__ = [
     "Program",
+    "ARRIVALS",
     "RunDefaults",
     "WorkloadError",
     "builtin_names",

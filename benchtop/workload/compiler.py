@@ -604,7 +604,7 @@ class RunDefaults:
     arrival: str = "uniform"
 
 
-ARRIVALS = ("uniform", "poisson")
+ARRIVALS = ("uniform", "poisson")  # the arrival processes a run, a group or a file may name
 
 
 def run_defaults(data: dict[str, Any], src: SourceText) -> RunDefaults:
@@ -759,8 +759,8 @@ def _groups(data: dict[str, Any], types: list[P.TxnType], src: SourceText, ctx: 
         if threads is None or threads < 0:
             raise WorkloadError(f"{src.path}:{line}: group {name}: threads must be a number >= 0")
         arrival = str(g.get("arrival", "uniform"))
-        if arrival not in ("uniform", "poisson"):
-            raise WorkloadError(f"{src.path}:{line}: group {name}: arrival is uniform or poisson")
+        if arrival not in ARRIVALS:
+            raise WorkloadError(f"{src.path}:{line}: group {name}: arrival is {' or '.join(ARRIVALS)}")
         out.append(P.Group(name=name, threads=threads, rate=float(rate), arrival=arrival, weights=tuple(weights)))
     if len(out) > P.MAX_GROUPS:
         raise WorkloadError(f"{src.path}: at most {P.MAX_GROUPS} groups")
