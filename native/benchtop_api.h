@@ -354,6 +354,10 @@ int bt_driver_available(int driver);
 
 int bt_engine_new(const bt_config *cfg, bt_engine **out);
 int bt_engine_start(bt_engine *e);
+/* The run's clock starts once every connection asked for at the start has
+ * made its first attempt: 1 once it has (or the engine no longer runs), 0
+ * when timeout_ms passed first.  Snapshots' t counts from there. */
+int32_t bt_engine_wait_started(bt_engine *e, int32_t timeout_ms);
 int bt_engine_set_threads(bt_engine *e, int32_t n);
 int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival);
 int bt_engine_set_paused(bt_engine *e, int32_t paused);

@@ -259,6 +259,30 @@ fail:
     return rc;
 }
 
+/* The run starts when the last client of the start has tried its first
+ * connection (as pgbench leaves its "initial connection time" out of tps): a
+ * ramp of thousands of connections is not a slow first second of the run,
+ * and the last connection made has as much of --time as the first. */
+static void start_run(bt_engine *e)
+{
+    pthread_mutex_lock(&e->ctl_mu);
+    pthread_mutex_lock(&e->pause_mu);
+    uint64_t now = bt_now_ns();
+    for (int32_t g = 0; g < e->ngroups; g++)
+        bt_sched_start(&e->groups[g].sched, now);
+    atomic_store(&e->start_ns, now);
+    atomic_store(&e->started, 1);
+    pthread_cond_broadcast(&e->resume_cv);
+    pthread_mutex_unlock(&e->pause_mu);
+    pthread_mutex_unlock(&e->ctl_mu);
+}
+
+void bt_engine_first_try_done(bt_engine *e)
+{
+    if (atomic_fetch_sub(&e->first_pending, 1) == 1)
+        start_run(e);
+}
+
 int bt_engine_start(bt_engine *e)
 {
     if (!e || !e->prog)
@@ -266,26 +290,57 @@ int bt_engine_start(bt_engine *e)
     if (atomic_load(&e->state) != BT_STATE_IDLE)
         return BT_ESTATE;
     atomic_store(&e->state, BT_STATE_RUNNING);
-    /* New workers wait for ctl_mu before their first transaction, so all are
-     * created before any runs (thousands of threads then take milliseconds,
-     * not minutes of competing with running ones), and the measured time
-     * starts when they all may begin. */
+    /* New workers wait for ctl_mu before they connect, so all are created
+     * before any runs (thousands of threads then take milliseconds, not
+     * minutes of competing with running ones). */
     pthread_mutex_lock(&e->ctl_mu);
+    int32_t clients = bt_groups_threads_target(e);
+    atomic_store(&e->first_pending, clients);
     int rc = BT_OK;
     for (int32_t g = 0; g < e->ngroups && rc == BT_OK; g++)
         rc = bt_group_spawn(e, g, atomic_load(&e->groups[g].threads_target));
-    e->start_ns = bt_now_ns();
-    /* the schedules' first tickets are due at the start, not at time zero */
-    for (int32_t g = 0; g < e->ngroups; g++) {
-        e->groups[g].sched.last_ns = e->start_ns;
-        bt_sched_restart(&e->groups[g].sched, e->start_ns);
-    }
     pthread_mutex_unlock(&e->ctl_mu);
     if (rc != BT_OK) {
         bt_engine_fail(e, "could not start worker threads: %s", bt_strerror(rc));
         return rc;
     }
+    if (clients == 0)
+        start_run(e);
     return BT_OK;
+}
+
+static void wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int32_t ms)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += ms / 1000;
+    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &dl);
+}
+
+void bt_engine_wait_start(bt_engine *e)
+{
+    pthread_mutex_lock(&e->pause_mu);
+    if (!atomic_load(&e->started) && !atomic_load(&e->stop))
+        wait_ms(&e->resume_cv, &e->pause_mu, BT_IDLE_POLL_MS);
+    pthread_mutex_unlock(&e->pause_mu);
+}
+
+int32_t bt_engine_wait_started(bt_engine *e, int32_t timeout_ms)
+{
+    if (!e)
+        return 1;
+    pthread_mutex_lock(&e->pause_mu);
+    if (!atomic_load(&e->started) && !atomic_load(&e->stop) && timeout_ms > 0)
+        wait_ms(&e->resume_cv, &e->pause_mu, timeout_ms);
+    int32_t started = atomic_load(&e->started) || atomic_load(&e->stop) ||
+                      atomic_load(&e->state) != BT_STATE_RUNNING;
+    pthread_mutex_unlock(&e->pause_mu);
+    return started;
 }
 
 int bt_engine_set_threads(bt_engine *e, int32_t n)
@@ -300,17 +355,9 @@ int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival)
 
 void bt_engine_wait_resume(bt_engine *e)
 {
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_nsec += BT_IDLE_POLL_MS * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&e->pause_mu);
-    while (atomic_load(&e->paused) && !atomic_load(&e->stop))
-        if (pthread_cond_timedwait(&e->resume_cv, &e->pause_mu, &dl) == ETIMEDOUT)
-            break;
+    if (atomic_load(&e->paused) && !atomic_load(&e->stop))
+        wait_ms(&e->resume_cv, &e->pause_mu, BT_IDLE_POLL_MS);
     pthread_mutex_unlock(&e->pause_mu);
 }
 
@@ -501,7 +548,8 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
     out->threads_target = bt_groups_threads_target(e);
     out->paused = atomic_load(&e->paused);
     out->rows_loaded = atomic_load(&e->rows_loaded);
-    out->t = e->start_ns ? (double)(now - e->start_ns) / (double)BT_NS_PER_S : 0.0;
+    uint64_t start = atomic_load(&e->start_ns);
+    out->t = start && now > start ? (double)(now - start) / (double)BT_NS_PER_S : 0.0;
     /* The engine's rate is the groups' sum when every group runs open loop;
      * one closed-loop group makes the whole run closed loop. */
     int closed = 0;

@@ -38,7 +38,9 @@ struct bt_engine {
     _Atomic uint32_t unique_index;
     uint32_t unique_offset;
     _Atomic uint64_t rows_loaded;
-    _Atomic uint64_t start_ns;
+    _Atomic uint64_t start_ns;       /* 0 until the run starts (bt_engine_first_try_done) */
+    _Atomic int32_t first_pending;   /* clients of the start yet to try their first connection */
+    _Atomic int started;
     uint64_t seed;
 
     pthread_mutex_t ctl_mu;  /* worker slots, error text; never taken on the hot path */
@@ -68,6 +70,12 @@ void bt_engine_events_done(bt_engine *e);
  * stops or BT_IDLE_POLL_MS passes (so thread changes are seen), whichever is
  * first: a resume wakes it at once, not up to a poll later. */
 void bt_engine_wait_resume(bt_engine *e);
+/* A client of the start has tried its first connection (made or not); the
+ * last one starts the run.  Each client calls it once. */
+void bt_engine_first_try_done(bt_engine *e);
+/* A client on its own thread waits here for the start (or the stop), up to
+ * BT_IDLE_POLL_MS at a time. */
+void bt_engine_wait_start(bt_engine *e);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
 /* A client aborted (pgbench's rule for a failed expression); the first

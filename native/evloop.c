@@ -70,6 +70,7 @@ struct bt_loop {
     bt_fiber **all;          /* every fiber spawned and not DONE: the abort wakes them */
     int32_t nall, all_cap;
     int live;
+    int32_t nparked;         /* fibers in bt_io_park */
     uint64_t finished;       /* fibers that ended, ever: the lists are compacted only then */
     uint64_t compacted;
     _Atomic int aborted;
@@ -503,6 +504,18 @@ int bt_loop_run_once(bt_loop *l, int max_wait_ms)
     return l->live;
 }
 
+void bt_loop_unpark(bt_loop *l)
+{
+    for (int32_t i = 0; i < l->nall && l->nparked > 0; i++) {
+        bt_fiber *f = l->all[i];
+        if (f->parked && f->state == BT_FIBER_WAITING) {
+            f->parked = 0;
+            l->nparked--;
+            ready(l, f);
+        }
+    }
+}
+
 uint64_t bt_loop_finished(const bt_loop *l)
 {
     return l->finished;
@@ -614,6 +627,22 @@ int bt_io_sleep_until(uint64_t ns)
         return -1;
     f->wait_fd = -1;
     return suspend(f, ns ? ns : 1);
+}
+
+int bt_io_park(void)
+{
+    bt_fiber *f = tl_cur;
+    if (!f || atomic_load_explicit(&f->loop->aborted, memory_order_relaxed))
+        return -1;
+    f->wait_fd = -1;
+    f->parked = 1;
+    f->loop->nparked++;
+    int rc = suspend(f, 0);
+    if (f->parked) {  /* woken by the abort, not bt_loop_unpark */
+        f->parked = 0;
+        f->loop->nparked--;
+    }
+    return rc;
 }
 
 void bt_io_forget(int fd)

@@ -41,6 +41,7 @@ typedef struct bt_fiber {
     void *arg;
     void *ctx;               /* ucontext where there is no assembly switch */
     void *tsan;              /* ThreadSanitizer's handle of it (TSan builds) */
+    int parked;              /* waits in bt_io_park */
 } bt_fiber;
 
 enum { BT_FIBER_FREE = 0, BT_FIBER_READY = 1, BT_FIBER_WAITING = 2, BT_FIBER_DONE = 3 };
@@ -57,6 +58,8 @@ uint64_t bt_loop_finished(const bt_loop *l);
 /* From any thread: every wait of this loop returns -1 from now on (the stop
  * path's abort; sticky). */
 void bt_loop_abort(bt_loop *l);
+/* The loop thread: every parked fiber (bt_io_park) is ready again. */
+void bt_loop_unpark(bt_loop *l);
 /* Frees a DONE fiber's stack (the loop thread, after it is DONE). */
 void bt_fiber_release(bt_fiber *f);
 
@@ -71,6 +74,9 @@ bt_fiber *bt_fiber_self(void);
 int bt_io_wait(int fd, int events, int64_t timeout_ms, int rearm);
 /* Sleeps until the CLOCK_MONOTONIC time `ns`; returns early (-1) when aborted. */
 int bt_io_sleep_until(uint64_t ns);
+/* Waits with no socket and no deadline until bt_loop_unpark (or the abort:
+ * -1).  Only on a fiber (-1 on a plain thread). */
+int bt_io_park(void);
 /* Before the running fiber's connection closes socket fd (its current one):
  * forget its epoll registration, whose number may be reused at once. */
 void bt_io_forget(int fd);

@@ -44,7 +44,7 @@ void bt_sched_init(bt_sched *s, double rate, int32_t arrival, uint64_t seed)
     s->taken = 0;
     s->last_ns = 0;
     s->queue_ns = 0;
-    s->held = 0;
+    s->held = 1;  /* until the run starts (bt_sched_start) */
     bt_rng_seed(&s->rng, seed ^ 0x5eed5eedULL);
 }
 
@@ -53,11 +53,12 @@ void bt_sched_destroy(bt_sched *s)
     pthread_mutex_destroy(&s->mu);
 }
 
-void bt_sched_restart(bt_sched *s, uint64_t now)
+void bt_sched_start(bt_sched *s, uint64_t now)
 {
     pthread_mutex_lock(&s->mu);
-    advance(s, now);
+    s->last_ns = now;
     s->next_ns = now;
+    s->held = 0;
     pthread_mutex_unlock(&s->mu);
 }
 

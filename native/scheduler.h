@@ -19,7 +19,7 @@ typedef struct {
     uint64_t taken;
     uint64_t last_ns;       /* queue integral is accounted up to here */
     double queue_ns;        /* integral of queue length (tickets x ns) */
-    int held;               /* paused: no tickets arrive, the queue does not grow */
+    int held;               /* paused, or not started: no tickets arrive, the queue does not grow */
     bt_rng rng;
 } bt_sched;
 
@@ -28,7 +28,7 @@ enum { BT_TAKE_CLOSED = 0, BT_TAKE_TICKET = 1 };
 void bt_sched_init(bt_sched *s, double rate, int32_t arrival, uint64_t seed);
 void bt_sched_destroy(bt_sched *s);
 void bt_sched_set_rate(bt_sched *s, double rate, int32_t arrival, uint64_t now);
-void bt_sched_restart(bt_sched *s, uint64_t now);  /* the schedule starts at `now` */
+void bt_sched_start(bt_sched *s, uint64_t now);    /* the run starts: the first ticket and the queue at `now` */
 void bt_sched_hold(bt_sched *s, uint64_t now);     /* a pause: arrivals stop */
 void bt_sched_resume(bt_sched *s, uint64_t now);   /* after a pause: no backlog from it */
 int bt_sched_take(bt_sched *s, uint64_t now, uint64_t *intended);

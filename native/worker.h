@@ -50,6 +50,7 @@ typedef struct bt_client {
     int64_t regs[BT_NREGS];
 
     int active;             /* a fiber runs it (the loop thread's) */
+    int tried;              /* has tried its first connection (bt_engine_first_try_done) */
     uint64_t txns_since_connect;
     /* the connection's socket for bt_engine_abort_io: set after connect and
      * cleared before disconnect under io_mu, so it is never shut after close */

@@ -235,7 +235,7 @@ class HostGroup:
         return time.monotonic() - self._t0 if self._t0 is not None else 0.0
 
     # -- LoadEngine ------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, cancel: threading.Event | None = None) -> None:
         hosts = self.live()
         self._t0 = time.monotonic()
         self._call(hosts, [Start()] * len(hosts), START_TIMEOUT_S)

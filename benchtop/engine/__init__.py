@@ -335,8 +335,16 @@ class Engine:
         self._closed = False
 
     # -- lifecycle -------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, cancel: threading.Event | None = None) -> None:
+        """Starts the workers; returns when the run's clock starts, once every
+        connection asked for has tried its first connect (pgbench leaves its
+        initial connection time out of tps the same way), when the engine no
+        longer runs, or once `cancel` is set."""
         _check(lib.bt_engine_start(self._h), "cannot start the engine")
+        # short slices, as join's: signal handlers run between them
+        while not lib.bt_engine_wait_started(self._h, 100):
+            if cancel is not None and cancel.is_set():
+                return
 
     def stop(self) -> None:
         _check(lib.bt_engine_stop(self._h), "cannot stop the engine")

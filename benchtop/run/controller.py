@@ -44,7 +44,7 @@ class LoadEngine(Protocol):
     """What a run drives: the native Engine, or the load hosts of a cluster
     run acting as one (benchtop.cluster.group.HostGroup)."""
 
-    def start(self) -> None: ...
+    def start(self, cancel: threading.Event | None = None) -> None: ...
     def stop(self) -> None: ...
     def join(self, timeout: float | None = None, cancel: threading.Event | None = None) -> bool: ...
     def abort_io(self) -> int: ...
@@ -183,8 +183,8 @@ class RunController:
             self._reading = self.meter.begin() if self.options.warmup_s <= 0 else self.meter.read()
             if self.writer:
                 self._save_settings()
-        self.engine.start()
-        # the clock starts with the engine's, once every worker exists
+        self.engine.start(cancel=self._hurry)
+        # the clock starts with the engine's, once every connection of the start has tried
         self._t0 = time.monotonic()
         if self._priority_note:
             self._event("note", self._priority_note)

@@ -49,6 +49,20 @@ def test_live_thread_change_shows_in_next_interval() -> None:
         eng.close()
 
 
+def test_the_run_starts_once_every_connection_is_made() -> None:
+    # as pgbench's "initial connection time": start() returns with every
+    # worker connected and the clock at zero, so no second of --time is a ramp
+    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=32), builtin_program("oltp_point_select", "null"))
+    try:
+        eng.start()
+        s = eng.snapshot()
+        assert s.connected == 32 and s.t < 0.5, s
+    finally:
+        eng.stop()
+        eng.join()
+        eng.close()
+
+
 def test_retired_workers_keep_their_counts() -> None:
     eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=4), builtin_program("oltp_point_select", "null"))
     eng.start()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from benchtop.engine import ConnSettings, Engine, EngineSettings
+from benchtop.workload import builtin_program
 from tests.e2e.conftest import run_benchtop
 from tests.fixtures.dbhelpers import mysql_connect, pg_connect
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec
@@ -146,6 +148,23 @@ def test_query_timeout_is_each_connections_own(tpcb_pg, tmp_path: Path) -> None:
     assert s["connections_served"] == 10 and s["transactions"] > 0
     ivs = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
     assert ivs[-1]["tps"] > 0, ivs  # served again after the lock
+
+
+def test_event_loops_start_the_run_once_every_connection_is_made(tpcb_pg) -> None:
+    # the run's clock starts after the ramp (pgbench's initial connection time is out of its tps too):
+    # nothing is counted, and no ticket falls due, while connections are still being made
+    conn = ConnSettings(driver="postgresql", host=tpcb_pg.host, port=tpcb_pg.port, user=tpcb_pg.user,
+                        password=tpcb_pg.password, database=tpcb_pg.database)
+    eng = Engine(conn, EngineSettings(threads=300, loop_threads=4, rate=100.0),
+                 builtin_program("tpcb_select_only", "postgresql"))
+    try:
+        eng.start()
+        s = eng.snapshot()
+        assert s.connected == 300 and s.t < 0.5 and s.tickets_due <= 100, s
+    finally:
+        eng.stop()
+        eng.join()
+        eng.close()
 
 
 def test_2000_connections_through_pgbouncer(pgbouncer_server, tpcb_pg) -> None:
