@@ -2,6 +2,8 @@
  * live knobs (threads, rate, pause) and merged snapshots. */
 #define _GNU_SOURCE /* SCHED_IDLE */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -58,6 +61,30 @@ int bt_driver_available(int driver)
     return bt_driver_get(driver) != NULL;
 }
 
+/* The clients waiting for the start sleep on the gate word itself (a
+ * futex), not on a condition under a mutex: thousands of them woken at once
+ * would each take the mutex in turn, and a waiter at normal priority (the
+ * Python thread) could queue behind idle-priority ones a busy host does not
+ * run. */
+static void gate_wake(bt_engine *e)
+{
+    syscall(SYS_futex, (int *)&e->gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void gate_wait(bt_engine *e, int32_t ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    syscall(SYS_futex, (int *)&e->gate, FUTEX_WAIT_PRIVATE, BT_GATE_CLOSED, &ts, NULL, 0);
+}
+
+/* The stop (or a failure) before the start: nobody waits for it any longer. */
+static void gate_stop(bt_engine *e)
+{
+    int closed = BT_GATE_CLOSED;
+    if (atomic_compare_exchange_strong(&e->gate, &closed, BT_GATE_STOPPED))
+        gate_wake(e);
+}
+
 void bt_engine_fail(bt_engine *e, const char *fmt, ...)
 {
     pthread_mutex_lock(&e->ctl_mu);
@@ -70,6 +97,7 @@ void bt_engine_fail(bt_engine *e, const char *fmt, ...)
     }
     atomic_store(&e->stop, 1);
     pthread_mutex_unlock(&e->ctl_mu);
+    gate_stop(e);
 }
 
 void bt_engine_client_aborted(bt_engine *e, const char *script, const char *why)
@@ -266,15 +294,15 @@ fail:
 static void start_run(bt_engine *e)
 {
     pthread_mutex_lock(&e->ctl_mu);
-    pthread_mutex_lock(&e->pause_mu);
     uint64_t now = bt_now_ns();
+    /* the schedules' first tickets are due at the start, not at time zero */
     for (int32_t g = 0; g < e->ngroups; g++)
         bt_sched_start(&e->groups[g].sched, now);
     atomic_store(&e->start_ns, now);
-    atomic_store(&e->started, 1);
-    pthread_cond_broadcast(&e->resume_cv);
-    pthread_mutex_unlock(&e->pause_mu);
+    int closed = BT_GATE_CLOSED;
+    atomic_compare_exchange_strong(&e->gate, &closed, BT_GATE_OPEN);
     pthread_mutex_unlock(&e->ctl_mu);
+    gate_wake(e);
 }
 
 void bt_engine_first_try_done(bt_engine *e)
@@ -324,23 +352,17 @@ static void wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int32_t ms)
 
 void bt_engine_wait_start(bt_engine *e)
 {
-    pthread_mutex_lock(&e->pause_mu);
-    if (!atomic_load(&e->started) && !atomic_load(&e->stop))
-        wait_ms(&e->resume_cv, &e->pause_mu, BT_IDLE_POLL_MS);
-    pthread_mutex_unlock(&e->pause_mu);
+    if (atomic_load(&e->gate) == BT_GATE_CLOSED)
+        gate_wait(e, BT_START_WAIT_MS);
 }
 
 int32_t bt_engine_wait_started(bt_engine *e, int32_t timeout_ms)
 {
     if (!e)
         return 1;
-    pthread_mutex_lock(&e->pause_mu);
-    if (!atomic_load(&e->started) && !atomic_load(&e->stop) && timeout_ms > 0)
-        wait_ms(&e->resume_cv, &e->pause_mu, timeout_ms);
-    int32_t started = atomic_load(&e->started) || atomic_load(&e->stop) ||
-                      atomic_load(&e->state) != BT_STATE_RUNNING;
-    pthread_mutex_unlock(&e->pause_mu);
-    return started;
+    if (atomic_load(&e->gate) == BT_GATE_CLOSED && timeout_ms > 0)
+        gate_wait(e, timeout_ms);
+    return atomic_load(&e->gate) != BT_GATE_CLOSED || atomic_load(&e->state) != BT_STATE_RUNNING;
 }
 
 int bt_engine_set_threads(bt_engine *e, int32_t n)
@@ -398,6 +420,7 @@ int bt_engine_stop(bt_engine *e)
         atomic_compare_exchange_strong(&e->stop_ns, &zero, bt_now_ns());
     }
     atomic_store(&e->stop, 1);
+    gate_stop(e);
     pthread_mutex_lock(&e->pause_mu);  /* paused workers see the stop now */
     pthread_cond_broadcast(&e->resume_cv);
     pthread_mutex_unlock(&e->pause_mu);

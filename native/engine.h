@@ -40,7 +40,7 @@ struct bt_engine {
     _Atomic uint64_t rows_loaded;
     _Atomic uint64_t start_ns;       /* 0 until the run starts (bt_engine_first_try_done) */
     _Atomic int32_t first_pending;   /* clients of the start yet to try their first connection */
-    _Atomic int started;
+    _Atomic int gate;                /* BT_GATE_*: clients wait on it (a futex) for the start */
     uint64_t seed;
 
     pthread_mutex_t ctl_mu;  /* worker slots, error text; never taken on the hot path */
@@ -74,7 +74,9 @@ void bt_engine_wait_resume(bt_engine *e);
  * last one starts the run.  Each client calls it once. */
 void bt_engine_first_try_done(bt_engine *e);
 /* A client on its own thread waits here for the start (or the stop), up to
- * BT_IDLE_POLL_MS at a time. */
+ * BT_START_WAIT_MS at a time (a safety net: both wake it). */
+#define BT_START_WAIT_MS 1000
+enum { BT_GATE_CLOSED = 0, BT_GATE_OPEN = 1, BT_GATE_STOPPED = 2 };
 void bt_engine_wait_start(bt_engine *e);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);

@@ -292,7 +292,7 @@ static void first_try_done(bt_client *c)
 static void wait_start(bt_client *c)
 {
     bt_engine *e = c->w->e;
-    while (!atomic_load(&e->started) && !should_exit(c)) {
+    while (atomic_load(&e->gate) == BT_GATE_CLOSED && !should_exit(c)) {
         if (!bt_fiber_self())
             bt_engine_wait_start(e);
         else if (bt_io_park() != 0)
@@ -449,10 +449,10 @@ static void loop_main(bt_worker *w)
         }
         /* until the start, parked fibers wait for it: a short wait so all
          * loops begin within a millisecond of each other */
-        int started = atomic_load(&e->started);
-        if (started)
+        int waiting = atomic_load(&e->gate) == BT_GATE_CLOSED;
+        if (!waiting)
             bt_loop_unpark(w->loop);
-        int live = bt_loop_run_once(w->loop, started ? BT_IDLE_POLL_MS : 1);
+        int live = bt_loop_run_once(w->loop, waiting ? 1 : BT_IDLE_POLL_MS);
         /* fibers that ended give their stacks back (a pass only when some did) */
         int32_t k = 0;
         uint64_t finished = bt_loop_finished(w->loop);

@@ -104,7 +104,8 @@ def summary_text(s: RunSummary, percentile: float, histogram: bool = False, head
             "(latency above counts from each intended start)"
         )
     if s.connects:
-        extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms")
+        extra.append(f"    connections: {s.connects}, connect time avg {s.connect_ms_avg:.2f} ms, initial connection "
+                     f"time {s.initial_connection_ms:.0f} ms (before the measured time)")
     if s.workers.event_loops:
         extra.append(f"    event loops: {s.workers.connections} connections on {s.workers.threads} threads, "
                      f"{s.connections_served} served")

@@ -293,6 +293,7 @@ class RunSummary:
     connected_min: int = -1  # the fewest workers connected at an interval's end (-1: not known)
     aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
     refused_reason: str = ""  # the server's word on the latest refused connection attempt
+    initial_connection_ms: float = 0.0  # the start's connections, before the measured time (pgbench's figure)
 
     @property
     def workers(self) -> Workers:
@@ -425,6 +426,7 @@ class RunSummary:
             "reconnects": self.reconnects,
             "connects": self.connects,
             "connect_ms_avg": round(self.connect_ms_avg, 3),
+            "initial_connection_ms": round(self.initial_connection_ms, 3),
             "connect_failures": self.connect_failures,
             **({"connect_error": self.refused_reason} if self.refused_reason else {}),
             **({"connected": self.connected_max} if self.connected_max >= 0 else {}),

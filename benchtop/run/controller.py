@@ -158,6 +158,7 @@ class RunController:
         self._fields: dict[str, Any] = {}  # added to the newest interval's JSON object
         self._verdict: Verdict | None = None  # what limited the newest interval
         self._t0: float | None = None
+        self._ramp_s = 0.0  # the start's connections, before _t0
         self._hurry = threading.Event()
         self.started_at: float | None = None  # wall time of t = 0 (after the warm-up)
         self._in_outage = False
@@ -183,9 +184,13 @@ class RunController:
             self._reading = self.meter.begin() if self.options.warmup_s <= 0 else self.meter.read()
             if self.writer:
                 self._save_settings()
+        if self.verdicts is not None:
+            self.verdicts.prepare()
+        asked = time.monotonic()
         self.engine.start(cancel=self._hurry)
         # the clock starts with the engine's, once every connection of the start has tried
         self._t0 = time.monotonic()
+        self._ramp_s = self._t0 - asked
         if self._priority_note:
             self._event("note", self._priority_note)
         self.started_at = time.time() + self.options.warmup_s
@@ -582,6 +587,7 @@ class RunController:
                                        server_ok=answering and not reason.startswith("error"))
                      if self.meter is not None else None)
             self._summary = replace(summary, txn_latency_ms=self._type_latencies(), costs=costs,
+                                    initial_connection_ms=self._ramp_s * 1000,
                                     groups=self._with_interval_rates(summary.groups),
                                     connected_max=max((iv.connected for iv in self.history), default=-1),
                                     connected_min=min((iv.connected for iv in self.history if iv.connected >= 0),

@@ -41,24 +41,34 @@ class PoolReader:
 
     def __init__(self, target: Target) -> None:
         self._src = PgBouncerSource("pgbouncer", replace(target, kind="pgbouncer", database="pgbouncer"),
-                                    POOL_TIMEOUT_S)
+                                    POOL_TIMEOUT_S, pools_only=True)
         self._database = target.database or None
         self._who = target.user or "the run's user"
         self._connected = False
         self._refused = False
 
+    def connect(self) -> None:
+        """Logs in to the console (once; a refusal is remembered: every
+        interval would pay the timeout again)."""
+        if self._connected or self._refused:
+            return
+        try:
+            self._src.connect()
+            self._connected = True
+        except SourceError:
+            self._src.close()
+            self._refused = True
+
     def signals(self) -> dict[str, Any]:
         """Verdict signals; `missing` names the option that reads the pools when they cannot be read."""
+        self.connect()
         if self._refused:
             return {"missing": (f"pool (PgBouncer's console refused {self._who}: add --pgbouncer DSN)",)}
         try:
-            if not self._connected:
-                self._src.connect()
-                self._connected = True
             snap = self._src.poll()
         except SourceError:
             self._src.close()
-            self._refused = True  # asked once: every interval would pay the timeout again
+            self._refused = True
             return self.signals()
         found = pgbouncer_signals(snap, self._database)
         if found.get("missing"):
@@ -196,6 +206,15 @@ class VerdictMeter:
         if self._sync is None or now - self._sync[0] >= SYNC_PROBE_EVERY_S:
             self._sync = (now, timed_sync_ms(folder))
         return replace(s, sync_ms=self._sync[1])
+
+    def prepare(self) -> None:
+        """Before the run's clock starts (the cost meter has found the
+        server): a local PgBouncer's console is logged in to now, not inside
+        the first interval (psycopg's import and a login on a busy host
+        held the first reading, and the run's stop, for seconds)."""
+        if self._local and self._process_name() == "pgbouncer" and self._pools is None:
+            self._pools = PoolReader(self.target)
+            self._pools.connect()
 
     def judge(self, iv: IntervalStats) -> Verdict:
         verdict = decide(self.signals(iv))

@@ -133,8 +133,13 @@ REFUSED_RETRY_S = 10.0
 class PgBouncerSource(Source):
     kind = "pgbouncer"
 
-    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, *, per_process: bool = True) -> None:
+    def __init__(self, name: str, target: Target, timeout_s: float = 5.0, *, per_process: bool = True,
+                 pools_only: bool = False) -> None:
+        """`pools_only`: a poll reads SHOW POOLS and SHOW STATS alone (what a
+        verdict needs), not the client and server lists, thousands of rows
+        under many connections."""
         super().__init__(name, target, timeout_s, per_process=per_process)
+        self.pools_only = pools_only
         self.version = ""
         self._conn: psycopg.Connection | None = None
         self._stats: dict[str, CounterTracker] = {}
@@ -252,6 +257,8 @@ class PgBouncerSource(Source):
                 per_db.append({"database": db, **stats_rates(iv)})
             panels[STATS] = per_db
 
+        if self.pools_only:
+            return self.snapshot(panels, t0, interval_s)
         clients = self._panel("SHOW CLIENTS")
         panels[CLIENTS] = clients if isinstance(clients, Missing) else peer_rows(clients, skip_admin_console=True)
         servers = self._panel("SHOW SERVERS")

@@ -179,6 +179,8 @@ def test_2000_connections_through_pgbouncer(pgbouncer_server, tpcb_pg) -> None:
         pg_admin_exec(pgbouncer_server, f"SET max_client_conn = {was}")
     assert (s["threads"], s["connections"], s["connections_served"]) == (4, 2000, 2000), s
     assert s["errors"] == 0 and s["transactions"] >= 2000
+    # the ramp is said, and is not inside the 3 s measured
+    assert s["initial_connection_ms"] > 0 and abs(s["time_s"] - 3) < 0.2, s
 
 
 def test_time_limit_ends_on_time_with_event_loops_on_a_hung_postgresql(tpcb_pg, tmp_path: Path) -> None:

@@ -31,11 +31,12 @@ class FakeSource:
     refuse = False
     made: list["FakeSource"] = []
 
-    def __init__(self, name: str, target: Target, timeout_s: float) -> None:
-        self.target, self.polls = target, 0
+    def __init__(self, name: str, target: Target, timeout_s: float, *, pools_only: bool = False) -> None:
+        self.target, self.polls, self.pools_only, self.connects = target, 0, pools_only, 0
         FakeSource.made.append(self)
 
     def connect(self) -> None:
+        self.connects += 1
         if FakeSource.refuse:
             raise SourceError("FATAL: not allowed")
 
@@ -88,3 +89,12 @@ def test_a_watched_pgbouncer_is_not_read_twice(meter):
     meter._poll_s = 1e12  # the snapshot is fresh
     s = meter.signals(interval())
     assert s.pool_waiting == 29.4 and FakeSource.made == []
+
+
+def test_the_console_is_logged_in_to_before_the_run_and_read_for_the_pools_alone(meter):
+    # a login inside the first interval held that reading (and the run's stop) on a busy host
+    meter.prepare()
+    (src,) = FakeSource.made
+    assert src.connects == 1 and src.polls == 0 and src.pools_only
+    meter.signals(interval())
+    assert src.connects == 1 and src.polls == 1
