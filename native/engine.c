@@ -294,10 +294,16 @@ fail:
 static void start_run(bt_engine *e)
 {
     pthread_mutex_lock(&e->ctl_mu);
+    pthread_mutex_lock(&e->pause_mu);
     uint64_t now = bt_now_ns();
-    /* the schedules' first tickets are due at the start, not at time zero */
-    for (int32_t g = 0; g < e->ngroups; g++)
+    /* the schedules' first tickets are due at the start, not at time zero;
+     * an engine paused before it (benchtop ab's second side) holds them on */
+    for (int32_t g = 0; g < e->ngroups; g++) {
         bt_sched_start(&e->groups[g].sched, now);
+        if (atomic_load(&e->paused))
+            bt_sched_hold(&e->groups[g].sched, now);
+    }
+    pthread_mutex_unlock(&e->pause_mu);
     atomic_store(&e->start_ns, now);
     int closed = BT_GATE_CLOSED;
     atomic_compare_exchange_strong(&e->gate, &closed, BT_GATE_OPEN);
