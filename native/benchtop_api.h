@@ -358,6 +358,8 @@ int bt_engine_start(bt_engine *e);
  * made its first attempt: 1 once it has (or the engine no longer runs), 0
  * when timeout_ms passed first.  Snapshots' t counts from there. */
 int32_t bt_engine_wait_started(bt_engine *e, int32_t timeout_ms);
+/* When the run started (CLOCK_MONOTONIC ns; 0: not yet). */
+uint64_t bt_engine_start_ns(bt_engine *e);
 int bt_engine_set_threads(bt_engine *e, int32_t n);
 int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival);
 int bt_engine_set_paused(bt_engine *e, int32_t paused);

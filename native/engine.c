@@ -291,9 +291,9 @@ fail:
  * connection (as pgbench leaves its "initial connection time" out of tps): a
  * ramp of thousands of connections is not a slow first second of the run,
  * and the last connection made has as much of --time as the first. */
-static void start_run(bt_engine *e)
+/* ctl_mu held */
+static void start_run_locked(bt_engine *e)
 {
-    pthread_mutex_lock(&e->ctl_mu);
     pthread_mutex_lock(&e->pause_mu);
     uint64_t now = bt_now_ns();
     /* the schedules' first tickets are due at the start, not at time zero;
@@ -307,6 +307,12 @@ static void start_run(bt_engine *e)
     atomic_store(&e->start_ns, now);
     int closed = BT_GATE_CLOSED;
     atomic_compare_exchange_strong(&e->gate, &closed, BT_GATE_OPEN);
+}
+
+static void start_run(bt_engine *e)
+{
+    pthread_mutex_lock(&e->ctl_mu);
+    start_run_locked(e);
     pthread_mutex_unlock(&e->ctl_mu);
     gate_wake(e);
 }
@@ -328,18 +334,23 @@ int bt_engine_start(bt_engine *e)
      * before any runs (thousands of threads then take milliseconds, not
      * minutes of competing with running ones). */
     pthread_mutex_lock(&e->ctl_mu);
-    int32_t clients = bt_groups_threads_target(e);
+    /* Only event loops wait for every first connection: their ramp is the
+     * long one (thousands of connections on a few threads).  A thread per
+     * connection starts at once, as before: thousands of spinning threads
+     * woken together after a wait kept the controlling thread from running
+     * for seconds on two cores (a run's stop up to 5 s late). */
+    int32_t clients = e->loop_threads > 0 ? bt_groups_threads_target(e) : 0;
     atomic_store(&e->first_pending, clients);
     int rc = BT_OK;
     for (int32_t g = 0; g < e->ngroups && rc == BT_OK; g++)
         rc = bt_group_spawn(e, g, atomic_load(&e->groups[g].threads_target));
+    if (clients == 0)
+        start_run_locked(e);  /* before the new workers, which wait for ctl_mu, look at the gate */
     pthread_mutex_unlock(&e->ctl_mu);
     if (rc != BT_OK) {
         bt_engine_fail(e, "could not start worker threads: %s", bt_strerror(rc));
         return rc;
     }
-    if (clients == 0)
-        start_run(e);
     return BT_OK;
 }
 
@@ -369,6 +380,11 @@ int32_t bt_engine_wait_started(bt_engine *e, int32_t timeout_ms)
     if (atomic_load(&e->gate) == BT_GATE_CLOSED && timeout_ms > 0)
         gate_wait(e, timeout_ms);
     return atomic_load(&e->gate) != BT_GATE_CLOSED || atomic_load(&e->state) != BT_STATE_RUNNING;
+}
+
+uint64_t bt_engine_start_ns(bt_engine *e)
+{
+    return e ? atomic_load(&e->start_ns) : 0;
 }
 
 int bt_engine_set_threads(bt_engine *e, int32_t n)

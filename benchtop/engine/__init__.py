@@ -335,16 +335,20 @@ class Engine:
         self._closed = False
 
     # -- lifecycle -------------------------------------------------------------
-    def start(self, cancel: threading.Event | None = None) -> None:
+    def start(self, cancel: threading.Event | None = None) -> float | None:
         """Starts the workers; returns when the run's clock starts, once every
         connection asked for has tried its first connect (pgbench leaves its
         initial connection time out of tps the same way), when the engine no
-        longer runs, or once `cancel` is set."""
+        longer runs, or once `cancel` is set.  Returns the start's
+        time.monotonic() (None: it did not start): thousands of workers
+        woken at once may keep this thread from running for a while after."""
         _check(lib.bt_engine_start(self._h), "cannot start the engine")
         # short slices, as join's: signal handlers run between them
         while not lib.bt_engine_wait_started(self._h, 100):
             if cancel is not None and cancel.is_set():
-                return
+                break
+        ns = int(lib.bt_engine_start_ns(self._h))
+        return ns / 1e9 if ns else None
 
     def stop(self) -> None:
         _check(lib.bt_engine_stop(self._h), "cannot stop the engine")

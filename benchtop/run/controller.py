@@ -44,7 +44,7 @@ class LoadEngine(Protocol):
     """What a run drives: the native Engine, or the load hosts of a cluster
     run acting as one (benchtop.cluster.group.HostGroup)."""
 
-    def start(self, cancel: threading.Event | None = None) -> None: ...
+    def start(self, cancel: threading.Event | None = None) -> float | None: ...
     def stop(self) -> None: ...
     def join(self, timeout: float | None = None, cancel: threading.Event | None = None) -> bool: ...
     def abort_io(self) -> int: ...
@@ -187,10 +187,10 @@ class RunController:
         if self.verdicts is not None:
             self.verdicts.prepare()
         asked = time.monotonic()
-        self.engine.start(cancel=self._hurry)
-        # the clock starts with the engine's, once every connection of the start has tried
-        self._t0 = time.monotonic()
-        self._ramp_s = self._t0 - asked
+        started = self.engine.start(cancel=self._hurry)
+        # the clock is the engine's, started once every connection of the start has tried
+        self._t0 = started if started is not None else time.monotonic()
+        self._ramp_s = max(0.0, self._t0 - asked)
         if self._priority_note:
             self._event("note", self._priority_note)
         self.started_at = time.time() + self.options.warmup_s

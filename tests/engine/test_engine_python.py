@@ -49,20 +49,6 @@ def test_live_thread_change_shows_in_next_interval() -> None:
         eng.close()
 
 
-def test_the_run_starts_once_every_connection_is_made() -> None:
-    # as pgbench's "initial connection time": start() returns with every
-    # worker connected and the clock at zero, so no second of --time is a ramp
-    eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=32), builtin_program("oltp_point_select", "null"))
-    try:
-        eng.start()
-        s = eng.snapshot()
-        assert s.connected == 32 and s.t < 0.5, s
-    finally:
-        eng.stop()
-        eng.join()
-        eng.close()
-
-
 def test_an_engine_paused_before_its_start_holds_its_tickets() -> None:
     # benchtop ab pauses its second side before that side's run starts: its schedule
     # must not start at the start and pile up the paused time as backlog

@@ -20,7 +20,7 @@ from benchtop.run.verdicts import VerdictMeter
 from benchtop.sources import proc_files
 from benchtop.sources.host_state import title
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_scan import ProcScan, scan
+from benchtop.sources.proc_scan import MAX_TASK_READS, WORKER_THREADS, ProcScan, _worker_waits, scan
 from benchtop.sources.proc_table import read_stats, tree
 from benchtop.sources.process import clock_ticks
 from benchtop.target import Target
@@ -196,3 +196,20 @@ def test_the_verdict_reads_the_cost_meters_pass_when_it_is_new() -> None:
     own = meter._proc_signals()  # noqa: SLF001
     assert own["neighbour_cores"] is not None
     meter.close()
+
+
+def test_thousands_of_own_threads_are_read_through_a_bounded_sample(tmp_path: Path) -> None:
+    # 4,096 workers were 8,000 files a reading: evenly spaced threads stand for the rest
+    for tid in range(1000, 1000 + 640):
+        task = tmp_path / "900" / "task" / str(tid)
+        task.mkdir(parents=True)
+        (task / "schedstat").write_text(f"5 {10**6} 1\n")
+        (task / "comm").write_text("bt-worker-1\n" if tid % 7 else "python3\n")
+    files = ProcFiles()
+    reads = []
+    real = files.read
+    files.read = lambda path: reads.append(path) or real(path)  # type: ignore[method-assign]
+    wait = _worker_waits(files, str(tmp_path), 900, WORKER_THREADS)
+    assert len(reads) <= 2 * MAX_TASK_READS
+    named = sum(1 for tid in range(1000, 1640) if tid % 7)
+    assert abs(wait - named * 10**6) <= 32 * 10**6, (wait, named)  # the named workers' 1 ms each
