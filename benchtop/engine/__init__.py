@@ -264,7 +264,7 @@ class Engine:
 
     >>> from benchtop.workload import builtin_program
     >>> eng = Engine(ConnSettings(driver="null"), EngineSettings(threads=2), builtin_program("oltp_point_select", "null"))
-    >>> eng.start(); import time; time.sleep(0.05); eng.stop(); eng.join(5)
+    >>> started = eng.start(); import time; time.sleep(0.05); eng.stop(); eng.join(5)
     True
     >>> eng.snapshot().transactions > 0
     True
