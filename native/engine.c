@@ -61,11 +61,9 @@ int bt_driver_available(int driver)
     return bt_driver_get(driver) != NULL;
 }
 
-/* The clients waiting for the start sleep on the gate word itself (a
- * futex), not on a condition under a mutex: thousands of them woken at once
- * would each take the mutex in turn, and a waiter at normal priority (the
- * Python thread) could queue behind idle-priority ones a busy host does not
- * run. */
+/* The controlling thread waits for the start on the gate word itself (a
+ * futex; the fibers park on their loops): no mutex it could have to take
+ * after idle-priority workers a busy host does not run. */
 static void gate_wake(bt_engine *e)
 {
     syscall(SYS_futex, (int *)&e->gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -354,25 +352,6 @@ int bt_engine_start(bt_engine *e)
     return BT_OK;
 }
 
-static void wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int32_t ms)
-{
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += ms / 1000;
-    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(cv, mu, &dl);
-}
-
-void bt_engine_wait_start(bt_engine *e)
-{
-    if (atomic_load(&e->gate) == BT_GATE_CLOSED)
-        gate_wait(e, BT_START_WAIT_MS);
-}
-
 int32_t bt_engine_wait_started(bt_engine *e, int32_t timeout_ms)
 {
     if (!e)
@@ -399,9 +378,17 @@ int bt_engine_set_rate(bt_engine *e, double rate, int32_t arrival)
 
 void bt_engine_wait_resume(bt_engine *e)
 {
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_nsec += BT_IDLE_POLL_MS * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&e->pause_mu);
-    if (atomic_load(&e->paused) && !atomic_load(&e->stop))
-        wait_ms(&e->resume_cv, &e->pause_mu, BT_IDLE_POLL_MS);
+    while (atomic_load(&e->paused) && !atomic_load(&e->stop))
+        if (pthread_cond_timedwait(&e->resume_cv, &e->pause_mu, &dl) == ETIMEDOUT)
+            break;
     pthread_mutex_unlock(&e->pause_mu);
 }
 

@@ -39,8 +39,8 @@ struct bt_engine {
     uint32_t unique_offset;
     _Atomic uint64_t rows_loaded;
     _Atomic uint64_t start_ns;       /* 0 until the run starts (bt_engine_first_try_done) */
-    _Atomic int32_t first_pending;   /* clients of the start yet to try their first connection */
-    _Atomic int gate;                /* BT_GATE_*: clients wait on it (a futex) for the start */
+    _Atomic int32_t first_pending;   /* event loops: clients of the start yet to try their first connection */
+    _Atomic int gate;                /* BT_GATE_*: the start (a futex word bt_engine_wait_started sleeps on) */
     uint64_t seed;
 
     pthread_mutex_t ctl_mu;  /* worker slots, error text; never taken on the hot path */
@@ -73,11 +73,8 @@ void bt_engine_wait_resume(bt_engine *e);
 /* A client of the start has tried its first connection (made or not); the
  * last one starts the run.  Each client calls it once. */
 void bt_engine_first_try_done(bt_engine *e);
-/* A client on its own thread waits here for the start (or the stop), up to
- * BT_START_WAIT_MS at a time (a safety net: both wake it). */
-#define BT_START_WAIT_MS 1000
+/* Event loops' fibers wait at the gate; a thread per connection finds it open. */
 enum { BT_GATE_CLOSED = 0, BT_GATE_OPEN = 1, BT_GATE_STOPPED = 2 };
-void bt_engine_wait_start(bt_engine *e);
 void bt_engine_destroy(bt_engine *e);
 int bt_engine_error_ignored(const bt_engine *e, const bt_err *err);
 /* A client aborted (pgbench's rule for a failed expression); the first

@@ -184,9 +184,7 @@ class VerdictMeter:
         kw.update(found)
         pooler = self._process_name() if self._local else None
         if pooler == "pgbouncer" and not any(s.kind == "pgbouncer" and s.ok for s in fresh):
-            if self._pools is None:
-                self._pools = PoolReader(self.target)
-            pool = self._pools.signals()
+            pool = self._pool_reader().signals()
             missing += pool.pop("missing", ())
             kw.update(pool)
         elif pooler == "proxysql" and not any(s.kind == "proxysql" and s.ok for s in fresh):
@@ -212,9 +210,14 @@ class VerdictMeter:
         server): a local PgBouncer's console is logged in to now, not inside
         the first interval (psycopg's import and a login on a busy host
         held the first reading, and the run's stop, for seconds)."""
-        if self._local and self._process_name() == "pgbouncer" and self._pools is None:
+        if self._local and self._process_name() == "pgbouncer":
+            self._pool_reader().connect()
+
+    def _pool_reader(self) -> PoolReader:
+        """The one console connection of the run, made when first asked for."""
+        if self._pools is None:
             self._pools = PoolReader(self.target)
-            self._pools.connect()
+        return self._pools
 
     def judge(self, iv: IntervalStats) -> Verdict:
         verdict = decide(self.signals(iv))
