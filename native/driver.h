@@ -35,6 +35,17 @@ typedef struct {
     char msg[384];
 } bt_err;
 
+/* An error not yet set: its header alone.  Clearing all 400 bytes on every
+ * transaction wrote seven cache lines of a fiber's cold stack. */
+static inline void bt_err_clear(bt_err *err)
+{
+    err->kind = 0;
+    err->errk = 0;
+    err->code = 0;
+    err->sqlstate[0] = '\0';
+    err->msg[0] = '\0';
+}
+
 /* A connection whose start-up got no answer before the run stopped: the
  * server (or a pooler) took the TCP connection and never spoke, as PgBouncer
  * does at its open-files limit (accept() fails, the kernel's backlog holds

@@ -690,6 +690,16 @@ static int bt_pg_exec_text(void *conn, const char *sql, bt_result *res, bt_err *
     return bt_pg_result(c, bt_pg_exec(c, sql), res, err);
 }
 
+/* Out of line: its message buffer would widen bt_pg_execute's frame, which a
+ * fiber's return from its wait walks through (evloop.c's prefetch_stack). */
+__attribute__((noinline)) static int bt_pg_count_mismatch(const bt_pg_stmt *st, int32_t nparams, bt_err *err)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "statement has %d placeholders but %d values were given", st->nparams, (int)nparams);
+    bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", msg);
+    return -1;
+}
+
 static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_value *params,
                          int32_t nparams, bt_result *res, bt_err *err)
 {
@@ -700,13 +710,8 @@ static int bt_pg_execute(void *conn, int32_t key, const char *sql, const bt_valu
     bt_pg_stmt *st = bt_pg_stmt_get(c, key, sql, err);
     if (!st)
         return -1;
-    if (nparams != st->nparams) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "statement has %d placeholders but %d values were given",
-                 st->nparams, (int)nparams);
-        bt_err_set(err, BT_DERR_SQL, BT_ERRK_FATAL, 0, "", msg);
-        return -1;
-    }
+    if (nparams != st->nparams)
+        return bt_pg_count_mismatch(st, nparams, err);
     if (bt_pg_bind(st, params, err) != 0)
         return -1;
     /* A relaxed read: another connection's discovery only needs to show up

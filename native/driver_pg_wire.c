@@ -239,9 +239,10 @@ int bt_pg_wire_execute(bt_pg_conn *c, const bt_pg_stmt *st, bt_result *res, bt_e
     if (bt_pg_wire_send(c, err) != 0)
         return -1;
     c->just_sent = c->async;
-    /* an initializer would clear all of msg on every statement */
-    char state[6], msg[sizeof err->msg];
-    state[0] = msg[0] = '\0';
+    /* the server's message goes straight to err's: a buffer of its own here
+     * made this frame 500 bytes, between a fiber's wait and the frames above */
+    char state[6];
+    state[0] = err->msg[0] = '\0';
     int64_t rows = 0, tag_rows = 0;
     int failed = 0;
     c->in_pos = c->in_len = 0;
@@ -278,7 +279,7 @@ int bt_pg_wire_execute(bt_pg_conn *c, const bt_pg_stmt *st, bt_result *res, bt_e
                 if (b[i] == 'C')
                     snprintf(state, sizeof state, "%.*s", (int)n, v);
                 else if (b[i] == 'M')
-                    snprintf(msg, sizeof msg, "%.*s", (int)n, v);
+                    snprintf(err->msg, sizeof err->msg, "%.*s", (int)n, v);
                 i += n + 2;
             }
         } else if (type == 'Z') {
@@ -289,9 +290,12 @@ int bt_pg_wire_execute(bt_pg_conn *c, const bt_pg_stmt *st, bt_result *res, bt_e
         c->in_pos += 5 + body;
     }
     if (failed) {
-        if (strcmp(state, "26000") == 0 || strcmp(state, "42P05") == 0)
+        if (strcmp(state, "26000") == 0 || strcmp(state, "42P05") == 0) {
+            err->msg[0] = '\0';
             return 1;
-        return bt_pg_classify(c, state[0] ? state : NULL, msg[0] ? msg : "statement failed", err);
+        }
+        /* bt_pg_classify copies the message before it sets err */
+        return bt_pg_classify(c, state[0] ? state : NULL, err->msg[0] ? err->msg : "statement failed", err);
     }
     if (res)
         res->rows = rows > 0 ? rows : tag_rows;

@@ -95,8 +95,10 @@ void bt_worker_disconnect(bt_client *c)
     }
 }
 
-/* Reconnect with exponential backoff until connected or told to stop. */
-static int reconnect(bt_client *c)
+/* Reconnect with exponential backoff until connected or told to stop.  Not
+ * inlined, nor is rollback: their errors' 400 bytes stay out of client_run's
+ * frame (see bt_client's err). */
+__attribute__((noinline)) static int reconnect(bt_client *c)
 {
     uint64_t backoff = BT_RECONNECT_MIN_MS;
     bt_worker_disconnect(c);
@@ -218,7 +220,7 @@ static void record(bt_client *c, int32_t type, uint64_t intended, uint64_t start
 /* Rolls back after a failed statement.  A retry must never start with BEGIN
  * on a connection whose transaction is still open: that would commit the
  * half-done work. */
-static int rollback(bt_client *c)
+__attribute__((noinline)) static int rollback(bt_client *c)
 {
     if (!c->in_txn || !c->conn)
         return 0;
@@ -236,8 +238,9 @@ static int run_one(bt_client *c, int32_t type, int *rolled_back)
     bt_engine *e = w->e;
     int attempts = 0;
     for (;;) {
-        bt_err err = {0};
-        int rc = bt_workload_run_txn(c, type, &err, rolled_back);
+        bt_err *err = &c->err;
+        bt_err_clear(err);
+        int rc = bt_workload_run_txn(c, type, err, rolled_back);
         if (rc == BT_DERR_NONE)
             return 0;
         if ((rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) && (atomic_load(&c->io_abort) || bt_io_aborted())) {
@@ -246,7 +249,7 @@ static int run_one(bt_client *c, int32_t type, int *rolled_back)
             return -1;
         }
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
-            BT_ADD(w->errors[err.errk == BT_ERRK_TIMEOUT ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
+            BT_ADD(w->errors[err->errk == BT_ERRK_TIMEOUT ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
             c->in_txn = 0;
             return reconnect(c) == 0 ? 1 : -1;
         }
@@ -254,11 +257,11 @@ static int run_one(bt_client *c, int32_t type, int *rolled_back)
             /* pgbench aborts the client: this worker stops, the others go on */
             BT_ADD(w->errors[BT_ERRK_ABORTED], 1);
             rollback(c);
-            bt_engine_client_aborted(e, e->prog->txn_types[type].name, err.msg);
+            bt_engine_client_aborted(e, e->prog->txn_types[type].name, err->msg);
             return -1;
         }
-        if (rc == BT_DERR_RETRY || bt_engine_error_ignored(e, &err)) {
-            int k = rc == BT_DERR_RETRY ? err.errk : BT_ERRK_IGNORED;
+        if (rc == BT_DERR_RETRY || bt_engine_error_ignored(e, err)) {
+            int k = rc == BT_DERR_RETRY ? err->errk : BT_ERRK_IGNORED;
             BT_ADD(w->errors[k >= 0 && k < BT_ERRK_COUNT ? k : BT_ERRK_IGNORED], 1);
             if (rollback(c) != 0) {
                 BT_ADD(w->errors[BT_ERRK_LOST_CONNECTION], 1);
@@ -274,7 +277,7 @@ static int run_one(bt_client *c, int32_t type, int *rolled_back)
         }
         BT_ADD(w->errors[BT_ERRK_FATAL], 1);
         rollback(c);
-        bt_engine_fail(e, "%s", err.msg[0] ? err.msg : "statement failed");
+        bt_engine_fail(e, "%s", err->msg[0] ? err->msg : "statement failed");
         return -1;
     }
 }
@@ -309,10 +312,11 @@ static void client_run(bt_client *c)
     for (int32_t i = 0; i < p->ninit_regs && i < BT_NREGS; i++)
         c->regs[i] = p->init_regs[i];
 
-    bt_err err = {0};
+    bt_err *err = &c->err;
+    bt_err_clear(err);
     uint64_t first_try = bt_now_ns();
     while (!c->conn && !should_exit(c)) {
-        int rc = bt_worker_connect(c, &err);
+        int rc = bt_worker_connect(c, err);
         first_try_done(c);
         if (rc == 0)
             break;
@@ -324,11 +328,11 @@ static void client_run(bt_client *c)
          * than it finishes the handshakes it accepted, so a refused client
          * waits a little for the others before calling the run failed. */
         if (!atomic_load(&e->ever_connected)) {
-            if (server_full(&err) && bt_now_ns() - first_try < BT_FIRST_CONNECT_FULL_MS * 1000000ULL) {
+            if (server_full(err) && bt_now_ns() - first_try < BT_FIRST_CONNECT_FULL_MS * 1000000ULL) {
                 sleep_ms(100);
                 continue;
             }
-            bt_engine_fail(e, "cannot connect: %s", err.msg);
+            bt_engine_fail(e, "cannot connect: %s", err->msg);
             goto out;
         }
         sleep_ms(BT_RECONNECT_MAX_MS);
@@ -383,7 +387,7 @@ static void client_run(bt_client *c)
             if (e->cfg.reconnect_every > 0 &&
                 ++c->txns_since_connect >= (uint64_t)e->cfg.reconnect_every) {
                 bt_worker_disconnect(c);
-                if (bt_worker_connect(c, &err) != 0 && reconnect(c) != 0)
+                if (bt_worker_connect(c, err) != 0 && reconnect(c) != 0)
                     break;
             }
         }

@@ -169,7 +169,7 @@ static int exec_stmt(bt_client *c, const bt_op *op, bt_err *err)
         table = (int32_t)(t < 1 ? 1 : (t > p->max_table ? p->max_table : t));
     }
     int32_t key = op->c * (p->max_table + 1) + table;
-    bt_value vals[BT_MAX_PARAMS];
+    bt_value *vals = c->vals;
     int32_t n = op->d > BT_MAX_PARAMS ? BT_MAX_PARAMS : op->d;
     for (int32_t i = 0; i < n; i++) {
         const bt_param *pa = &p->params[op->b + i];
