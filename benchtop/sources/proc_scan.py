@@ -24,7 +24,7 @@ POOLERS = frozenset({"pgbouncer", "proxysql"})
 DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
 _SERVING = DATABASES | POOLERS
 ACTIVE_RUN_SHARE = 0.01  # a server task on a CPU this share of the interval serves the load
-MAX_TASK_READS = 64  # of benchtop's own threads, whose run-queue waits a scan reads
+MAX_TASK_READS = 64  # of benchtop's own threads, and of the server's tasks, whose run-queue waits a scan reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,7 @@ class ProcScan:
     server_tasks: Mapping[int, tuple[int, int]] | None  # the server's tasks: tid -> (on-CPU ns, run-queue wait ns)
     server_write_bytes: int | None  # the server tree's writes (None: not readable)
     server: ProcessReading | None = None  # the server tree's CPU: its live processes' and what root reaped
+    server_tasks_scale: float = 1.0  # the server's tasks for each one in server_tasks (a sample past MAX_TASK_READS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +71,35 @@ def parse_schedstat(text: bytes) -> tuple[int, int]:
     return int(f[0]), int(f[1])
 
 
-def _tasks(files: ProcFiles, base: str, pid: int, threads: int) -> dict[int, tuple[int, int]]:
-    """Each thread's schedstat (the process's own when it has one thread)."""
-    if threads == 1:
-        return {pid: parse_schedstat(files.read(f"{base}/{pid}/schedstat"))}
-    out = {}
-    for task in os.listdir(f"{base}/{pid}/task"):
+def _server_tasks(files: ProcFiles, base: str, pids: Iterable[int],
+                  threads: Mapping[int, int]) -> tuple[dict[int, tuple[int, int]], float]:
+    """The schedstat of the server's tasks (a process's own when it has one
+    thread), and how many tasks each read one stands for.  Past
+    MAX_TASK_READS tasks, those whose id is a multiple of a power of two
+    stand for the rest: the same ones from one scan to the next as backends
+    come and go (256 backends were 256 files a second, 10,000 would be
+    10,000)."""
+    tasks: list[tuple[int, str]] = []
+    for pid in pids:
+        if threads[pid] == 1:
+            tasks.append((pid, f"{base}/{pid}/schedstat"))
+            continue
         try:
-            out[int(task)] = parse_schedstat(files.read(f"{base}/{pid}/task/{task}/schedstat"))
+            tasks += [(int(t), f"{base}/{pid}/task/{t}/schedstat") for t in os.listdir(f"{base}/{pid}/task")]
+        except (OSError, ValueError):
+            continue  # ended since the listing
+    step = 1
+    while len(tasks) > MAX_TASK_READS * step:
+        step *= 2
+    out = {}
+    for tid, path in tasks:
+        if tid % step:
+            continue
+        try:
+            out[tid] = parse_schedstat(files.read(path))
         except (OSError, ValueError, IndexError):
-            continue  # the thread ended between the listing and the read
-    return out
+            continue  # the task ended between the listing and the read
+    return out, len(tasks) / max(1, len(out))
 
 
 def _worker_waits(files: ProcFiles, base: str, pid: int, only: tuple[bytes, ...]) -> int:
@@ -126,15 +145,11 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         worker_wait = _worker_waits(files, proc, own, WORKER_THREADS)
     except (OSError, ValueError, IndexError):
         worker_wait = None
-    tasks: dict[int, tuple[int, int]] = {}
-    written: int | None = 0 if server else None
     # the databases behind a pooler or a proxy are left out of the neighbours, not counted in the wait:
     # which of this host's database processes serve the run is not known
+    tasks, scale = _server_tasks(files, proc, server, {pid: stats[pid].threads for pid in server})
+    written: int | None = 0 if server else None
     for pid in server:
-        try:
-            tasks.update(_tasks(files, proc, pid, stats[pid].threads))
-        except (OSError, ValueError, IndexError):
-            pass  # ended since the listing
         if written is not None:
             try:
                 w = io_counter(files.read(f"{proc}/{pid}/io"), b"write_bytes")
@@ -150,7 +165,7 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         cpu = ProcessReading(len(server), (sum(stats[p].ticks for p in server) + stats[server_pid].reaped)
                              / clock_ticks(), None)
     return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait,
-                    tasks if server else None, written, cpu)
+                    tasks if server else None, written, cpu, scale)
 
 
 def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
@@ -178,20 +193,23 @@ def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:
     ranked = tuple(sorted(((k, round(v, 3)) for k, v in by_name.items()), key=lambda kv: -kv[1]))
     return ProcShares(seconds, round(sum(by_name.values()), 3), ranked,
                       _rate(prev.worker_wait_ns, cur.worker_wait_ns, seconds * 1e9),
-                      _serving_wait(prev.server_tasks, cur.server_tasks, seconds),
+                      _serving_wait(prev.server_tasks, cur.server_tasks, seconds, cur.server_tasks_scale),
                       _rate(prev.server_write_bytes, cur.server_write_bytes, seconds))
 
 
 def _serving_wait(prev: Mapping[int, tuple[int, int]] | None, cur: Mapping[int, tuple[int, int]] | None,
-                  seconds: float) -> float | None:
+                  seconds: float, scale: float = 1.0) -> float | None:
     """The server's tasks waiting for a CPU on average, counting the tasks
     that ran at least ACTIVE_RUN_SHARE of the interval: those serving the
     load, not the background processes waking now and then (whose waits on a
-    crowded host add up without holding a worker back).
+    crowded host add up without holding a worker back).  `scale`: the tasks
+    each one read stands for.
 
     >>> a = {1: (0, 0), 2: (0, 0)}
     >>> _serving_wait(a, {1: (200_000_000, 300_000_000), 2: (1_000_000, 400_000_000)}, 1.0)
     0.3
+    >>> _serving_wait(a, {1: (200_000_000, 300_000_000), 2: (1_000_000, 400_000_000)}, 1.0, 4.0)
+    1.2
     """
     if prev is None or cur is None:
         return None
@@ -201,7 +219,7 @@ def _serving_wait(prev: Mapping[int, tuple[int, int]] | None, cur: Mapping[int, 
         before = prev.get(tid)
         if before is not None and run - before[0] >= floor:
             wait += max(waited - before[1], 0)
-    return round(wait / (seconds * 1e9), 3)
+    return round(wait * scale / (seconds * 1e9), 3)
 
 
 def _rate(a: int | None, b: int | None, per: float) -> float | None:

@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from benchtop.run.verdicts import VerdictMeter
 from benchtop.sources import proc_files
 from benchtop.sources.host_state import title
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_scan import MAX_TASK_READS, WORKER_THREADS, ProcScan, _worker_waits, scan
+from benchtop.sources.proc_scan import MAX_TASK_READS, WORKER_THREADS, ProcScan, _worker_waits, scan, shares
 from benchtop.sources.proc_table import read_stats, tree
 from benchtop.sources.process import clock_ticks
 from benchtop.target import Target
@@ -213,3 +214,22 @@ def test_thousands_of_own_threads_are_read_through_a_bounded_sample(tmp_path: Pa
     assert len(reads) <= 2 * MAX_TASK_READS
     named = sum(1 for tid in range(1000, 1640) if tid % 7)
     assert abs(wait - named * 10**6) <= 32 * 10**6, (wait, named)  # the named workers' 1 ms each
+
+
+def test_hundreds_of_server_backends_are_read_through_a_bounded_sample(tmp_path: Path) -> None:
+    # a backend per connection: 10,000 connections would be 10,000 schedstat files a second
+    _process(tmp_path, 1, "init", 0, 5, kids="500 ")
+    _process(tmp_path, 500, "postgres", 1, 100)
+    for pid in range(1000, 1300):
+        _process(tmp_path, pid, "postgres", 500, 10, run_ns=10**9, wait_ns=10**6)
+    before = scan(500, own_pid=1, proc=str(tmp_path), files=ProcFiles())
+    for pid in range(1000, 1300):
+        _process(tmp_path, pid, "postgres", 500, 20, run_ns=2 * 10**9, wait_ns=2 * 10**6)
+    after = scan(500, own_pid=1, proc=str(tmp_path), files=ProcFiles())
+    assert before.server_tasks is not None and after.server_tasks is not None
+    assert 0 < len(after.server_tasks) <= MAX_TASK_READS
+    assert set(after.server_tasks) == set(before.server_tasks)  # the same tasks from one scan to the next
+    assert after.server_tasks_scale * len(after.server_tasks) == 301  # the backends and the postmaster
+    # each backend waited 1 ms in the second: the sample's waits, scaled, say all of theirs
+    waited = shares(before, replace(after, t=before.t + 1.0)).server_cpu_wait
+    assert waited is not None and abs(waited - 0.3) <= 0.03, waited
