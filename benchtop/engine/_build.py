@@ -92,7 +92,10 @@ def _present(names: list[str]) -> bool:
 
 def build_options() -> dict[str, list[str]]:
     sources = [str(NATIVE / s) for s in SOURCES["CORE"]]
-    cflags = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-O2"]
+    # hidden: calls between the engine's files are direct, not through the PLT (the module's entry point is
+    # exported by cffi itself)
+    cflags = ["-std=c11", "-D_POSIX_C_SOURCE=200809L", "-D_DEFAULT_SOURCE", "-Wall", "-Wextra", "-O2",
+              "-fvisibility=hidden"]
     libraries = ["sqlite3", "pthread", "m"]
     library_dirs: list[str] = []
     link_args: list[str] = []
