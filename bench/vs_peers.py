@@ -591,7 +591,7 @@ def main() -> int:
         floors = floor_clients(srv, args, rows, root) if args.floor else {}
         t0 = time.monotonic()
         prepare(srv, args, ["--tables=4", f"--table-size={args.table_size}"],
-                need_pg=any("PostgreSQL" in r.name for r in rows), need_tpcc=any(r.peer == "sysbench-tpcc" for r in rows))
+                need_pg=any("PostgreSQL" in r.name or r.peer == "pgbench" for r in rows), need_tpcc=any(r.peer == "sysbench-tpcc" for r in rows))
         print(f"prepared in {time.monotonic() - t0:.0f} s", file=sys.stderr)
         for rnd in range(args.rounds):
             for r in rows:
