@@ -48,6 +48,18 @@ def _bounds(text: str | None) -> tuple[float, float] | None:
         return None
 
 
+def sent_literals(with_literals: int, with_params: int) -> bool:
+    """Whether the clients sent values in the text, from the executions
+    pg_stat_activity showed with literals and with $n parameters; none of
+    either (a quiet window: idle backends show their last BEGIN or END) is
+    no evidence of literals, and the twin prepares.
+
+    >>> sent_literals(5, 1), sent_literals(0, 3), sent_literals(0, 0)
+    (True, False, False)
+    """
+    return with_literals > 0 and with_literals >= with_params
+
+
 class PostgresReader:
     engine = "postgresql"
     sample_source = "pg_stat_activity"
@@ -161,7 +173,7 @@ class PostgresReader:
         return []
 
     def literals(self) -> bool:
-        return self._with_literals >= self._with_params
+        return sent_literals(self._with_literals, self._with_params)
 
     def column(self, table: str, name: str) -> Column | None:
         if (table, name) not in self._columns:
