@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import io_counter, read_stats, tree
+from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree
 from benchtop.sources.process import ProcessReading, clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
@@ -71,46 +71,60 @@ def parse_schedstat(text: bytes) -> tuple[int, int]:
     return int(f[0]), int(f[1])
 
 
+def _sampled(ids: Iterable[int]) -> tuple[list[int], float]:
+    """At most MAX_TASK_READS of `ids`, and how many ids each one kept
+    stands for: those whose hash falls in the smallest power-of-two share
+    that leaves no more, so the same ones from one scan to the next as tasks
+    come and go (a hash, not the id's own low bits: ids handed out in pairs
+    would leave a parity rule with none).
+
+    >>> kept, each = _sampled(range(1000, 1640))
+    >>> len(kept), round(each, 1), set(kept) <= set(_sampled(range(1000, 1660))[0])
+    (41, 15.6, True)
+    >>> len(_sampled(range(1001, 2001, 2))[0])  # odd ids alone
+    64
+    >>> _sampled([3, 5, 7])
+    ([3, 5, 7], 1.0)
+    """
+    every = list(ids)
+    kept, bits = every, 0
+    while len(kept) > MAX_TASK_READS:
+        bits += 1
+        kept = [i for i in every if (i * 0x9E3779B1) & 0xFFFFFFFF < 1 << (32 - bits)]
+    return kept, len(every) / max(1, len(kept))
+
+
 def _server_tasks(files: ProcFiles, base: str, pids: Iterable[int],
-                  threads: Mapping[int, int]) -> tuple[dict[int, tuple[int, int]], float]:
+                  stats: Mapping[int, PidStat]) -> tuple[dict[int, tuple[int, int]], float]:
     """The schedstat of the server's tasks (a process's own when it has one
-    thread), and how many tasks each read one stands for.  Past
-    MAX_TASK_READS tasks, those whose id is a multiple of a power of two
-    stand for the rest: the same ones from one scan to the next as backends
-    come and go (256 backends were 256 files a second, 10,000 would be
+    thread), at most MAX_TASK_READS of them, and how many tasks each read
+    one stands for (256 backends were 256 files a second, 10,000 would be
     10,000)."""
-    tasks: list[tuple[int, str]] = []
+    paths: dict[int, str] = {}
     for pid in pids:
-        if threads[pid] == 1:
-            tasks.append((pid, f"{base}/{pid}/schedstat"))
+        if stats[pid].threads == 1:
+            paths[pid] = f"{base}/{pid}/schedstat"
             continue
         try:
-            tasks += [(int(t), f"{base}/{pid}/task/{t}/schedstat") for t in os.listdir(f"{base}/{pid}/task")]
+            paths.update((int(t), f"{base}/{pid}/task/{t}/schedstat") for t in os.listdir(f"{base}/{pid}/task"))
         except (OSError, ValueError):
             continue  # ended since the listing
-    step = 1
-    while len(tasks) > MAX_TASK_READS * step:
-        step *= 2
+    kept, each = _sampled(paths)
     out = {}
-    for tid, path in tasks:
-        if tid % step:
-            continue
+    for tid in kept:
         try:
-            out[tid] = parse_schedstat(files.read(path))
+            out[tid] = parse_schedstat(files.read(paths[tid]))
         except (OSError, ValueError, IndexError):
             continue  # the task ended between the listing and the read
-    return out, len(tasks) / max(1, len(out))
+    return out, each
 
 
 def _worker_waits(files: ProcFiles, base: str, pid: int, only: tuple[bytes, ...]) -> int:
     """Run-queue wait of the threads whose names start so (all of them when
-    none does).  Past MAX_TASK_READS threads, evenly spaced ones by thread id
-    stand for the rest (the same ones from one scan to the next while the
-    threads stay): 4,096 workers were 8,000 files a reading, a second or more
-    of the run's one controlling thread on a busy host."""
-    tids = sorted(int(t) for t in os.listdir(f"{base}/{pid}/task"))
-    step = max(1, -(-len(tids) // MAX_TASK_READS))
-    picked = tids[::step]
+    none does), read from a bounded sample of them (_sampled): 4,096 workers
+    were 8,000 files a reading, a second or more of the run's one
+    controlling thread on a busy host."""
+    picked, each = _sampled(int(t) for t in os.listdir(f"{base}/{pid}/task"))
     named = total = 0
     found = False
     for task in picked:
@@ -122,7 +136,7 @@ def _worker_waits(files: ProcFiles, base: str, pid: int, only: tuple[bytes, ...]
                 found = True
         except (OSError, ValueError, IndexError):
             continue  # the thread ended between the listing and the read
-    return (named if found else total) * len(tids) // max(1, len(picked))
+    return int((named if found else total) * each)
 
 
 def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc",
@@ -147,7 +161,7 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         worker_wait = None
     # the databases behind a pooler or a proxy are left out of the neighbours, not counted in the wait:
     # which of this host's database processes serve the run is not known
-    tasks, scale = _server_tasks(files, proc, server, {pid: stats[pid].threads for pid in server})
+    tasks, scale = _server_tasks(files, proc, server, stats)
     written: int | None = 0 if server else None
     for pid in server:
         if written is not None:
