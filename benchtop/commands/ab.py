@@ -46,6 +46,7 @@ from benchtop.errors import Interrupted, OneLineParser, UsageError, bounded
 from benchtop.options.run_options import RunOptions, argv_from_mapping, options_from_argv, runs_headless
 from benchtop.record.controller import Sample
 from benchtop.record.folder import default_results_folder
+from benchtop.run.controller import worker_priority
 from benchtop.scenario.file import Scenario, build_options, load_scenario, scenario_values
 from benchtop.stopping import StopFlag
 from benchtop.target import fill_defaults, parse_dsn
@@ -308,9 +309,25 @@ def _side_options(shared: Sequence[str], side: Side | None, round_time: float) -
     (which win), a default warm-up, the round's time, headless."""
     argv = ["--warmup", WARMUP_S, *shared, *(side.argv if side else ()), "--time", f"{round_time:g}", "--headless"]
     try:
-        return options_from_argv("run", argv)
+        opts = options_from_argv("run", argv)
     except UsageError as exc:
         raise UsageError(f"--{side.name}: {exc}" if side is not None else str(exc)) from None
+    return _steady_priority(opts)
+
+
+def _steady_priority(opts: RunOptions) -> RunOptions:
+    """--worker-priority auto settled once for the whole comparison by
+    where the server is (idle when it is on this host), not by how busy the
+    host is as each run starts, as a run alone settles it: a neighbour that
+    came and went put some rounds' workers at normal priority and others'
+    idle, and beside a CPU hog workers at normal priority contend with the
+    server's threads, which spread the rounds' ratios (A/B of
+    oltp_read_only, 12 rounds of 3 s beside noisy-neighbour.sh: rounds
+    0.68-1.08 with normal workers, 0.87-0.99 and one 1.10 with idle ones)."""
+    if opts.worker_priority != "auto":
+        return opts
+    idle, _ = worker_priority(opts, others_busy=lambda: None)
+    return replace(opts, worker_priority="idle" if idle else "normal")
 
 
 def _settings_control(side: Side, opts: RunOptions) -> SettingsControl | None:

@@ -47,3 +47,18 @@ def test_a_round_that_measures_is_taken(args: list[str], tmp_path) -> None:
 
     shared, settings = parse([*SHARED[1:], "--out", str(tmp_path / "ab"), "--a", "", "--b", "", *args])
     assert prepare_comparison(shared, settings).plan.round_time_s == float(args[-1])
+
+
+@pytest.mark.parametrize(("args", "priority"), [
+    # a server on this host: idle whatever the host's load as a round starts (a run alone asks the load)
+    (["--engine", "mysql", "--dsn", "mysql://u@127.0.0.1:1/db"], "idle"),
+    (["--engine", "mysql", "--dsn", "mysql://u@192.0.2.7:1/db"], "normal"),
+    (["--engine", "mysql", "--dsn", "mysql://u@127.0.0.1:1/db", "--worker-priority", "normal"], "normal"),
+    ([], "normal"),  # SQLite: its workers are the server
+])
+def test_both_sides_keep_one_worker_priority_for_every_round(args: list[str], priority: str, tmp_path) -> None:
+    from benchtop.commands.ab import parse, prepare_comparison
+
+    shared, settings = parse([*SHARED[1:], *args, "--out", str(tmp_path / "ab"), "--a", "", "--b", "--threads 2"])
+    setup = prepare_comparison(shared, settings)
+    assert {opts.worker_priority for opts in setup.options.values()} == {priority}
