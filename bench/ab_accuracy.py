@@ -14,13 +14,15 @@ both sides at once) against the same taking turns, for the same wall time.
 RUN OPTIONS are shared by every run (target, workload, sizes, threads; e.g. `-- --engine mysql --dsn
 mysql://sbtest@127.0.0.1:13306/sbtest --workload oltp_read_only --tables 2 --table-size 10000 --threads 4`);
 the tables must be prepared.  The true ratio is measured first by one long run of each side.  Prints a
-line per comparison and the totals; writes DIR/accuracy.json.  --max-time S: each comparison runs
+line per comparison and the totals (with --rounds above 6, also what the same comparisons said
+after their first 6, 12, ... rounds); writes DIR/accuracy.json.  --max-time S: each comparison runs
 --until-confident within S seconds instead of a fixed number of rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import random
@@ -34,6 +36,9 @@ import time
 from pathlib import Path
 
 NOISY = Path(__file__).resolve().parents[2] / "shared" / "tools" / "noisy-neighbour.sh"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchtop.ab import stats  # noqa: E402
 
 
 def benchtop(*args: str) -> subprocess.CompletedProcess[str]:
@@ -62,7 +67,17 @@ def compare(args: argparse.Namespace, run_opts: list[str], a: str, b: str, out: 
     ab = json.loads((out / "ab.json").read_text())["ab"]
     tps = ab["metrics"]["tps"]
     return {"verdict": ab["verdict"], "ratio": tps["ratio"], "ci_low": tps["ci_low"], "ci_high": tps["ci_high"],
-            "confidence": ab["confidence"], "rounds": len(ab["rounds"]), "wall_s": round(time.monotonic() - t0, 1)}
+            "confidence": ab["confidence"], "rounds": len(ab["rounds"]), "wall_s": round(time.monotonic() - t0, 1),
+            "tps": [[r["a"]["tps"], r["b"]["tps"]] for r in ab["rounds"]]}
+
+
+def fewer_rounds(results: list[dict], rounds: int) -> dict[int, collections.Counter[str]]:
+    """The verdicts the same comparisons would have given after their first
+    6, 12, 18 ... rounds (a fixed --rounds N, judged at 95%): how many
+    rounds a difference of this size needs on this host."""
+    return {n: collections.Counter(
+        stats.compare([a for a, _ in r["tps"][:n]], [b for _, b in r["tps"][:n]], True, 0.02).verdict.value
+        for r in results if len(r["tps"]) >= n) for n in range(6, rounds, 6)}
 
 
 def interval(r: dict) -> str:
@@ -167,6 +182,7 @@ def main() -> None:
         return
     truth = args.truth or single_tps(run_opts, args.b, args.truth_time) / single_tps(run_opts, args.a, args.truth_time)
     want = "b_faster" if truth > 1 else "b_slower"
+    wrong = "b_slower" if truth > 1 else "b_faster"
     how = "as given" if args.truth else f"{args.truth_time} s of each"
     print(f"true ratio B/A {truth:.4f} ({how}): want {want}", flush=True)
     noisy_at = set(rng.sample(range(args.count), args.count // 2))
@@ -203,7 +219,15 @@ def main() -> None:
                if results["single"] else "")
     print(f"A/A: no difference in {aa_ok} of {args.count}; A/B: right sign, 1 excluded, in {ab_ok} of {args.count} "
           f"({ab_noisy_ok} of {len(noisy_at)} beside the noisy neighbour){singles}")
-
+    if not args.max_time and args.rounds > 6:
+        if results["aa"]:
+            print("A/A after fewer rounds, claimed a difference: " + "; ".join(
+                f"{n} rounds {c['b_faster'] + c['b_slower']} of {sum(c.values())}"
+                for n, c in fewer_rounds(results["aa"], args.rounds).items()))
+        if results["ab"]:
+            print("A/B after fewer rounds, right sign with 1 excluded (wrong sign): " + "; ".join(
+                f"{n} rounds {c[want]} of {sum(c.values())} ({c[wrong]})"
+                for n, c in fewer_rounds(results["ab"], args.rounds).items()))
 
 if __name__ == "__main__":
     main()
