@@ -229,5 +229,6 @@ def main() -> None:
                 f"{n} rounds {c[want]} of {sum(c.values())} ({c[wrong]})"
                 for n, c in fewer_rounds(results["ab"], args.rounds).items()))
 
+
 if __name__ == "__main__":
     main()
