@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchtop.capture.model import Capture, Statement  # noqa: E402
-from benchtop.capture.normalize import statement_kind  # noqa: E402
+from benchtop.capture.normalize import literal_spans, statement_kind  # noqa: E402
 from benchtop.report.capture_compare import pairs  # noqa: E402
 
 DB = "twinbench"
@@ -153,6 +153,44 @@ def delta(before: dict[str, tuple[str, int, float, int]], after: dict[str, tuple
 
 
 HISTORY = ("events_statements_current", "events_statements_history_long")
+SLOW_ENTRY = re.compile(r"# Thread_id: \d+\s+Schema: (\S*).*?\n# Query_time: ([\d.]+).*?Rows_sent: (\d+).*?\n"
+                        r"# Rows_affected: (\d+)[^\n]*\n(.*?)(?=\n# (?:User@Host|Time):|\Z)", re.S)
+
+
+@contextlib.contextmanager
+def slow_log(path: Path) -> Iterator[None]:
+    """MariaDB's slow log of every statement (long_query_time 0) to `path`:
+    the truth for prepared statements, which no digest counts (it logs each
+    execution with its values in place).  Connections keep the long_query_time
+    they opened with, so it is on before the load starts; as it was after."""
+    names = ("slow_query_log", "long_query_time", "slow_query_log_file")
+    was = sh([*MY_ROOT, "-NBe", "SELECT " + ", ".join(f"@@GLOBAL.{n}" for n in names)]).strip().split("\t")
+    sh([*MY_ROOT, "-NBe", f"SET GLOBAL slow_query_log_file = '{path}'; SET GLOBAL long_query_time = 0; "
+                          "SET GLOBAL slow_query_log = 1"])
+    try:
+        yield
+    finally:
+        sh([*MY_ROOT, "-NBe", f"SET GLOBAL slow_query_log = {was[0]}; SET GLOBAL long_query_time = {was[1]}; "
+                              f"SET GLOBAL slow_query_log_file = '{was[2]}'"])
+
+
+def slow_statements(path: Path, window_s: float) -> Capture:
+    """The slow log's statements of this database, their values put back to `?`."""
+    got: dict[str, list[float]] = {}
+    for schema, secs, sent, affected, body in SLOW_ENTRY.findall(path.read_text(errors="replace")):
+        lines = [ln for ln in body.strip().splitlines() if not re.match(r"(use |SET timestamp=)", ln)]
+        # blanks as the twin's runnable text has them: none before a parenthesis
+        sql = re.sub(r" \(", "(", " ".join(" ".join(lines).split()).rstrip(";"))
+        if schema != DB or not sql or NOISE.search(sql):
+            continue
+        for a, b in reversed(literal_spans(sql)):
+            sql = sql[:a] + "?" + sql[b:]
+        acc = got.setdefault(sql, [0, 0.0, 0])
+        acc[0] += 1
+        acc[1] += float(secs) * 1000
+        acc[2] += int(sent) + int(affected)
+    stmts = tuple(Statement(t, statement_kind(t), int(c), ms, int(r)) for t, (c, ms, r) in got.items())
+    return Capture("-", "-", "-", 0.0, window_s, 0, 0, False, "-", stmts)
 
 
 @contextlib.contextmanager
@@ -177,10 +215,23 @@ def peer_tps(text: str) -> float:
     return float(m.group(1))
 
 
-def watched(engine: str, folder: Path, name: str, load: list[str], window_s: float) -> tuple[Capture, str, float]:
+def watched(engine: str, folder: Path, name: str, load: list[str], window_s: float,
+            slow: bool = False) -> tuple[Capture, str, float]:
     """Run `load` for the window and its margins while `benchtop capture` and
-    root read the server; the statements root saw, the load's output and the
-    wall time between root's readings."""
+    root read the server; the statements root saw (with `slow`, those of the
+    slow log over a second run of `load`), the load's output and the wall time
+    between root's readings."""
+    if slow:
+        _, out, window = watched(engine, folder, name, load, window_s)
+        # the slow log also puts each execution's values in the processlist's text, which the capture reads: its
+        # truth comes from a second run of the same load (a steady mix), the capture watching none of it
+        path = (folder / f"{name}-slow.log").resolve()
+        with slow_log(path):
+            again = subprocess.run(load, capture_output=True, text=True, env=ENV)
+        (folder / f"{name}-again.out.txt").write_text(again.stdout + again.stderr)
+        if again.returncode != 0:
+            raise SystemExit(f"{load[0]} ({name}, again with the slow log) failed: {again.stdout.strip()[-400:]}")
+        return slow_statements(path, window), out, window
     proc = subprocess.Popen(load, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
     time.sleep(LEAD_S)
     read = my_totals if engine == "mysql" else pg_totals
@@ -202,13 +253,14 @@ def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str
     folder.mkdir(parents=True, exist_ok=True)
     span = f"{args.time + 2 * LEAD_S:g}"
     executes0 = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) if engine == "mysql" else 0
-    seen, out, _ = watched(engine, folder, "prod", prod(span), args.time)
+    slow = name == "my-ps"
+    seen, out, _ = watched(engine, folder, "prod", prod(span), args.time, slow)
     prod_load = os.getloadavg()[0]
     executes = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) - executes0 if engine == "mysql" else 0
     prod_tps = peer_tps(out)
     twin = benchtop("workload", "from-capture", str(folder / "prod"))
     note = ""
-    if engine == "mysql" and executes > sum(s.calls for s in seen.statements):
+    if engine == "mysql" and not slow and executes > sum(s.calls for s in seen.statements):
         note = (f"MariaDB digests no prepared statement's execution: {executes} executions (statement/com/Execute, "
                 f"server-wide) in production's window, {sum(s.calls for s in seen.statements)} statements digested")
     if twin.returncode != 0 or not seen.statements:
@@ -218,8 +270,8 @@ def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str
     dsn = MY_DSN if engine == "mysql" else PG_DSN
     run = [sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", "mysql" if engine == "mysql"
            else "postgres", "--dsn", dsn, "--workload", str(folder / "twin.toml"), "--threads", str(args.threads),
-           "--time", span, "--worker-priority", args.twin_priority]
-    ran, out, _ = watched(engine, folder, "twin", run, args.time)
+           "--time", span, "--worker-priority", args.twin_priority, *args.twin_extra.split()]
+    ran, out, _ = watched(engine, folder, "twin", run, args.time, slow)
     load = (prod_load, os.getloadavg()[0])
     summaries = [json.loads(line) for line in out.splitlines() if '"summary"' in line]
     twin_tps = float(summaries[-1]["tps"]) if summaries else None
@@ -291,6 +343,7 @@ def main() -> int:
     ap.add_argument("--cases", default="my-text,my-ps,pg-simple,pg-prepared")
     ap.add_argument("--twin-priority", default="auto", choices=("auto", "normal", "idle"),
                     help="the twin's --worker-priority (the peers run at normal priority)")
+    ap.add_argument("--twin-extra", default="", help="more options of the twin's run (e.g. '--ignore-errors 1062')")
     ap.add_argument("--out", default="", help="folder for the cases' files (default: a temporary one)")
     args = ap.parse_args()
     folder = Path(args.out or tempfile.mkdtemp(prefix="twin_fidelity-"))

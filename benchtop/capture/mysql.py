@@ -15,6 +15,7 @@ import pymysql
 
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.mysql_columns import MySQLColumns
+from benchtop.capture.mysql_prepared import PreparedExecutions
 from benchtop.capture.normalize import literal_values, statement_kind
 from benchtop.capture.order import Seen
 from benchtop.capture.window import Totals
@@ -73,6 +74,11 @@ class MySQLReader:
         self._open: dict[int, tuple[str, list[Seen]]] = {}
         self._in_txns: list[Seen] = []
         self._columns = MySQLColumns(self._rows, self.schema)
+        # prepared statements' executions, shared among their texts from what the history and counters show
+        self._prepared = PreparedExecutions(self._rows, self.schema) if len(self._history) == 2 else None
+        self._attributed = 0
+        self._texted: list[int] = []
+        self._started = False
 
     def _rows(self, sql: str, args: Any = None) -> list[dict[str, Any]]:
         try:
@@ -98,10 +104,25 @@ class MySQLReader:
             self._digests[str(r["digest"])] = key
             out[key] = Totals(str(r["text"]), int(r["calls"]), float(r["total_ps"] or 0) / 1e9,
                               int(r["rows_sent"] or 0), int(r["rows_affected"] or 0), int(r["rows_examined"] or 0))
+        self._texted.append(sum(t.calls for t in out.values()))
+        if self._prepared is not None:
+            if not self._started:
+                self._prepared.start()
+            else:
+                for a in self._prepared.attribute():
+                    calls = round(a.calls)
+                    self._attributed += calls
+                    out[f"prepared/{a.text}"] = Totals(a.text, calls, a.total_ms, round(a.rows_sent),
+                                                       round(a.rows_affected), round(a.rows_examined))
+        self._started = True
         return out
 
     def samples(self) -> list[tuple[str, list[str]]]:
         out = []
+        if self._prepared is not None:
+            self._prepared.sample()
+            out += [(f"prepared/{text}", values) for text, values in self._prepared.values]
+            self._prepared.values.clear()
         now = time.monotonic()
         tables = self._history
         if now - self._last_history < _HISTORY_EVERY_S:
@@ -142,11 +163,12 @@ class MySQLReader:
             txn.append(Seen(name, float(len(txn) + 1), key, tuple(literal_values(text))))
 
     def in_transactions(self) -> list[Seen]:
-        return self._in_txns
+        return self._in_txns + (self._prepared.in_transactions if self._prepared is not None else [])
 
     def literals(self) -> bool:
-        # prepared statements' executions are not digested (MariaDB): what is captured came as text
-        return True
+        # the twin sends what most of production's statements came as
+        texted = self._texted[-1] - self._texted[0] if len(self._texted) >= 2 else 0
+        return self._attributed <= texted or not self._attributed
 
     def commits(self) -> int | None:
         # the digests hold every BEGIN and COMMIT the capture can see at all (the text protocol's)
@@ -154,6 +176,8 @@ class MySQLReader:
 
     def notes(self) -> list[str]:
         """What the window held that the capture cannot show."""
+        if self._prepared is not None and self._attributed:
+            return list(self._prepared.notes)
         if len(self._executes) >= 2 and self._executes[-1] > self._executes[0]:
             return [f"{self._executes[-1] - self._executes[0]} executions of prepared statements (binary protocol) "
                     "on this server are in no digest and not captured"]

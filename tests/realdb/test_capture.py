@@ -71,8 +71,8 @@ def pg_capturer(pg_server: Server) -> Iterator[None]:
     pg_admin_exec(pg_server, f"DROP ROLE IF EXISTS {WHO}")
 
 
-def _sysbench_captured(s: Server, tmp_path: Path, *options: str) -> tuple[Capture, list[str]]:
-    """sysbench oltp_read_write at 40 tps as production, captured for 3 s:
+def _sysbench_captured(s: Server, tmp_path: Path, *options: str, window: str = "3") -> tuple[Capture, list[str]]:
+    """sysbench oltp_read_write at 40 tps as production, captured for `window` s:
     the capture and the capturer's statements as the general log holds them."""
     conn = ["--db-driver=mysql", f"--mysql-host={s.host}", f"--mysql-port={s.port}", f"--mysql-user={s.user}",
             f"--mysql-password={s.password}", f"--mysql-db={s.database}", "--tables=1", "--table-size=2000"]
@@ -86,7 +86,7 @@ def _sysbench_captured(s: Server, tmp_path: Path, *options: str) -> tuple[Captur
         since = mysql_admin_exec(s, commits)[0][0]
         retry(lambda: mysql_admin_exec(s, commits)[0][0] > since, timeout=20)
         with s.statement_log() as log:
-            assert capture_main(["--mysql", _dsn("mysql", s), "--time", "3", "--out", str(tmp_path / "cap")]) == 0
+            assert capture_main(["--mysql", _dsn("mysql", s), "--time", window, "--out", str(tmp_path / "cap")]) == 0
             mine = log.statements(user=WHO)
     finally:
         prod.terminate()
@@ -162,6 +162,39 @@ def test_prepared_statements_the_capture_cannot_see_are_said(mysql_server: Serve
                                                              tmp_path: Path) -> None:
     cap, _ = _sysbench_captured(mysql_server, tmp_path)
     assert any("prepared statements" in n and "not captured" in n for n in cap.notes), cap.notes
+
+
+@pytest.mark.skipif(SYSBENCH is None, reason="sysbench not installed (apt-get install sysbench)")
+def test_prepared_executions_named_by_the_processlist_and_run_again(mysql_server: Server, mysql_capturer: None,
+                                                                    tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """With the statement history on and PROCESS granted, sysbench's prepared statements (no digest counts
+    them) are shared out from the history's executions: their texts, counts and order, read-only; the twin
+    prepares them too."""
+    s = mysql_server
+    on = ("UPDATE performance_schema.setup_consumers SET ENABLED = '{}' "
+          "WHERE NAME IN ('events_statements_current', 'events_statements_history_long')")
+    mysql_admin_exec(s, f"GRANT PROCESS ON *.* TO '{WHO}'@'%'")
+    mysql_admin_exec(s, on.format("YES"))
+    try:
+        cap, mine = _sysbench_captured(s, tmp_path, window="6")
+    finally:
+        mysql_admin_exec(s, on.format("NO"))
+    assert [q for q in mine if not _READ.match(q)] == []
+    assert not cap.literals and 20 <= cap.rate <= 60, cap.rate
+    texts = {st.text: st for st in cap.statements}
+    point = texts["SELECT c FROM sbtest1 WHERE id=?"]
+    assert point.calls == pytest.approx(10 * cap.transactions, rel=0.15)
+    assert texts["SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?"].rows_sent == pytest.approx(
+        100 * texts["SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?"].calls, rel=0.05)
+    assert any("named by the processlist" in n for n in cap.notes), cap.notes
+    assert cap.order is not None and cap.order.statements[0] == "SELECT c FROM sbtest1 WHERE id=?"
+
+    twin = _twin(tmp_path, capsys)
+    assert "prepare = true" in twin.read_text()
+    summary = _summary(run_benchtop("--headless", "--json", "--engine", "mysql", "--dsn", s.dsn(), "--workload",
+                                    str(twin), "--threads", "2", "--time", "3", env={"MYSQL_PWD": s.password}))
+    assert summary["errors"] == 0 and summary["transactions"] > 0
 
 
 def test_proxysql_digests_with_the_backends_columns_run_again(mysql_server: Server, mysql_capturer: None,

@@ -1,0 +1,80 @@
+"""MariaDB's prepared executions shared among their texts (benchtop.capture.mysql_prepared),
+on executions made up to match what sysbench's oltp_read_write leaves in the server's history."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from benchtop.capture.mysql_prepared import Execution, Shape, _fit, _placed, _runs, _transactions
+
+POINT = Shape(1, 0, 1, False, False, False, False)
+RANGE = Shape(7, 0, 7, True, False, False, False)
+NONE = Shape(0, 0, 0, False, False, False, False)
+TEXTS = {"p1": "SELECT c FROM t1 WHERE id=?", "p2": "SELECT c FROM t2 WHERE id=?",
+         "r1": "SELECT c FROM t1 WHERE id BETWEEN ? AND ?", "r2": "SELECT c FROM t2 WHERE id BETWEEN ? AND ?"}
+
+
+def _made_up(txns: int, seed: int = 7) -> tuple[list[Execution], dict[tuple[int, int], str], dict[str, int]]:
+    """Transactions of BEGIN, 4 point selects of one table, a range of one
+    table, COMMIT on 4 threads; t1 chosen 70% of the time for the points and
+    30% for the range.  Labels on one execution in 25, as a processlist's
+    samples would leave; the truth per text."""
+    rnd = random.Random(seed)
+    out: list[Execution] = []
+    truth = {k: 0 for k in TEXTS} | {"BEGIN": 0, "COMMIT": 0}
+    labels: dict[tuple[int, int], str] = {}
+    event = {t: 0 for t in range(4)}
+    for n in range(txns):
+        thread = n % 4
+        points = "p1" if rnd.random() < 0.7 else "p2"
+        ranged = "r1" if rnd.random() < 0.3 else "r2"
+        for key, shape, ms in [("BEGIN", NONE, 0.01)] + [(points, POINT, 0.05)] * 4 + [(ranged, RANGE, 0.1),
+                                                                                          ("COMMIT", NONE, 0.3)]:
+            event[thread] += 1
+            rows = {POINT: 1, RANGE: 100}.get(shape, 0)
+            e = Execution(thread, event[thread], event[thread] * 1000, shape, ms, rows, 0, rows)
+            out.append(e)
+            truth[key] += 1
+            if rnd.random() < 0.04:
+                labels[(thread, e.event)] = TEXTS.get(key, key)
+    out.sort(key=lambda e: (e.thread, e.event))
+    return out, labels, truth
+
+
+def test_each_shape_is_shared_by_the_labels_and_pinned_by_the_tables_counts() -> None:
+    executions, labels, truth = _made_up(2000)
+    texts = sorted(set(TEXTS.values()) | {"BEGIN", "COMMIT"})
+    reads = {"t1": truth["p1"] + truth["r1"], "t2": truth["p2"] + truth["r2"]}
+    counters = {"Com_begin": 2000, "Com_commit": 2000, "Com_select": sum(reads.values())}
+    tables = {t: {"r": n, "w": 0, "ins": 0, "upd": 0, "del": 0} for t, n in reads.items()}
+    got = {a.text: a for a in _fit(executions, _runs(executions), labels, texts, 1.0, counters, Counter(), tables,
+                                   Counter())}
+    total = len(executions)
+    for key, text in TEXTS.items():
+        assert got[text].calls / total == pytest.approx(truth[key] / total, abs=0.02), text
+    assert got["BEGIN"].calls == pytest.approx(2000, rel=0.01)
+    assert got["SELECT c FROM t1 WHERE id BETWEEN ? AND ?"].rows_sent / got[TEXTS["r1"]].calls == pytest.approx(100)
+    # BEGIN is fast and COMMIT slow: each keeps its own mean, not their shape's
+    assert got["BEGIN"].total_ms / got["BEGIN"].calls < 0.05 < got["COMMIT"].total_ms / got["COMMIT"].calls
+
+
+def test_a_label_names_its_whole_run_and_the_transactions_order() -> None:
+    executions, labels, _ = _made_up(400)
+    runs = _runs(executions)
+    assert max(len(r) for r in runs) == 4  # the four point selects of a transaction, back to back
+    placed = {k: (t, ()) for k, t in labels.items()}
+    seen = _transactions(executions, runs, placed)
+    assert seen and {x.at for x in seen if "BETWEEN" in x.key} == {5.0}
+    assert {x.at for x in seen if "BETWEEN" not in x.key} <= {1.0, 2.0, 3.0, 4.0}
+
+
+def test_a_label_goes_to_the_execution_that_started_when_it_says_or_to_none() -> None:
+    e = [Execution(9, n, start, POINT, 0.05, 1, 0, 1) for n, start in enumerate((0, 100_000_000, 110_000_000))]
+    threads = {42: 9}
+    assert _placed([(42, 5_000_000.0, "a", ())], threads, e) == {(9, 0): ("a", ())}
+    # 10 microseconds from one, 0 from the other: too close to tell
+    assert _placed([(42, 105_000_000.0, "b", ())], threads, e) == {}
+    assert _placed([(42, 60_000_000.0, "c", ())], threads, e) == {}  # 40 microseconds from any
