@@ -13,10 +13,10 @@ no digest counts.  What the server does keep, read with SELECTs only:
 
 Each shape's executions are shared among the texts that could have run them
 by a non-negative least-squares fit: the counters and per-table counts as
-near-exact constraints, the labels' proportions as a prior.  A run of
-executions of one shape on one thread, back to back, is taken as one
-statement executed again (sysbench's ten point selects of one table), so a
-label names its whole run."""
+near-exact constraints, the labels' proportions as a prior.  A label names
+its execution alone: executions of one shape back to back on a thread may
+be different statements (sysbench's UPDATE of k, UPDATE of c and DELETE
+touch a row each, one after another)."""
 
 from __future__ import annotations
 
@@ -323,13 +323,12 @@ class PreparedExecutions:
             return []
         # the history keeps the server's last 10,000 statements: a busy server may have dropped some between reads
         scale = executes / seen if executes > seen else 1.0
-        runs = _runs(executions)
         placed = _placed(self._labels, self._threads, executions)
         labelled = {key: text for key, (text, _v) in placed.items()}
-        self.in_transactions = _transactions(executions, runs, placed)
+        self.in_transactions = _transactions(executions, placed)
         texts = sorted(set(labelled.values()) | self._texts)
         commands, per_table = _text_counts(digested, self.schema)
-        fit = _fit(executions, runs, labelled, texts, scale, counters, commands, tables, per_table)
+        fit = _fit(executions, labelled, texts, scale, counters, commands, tables, per_table)
         named = sum(1 for key in labelled)
         self.notes.append(
             f"{round(len(executions) * scale)} executions of prepared statements (binary protocol), in no digest: "
@@ -410,21 +409,13 @@ def _unexpanded(text: str, patterns: list[tuple[str, re.Pattern[str]]]) -> tuple
     return text, values
 
 
-def _transactions(executions: list[Execution], runs: list[list[Execution]],
+def _transactions(executions: list[Execution],
                   placed: dict[tuple[int, int], tuple[str, tuple[str, ...]]]) -> list[Seen]:
     """The named executions between a thread's BEGIN and COMMIT, with their
     places.  Neither is named as such: they are the executions that touch
     no row (unless named otherwise), the first opening a transaction and the
-    next closing it (a thread's transactions come one after another).  A name
-    covers its run.  A transaction some of whose statements the history lacks
-    is not kept."""
-    named: dict[tuple[int, int], tuple[str, tuple[str, ...]]] = {}
-    for run in runs:
-        got = [placed[(e.thread, e.event)] for e in run if (e.thread, e.event) in placed]
-        if got:
-            text = Counter(t for t, _v in got).most_common(1)[0][0]
-            for e in run:
-                named[(e.thread, e.event)] = placed.get((e.thread, e.event), (text, ()))
+    next closing it (a thread's transactions come one after another).  A
+    transaction some of whose statements the history lacks is not kept."""
     out: list[Seen] = []
     txn: list[Seen] | None = None
     name, last, place = "", None, 0
@@ -432,7 +423,7 @@ def _transactions(executions: list[Execution], runs: list[list[Execution]],
         if last is None or e.thread != last.thread or e.event != last.event + 1:
             txn = None
         last = e
-        text, values = named.get((e.thread, e.event), ("", ()))
+        text, values = placed.get((e.thread, e.event), ("", ()))
         if e.shape.fits("BEGIN") and (not text or statement_kind(text) in ("begin", "commit", "rollback")):
             if txn is None:
                 txn, name, place = [], f"{e.thread}/{e.event}", 0
@@ -484,20 +475,7 @@ def _text_counts(digested: dict[tuple[str, str], tuple[int, int]], schema: str) 
     return commands, per_table
 
 
-def _runs(executions: list[Execution]) -> list[list[Execution]]:
-    """Back-to-back executions of one shape on one thread (no other statement
-    of that thread between: the history's event ids are consecutive)."""
-    out: list[list[Execution]] = []
-    for e in executions:
-        last = out[-1][-1] if out else None
-        if last and last.thread == e.thread and last.shape == e.shape and e.event == last.event + 1:
-            out[-1].append(e)
-        else:
-            out.append([e])
-    return out
-
-
-def _fit(executions: list[Execution], runs: list[list[Execution]], labelled: dict[tuple[int, int], str],
+def _fit(executions: list[Execution], labelled: dict[tuple[int, int], str],
          texts: list[str], scale: float, counters: dict[str, int], texted: Counter[str],
          tables: dict[str, dict[str, int]], texted_tables: Counter[tuple[str, str]]) -> list[Attributed]:
     """Non-negative least squares: x[shape, text] executions."""
@@ -505,42 +483,34 @@ def _fit(executions: list[Execution], runs: list[list[Execution]], labelled: dic
                                                                      s.scanned, s.sorted, s.tmp))
     kinds = {t: statement_kind(t) for t in texts}
     per_shape = Counter(e.shape for e in executions)
-    # labels weighted by what their run stands for: a run is caught in proportion to how long it ran
+    # executions named: each caught in proportion to how long it ran, and then some (the processlist shows a
+    # statement a little longer than performance_schema times it), so each counts 1 / that
     prior: dict[Shape, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     known: Counter[tuple[Shape, str]] = Counter()
     timed: dict[tuple[Shape, str], list[float]] = defaultdict(list)
-    runs_named: Counter[Shape] = Counter()
-    named_runs: Counter[tuple[Shape, str]] = Counter()
-    for run in runs:
-        names = [labelled[(e.thread, e.event)] for e in run if (e.thread, e.event) in labelled]
-        if not names:
+    named_in: Counter[Shape] = Counter()
+    for e in executions:
+        text = labelled.get((e.thread, e.event))
+        if text is None or not e.shape.fits(text):
             continue
-        text = Counter(names).most_common(1)[0][0]
-        if not run[0].shape.fits(text):
-            continue
-        # a run is caught in proportion to how long it ran, and then some: the processlist shows a statement a
-        # little longer than performance_schema times it
-        prior[run[0].shape][text] += len(run) / (sum(e.ms for e in run) + len(run) * SHOWN_LONGER_MS)
-        known[(run[0].shape, text)] += len(run)
-        runs_named[run[0].shape] += 1
-        named_runs[(run[0].shape, text)] += 1
-        # the labelled executions themselves: caught in proportion to their time, so their harmonic mean is the
-        # statement's mean time
-        timed[(run[0].shape, text)] += [e.ms for e in run if (e.thread, e.event) in labelled]
+        prior[e.shape][text] += 1 / (e.ms + SHOWN_LONGER_MS)
+        known[(e.shape, text)] += 1
+        named_in[e.shape] += 1
+        timed[(e.shape, text)].append(e.ms)
     # a statement named on some shapes ran those; one never named, or a shape never named, could be any that fits
     named_on: dict[str, set[Shape]] = defaultdict(set)
-    runs_of: Counter[str] = Counter()
-    for (s, t), k in named_runs.items():
-        runs_of[t] += k
-    for (s, t), k in named_runs.items():
+    named: Counter[str] = Counter()
+    for (s, t), k in known.items():
+        named[t] += k
+    for (s, t), k in known.items():
         # one misplaced label must not open a shape to a statement named mostly elsewhere
-        if k >= 3 or 2 * k > runs_of[t]:
+        if k >= 3 or 2 * k > named[t]:
             named_on[t].add(s)
     pairs = []
     for s in shapes:
         unnamed = [t for t in texts if not named_on[t] and s.fits(t)]
         # a shape no label named ran a statement no label named, if one fits: elimination
-        here = [t for t in texts if s in named_on[t]] + unnamed if runs_named[s] else (
+        here = [t for t in texts if s in named_on[t]] + unnamed if named_in[s] else (
             unnamed or [t for t in texts if s.fits(t)])
         pairs += [(s, t) for t in here if s.fits(t)]
     if not pairs:
@@ -551,12 +521,12 @@ def _fit(executions: list[Execution], runs: list[list[Execution]], labelled: dic
         n = per_shape[s] * scale
         eqs.append(({col[(s, t)]: 1.0 for t in texts if (s, t) in col}, n, 0.005 * n + 1))
         total = sum(prior[s].values())
-        labels = runs_named[s]
+        labels = named_in[s]
         for t in texts:
             if (s, t) not in col:
                 continue
             p = prior[s][t] / total if total else 1.0 / max(1, sum(1 for tt in texts if (s, tt) in col))
-            # a proportion from k labelled runs is known to about sqrt(p(1-p)/k); unlabelled: hardly at all
+            # a proportion from k labelled executions is known to about sqrt(p(1-p)/k); unlabelled: hardly at all
             sd = n * math.sqrt(max(p * (1 - p), 0.05) / labels) if labels else n
             eqs.append(({col[(s, t)]: 1.0}, n * p, sd + 1))
     by_command: dict[str, list[int]] = defaultdict(list)

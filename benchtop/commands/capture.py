@@ -23,7 +23,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="benchtop capture",
         description="Capture a server's statement mix, rates, rows and values over a window, read-only, "
                     "for `benchtop workload from-capture DIR`.",
-        epilog="Passwords: prefer ~/.my.cnf, ~/.pgpass or MYSQL_PWD/PGPASSWORD over DSNs on the command line."
+        epilog="MariaDB's prepared statements (binary protocol) are in no digest: with the statement history on "
+               "(events_statements_current and _history_long consumers) their executions are shared among their "
+               "texts, which the processlist names while they run (polled about 100 times a second, a millisecond "
+               "each: it needs the PROCESS privilege).\n\n"
+               "Passwords: prefer ~/.my.cnf, ~/.pgpass or MYSQL_PWD/PGPASSWORD over DSNs on the command line."
                "\n\n" + subcommands_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from benchtop.capture.mysql_prepared import Execution, Shape, _fit, _placed, _runs, _transactions
+from benchtop.capture.mysql_prepared import Execution, Shape, _fit, _placed, _transactions
 
 POINT = Shape(1, 0, 1, False, False, False, False)
 RANGE = Shape(7, 0, 7, True, False, False, False)
@@ -20,8 +20,8 @@ TEXTS = {"p1": "SELECT c FROM t1 WHERE id=?", "p2": "SELECT c FROM t2 WHERE id=?
 def _made_up(txns: int, seed: int = 7) -> tuple[list[Execution], dict[tuple[int, int], str], dict[str, int]]:
     """Transactions of BEGIN, 4 point selects of one table, a range of one
     table, COMMIT on 4 threads; t1 chosen 70% of the time for the points and
-    30% for the range.  Labels on one execution in 25, as a processlist's
-    samples would leave; the truth per text."""
+    30% for the range.  Labels as a processlist's samples would leave them
+    (on an execution in proportion to its time); the truth per text."""
     rnd = random.Random(seed)
     out: list[Execution] = []
     truth = {k: 0 for k in TEXTS} | {"BEGIN": 0, "COMMIT": 0}
@@ -38,7 +38,7 @@ def _made_up(txns: int, seed: int = 7) -> tuple[list[Execution], dict[tuple[int,
             e = Execution(thread, event[thread], event[thread] * 1000, shape, ms, rows, 0, rows)
             out.append(e)
             truth[key] += 1
-            if rnd.random() < 0.04:
+            if rnd.random() < 0.3 * (ms + 0.01):  # caught running in proportion to its time
                 labels[(thread, e.event)] = TEXTS.get(key, key)
     out.sort(key=lambda e: (e.thread, e.event))
     return out, labels, truth
@@ -50,8 +50,7 @@ def test_each_shape_is_shared_by_the_labels_and_pinned_by_the_tables_counts() ->
     reads = {"t1": truth["p1"] + truth["r1"], "t2": truth["p2"] + truth["r2"]}
     counters = {"Com_begin": 2000, "Com_commit": 2000, "Com_select": sum(reads.values())}
     tables = {t: {"r": n, "w": 0, "ins": 0, "upd": 0, "del": 0} for t, n in reads.items()}
-    got = {a.text: a for a in _fit(executions, _runs(executions), labels, texts, 1.0, counters, Counter(), tables,
-                                   Counter())}
+    got = {a.text: a for a in _fit(executions, labels, texts, 1.0, counters, Counter(), tables, Counter())}
     total = len(executions)
     for key, text in TEXTS.items():
         assert got[text].calls / total == pytest.approx(truth[key] / total, abs=0.02), text
@@ -61,12 +60,10 @@ def test_each_shape_is_shared_by_the_labels_and_pinned_by_the_tables_counts() ->
     assert got["BEGIN"].total_ms / got["BEGIN"].calls < 0.05 < got["COMMIT"].total_ms / got["COMMIT"].calls
 
 
-def test_a_label_names_its_whole_run_and_the_transactions_order() -> None:
+def test_named_executions_take_their_places_in_their_transactions() -> None:
     executions, labels, _ = _made_up(400)
-    runs = _runs(executions)
-    assert max(len(r) for r in runs) == 4  # the four point selects of a transaction, back to back
     placed = {k: (t, ()) for k, t in labels.items()}
-    seen = _transactions(executions, runs, placed)
+    seen = _transactions(executions, placed)
     assert seen and {x.at for x in seen if "BETWEEN" in x.key} == {5.0}
     assert {x.at for x in seen if "BETWEEN" not in x.key} <= {1.0, 2.0, 3.0, 4.0}
 
