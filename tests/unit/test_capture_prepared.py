@@ -1,4 +1,4 @@
-"""MariaDB's prepared executions shared among their texts (benchtop.capture.mysql_prepared),
+"""MariaDB's prepared executions shared among their texts (benchtop.capture.prepared_shares),
 on executions made up to match what sysbench's oltp_read_write leaves in the server's history."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from benchtop.capture.mysql_prepared import Execution, Shape, _fit, _placed, _transactions
+from benchtop.capture.prepared_shares import Execution, Shape, fit, placed, transactions
 
 POINT = Shape(1, 0, 1, False, False, False, False)
 RANGE = Shape(7, 0, 7, True, False, False, False)
@@ -50,7 +50,7 @@ def test_each_shape_is_shared_by_the_labels_and_pinned_by_the_tables_counts() ->
     reads = {"t1": truth["p1"] + truth["r1"], "t2": truth["p2"] + truth["r2"]}
     counters = {"Com_begin": 2000, "Com_commit": 2000, "Com_select": sum(reads.values())}
     tables = {t: {"r": n, "w": 0, "ins": 0, "upd": 0, "del": 0} for t, n in reads.items()}
-    got = {a.text: a for a in _fit(executions, labels, texts, 1.0, counters, Counter(), tables, Counter())}
+    got = {a.text: a for a in fit(executions, labels, texts, 1.0, counters, Counter(), tables, Counter())}
     total = len(executions)
     for key, text in TEXTS.items():
         assert got[text].calls / total == pytest.approx(truth[key] / total, abs=0.02), text
@@ -62,8 +62,8 @@ def test_each_shape_is_shared_by_the_labels_and_pinned_by_the_tables_counts() ->
 
 def test_named_executions_take_their_places_in_their_transactions() -> None:
     executions, labels, _ = _made_up(400)
-    placed = {k: (t, ()) for k, t in labels.items()}
-    seen = _transactions(executions, placed)
+    named: dict[tuple[int, int], tuple[str, tuple[str, ...]]] = {k: (t, ()) for k, t in labels.items()}
+    seen = transactions(executions, named)
     assert seen and {x.at for x in seen if "BETWEEN" in x.key} == {5.0}
     assert {x.at for x in seen if "BETWEEN" not in x.key} <= {1.0, 2.0, 3.0, 4.0}
 
@@ -71,7 +71,7 @@ def test_named_executions_take_their_places_in_their_transactions() -> None:
 def test_a_label_goes_to_the_execution_that_started_when_it_says_or_to_none() -> None:
     e = [Execution(9, n, start, POINT, 0.05, 1, 0, 1) for n, start in enumerate((0, 100_000_000, 110_000_000))]
     threads = {42: 9}
-    assert _placed([(42, 5_000_000.0, "a", ())], threads, e) == {(9, 0): ("a", ())}
+    assert placed([(42, 5_000_000.0, "a", ())], threads, e) == {(9, 0): ("a", ())}
     # 10 microseconds from one, 0 from the other: too close to tell
-    assert _placed([(42, 105_000_000.0, "b", ())], threads, e) == {}
-    assert _placed([(42, 60_000_000.0, "c", ())], threads, e) == {}  # 40 microseconds from any
+    assert placed([(42, 105_000_000.0, "b", ())], threads, e) == {}
+    assert placed([(42, 60_000_000.0, "c", ())], threads, e) == {}  # 40 microseconds from any
