@@ -90,12 +90,15 @@ class Order:
     transactions: int
     statements: tuple[str, ...]
     shared: tuple[Same, ...] = ()
+    # groups of statements of which a transaction ran one at most, each seen in many (the transactions seen whole)
+    alternatives: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Order:
         return cls(str(d["source"]), int(d["transactions"]), tuple(str(t) for t in d["statements"]),
                    tuple(Same(str(x["statement"]), int(x["index"]), str(x["source"]), int(x["source_index"]),
-                              int(x["equal"]), int(x["of"])) for x in d.get("shared", ())))
+                              int(x["equal"]), int(x["of"])) for x in d.get("shared", ())),
+                   tuple(tuple(str(t) for t in g) for g in d.get("alternatives", ())))
 
 
 @dataclass(frozen=True, slots=True)

@@ -162,6 +162,11 @@ class MySQLReader:
             name, txn = self._open[thread]
             txn.append(Seen(name, float(len(txn) + 1), key, tuple(literal_values(text))))
 
+    @property
+    def whole_transactions(self) -> bool:
+        # the long history holds a text-protocol transaction whole; of a prepared one, the executions named
+        return self._prepared is None or not self._prepared.in_transactions
+
     def in_transactions(self) -> list[Seen]:
         return self._in_txns + (self._prepared.in_transactions if self._prepared is not None else [])
 

@@ -205,7 +205,7 @@ class PreparedExecutions:
         if not named:
             self.notes.append("no running execution was named: the processlist shows other sessions' statements only "
                               "to a user with the PROCESS privilege; statements of one shape are shared evenly")
-        if scale > 1.0:
+        if scale > 1.01:
             self.notes.append(f"the statement history dropped {1 - 1 / scale:.0%} of the executions between reads: "
                               "the rest stand for them")
         return shares

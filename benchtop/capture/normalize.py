@@ -207,7 +207,7 @@ def placeholder_sites(text: str) -> list[Site]:
     [('set', 'c'), ('eq', 'id')]
     """
     toks = tokens(expand_lists(text))
-    table = _main_table(toks)
+    table = main_table(toks)
     sites = []
     for i, t in enumerate(toks):
         if t.kind != "ph":
@@ -266,7 +266,8 @@ def _values_column(toks: list[Token], i: int) -> str | None:
     return None
 
 
-def _main_table(toks: list[Token]) -> str:
+def main_table(toks: list[Token]) -> str:
+    """The table a statement reads from, updates or inserts into."""
     for i, t in enumerate(toks[:-1]):
         if t.text.lower() in ("from", "update", "into"):
             nxt = toks[i + 1]

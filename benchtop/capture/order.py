@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from benchtop.capture.model import Order, Same, Statement
+from benchtop.capture.normalize import main_table, tokens
 
 # a statement seen in fewer transactions than this gets no place in the order
 MIN_TRANSACTIONS = 3
@@ -24,6 +25,11 @@ MIN_PAIRS = 2
 # probability over all the pairs of placeholders judged (each judged at CHANCE over their number): a constant
 # (sysbench's `k = k + 1`) or a column of a few values seen equal a few times shares nothing
 CHANCE = 0.01
+# two statements each seen in at least MIN_TRANSACTIONS whole transactions and never in the same one, though drawn
+# independently they would have met in this many: alternatives, one of them per transaction (sysbench runs its point
+# selects on one table a transaction, the table drawn each time)
+ALTERNATIVE_MEETINGS = 5.0
+ALTERNATIVE_STRAYS = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +45,11 @@ class Seen:
     values: tuple[str, ...] = ()
 
 
-def derive(seen: list[Seen], statements: dict[str, Statement], source: str) -> Order | None:
+def derive(seen: list[Seen], statements: dict[str, Statement], source: str, whole: bool = False) -> Order | None:
     """The order of the statements of `statements` (by key) that were seen in
     at least MIN_TRANSACTIONS transactions, and the values they share; None
-    when no statement was seen that often.
+    when no statement was seen that often.  Where `whole` (each transaction
+    seen with all its statements), also the statements that are alternatives.
 
     >>> s = {k: Statement(k, "write", 9, 1.0) for k in ("a", "b")}
     >>> seen = [Seen(f"t{i}", at, k) for i in range(3) for at, k in ((0.2, "b"), (0.1, "a"))]
@@ -64,7 +71,60 @@ def derive(seen: list[Seen], statements: dict[str, Statement], source: str) -> O
     pairs = _pairs(order, by_txn, statements)
     shared = _shared(order, pairs, statements)
     shared += _read_back(order, pairs, statements, shared)
-    return Order(source, len(by_txn), tuple(statements[k].text for k in order), shared)
+    alternatives = _alternatives(order, list(firsts.values())) if whole else _alike(order, statements)
+    return Order(source, len(by_txn), tuple(statements[k].text for k in order), shared,
+                 tuple(tuple(statements[k].text for k in g) for g in alternatives))
+
+
+def _alternatives(order: list[str], txns: list[dict[str, float]]) -> tuple[tuple[str, ...], ...]:
+    """Groups of statements of which each transaction ran one at most (by
+    ALTERNATIVE_MEETINGS), in `order`.
+
+    >>> txns = [{"a": 1, "c": 3}, {"b": 1, "c": 2}] * 10
+    >>> _alternatives(["a", "b", "c"], txns)
+    (('a', 'b'),)
+    >>> _alternatives(["a", "b", "c"], txns[:8])
+    ()
+    """
+    held = Counter(k for t in txns for k in t)
+    groups: list[list[str]] = []
+    for k in order:
+        for g in groups:
+            if all(_apart(k, m, txns, held) for m in g):
+                g.append(k)
+                break
+        else:
+            groups.append([k])
+    return tuple(tuple(g) for g in groups if len(g) > 1)
+
+
+def _alike(order: list[str], statements: dict[str, Statement]) -> tuple[tuple[str, ...], ...]:
+    """Where transactions are seen in part (prepared statements, samples),
+    whether two statements ran in one is unknown: statements the same but for
+    their table are assumed to be alternatives, a table drawn each
+    transaction (sysbench's, tables split by tenant or by date).
+
+    >>> s = {k: Statement(k, "read", 9, 1.0) for k in ("SELECT c FROM t1 WHERE id=?", "SELECT c FROM t2 WHERE id=?",
+    ...                                                "SELECT d FROM t3 WHERE id=?")}
+    >>> _alike(list(s), s)
+    (('SELECT c FROM t1 WHERE id=?', 'SELECT c FROM t2 WHERE id=?'),)
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for k in order:
+        toks = tokens(statements[k].text)
+        table = main_table(toks)
+        if table:
+            form = tuple("\0" if t.kind in ("ident", "qident") and t.name == table else t.text.lower() for t in toks)
+            groups.setdefault(form, []).append(k)
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+
+
+def _apart(a: str, b: str, txns: list[dict[str, float]], held: Counter[str]) -> bool:
+    meetings = held[a] * held[b] / len(txns)
+    # a transaction whose COMMIT the history lost joins the next one: a few meetings are that
+    together = sum(1 for t in txns if a in t and b in t)
+    return (min(held[a], held[b]) >= MIN_TRANSACTIONS and meetings >= ALTERNATIVE_MEETINGS
+            and together <= ALTERNATIVE_STRAYS * meetings)
 
 
 def _firsts(items: list[Seen]) -> dict[str, float]:

@@ -64,6 +64,8 @@ class PostgresReader:
     engine = "postgresql"
     sample_source = "pg_stat_activity"
     order_source = "pg_stat_activity"
+    # pg_stat_activity's samples catch a few statements of a transaction
+    whole_transactions = False
 
     def __init__(self, target: Target, timeout_s: float = 5.0) -> None:
         self.target = target.describe()

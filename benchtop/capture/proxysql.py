@@ -47,6 +47,7 @@ class ProxySQLReader:
     engine = "mysql"
     sample_source = "none: ProxySQL's digests keep no values"
     order_source = "none: ProxySQL's digests keep no transaction's statements"
+    whole_transactions = False
 
     def __init__(self, target: Target, backend: Target | None = None, timeout_s: float = 5.0) -> None:
         self.target = target.describe()

@@ -187,26 +187,43 @@ def _comment(s: Statement, total: int) -> str:
     return f"# {share:.1f}% of executions, {s.mean_ms:.3f} ms mean, {rows:.2f} rows each"
 
 
-def _body_block(script: _Script, block: _Block, per_txn: float, total: int, pool: Pool, shares: _Shares) -> None:
+def _body_block(script: _Script, block: _Block, per_txn: float, total: int, pool: Pool, shares: _Shares,
+                at: int = 0) -> None:
     whole, frac = _times(per_txn)
     if whole == 0 and frac == 0:
         return
     for s in block.stmts:
-        script.add(_comment(s, total))
-    depth = 0
+        script.add(_comment(s, total), at)
+    depth = at
     if frac:
-        script.add(f"set n = {whole} + (uniform(1, {_SCALE}) <= {frac})")
-        script.add("loop n")
-        depth = 1
+        script.add(f"set n = {whole} + (uniform(1, {_SCALE}) <= {frac})", at)
+        script.add("loop n", at)
+        depth = at + 1
     elif whole > 1:
-        script.add(f"loop {whole}")
-        depth = 1
+        script.add(f"loop {whole}", at)
+        depth = at + 1
     first = block.stmts[0]
     refs = shares.write(script, first, fit(first, pool), depth, {})
     shared = {ins: refs[dele] for ins, dele in block.shared}
     for s in block.stmts[1:]:
         shares.write(script, s, fit(s, pool), depth, shared, prefix="w")
-    if depth:
+    if depth > at:
+        script.add("end", at)
+
+
+def _alternative_blocks(script: _Script, blocks: list[_Block], transactions: int, total: int, pool: Pool,
+                        shares: _Shares, n: int) -> None:
+    """Blocks of which a transaction runs one (never two were seen in one):
+    each as often as its count says, as many times as the group ran per
+    transaction."""
+    calls = [b.stmts[0].calls for b in blocks]
+    script.add(f"# one of these {len(blocks)} a transaction, as production ran them (never two in one seen)")
+    script.add(f"set pick{n} = uniform(1, {_SCALE})")
+    edge = 0
+    for i, (block, c) in enumerate(zip(blocks, calls, strict=True)):
+        lo, edge = edge, _SCALE if i == len(blocks) - 1 else edge + round(c / sum(calls) * _SCALE)
+        script.add(f"if pick{n} > {lo} and pick{n} <= {edge}")
+        _body_block(script, block, sum(calls) / transactions, total, pool, shares, at=1)
         script.add("end")
 
 
@@ -258,8 +275,17 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
             script.add(_comment(begin, total))
         # boundaries counted but not seen (prepared statements on PostgreSQL): the standard words
         script.add(f"exec begin: {' '.join(begin.text.split()) if begin is not None else 'BEGIN'}")
-        for block in _pairs(body):
+        blocks = _pairs(body)
+        group = {t: i for i, g in enumerate(order.alternatives if order else ()) for t in g}
+        together = {i: [b for b in blocks if group.get(b.stmts[0].text) == i and b.stmts[0].text not in once]
+                    for i in set(group.values())}
+        for block in blocks:
             first = block.stmts[0]
+            members = together.get(group.get(first.text, -1), [])
+            if len(members) > 1 and block in members:
+                if block is members[0]:
+                    _alternative_blocks(script, members, cap.transactions, total, pool, shares, group[first.text] + 1)
+                continue
             _body_block(script, block, 1.0 if first.text in once else first.calls / cap.transactions, total, pool,
                         shares)
         if commit is not None:

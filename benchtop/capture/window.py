@@ -54,6 +54,12 @@ class Reader(Protocol):
     # where the statements inside transactions come from (in_transactions)
     order_source: str
 
+    @property
+    def whole_transactions(self) -> bool:
+        """Whether in_transactions holds each transaction's statements all
+        (so two statements never seen together never ran together)."""
+        ...
+
     def totals(self) -> dict[str, Totals]: ...
 
     def samples(self) -> list[tuple[str, list[str]]]:
@@ -124,13 +130,13 @@ def capture(reader: Reader, window_s: float, interval_s: float = 0.1,
     if not any(p.samples for s in stmts for p in s.placeholders):
         notes.append("no literal values seen: placeholders drawn from the columns' statistics")
     body = {k: s for k, s in keyed.items() if s.kind not in ("begin", "commit", "rollback")}
-    order = derive(reader.in_transactions(), body, reader.order_source) if begins else None
-    notes += order_notes(order, len(body), reader.literals())
+    order = derive(reader.in_transactions(), body, reader.order_source, reader.whole_transactions) if begins else None
+    notes += order_notes(order, len(body), reader.literals(), reader.whole_transactions)
     return Capture(reader.engine, reader.target, reader.version, started_at, window, begins, commits,
                    reader.literals(), reader.sample_source, tuple(stmts), tuple(notes), order)
 
 
-def order_notes(order: Order | None, body: int, literals: bool) -> list[str]:
+def order_notes(order: Order | None, body: int, literals: bool, whole: bool = True) -> list[str]:
     """What the capture says of the statements' order and shared values.
 
     >>> order_notes(None, 5, False)[0][:58]
@@ -150,11 +156,23 @@ def order_notes(order: Order | None, body: int, literals: bool) -> list[str]:
     if not any(x.of for x in order.shared):
         out.append("no placeholder was seen taking an earlier statement's value" if literals else
                    "values shared between statements are not seen (prepared statements): each is drawn alone")
+    if order.alternatives:
+        n = len(order.alternatives)
+        why = ("never seen in one transaction though each ran in many" if whole else
+               "the same but for their table (assumed: transactions seen in part do not show it)")
+        out.append(f"{n} group{'s' if n > 1 else ''} of statements {why} "
+                   f"({', '.join(_short(g[0]) + ' ...' for g in order.alternatives[:2])}"
+                   f"{', ...' if n > 2 else ''}): a transaction runs one of each")
     assumed = sum(1 for x in order.shared if not x.of)
     if assumed:
         out.append(f"{assumed} SELECT key{'s' if assumed > 1 else ''} assumed to read back the row an earlier UPDATE "
                    "of the same table wrote by the same column (no values seen to tell)")
     return out
+
+
+def _short(text: str, width: int = 32) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def once_per_transaction(counted: int, calls: list[int], window_s: float) -> int:

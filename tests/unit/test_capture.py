@@ -15,6 +15,7 @@ from benchtop.capture.model import (Capture, CaptureError, Column, Placeholder, 
 from benchtop.capture.normalize import (literal_values, placeholder_sites, runnable, split_at_placeholders,
                                         with_numbered_params)
 from benchtop.capture.order import Seen
+from benchtop.capture.model import Order
 from benchtop.capture.twin import twin_toml
 from benchtop.capture.window import Totals, capture
 from benchtop.commands.workload import main as workload_main
@@ -45,6 +46,7 @@ class FakeReader:
     version = "10.11"
     sample_source = "column statistics"
     order_source = "performance_schema.events_statements_history_long"
+    whole_transactions = True
 
     def __init__(self, before: dict[str, Totals], after: dict[str, Totals],
                  samples: list[tuple[str, list[str]]] = (), commits: list[int] = (), in_txns: list[Seen] = ()) -> None:
@@ -262,6 +264,21 @@ def test_an_insert_listed_before_its_delete_still_puts_the_key_back(tmp_path: Pa
     assert text.count("INSERT") == 1
     assert re.search(r"exec write: DELETE FROM `sbtest1` WHERE ID = :v1\n.*VALUES\(:v1, :w2, :\$s1, :\$s2\)", text,
                      re.S)
+
+
+def test_alternatives_run_one_a_transaction(tmp_path: Path) -> None:
+    """Point selects of two tables never seen in one transaction: each transaction runs ten of one table,
+    drawn by their counts, not five of each (the first statement after BEGIN costs more)."""
+    seen = next(s for s in _sysbench_capture().statements if s.text.startswith("SELECT `c` FROM `sbtest1` WHERE ID ="))
+    point1 = Statement(seen.text, "read", 6000, 60.0, 6000, placeholders=seen.placeholders)
+    point2 = Statement(seen.text.replace("sbtest1", "sbtest2"), "read", 4000, 40.0, 4000, placeholders=seen.placeholders)
+    stmts = (Statement("BEGIN", "begin", 1000, 1.0), point1, point2, Statement("COMMIT", "commit", 1000, 1.0))
+    order = Order("x", 500, (point1.text, point2.text), (), ((point1.text, point2.text),))
+    cap = Capture("mysql", "m", "10.11", 0.0, 10.0, 1000, 1000, True, "x", stmts, (), order)
+    text = _twin_file(tmp_path, cap).read_text()
+    assert re.search(r"set pick1 = uniform\(1, 1000000\)\nif pick1 > 0 and pick1 <= 600000\n.*loop 10\n.*sbtest1.*\n"
+                     r"(  )?end\nend\nif pick1 > 600000 and pick1 <= 1000000\n.*loop 10\n.*sbtest2", text, re.S), text
+    assert len(load_program(str(tmp_path / "twin.toml"), "mysql").stmts) == 4
 
 
 def test_transactions_the_statistics_miss_are_counted_from_commits(tmp_path: Path) -> None:
