@@ -58,8 +58,9 @@ _TABLES = (
     "FROM performance_schema.table_lock_waits_summary_by_table l JOIN performance_schema.table_io_waits_summary_by_table i "
     "ON i.OBJECT_SCHEMA = l.OBJECT_SCHEMA AND i.OBJECT_NAME = l.OBJECT_NAME WHERE l.OBJECT_SCHEMA = %s"
 )
-# a label poll (about a millisecond of the server's time) every this many seconds for most of each of the
-# capture's sample intervals: a 20 s window of sysbench at 100 transactions a second names about 300 executions
+# a label poll (0.46 ms of the server's time, measured) every this many seconds for most of each of the capture's
+# sample intervals, about 270 a second: a 20 s window of sysbench at 100 transactions a second names about 450
+# executions of its 40,000, enough for each statement's share within about 2 points
 LABEL_EVERY_S = 0.002
 LABEL_FOR_S = 0.09
 _HISTORY_EVERY_S = 1.0
