@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchtop.capture.model import Capture, Statement  # noqa: E402
-from benchtop.capture.normalize import literal_spans, statement_kind  # noqa: E402
+from benchtop.capture.normalize import statement_kind, with_question_marks  # noqa: E402
 from benchtop.report.capture_compare import pairs  # noqa: E402
 
 DB = "twinbench"
@@ -183,8 +183,7 @@ def slow_statements(path: Path, window_s: float) -> Capture:
         sql = re.sub(r" \(", "(", " ".join(" ".join(lines).split()).rstrip(";"))
         if schema != DB or not sql or NOISE.search(sql):
             continue
-        for a, b in reversed(literal_spans(sql)):
-            sql = sql[:a] + "?" + sql[b:]
+        sql = with_question_marks(sql)
         acc = got.setdefault(sql, [0, 0.0, 0])
         acc[0] += 1
         acc[1] += float(secs) * 1000
@@ -270,7 +269,7 @@ def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str
     dsn = MY_DSN if engine == "mysql" else PG_DSN
     run = [sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", "mysql" if engine == "mysql"
            else "postgres", "--dsn", dsn, "--workload", str(folder / "twin.toml"), "--threads", str(args.threads),
-           "--time", span, "--worker-priority", args.twin_priority, *args.twin_extra.split()]
+           "--time", span, "--worker-priority", args.twin_priority]
     ran, out, _ = watched(engine, folder, "twin", run, args.time, slow)
     load = (prod_load, os.getloadavg()[0])
     summaries = [json.loads(line) for line in out.splitlines() if '"summary"' in line]
@@ -343,7 +342,6 @@ def main() -> int:
     ap.add_argument("--cases", default="my-text,my-ps,pg-simple,pg-prepared")
     ap.add_argument("--twin-priority", default="auto", choices=("auto", "normal", "idle"),
                     help="the twin's --worker-priority (the peers run at normal priority)")
-    ap.add_argument("--twin-extra", default="", help="more options of the twin's run (e.g. '--ignore-errors 1062')")
     ap.add_argument("--out", default="", help="folder for the cases' files (default: a temporary one)")
     args = ap.parse_args()
     folder = Path(args.out or tempfile.mkdtemp(prefix="twin_fidelity-"))

@@ -22,6 +22,7 @@ from typing import Any
 from benchtop.capture.order import Seen
 from benchtop.capture.prepared_shares import (Attributed, Execution, Shape, fit, pattern, placed, text_counts,
                                               transactions, unexpanded)
+from benchtop.capture.window import Totals
 
 Rows = Callable[..., list[dict[str, Any]]]
 
@@ -38,7 +39,8 @@ _HISTORY = (
 # row of the same reading ties the processlist's clock to performance_schema's (its statement's TIMER_START)
 _RUNNING = (
     "SELECT p.ID AS id, p.TIME_MS AS ms, p.INFO AS text, (SELECT s.TIMER_START FROM "
-    "performance_schema.events_statements_current s WHERE s.THREAD_ID = %s) AS own FROM information_schema.PROCESSLIST p "
+    "performance_schema.events_statements_current s WHERE s.THREAD_ID = %s) AS own "
+    "FROM information_schema.PROCESSLIST p "
     "WHERE (p.COMMAND = 'Execute' AND p.INFO IS NOT NULL AND p.DB {where}) OR p.ID = CONNECTION_ID()"
 )
 _ME = ("SELECT THREAD_ID AS thread, PROCESSLIST_ID AS id FROM performance_schema.threads "
@@ -55,7 +57,8 @@ _DIGESTED = ("SELECT DIGEST_TEXT AS text, COUNT_STAR AS calls, SCHEMA_NAME AS db
 _TABLES = (
     "SELECT l.OBJECT_NAME AS tbl, l.COUNT_READ_EXTERNAL AS r, l.COUNT_WRITE_EXTERNAL AS w, "
     "i.COUNT_INSERT AS ins, i.COUNT_UPDATE AS upd, i.COUNT_DELETE AS del "
-    "FROM performance_schema.table_lock_waits_summary_by_table l JOIN performance_schema.table_io_waits_summary_by_table i "
+    "FROM performance_schema.table_lock_waits_summary_by_table l "
+    "JOIN performance_schema.table_io_waits_summary_by_table i "
     "ON i.OBJECT_SCHEMA = l.OBJECT_SCHEMA AND i.OBJECT_NAME = l.OBJECT_NAME WHERE l.OBJECT_SCHEMA = %s"
 )
 # a label poll (0.46 ms of the server's time, measured) every this many seconds for most of each of the capture's
@@ -85,7 +88,7 @@ class PreparedExecutions:
         self._texts: set[str] = set()
         self._patterns: list[tuple[str, re.Pattern[str]]] = []
         self._counters: dict[str, int] = {}
-        self._digested: dict[tuple[str, str], tuple[int, int]] = {}
+        self._digested: dict[tuple[str, str], Totals] = {}
         self._tables: dict[str, dict[str, int]] = {}
         self._last_history = 0.0
         self.notes: list[str] = []
@@ -152,7 +155,6 @@ class PreparedExecutions:
         self._last_history = self._clock()
         self._read_threads()
         self._read_instances()
-        self._read_instances()
         for r in self._rows(_HISTORY):
             key = (int(r["thread"]), int(r["event"]))
             if key[1] <= self._before.get(key[0], 0) or key in self._executions:
@@ -160,16 +162,18 @@ class PreparedExecutions:
             if self.schema and r["db"] != self.schema:
                 self._elsewhere.add(key)
                 continue
-            self._executions[key] = Execution(key[0], key[1], int(r["start"] or 0), Shape.of(r), int(r["ps"] or 0) / 1e9,
-                                              int(r["sent"] or 0), int(r["affected"] or 0), int(r["examined"] or 0))
+            self._executions[key] = Execution(key[0], key[1], int(r["start"] or 0), Shape.of(r),
+                                              int(r["ps"] or 0) / 1e9, int(r["sent"] or 0),
+                                              int(r["affected"] or 0), int(r["examined"] or 0))
 
     def _read_counters(self) -> dict[str, int]:
         return {str(r["name"]).capitalize(): int(r["value"]) for r in self._rows(_COUNTERS)}
 
-    def _read_digested(self) -> dict[tuple[str, str], tuple[int, int]]:
+    def _read_digested(self) -> dict[tuple[str, str], Totals]:
         """Digested statements of every schema (the command counters are the
-        server's): calls and rows affected by (schema, text)."""
-        return {(str(r["db"]), str(r["text"])): (int(r["calls"] or 0), int(r["affected"] or 0))
+        server's), by (schema, text): their calls and rows affected."""
+        return {(str(r["db"]), str(r["text"])): Totals(str(r["text"]), int(r["calls"] or 0), 0.0,
+                                                       rows_affected=int(r["affected"] or 0))
                 for r in self._rows(_DIGESTED)}
 
     def _read_tables(self) -> dict[str, dict[str, int]]:
@@ -182,7 +186,7 @@ class PreparedExecutions:
         """The window's executions shared among the texts seen prepared."""
         self._read_history()
         counters = _minus(self._read_counters(), self._counters)
-        digested = _digested_minus(self._read_digested(), self._digested)
+        digested = {k: t.minus(self._digested.get(k)) for k, t in self._read_digested().items()}
         tables = {t: _minus(v, self._tables.get(t, {})) for t, v in self._read_tables().items()}
         self._read_instances()
         executions = sorted(self._executions.values(), key=lambda e: (e.thread, e.event))
@@ -198,7 +202,7 @@ class PreparedExecutions:
         texts = sorted(set(labelled.values()) | self._texts)
         commands, per_table = text_counts(digested, self.schema)
         shares = fit(executions, labelled, texts, scale, counters, commands, tables, per_table)
-        named = sum(1 for key in labelled)
+        named = len(labelled)
         self.notes.append(
             f"{round(len(executions) * scale)} executions of prepared statements (binary protocol), in no digest: "
             f"shared among {len(shares)} statements by their rows and reads, {named} of them named by the processlist "
@@ -215,16 +219,5 @@ class PreparedExecutions:
 def _minus(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: v - before.get(k, 0) for k, v in after.items()}
 
-
-def _digested_minus(after: dict[tuple[str, str], tuple[int, int]],
-                    before: dict[tuple[str, str], tuple[int, int]]) -> dict[tuple[str, str], tuple[int, int]]:
-    out = {}
-    for key, (calls, affected) in after.items():
-        c0, a0 = before.get(key, (0, 0))
-        if calls < c0:
-            c0, a0 = 0, 0
-        if calls > c0:
-            out[key] = (calls - c0, affected - a0)
-    return out
 
 

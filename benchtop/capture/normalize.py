@@ -136,6 +136,28 @@ def literal_values(sql: str) -> list[str]:
     return out
 
 
+def with_question_marks(sql: str) -> str:
+    """A statement seen whole with its constants made `?` again (a prepared
+    statement's execution as a log or the processlist shows it).
+
+    >>> with_question_marks("SELECT c FROM t WHERE id BETWEEN 5 AND 104 AND c = 'x'")
+    'SELECT c FROM t WHERE id BETWEEN ? AND ? AND c = ?'
+    """
+    for a, b in reversed(literal_spans(sql)):
+        sql = sql[:a] + "?" + sql[b:]
+    return sql
+
+
+def short(text: str, width: int) -> str:
+    """Blanks folded, cut to `width` with an ellipsis.
+
+    >>> short("SELECT  a, b FROM t", 12)
+    'SELECT a,...'
+    """
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def folded(text: str) -> str:
     """Blanks folded and a trailing semicolon dropped, for comparing texts.
 

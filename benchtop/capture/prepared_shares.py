@@ -23,8 +23,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import lsq_linear
 
-from benchtop.capture.normalize import literal_spans, literal_values, split_at_placeholders, statement_kind, tokens
+from benchtop.capture.normalize import (literal_values, split_at_placeholders, statement_kind, tokens,
+                                        with_question_marks)
 from benchtop.capture.order import Seen
+from benchtop.capture.window import Totals
 
 # a label's start and its execution's differ by a few microseconds (the server stamps them at two points of its
 # dispatch); the next statement of a thread starts a round trip later
@@ -200,7 +202,8 @@ def unexpanded(text: str, patterns: list[tuple[str, re.Pattern[str]]]) -> tuple[
     >>> rng = "SELECT c FROM t WHERE id BETWEEN ? AND ?"
     >>> unexpanded("SELECT c FROM t WHERE id BETWEEN 5 AND 104 ORDER BY c", [(rng, pattern(rng))])[0]
     'SELECT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c'
-    >>> unexpanded("UPDATE t SET c='a''b' WHERE id=7", [("UPDATE t SET c=? WHERE id=?", pattern("UPDATE t SET c=? WHERE id=?"))])
+    >>> upd = "UPDATE t SET c=? WHERE id=?"
+    >>> unexpanded("UPDATE t SET c='a''b' WHERE id=7", [(upd, pattern(upd))])
     ('UPDATE t SET c=? WHERE id=?', ["a'b", '7'])
     """
     text = " ".join(text.split())
@@ -210,10 +213,7 @@ def unexpanded(text: str, patterns: list[tuple[str, re.Pattern[str]]]) -> tuple[
         m = pattern.match(text)
         if m:
             return known, [literal_values(v)[0] if literal_values(v) else v for v in m.groups()]
-    values = literal_values(text)
-    for a, b in reversed(literal_spans(text)):
-        text = text[:a] + "?" + text[b:]
-    return text, values
+    return with_question_marks(text), literal_values(text)
 
 
 def transactions(executions: list[Execution],
@@ -246,12 +246,15 @@ def transactions(executions: list[Execution],
     return out
 
 
-def text_counts(digested: dict[tuple[str, str], tuple[int, int]], schema: str) -> tuple[Counter[str], Counter[tuple[str, str]]]:
-    """What the text protocol's statements add to the command counters, and
-    (in `schema`) to each table's locks ("r", "w") and row counters."""
+def text_counts(digested: dict[tuple[str, str], Totals],
+                schema: str) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """What the text protocol's statements (by schema and text) add to the
+    command counters, and (in `schema`) to each table's locks ("r", "w") and
+    row counters."""
     commands: Counter[str] = Counter()
     per_table: Counter[tuple[str, str]] = Counter()
-    for (db, text), (calls, affected) in digested.items():
+    for (db, text), t in digested.items():
+        calls, affected = t.calls, t.rows_affected
         word = first_word(text)
         if word in COMMAND:
             commands[COMMAND[word]] += calls
@@ -266,9 +269,9 @@ def text_counts(digested: dict[tuple[str, str], tuple[int, int]], schema: str) -
     return commands, per_table
 
 
-def fit(executions: list[Execution], labelled: dict[tuple[int, int], str],
-         texts: list[str], scale: float, counters: dict[str, int], texted: Counter[str],
-         tables: dict[str, dict[str, int]], texted_tables: Counter[tuple[str, str]]) -> list[Attributed]:
+def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts: list[str], scale: float,
+        counters: dict[str, int], texted: Counter[str], tables: dict[str, dict[str, int]],
+        texted_tables: Counter[tuple[str, str]]) -> list[Attributed]:
     """Non-negative least squares: x[shape, text] executions."""
     shapes = sorted({e.shape for e in executions}, key=lambda s: (s.sent, s.affected, s.examined, s.ranged,
                                                                      s.scanned, s.sorted, s.tmp))

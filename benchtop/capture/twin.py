@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from benchtop.capture.fit import Draw, Pool, fit
 from benchtop.capture.model import Capture, Order, Same, Statement
-from benchtop.capture.normalize import runnable, split_at_placeholders
+from benchtop.capture.normalize import runnable, short, split_at_placeholders
 
 # the engine deals at most 32 transaction types (benchtop.workload.program.MAX_TXN_TYPES)
 _MAX_TYPES = 32
@@ -154,7 +154,7 @@ class _Shares:
                 names[ph.index] = self.refs[(x.source, x.source_index)]
                 seen = (f"the same in {x.equal} of {x.of} transactions seen" if x.of else
                         "assumed: the row the transaction wrote, read back by its key; no values seen to tell")
-                script.add(f"# ${ph.index + 1} takes the value of ${x.source_index + 1} of {_short(x.source)} ({seen})",
+                script.add(f"# ${ph.index + 1} takes the value of ${x.source_index + 1} of {short(x.source, 48)} ({seen})",
                            depth)
         keep: dict[int, str] = {}
         for ph in s.placeholders:
@@ -164,11 +164,6 @@ class _Shares:
         for i in keep:
             self.refs[(s.text, i)] = refs[i]
         return refs
-
-
-def _short(text: str, width: int = 48) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _links(order: Order | None, body: list[Statement], transactions: int) -> dict[tuple[str, int], Same]:
@@ -216,14 +211,14 @@ def _alternative_blocks(script: _Script, blocks: list[_Block], transactions: int
     """Blocks of which a transaction runs one (never two were seen in one):
     each as often as its count says, as many times as the group ran per
     transaction."""
-    calls = [b.stmts[0].calls for b in blocks]
+    calls = sum(b.stmts[0].calls for b in blocks)
     script.add(f"# one of these {len(blocks)} a transaction, as production ran them (never two in one seen)")
     script.add(f"set pick{n} = uniform(1, {_SCALE})")
     edge = 0
-    for i, (block, c) in enumerate(zip(blocks, calls, strict=True)):
-        lo, edge = edge, _SCALE if i == len(blocks) - 1 else edge + round(c / sum(calls) * _SCALE)
+    for i, block in enumerate(blocks):
+        lo, edge = edge, _SCALE if i == len(blocks) - 1 else edge + round(block.stmts[0].calls / calls * _SCALE)
         script.add(f"if pick{n} > {lo} and pick{n} <= {edge}")
-        _body_block(script, block, sum(calls) / transactions, total, pool, shares, at=1)
+        _body_block(script, block, calls / transactions, total, pool, shares, at=1)
         script.add("end")
 
 
@@ -282,7 +277,7 @@ def twin_toml(cap: Capture, name: str = "twin") -> str:
         for block in blocks:
             first = block.stmts[0]
             members = together.get(group.get(first.text, -1), [])
-            if len(members) > 1 and block in members:
+            if len(members) > 1 and any(b is block for b in members):
                 if block is members[0]:
                     _alternative_blocks(script, members, cap.transactions, total, pool, shares, group[first.text] + 1)
                 continue

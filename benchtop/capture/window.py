@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from benchtop.capture.model import Capture, Column, Order, Placeholder, Statement
-from benchtop.capture.normalize import placeholder_sites, statement_kind
+from benchtop.capture.normalize import placeholder_sites, short, statement_kind
 from benchtop.capture.order import Seen, derive
 
 # at most this many values kept per placeholder
@@ -165,18 +165,13 @@ def order_notes(order: Order | None, body: int, literals: bool, whole: bool = Tr
         why = ("never seen in one transaction though each ran in many" if whole else
                "the same but for their table (assumed: transactions seen in part do not show it)")
         out.append(f"{n} group{'s' if n > 1 else ''} of statements {why} "
-                   f"({', '.join(_short(g[0]) + ' ...' for g in order.alternatives[:2])}"
+                   f"({', '.join(short(g[0], 32) + ' ...' for g in order.alternatives[:2])}"
                    f"{', ...' if n > 2 else ''}): a transaction runs one of each")
     assumed = sum(1 for x in order.shared if not x.of)
     if assumed:
         out.append(f"{assumed} SELECT key{'s' if assumed > 1 else ''} assumed to read back the row an earlier UPDATE "
                    "of the same table wrote by the same column (no values seen to tell)")
     return out
-
-
-def _short(text: str, width: int = 32) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def once_per_transaction(counted: int, calls: list[int], window_s: float) -> int:
