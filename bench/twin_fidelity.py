@@ -2,8 +2,8 @@
 """How closely a captured twin runs like its production (issue 45), judged
 by the servers' own statement statistics, not by benchtop's.
 
-    python bench/twin_fidelity.py [--rate 100] [--time 20] [--threads 4] [--cases my-text,my-ps,pg-simple,pg-prepared]
-        [--twin-priority auto|normal|idle] [--out DIR]
+    python bench/twin_fidelity.py [--rate 100] [--time 20] [--rounds 3] [--threads 4]
+        [--cases my-text,my-ps,pg-simple,pg-prepared] [--twin-priority auto|normal|idle] [--out DIR]
 
 Production is played by peers: sysbench oltp_read_write on the private MariaDB
 (127.0.0.1:13306) with --db-ps-mode=disable and with prepared statements, and
@@ -12,10 +12,13 @@ prepared, each at a fixed rate, in a database of its own (twinbench; made
 beforehand as root/postgres, granted to sbtest, pg_stat_statements created in
 it).  For each case: `benchtop capture` for TIME seconds while production runs,
 `benchtop workload from-capture`, the twin run at the captured rate while a
-second capture watches it, and `benchtop report` of the two captures.  The
-verdict compares root's (postgres') readings of performance_schema's digests
-(pg_stat_statements) over the two capture windows, as deltas (nothing is
-reset: others use these servers): each statement's share of executions
+second capture watches it, and `benchtop report` of the two captures; then
+production and twin alternate, a window each, for the rest of --rounds (each
+PostgreSQL window opens as pgbench's own runs do: branches and tellers
+vacuumed, then a checkpoint).  The verdict compares root's (postgres')
+readings of performance_schema's digests (pg_stat_statements) over the
+windows, as deltas summed over the rounds (nothing is reset: others use
+these servers): each statement's share of executions
 (target: within 2 points), rows per execution (10%) and mean time (25%), and
 the rate (the peer's own tps against the twin's, 5%).  On MariaDB the
 statement history consumers (events_statements_current and _history_long)
@@ -247,44 +250,83 @@ def watched(engine: str, folder: Path, name: str, load: list[str], window_s: flo
     return delta(before, after, window), out, window
 
 
-def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str, args: argparse.Namespace, folder: Path) -> Case:
+def settle(engine: str) -> None:
+    """Each window starts from the same tables: pgbench's own start (unless -n:
+    vacuum the branches and tellers, whose rows every transaction updates, so
+    their dead versions pile up from zero) and a checkpoint, so a window opens
+    with the same full-page writes to make, not wherever the last one left."""
+    if engine == "postgresql":
+        for q in ("VACUUM pgbench_branches", "VACUUM pgbench_tellers", "CHECKPOINT"):
+            sh([*PG_SUPER, "-c", q])
+
+
+def pooled(caps: list[Capture]) -> Capture:
+    """Alternated windows as one: each statement's calls, time and rows summed over them."""
+    acc: dict[str, list[float]] = {}
+    for cap in caps:
+        for st in cap.statements:
+            a = acc.setdefault(st.text, [0, 0.0, 0])
+            a[0] += st.calls
+            a[1] += st.total_ms
+            a[2] += st.rows
+    stmts = tuple(Statement(t, statement_kind(t), int(c), ms, int(r)) for t, (c, ms, r) in acc.items())
+    return Capture("-", "-", "-", 0.0, sum(c.window_s for c in caps), 0, 0, True, "-", stmts)
+
+
+def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str, args: argparse.Namespace,
+             folder: Path) -> Case:
+    """Production, captured; its twin derived from that capture; then the two
+    alternated, a window each, for --rounds rounds (the server's state drifts
+    between windows: a commit's flush, autovacuum, the tables' dead rows;
+    alternating spreads that drift over both), compared pooled."""
     folder = folder / name
     folder.mkdir(parents=True, exist_ok=True)
     span = f"{args.time + 2 * LEAD_S:g}"
-    executes0 = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) if engine == "mysql" else 0
     slow = name == "my-ps"
-    seen, out, _ = watched(engine, folder, "prod", prod(span), args.time, slow)
-    prod_load = os.getloadavg()[0]
-    executes = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) - executes0 if engine == "mysql" else 0
-    prod_tps = peer_tps(out)
-    twin = benchtop("workload", "from-capture", str(folder / "prod"))
-    note = ""
-    if engine == "mysql" and not slow and executes > sum(s.calls for s in seen.statements):
-        note = (f"MariaDB digests no prepared statement's execution: {executes} executions (statement/com/Execute, "
-                f"server-wide) in production's window, {sum(s.calls for s in seen.statements)} statements digested")
-    if twin.returncode != 0 or not seen.statements:
-        return Case(name, peer, prod_tps, None, (), (note + "; " if note else "") +
-                    f"from-capture: {(twin.stderr or 'nothing digested').strip()}", (prod_load, 0.0))
-    (folder / "twin.toml").write_text(twin.stdout)
     dsn = MY_DSN if engine == "mysql" else PG_DSN
     run = [sys.executable, "-m", "benchtop", "--headless", "--json", "--engine", "mysql" if engine == "mysql"
            else "postgres", "--dsn", dsn, "--workload", str(folder / "twin.toml"), "--threads", str(args.threads),
            "--time", span, "--worker-priority", args.twin_priority]
-    ran, out, _ = watched(engine, folder, "twin", run, args.time, slow)
-    load = (prod_load, os.getloadavg()[0])
-    summaries = [json.loads(line) for line in out.splitlines() if '"summary"' in line]
-    twin_tps = float(summaries[-1]["tps"]) if summaries else None
+    seens, rans, prod_tps, twin_tps = [], [], [], []
+    note = ""
+    load = (0.0, 0.0)
+    for r in range(args.rounds):
+        tag = "" if r == 0 else str(r + 1)
+        executes0 = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) if engine == "mysql" else 0
+        settle(engine)
+        seen, out, _ = watched(engine, folder, "prod" + tag, prod(span), args.time, slow)
+        prod_load = os.getloadavg()[0]
+        executes = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) - executes0 if engine == "mysql" else 0
+        seens.append(seen)
+        prod_tps.append(peer_tps(out))
+        if r == 0:
+            twin = benchtop("workload", "from-capture", str(folder / "prod"))
+            if engine == "mysql" and not slow and executes > sum(s.calls for s in seen.statements):
+                note = (f"MariaDB digests no prepared statement's execution: {executes} executions "
+                        f"(statement/com/Execute, server-wide) in production's window, "
+                        f"{sum(s.calls for s in seen.statements)} statements digested")
+            if twin.returncode != 0 or not seen.statements:
+                return Case(name, peer, prod_tps[0], None, (), (note + "; " if note else "") +
+                            f"from-capture: {(twin.stderr or 'nothing digested').strip()}", (prod_load, 0.0))
+            (folder / "twin.toml").write_text(twin.stdout)
+        settle(engine)
+        ran, out, _ = watched(engine, folder, "twin" + tag, run, args.time, slow)
+        load = (max(load[0], prod_load), max(load[1], os.getloadavg()[0]))
+        rans.append(ran)
+        summaries = [json.loads(line) for line in out.splitlines() if '"summary"' in line]
+        if summaries:
+            twin_tps.append(float(summaries[-1]["tps"]))
     report = benchtop("report", str(folder / "prod"), str(folder / "twin"))
     (folder / "report.txt").write_text(report.stdout + report.stderr)
     rows = []
-    for p in pairs(seen, ran):
+    for p in pairs(pooled(seens), pooled(rans)):
         a, b = p.first, p.second
         rows.append(Row(p.text, 100.0 * (a.share if a else 0.0), 100.0 * (b.share if b else 0.0),
                         a.rows if a else None, b.rows if b else None, a.mean_ms if a else None,
                         b.mean_ms if b else None))
-    if not seen.statements:
-        note = note or "production's statements are in no statistics"
-    return Case(name, peer, prod_tps, twin_tps, tuple(rows), note, load)
+    mean_tps = sum(prod_tps) / len(prod_tps)
+    return Case(name, peer, mean_tps, sum(twin_tps) / len(twin_tps) if len(twin_tps) == len(rans) else None,
+                tuple(rows), note, load)
 
 
 def _num(v: float | None, fmt: str) -> str:
@@ -339,6 +381,8 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=100.0, help="production's transactions per second")
     ap.add_argument("--time", type=float, default=20.0, help="seconds of each capture window")
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="production and twin windows alternated this many times each, compared pooled")
     ap.add_argument("--cases", default="my-text,my-ps,pg-simple,pg-prepared")
     ap.add_argument("--twin-priority", default="auto", choices=("auto", "normal", "idle"),
                     help="the twin's --worker-priority (the peers run at normal priority)")
