@@ -11,6 +11,7 @@ LEB128 counts, zero runs as negative numbers), DEFLATE-compressed, base64.
 from __future__ import annotations
 
 import base64
+import itertools
 import struct
 import time
 import zlib
@@ -40,16 +41,13 @@ def encode(h: Histogram) -> str:
     """One histogram as HdrHistogram's compressed, base64 V2 encoding."""
     payload = bytearray()
     counts = h.counts
-    last = max((i for i, c in enumerate(counts) if c), default=-1)
-    zeros = 0
-    for c in counts[: last + 1]:
-        if c == 0:
-            zeros += 1
-            continue
-        if zeros:
-            _zigzag_leb128(-zeros, payload)
-            zeros = 0
-        _zigzag_leb128(c, payload)
+    prev = -1
+    # the non-empty buckets found in C (itertools.compress); the empty ones between as runs
+    for i in itertools.compress(range(h.last_index() + 1), counts):
+        if i - prev > 1:
+            _zigzag_leb128(prev + 1 - i, payload)
+        _zigzag_leb128(counts[i], payload)
+        prev = i
     _, highs = bucket_bounds()
     header = struct.pack(">iiiiqqd", _V2_COOKIE, len(payload), 0, SIGNIFICANT_DIGITS, 1, highs[-1], 1.0)
     compressed = zlib.compress(header + bytes(payload))
