@@ -15,7 +15,7 @@ import pymysql
 
 from benchtop.capture.model import CaptureSourceError, Column
 from benchtop.capture.mysql_columns import MySQLColumns
-from benchtop.capture.mysql_prepared import PreparedExecutions
+from benchtop.capture.mysql_prepared import EXECUTION_COLUMNS, IS_EXECUTION, PreparedExecutions
 from benchtop.capture.normalize import literal_values, statement_kind
 from benchtop.capture.order import Seen
 from benchtop.capture.window import Totals
@@ -28,6 +28,15 @@ _HISTORY = ("events_statements_history_long", "events_statements_current")
 # the long history holds the server's last 10,000 statements (by default): once a second reads most of them
 # without reading the whole table twenty times a second
 _HISTORY_EVERY_S = 1.0
+_TEXTED = "DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL"
+_STATEMENTS = ("SELECT THREAD_ID AS thread, EVENT_ID AS event, DIGEST AS digest, SQL_TEXT AS text "
+               f"FROM performance_schema.{{table}} WHERE {_TEXTED} ORDER BY THREAD_ID, EVENT_ID")
+# the long history read once for both protocols: the text's statements and the prepared executions
+_LONG_HISTORY = (
+    f"SELECT THREAD_ID AS thread, EVENT_ID AS event, DIGEST AS digest, SQL_TEXT AS text, {IS_EXECUTION} AS execution, "
+    f"{EXECUTION_COLUMNS} FROM performance_schema.events_statements_history_long "
+    f"WHERE ({_TEXTED}) OR ({IS_EXECUTION}) ORDER BY THREAD_ID, EVENT_ID"
+)
 # MariaDB digests no binary-protocol execution: counted here, they say what a capture cannot see
 _EXECUTES = ("SELECT COUNT_STAR AS calls FROM performance_schema.events_statements_summary_global_by_event_name "
              "WHERE EVENT_NAME = 'statement/com/Execute'")
@@ -119,20 +128,26 @@ class MySQLReader:
 
     def samples(self) -> list[tuple[str, list[str]]]:
         out = []
-        if self._prepared is not None:
-            self._prepared.sample()
-            out += [(f"prepared/{text}", values) for text, values in self._prepared.values]
-            self._prepared.values.clear()
         now = time.monotonic()
         tables = self._history
         if now - self._last_history < _HISTORY_EVERY_S:
             tables = [t for t in tables if t != "events_statements_history_long"]
         else:
             self._last_history = now
+        read = {}
         for table in tables:
-            rows = self._rows(f"SELECT THREAD_ID AS thread, EVENT_ID AS event, DIGEST AS digest, SQL_TEXT AS text "
-                              f"FROM performance_schema.{table} WHERE DIGEST IS NOT NULL AND SQL_TEXT IS NOT NULL "
-                              "ORDER BY THREAD_ID, EVENT_ID")
+            if table == "events_statements_history_long":
+                rows = self._rows(_LONG_HISTORY)
+                if self._prepared is not None:
+                    self._prepared.add_history([r for r in rows if r["execution"]])
+                read[table] = [r for r in rows if not r["execution"]]
+            else:
+                read[table] = self._rows(_STATEMENTS.format(table=table))
+        if self._prepared is not None:
+            self._prepared.sample()
+            out += [(f"prepared/{text}", values) for text, values in self._prepared.values]
+            self._prepared.values.clear()
+        for table, rows in read.items():
             for r in rows:
                 mark = (int(r["thread"]), int(r["event"]))
                 key = self._digests.get(str(r["digest"]))

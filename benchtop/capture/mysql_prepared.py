@@ -26,13 +26,16 @@ from benchtop.capture.window import Totals
 
 Rows = Callable[..., list[dict[str, Any]]]
 
-_HISTORY = (
-    "SELECT THREAD_ID AS thread, EVENT_ID AS event, CURRENT_SCHEMA AS db, TIMER_START AS start, TIMER_WAIT AS ps, "
-    "ROWS_SENT AS sent, "
-    "ROWS_AFFECTED AS affected, ROWS_EXAMINED AS examined, SELECT_RANGE AS srange, SELECT_SCAN AS scan, "
-    "SORT_ROWS AS sorted, CREATED_TMP_TABLES AS tmp FROM performance_schema.events_statements_history_long "
-    "WHERE EVENT_NAME = 'statement/com/Execute' AND END_EVENT_ID IS NOT NULL"
+# an execution of a prepared statement as the long history records it (no text, no digest); the reader that owns
+# this one reads them with the text protocol's statements in one pass over the history (MySQLReader.samples)
+EXECUTION_COLUMNS = (
+    "CURRENT_SCHEMA AS db, TIMER_START AS start, TIMER_WAIT AS ps, ROWS_SENT AS sent, ROWS_AFFECTED AS affected, "
+    "ROWS_EXAMINED AS examined, SELECT_RANGE AS srange, SELECT_SCAN AS scan, SORT_ROWS AS sorted, "
+    "CREATED_TMP_TABLES AS tmp"
 )
+IS_EXECUTION = "EVENT_NAME = 'statement/com/Execute' AND END_EVENT_ID IS NOT NULL"
+_HISTORY = (f"SELECT THREAD_ID AS thread, EVENT_ID AS event, {EXECUTION_COLUMNS} "
+            f"FROM performance_schema.events_statements_history_long WHERE {IS_EXECUTION}")
 # performance_schema.threads shows no text for an execution on MariaDB; the processlist does, with how long it has
 # run (TIME_MS, to the microsecond).  Joined with events_statements_current it names the wrong execution as often as
 # not (a thread's next statement starts within microseconds), so a label is placed by time instead: the capture's own
@@ -66,12 +69,11 @@ _TABLES = (
 # executions of its 40,000, enough for each statement's share within about 2 points
 LABEL_EVERY_S = 0.002
 LABEL_FOR_S = 0.09
-_HISTORY_EVERY_S = 1.0
 
 
 class PreparedExecutions:
     """Watches one schema's prepared executions over a window (`start`,
-    `sample` while it lasts, `attribute` at its end)."""
+    `sample` and `add_history` while it lasts, `attribute` at its end)."""
 
     def __init__(self, rows: Rows, schema: str, clock: Callable[[], float] = time.monotonic,
                  wait: Callable[[float], None] = time.sleep) -> None:
@@ -90,7 +92,6 @@ class PreparedExecutions:
         self._counters: dict[str, int] = {}
         self._digested: dict[tuple[str, str], Totals] = {}
         self._tables: dict[str, dict[str, int]] = {}
-        self._last_history = 0.0
         self.notes: list[str] = []
         # (text, its values) of executions the processlist showed with their values in place
         self.values: list[tuple[str, list[str]]] = []
@@ -108,13 +109,10 @@ class PreparedExecutions:
         self._counters = self._read_counters()
         self._digested = self._read_digested()
         self._tables = self._read_tables()
-        self._last_history = self._clock()
 
     def sample(self) -> None:
-        """The history once a second; labels for a little while once it has
-        shown prepared executions in this schema."""
-        if self._clock() - self._last_history >= _HISTORY_EVERY_S:
-            self._read_history()
+        """Labels for a little while, once the history has shown prepared
+        executions in this schema."""
         if not self._executions:
             return
         end = self._clock() + LABEL_FOR_S
@@ -151,11 +149,12 @@ class PreparedExecutions:
     def _read_threads(self) -> None:
         self._threads.update({int(r["id"]): int(r["thread"]) for r in self._rows(_THREADS)})
 
-    def _read_history(self) -> None:
-        self._last_history = self._clock()
+    def add_history(self, rows: list[dict[str, Any]]) -> None:
+        """Executions of the long history (rows with EXECUTION_COLUMNS, and
+        thread and event), each taken once."""
         self._read_threads()
         self._read_instances()
-        for r in self._rows(_HISTORY):
+        for r in rows:
             key = (int(r["thread"]), int(r["event"]))
             if key[1] <= self._before.get(key[0], 0) or key in self._executions:
                 continue
@@ -184,7 +183,7 @@ class PreparedExecutions:
 
     def attribute(self) -> list[Attributed]:
         """The window's executions shared among the texts seen prepared."""
-        self._read_history()
+        self.add_history(self._rows(_HISTORY))
         counters = _minus(self._read_counters(), self._counters)
         digested = {k: t.minus(self._digested.get(k)) for k, t in self._read_digested().items()}
         tables = {t: _minus(v, self._tables.get(t, {})) for t, v in self._read_tables().items()}
