@@ -92,7 +92,7 @@ class Case:
     twin_tps: float | None
     rows: tuple[Row, ...]
     note: str = ""
-    # the host's 1-minute load average at the end of production's window and of the twin's (2 cores, shared)
+    # the host's highest 1-minute load average at the end of production's windows and of the twin's (2 cores, shared)
     load: tuple[float, float] = (0.0, 0.0)
 
     def worst(self) -> dict[str, float | None]:
@@ -292,16 +292,18 @@ def run_case(name: str, engine: str, prod: Callable[[str], list[str]], peer: str
     load = (0.0, 0.0)
     for r in range(args.rounds):
         tag = "" if r == 0 else str(r + 1)
-        executes0 = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) if engine == "mysql" else 0
+        # the server-wide execute count only says, for the first window, what no digest held
+        counted = engine == "mysql" and r == 0
+        executes0 = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) if counted else 0
         settle(engine)
         seen, out, _ = watched(engine, folder, "prod" + tag, prod(span), args.time, slow)
         prod_load = os.getloadavg()[0]
-        executes = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) - executes0 if engine == "mysql" else 0
+        executes = int(sh([*MY_ROOT, "-NBe", EXECUTES]).strip() or 0) - executes0 if counted else 0
         seens.append(seen)
         prod_tps.append(peer_tps(out))
         if r == 0:
             twin = benchtop("workload", "from-capture", str(folder / "prod"))
-            if engine == "mysql" and not slow and executes > sum(s.calls for s in seen.statements):
+            if counted and not slow and executes > sum(s.calls for s in seen.statements):
                 note = (f"MariaDB digests no prepared statement's execution: {executes} executions "
                         f"(statement/com/Execute, server-wide) in production's window, "
                         f"{sum(s.calls for s in seen.statements)} statements digested")
@@ -388,6 +390,8 @@ def main() -> int:
                     help="the twin's --worker-priority (the peers run at normal priority)")
     ap.add_argument("--out", default="", help="folder for the cases' files (default: a temporary one)")
     args = ap.parse_args()
+    if args.rounds < 1:
+        raise SystemExit(f"--rounds {args.rounds}: at least one round (a production window and a twin window)")
     folder = Path(args.out or tempfile.mkdtemp(prefix="twin_fidelity-"))
     rate = f"{args.rate:g}"
     t = str(args.threads)

@@ -217,6 +217,3 @@ class PreparedExecutions:
 
 def _minus(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
     return {k: v - before.get(k, 0) for k, v in after.items()}
-
-
-

@@ -101,32 +101,27 @@ class Histogram:
             d = [x if x > 0 else 0 for x in d]
         return Histogram(tuple(d))
 
-    # accumulate, bisect and compress walk the buckets in C: a Python loop over
-    # them was most of the run's own reading each interval
+    # accumulate, bisect and compress walk the 4,736 buckets in C, not in a Python loop
     def _cumulative(self) -> list[int]:
         return list(itertools.accumulate(self.counts))
+
+    @staticmethod
+    def _mid_ns(cum: list[int], p: float) -> float:
+        """The midpoint of the bucket holding the nearest rank of p% (cum: a non-empty histogram's _cumulative)."""
+        lows, highs = bucket_bounds()
+        i = bisect.bisect_left(cum, rank(p, cum[-1]))
+        return (lows[i] + highs[i] - 1) / 2.0
 
     def percentile_ns(self, p: float) -> float:
         """Nearest-rank percentile, reported at the bucket's midpoint (within
         0.4% of the true value for any bucket above 256 ns)."""
         cum = self._cumulative()
-        if not cum or cum[-1] == 0:
-            return 0.0
-        lows, highs = bucket_bounds()
-        i = bisect.bisect_left(cum, rank(p, cum[-1]))
-        return (lows[i] + highs[i] - 1) / 2.0
+        return self._mid_ns(cum, p) if cum and cum[-1] else 0.0
 
     def percentiles_ms(self, ps: list[float]) -> dict[float, float]:
-        """Several percentiles in one pass, in milliseconds."""
+        """Several percentiles from one accumulation, in milliseconds."""
         cum = self._cumulative()
-        if not cum or cum[-1] == 0:
-            return {p: 0.0 for p in ps}
-        lows, highs = bucket_bounds()
-        out = {}
-        for p in ps:
-            i = bisect.bisect_left(cum, rank(p, cum[-1]))
-            out[p] = (lows[i] + highs[i] - 1) / 2.0 / 1e6
-        return out
+        return {p: self._mid_ns(cum, p) / 1e6 if cum and cum[-1] else 0.0 for p in ps}
 
     def last_index(self) -> int:
         """The last non-empty bucket's index (-1: none)."""
