@@ -32,6 +32,10 @@ class Missing:
 # A headless run reads the server's processes as a whole (the verdict's and the costs' figures), not one by one
 PER_PROCESS_NOT_READ = Missing("each process's CPU and I/O: read only when a screen shows them",
                                "run without --headless to record them")
+# ... and its sessions by count (the verdict's figures), not row by row: 256 sessions were most of a
+# PostgreSQL poll's client CPU and 98% of a run's monitor.jsonl
+PER_SESSION_NOT_READ = Missing("each session's row: read only when a screen shows them",
+                               "run without --headless to record them")
 
 
 # In JSON (monitor --json, recordings) a panel holding one of ProxySQL's

@@ -18,6 +18,7 @@ from benchtop.errors import one_line
 from benchtop.sources import sql
 from benchtop.sources.base import (
     PER_PROCESS_NOT_READ,
+    PER_SESSION_NOT_READ,
     Missing,
     PanelFailed,
     Source,
@@ -251,6 +252,23 @@ def activity_panels(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         {"type": t, "event": e, "count": c} for (t, e), c in sorted(waits.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     return {SESSIONS: sessions, WAIT_EVENTS: wait_list, AUTOVACUUM_WORKERS: autovacuum}
+
+
+def _lock_waits(sessions: Any, waits: Any) -> bool:
+    """Whether a session may wait on a lock: one blocked in the sessions'
+    rows, else (rows not read) a Lock wait among the wait events; True when
+    neither says.
+
+    >>> _lock_waits([{"blocked_by": []}], None), _lock_waits(PER_SESSION_NOT_READ, [{"type": "Lock", "count": 2}])
+    (False, True)
+    >>> _lock_waits(PER_SESSION_NOT_READ, [{"type": "IO", "count": 2}]), _lock_waits(PER_SESSION_NOT_READ, None)
+    (False, True)
+    """
+    if isinstance(sessions, list):
+        return any(r.get("blocked_by") for r in sessions)
+    if sessions is PER_SESSION_NOT_READ and isinstance(waits, list):
+        return any(w.get("type") == "Lock" for w in waits)
+    return True
 
 
 def replication_panel(rows: Sequence[Mapping[str, Any]], current_lsn: int | None, standby: bool = False) -> Any:
@@ -768,6 +786,9 @@ class PostgresSource(Source):
         def sessions_list() -> None:
             if self.hidden is not None:
                 raise PanelFailed(self.hidden)
+            if not self.per_process:
+                panels[ACTIVITY] = PER_SESSION_NOT_READ
+                return
             rows = [session_row(r) for r in self._query("sessions")]
             if self._usage is not None:
                 usage = self._usage.sample(r["pid"] for r in rows if isinstance(r.get("pid"), int))
@@ -816,9 +837,8 @@ class PostgresSource(Source):
         def blocking() -> None:
             if self.hidden is not None:
                 raise PanelFailed(self.hidden)
-            sessions = panels.get(ACTIVITY)
             # pg_locks takes every lock-manager partition: read only while someone waits on a lock
-            if isinstance(sessions, list) and not any(r.get("blocked_by") for r in sessions):
+            if not _lock_waits(panels.get(ACTIVITY), panels.get(WAIT_EVENTS)):
                 panels[BLOCKING] = []
                 return
             panels[BLOCKING] = [blocking_row(r) for r in self._query("blocking")]

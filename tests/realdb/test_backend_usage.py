@@ -92,18 +92,19 @@ def test_a_remote_server_gets_a_note_not_columns(pg_server: Server, monkeypatch:
         src.close()
 
 
-def test_without_a_screen_the_backends_are_not_read_one_by_one(pg_server: Server) -> None:
-    """A headless run's source (per_process=False): the sessions without CPU and I/O columns, and a note why."""
+def test_without_a_screen_the_sessions_are_not_read_one_by_one(pg_server: Server) -> None:
+    """A headless run's source (per_process=False): no session rows (so no backend's CPU and I/O either), and
+    a note why; the sessions by state and their waits are still read."""
     src = PostgresSource("postgresql", pg_server.target(), timeout_s=2.0, per_process=False)
     src.connect()
     try:
-        with busy_backend(pg_server) as pid:
+        with busy_backend(pg_server):
             src.poll()
             time.sleep(0.3)
-            row = _row(src, pid)
-            note = src.poll().panels[BACKEND_USAGE]
-        assert isinstance(note, Missing) and "when a screen shows them" in note.what
-        assert BACKEND_CPU_PCT not in row and BACKEND_WRITE_BPS not in row
+            panels = src.poll().panels
+        assert isinstance(panels["activity"], Missing) and "when a screen shows them" in panels["activity"].what
+        assert BACKEND_USAGE not in panels
+        assert panels["sessions"]["total"] >= 1 and isinstance(panels["wait_events"], list)
     finally:
         src.close()
 

@@ -33,11 +33,13 @@ def _blocked(src: PostgresSource | MySQLSource) -> SourceSnapshot | bool:
     return snap if _blocking_rows(snap) else False
 
 
-def test_postgres_blocked_update_behind_an_open_transaction(pg_server: Server) -> None:
+@pytest.mark.parametrize("per_process", [True, False], ids=["screen", "headless"])
+def test_postgres_blocked_update_behind_an_open_transaction(pg_server: Server, per_process: bool) -> None:
+    """Headless (no session rows read), a Lock among the wait events is what sends the source to pg_locks."""
     with pg_connect(pg_server) as setup:
         setup.execute("CREATE TABLE IF NOT EXISTS block_view (id int PRIMARY KEY, v int)")
         setup.execute("INSERT INTO block_view VALUES (1, 0) ON CONFLICT DO NOTHING")
-    src = PostgresSource("pg", pg_server.target(), timeout_s=2.0)
+    src = PostgresSource("pg", pg_server.target(), timeout_s=2.0, per_process=per_process)
     src.connect()
     holder, waiter = pg_connect(pg_server), pg_connect(pg_server)
     try:
