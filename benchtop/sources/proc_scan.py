@@ -15,13 +15,11 @@ from typing import Iterable, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree
-from benchtop.sources.process import ProcessReading, clock_ticks, read_bytes
+from benchtop.sources.process import DATABASES, POOLERS, ProcessReading, clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
 WORKER_THREADS = (b"bt-worker", b"bt-loop")
 # A pooler or a proxy in front of a database: the database's processes behind it belong to the run too.
-POOLERS = frozenset({"pgbouncer", "proxysql"})
-DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
 _SERVING = DATABASES | POOLERS
 ACTIVE_RUN_SHARE = 0.01  # a server task on a CPU this share of the interval serves the load
 MAX_TASK_READS = 64  # of benchtop's own threads, and of the server's tasks, whose run-queue waits a scan reads

@@ -10,11 +10,16 @@ server's file descriptors (root, or the server's own user).
 from __future__ import annotations
 
 import os
+import socket
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
+# Command names of a database's processes, and of a pooler's or a proxy's in front of one.
+DATABASES = frozenset({"postgres", "postmaster", "mysqld", "mariadbd"})
+POOLERS = frozenset({"pgbouncer", "proxysql"})
 
 
 def clock_ticks() -> int:
@@ -36,6 +41,10 @@ class ProcessReading:
 
 def listening_inodes(port: int, proc: Path = Path("/proc")) -> set[str]:
     """Inodes of the sockets listening on `port` (IPv4 and IPv6)."""
+    if proc == Path("/proc"):
+        found = _diag_listeners(port)
+        if found is not None:
+            return found
     out: set[str] = set()
     for name in ("tcp", "tcp6"):
         try:
@@ -44,6 +53,52 @@ def listening_inodes(port: int, proc: Path = Path("/proc")) -> set[str]:
             continue
         out |= parse_listeners(text, port)
     return out
+
+
+_SOCK_DIAG_BY_FAMILY = 20
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_TCP_LISTEN_STATE = 1 << 10
+
+
+def _diag_listeners(port: int) -> set[str] | None:
+    """The kernel's listening TCP sockets on `port`, asked through netlink
+    (sock_diag, as `ss -lt` asks): /proc/net/tcp walks every hash bucket of
+    the established table whatever it holds, 3.5 ms a file here, where the
+    listeners alone take 0.1 ms.  None when netlink will not say."""
+    out: set[str] = set()
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_CLOEXEC, 4) as s:  # NETLINK_SOCK_DIAG
+            s.settimeout(1.0)
+            for family in (socket.AF_INET, socket.AF_INET6):
+                # inet_diag_req_v2 (family, protocol, extensions, states) and an empty socket id
+                req = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, 0, _TCP_LISTEN_STATE) + bytes(48)
+                s.send(struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, 0x301, 1, 0) + req)  # dump
+                if not _diag_replies(s, port, out):
+                    return None
+    except (OSError, struct.error):
+        return None
+    return out
+
+
+def _diag_replies(s: socket.socket, port: int, out: set[str]) -> bool:
+    """Reads one dump's inet_diag_msg replies, adding the inodes of those on
+    `port`; False when the kernel answered with an error."""
+    while True:
+        data = s.recv(65536)
+        if not data:
+            return False
+        off = 0
+        while off + 16 <= len(data):
+            length, kind = struct.unpack_from("=IH", data, off)
+            if kind == _NLMSG_DONE:
+                return True
+            if kind == _NLMSG_ERROR or length < 16:
+                return False
+            # after the 16-byte header: family, state, timer, retransmits, then the socket id
+            # (source port big-endian first, 48 bytes), expires, queues, uid, inode
+            if struct.unpack_from(">H", data, off + 20)[0] == port:
+                out.add(str(struct.unpack_from("=I", data, off + 16 + 68)[0]))
+            off += (length + 3) & ~3
 
 
 def parse_listeners(text: str, port: int) -> set[str]:
@@ -68,25 +123,41 @@ def parse_listeners(text: str, port: int) -> set[str]:
 
 def listener_pid(port: int, proc: Path = Path("/proc")) -> int | None:
     """The process listening on TCP `port` on this host; None when there is
-    none or its descriptors cannot be read."""
+    none or its descriptors cannot be read.  A database's or a pooler's
+    processes are searched first: every process's descriptors were 14 ms of
+    the run's start here, and a run asks twice."""
     inodes = listening_inodes(port, proc)
     if not inodes:
         return None
     wanted = {f"socket:[{i}]" for i in inodes}
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fds = list((entry / "fd").iterdir())
-        except OSError:  # gone, or not ours to read
-            continue
-        for fd in fds:
-            try:
-                if os.readlink(fd) in wanted:
-                    return int(entry.name)
-            except OSError:  # closed since the listing: the process's other descriptors still count
-                continue
+    pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit()]
+    likely = [pid for pid in pids if _command(proc, pid) in DATABASES | POOLERS]
+    for pid in likely + [pid for pid in pids if pid not in set(likely)]:
+        if _holds(proc / pid / "fd", wanted):
+            return int(pid)
     return None
+
+
+def _command(proc: Path, pid: str) -> str:
+    try:
+        return read_bytes(f"{proc}/{pid}/comm").decode(errors="replace").strip()
+    except OSError:  # gone
+        return ""
+
+
+def _holds(fd_dir: Path, wanted: set[str]) -> bool:
+    """Whether one of a process's descriptors is one of `wanted`."""
+    try:
+        fds = list(os.scandir(fd_dir))
+    except OSError:  # gone, or not ours to read
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(fd.path) in wanted:
+                return True
+        except OSError:  # closed since the listing: the process's other descriptors still count
+            continue
+    return False
 
 
 def pid_from_file(path: str | None) -> int | None:

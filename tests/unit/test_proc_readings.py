@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import resource
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -23,7 +24,7 @@ from benchtop.sources.host_state import title
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_scan import MAX_TASK_READS, WORKER_THREADS, ProcScan, _worker_waits, scan, shares
 from benchtop.sources.proc_table import read_stats, tree
-from benchtop.sources.process import clock_ticks
+from benchtop.sources.process import clock_ticks, listener_pid, listening_inodes, parse_listeners
 from benchtop.target import Target
 
 
@@ -233,3 +234,17 @@ def test_hundreds_of_server_backends_are_read_through_a_bounded_sample(tmp_path:
     # each backend waited 1 ms in the second: the sample's waits, scaled, say all of theirs
     waited = shares(before, replace(after, t=before.t + 1.0)).server_cpu_wait
     assert waited is not None and abs(waited - 0.3) <= 0.03, waited
+
+
+def test_the_listener_of_a_port_is_found_through_netlink_as_proc_net_tcp_says() -> None:
+    """The kernel's listening sockets asked through sock_diag are the ones
+    /proc/net/tcp lists, and the process holding one is found."""
+    with socket.socket() as listening, socket.socket() as other:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        other.bind(("127.0.0.1", 0))  # bound, not listening: not a listener
+        port = listening.getsockname()[1]
+        from_proc = parse_listeners(Path("/proc/net/tcp").read_text(), port)
+        assert from_proc and listening_inodes(port) == from_proc
+        assert listening_inodes(other.getsockname()[1]) == set()
+        assert listener_pid(port) == os.getpid()
