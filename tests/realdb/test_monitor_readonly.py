@@ -22,11 +22,13 @@ _SESSION_SET = re.compile(r"^\s*SET\s+(?!GLOBAL\b|PERSIST\b|PERSIST_ONLY\b|@@glo
 def _is_read(statement: str) -> bool:
     """
     >>> [_is_read(s) for s in ("SELECT 1", "SHOW GLOBAL STATUS", "SET SESSION max_statement_time = 2",
-    ...                        "SET GLOBAL general_log = ON", "UPDATE t SET a = 1", "select * from x_reset")]
-    [True, True, True, False, False, True]
+    ...                        "SET GLOBAL general_log = ON", "UPDATE t SET a = 1", "select * from x_reset",
+    ...                        "BEGIN READ ONLY; SET LOCAL lock_timeout = 1; SELECT 1", "BEGIN; UPDATE t SET a = 1")]
+    [True, True, True, False, False, True, True, False]
     """
     body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
-    return bool(_READ.match(body) or _SESSION_SET.match(body))
+    # several statements sent as one (a transaction's opening and its query): each must read
+    return all(_READ.match(part) or _SESSION_SET.match(part) for part in body.split(";") if part.strip())
 
 
 def test_monitor_runs_only_reads(mysql_server: Server, pg_server: Server, pgbouncer_server: Server) -> None:
