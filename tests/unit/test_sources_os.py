@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from benchtop.sources.os import OSCounters, parse_diskstats, parse_stat, per_transaction
+import socket
+from contextlib import contextmanager
+from typing import Iterator
+
+from benchtop.sources.os import OSCounters, OSSource, parse_diskstats, parse_stat, per_transaction
 
 DISKSTATS = """\
    7       0 loop0 50 0 400 0 0 0 0 0 0 0 0
@@ -32,30 +36,35 @@ def test_cpu_split_and_per_transaction():
     assert per_transaction(d, 0)["cpu_ms"] is None
 
 
+@contextmanager
+def _this_process_as_server(per_process: bool = True) -> Iterator[OSSource]:
+    """An OS source whose local server is this test process, found by a port it listens on."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    try:
+        src = OSSource(server_port=listener.getsockname()[1], per_process=per_process)
+        src.connect()
+        yield src
+    finally:
+        listener.close()
+
+
 def test_host_state_panels_from_this_host() -> None:
     """top/vmstat/iostat -x's rest: load, memory and swap, each disk, and the
     local server's processes with CPU and I/O (here: this test process, found
     by the port it listens on)."""
     import os
-    import socket
     import time
 
     from benchtop.sources.fields import DISKS, LOAD, MEMORY, SERVER_PROCESSES
-    from benchtop.sources.os import OSSource
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    try:
-        src = OSSource(server_port=listener.getsockname()[1])
-        src.connect()
+    with _this_process_as_server() as src:
         src.poll()
         deadline = time.monotonic() + 0.3
         while time.monotonic() < deadline:  # some CPU of our own to see
             sum(range(10000))
         snap = src.poll()
-    finally:
-        listener.close()
     load, memory = snap.panels[LOAD], snap.panels[MEMORY]
     assert load["cpus"] == os.cpu_count() and load["load_1m"] >= 0
     assert 0 < memory["used_bytes"] <= memory["total_bytes"] and "swap_out_bytes_per_s" in memory
@@ -70,22 +79,13 @@ def test_without_a_screen_the_server_is_read_whole_not_process_by_process() -> N
     """A headless run's OS source (per_process=False): the server tree's CPU,
     memory and process count, no row per process (nor their I/O files)."""
     import os
-    import socket
 
     from benchtop.sources.base import PER_PROCESS_NOT_READ
     from benchtop.sources.fields import SERVER_PROCESS, SERVER_PROCESSES
-    from benchtop.sources.os import OSSource
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    try:
-        src = OSSource(server_port=listener.getsockname()[1], per_process=False)
-        src.connect()
+    with _this_process_as_server(per_process=False) as src:
         src.poll()
         snap = src.poll()
-    finally:
-        listener.close()
     whole = snap.panels[SERVER_PROCESS]
     assert whole["pid"] == os.getpid() and whole["processes"] >= 1 and whole["rss_bytes"] > 0
     assert whole["cpu_cores"] is not None
@@ -98,20 +98,14 @@ def test_in_a_run_the_server_panel_takes_the_runs_pass_over_proc() -> None:
     again for a pass seen twice) and reads the tree's memory only; a stale
     pass, or one of another server, is not taken."""
     import os
-    import socket
     import time
     from dataclasses import replace
 
     from benchtop.sources.fields import SERVER_PROCESS
-    from benchtop.sources.os import SHARED_SCAN_AGE_S, OSSource
+    from benchtop.sources.os import SHARED_SCAN_AGE_S
     from benchtop.sources.proc_scan import scan
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    try:
-        src = OSSource(server_port=listener.getsockname()[1], per_process=False)
-        src.connect()
+    with _this_process_as_server(per_process=False) as src:
         first = scan(os.getpid())
         assert first.server_root == os.getpid() and os.getpid() in first.server_pids and first.server is not None
         passes = [first, replace(first, t=first.t + 2.0, server=replace(first.server, cpu_s=first.server.cpu_s + 1.0))]
@@ -127,5 +121,3 @@ def test_in_a_run_the_server_panel_takes_the_runs_pass_over_proc() -> None:
         assert src._shared() is None
         passes[0] = replace(passes[0], t=time.monotonic(), server_root=1)
         assert src._shared() is None
-    finally:
-        listener.close()
