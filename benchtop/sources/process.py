@@ -131,8 +131,10 @@ def listener_pid(port: int, proc: Path = Path("/proc")) -> int | None:
         return None
     wanted = {f"socket:[{i}]" for i in inodes}
     pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit()]
-    likely = [pid for pid in pids if _command(proc, pid) in DATABASES | POOLERS]
-    for pid in likely + [pid for pid in pids if pid not in set(likely)]:
+    serving = DATABASES | POOLERS
+    likely = [pid for pid in pids if _command(proc, pid) in serving]
+    first = set(likely)
+    for pid in likely + [pid for pid in pids if pid not in first]:
         if _holds(proc / pid / "fd", wanted):
             return int(pid)
     return None
