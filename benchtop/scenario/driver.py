@@ -184,11 +184,14 @@ class ScenarioDriver:
         # the step's threads (connections) and rate from the start: no burst at other settings
         ctl = self.make_controller(self._workload, step.workers, step.rate)
         previous = ctl.on_event
+        segment = len(self._seg_offsets)  # this engine's, once its start maps its clock
 
         def on_event(ev: TimelineEvent) -> None:
             if self.writer:
                 d = ev.to_dict()
-                d["t"] = round(self._scenario_t(ev.t), 3)
+                # an event of its start (a busy host's priority note) comes before that: the scenario's clock
+                mapped = segment < len(self._seg_offsets)
+                d["t"] = round(self._seg_offsets[segment] + ev.t if mapped else self.elapsed, 3)
                 self.writer.append(TIMELINE, d)
             if previous:
                 previous(ev)

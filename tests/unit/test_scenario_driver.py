@@ -408,3 +408,32 @@ def test_a_scenario_names_its_workload_and_target_before_its_first_step():
     assert (ctl.workload, ctl.target) == ("oltp_read_only", "fake://db")
     ctl.start()
     assert ctl.workload.startswith("oltp_read_only") and ctl.target == "fake://db"
+
+
+def test_an_event_at_an_engines_start_is_on_the_scenarios_clock(tmp_path: Path):
+    """A controller that notes something as it starts (on a busy host: its
+    workers' priority), before its engine's clock is mapped onto the
+    scenario's: the note is written at the scenario's time, not a crash."""
+
+    class NotingController(FakeController):
+        def start(self) -> None:
+            super().start()
+            self.note("note", "workers at normal priority")
+
+    clock = Clock()
+    writer = ResultsWriter(tmp_path)
+    made: list[FakeController] = []
+
+    def make(workload: str, threads: int | None, rate: float | None) -> FakeController:
+        made.append(NotingController(clock, workload, threads, rate))
+        return made[-1]
+
+    driver = ScenarioDriver(parse_scenario(SWEEP), make, writer, clock=clock)
+    driver.start()
+    while not driver.done:
+        clock.now += 0.5
+        driver.controller.sample()
+        driver.tick()
+    writer.close()
+    notes = [json.loads(ln) for ln in (tmp_path / "timeline.jsonl").read_text().splitlines()]
+    assert [e["t"] for e in notes if e["text"] == "workers at normal priority"] == [0.0, 6.0]  # each engine's start
