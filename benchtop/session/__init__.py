@@ -39,7 +39,6 @@ from benchtop.run.controller import RunController
 from benchtop.run.costs import CostMeter
 from benchtop.run.guards import Guard
 from benchtop.run.verdicts import VerdictMeter
-from benchtop.sources.os import OSSource
 from benchtop.sources.poller import Poller
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program
@@ -206,9 +205,6 @@ class RunSession:
             ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
                                 self.guard if results else None, meter)
             if meter is not None:
-                for poller in self.recorder.pollers:
-                    if isinstance(poller.source, OSSource):
-                        poller.source.shared_scan = lambda: meter.scan if meter else None
                 ctl.verdicts = VerdictMeter(opts.target, lambda: dict(self.recorder.latest),
                                             lambda: meter.server_pid if meter else None, opts.monitor.interval_s,
                                             lambda: meter.scan if meter else None)

@@ -37,21 +37,11 @@ from benchtop.sources.host_state import (
     tree_reading,
 )
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_scan import ProcScan
 from benchtop.sources.proc_table import PidStat
-from benchtop.sources.process import (
-    ProcessReading,
-    clock_ticks,
-    listener_pid,
-    memory_shares,
-    process_name,
-    self_cpu_s,
-    tree_rss,
-)
+from benchtop.sources.process import clock_ticks, listener_pid, process_name, self_cpu_s
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
-SHARED_SCAN_AGE_S = 3.0  # a run's pass older than this (its readings stopped): the source reads /proc itself
 _CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 
 
@@ -319,11 +309,7 @@ class OSSource(Source):
         self._disks_prev: tuple[float, dict[str, DiskCounters]] | None = None
         self._swap_prev: tuple[float, tuple[int, int]] | None = None
         self._procs_prev: tuple[float, dict[int, ProcCounters]] | None = None
-        self._server_cores: float | None = None
         self._files = ProcFiles()
-        # A run's newest pass over /proc (its cost meter's, once a second): without a screen its server
-        # tree serves this source's server panel, so the process table is not read twice a second
-        self.shared_scan: Callable[[], ProcScan | None] | None = None
 
     def connect(self) -> None:
         try:
@@ -362,11 +348,7 @@ class OSSource(Source):
                 panels[RUN_QUEUE] = d.procs_running
             panels[CONTEXT_SWITCHES_PER_S] = round(d.context_switches / d.seconds, 1)
         self._host_state(panels)
-        shared = self._shared()
-        if shared is not None:
-            panels[SERVER_PROCESS] = self._server_panel(self._shared_reading(shared), shared.t)
-            panels[SERVER_PROCESSES] = PER_PROCESS_NOT_READ
-        elif self._server_port:
+        if self._server_port:
             # one pass over /proc for both panels
             stats, procs = self._read_tree()
             if self._server_pid not in procs:
@@ -429,40 +411,12 @@ class OSSource(Source):
     def _server_process(self, procs: dict[int, ProcCounters]) -> Any:
         """The server's process tree: memory, and CPU in cores over the interval."""
         reading = tree_reading(procs, self._server_pid) if self._server_pid is not None else None
-        return self._server_panel(reading, time.monotonic())
-
-    def _shared(self) -> ProcScan | None:
-        """The run's newest pass, when it is recent and of this source's
-        server (the same port's listener): None to read /proc itself."""
-        if self.per_process or self.shared_scan is None or not self._server_port:
-            return None
-        scan = self.shared_scan()
-        if (scan is None or scan.server is None or time.monotonic() - scan.t > SHARED_SCAN_AGE_S
-                or self._server_pid not in (None, scan.server_root)):
-            return None
-        self._server_pid = scan.server_root
-        return scan
-
-    def _shared_reading(self, scan: ProcScan) -> ProcessReading | None:
-        """The tree's CPU from the run's pass, and its memory (each process's statm) read here."""
-        mems = []
-        for pid in scan.server_pids:
-            try:
-                mems.append(memory_shares(self._files.read(f"/proc/{pid}/statm")))
-            except (OSError, ValueError, IndexError):
-                continue  # ended since the pass
-        self._files.sweep()
-        return ProcessReading(len(mems), scan.server.cpu_s, tree_rss(mems)) if scan.server and mems else None
-
-    def _server_panel(self, reading: ProcessReading | None, now: float) -> Any:
-        """Memory, and CPU in cores since the reading before (the last
-        figure again when `now` is that reading's: a pass seen twice)."""
         if reading is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
-        prev = self._server_prev
-        if prev is None or now > prev[0]:
-            self._server_prev = (now, reading.cpu_s)
-            self._server_cores = (round(max(reading.cpu_s - prev[1], 0.0) / (now - prev[0]), 3)
-                                  if prev is not None else None)
+        now = time.monotonic()
+        prev, self._server_prev = self._server_prev, (now, reading.cpu_s)
+        cores = None
+        if prev is not None and now > prev[0]:
+            cores = round(max(reading.cpu_s - prev[1], 0.0) / (now - prev[0]), 3)
         return {"pid": self._server_pid, "name": process_name(self._server_pid), "processes": reading.pids,
-                "rss_bytes": reading.rss_bytes, "cpu_cores": self._server_cores}
+                "rss_bytes": reading.rss_bytes, "cpu_cores": cores}

@@ -37,8 +37,6 @@ class ProcScan:
     server_write_bytes: int | None  # the server tree's writes (None: not readable)
     server: ProcessReading | None = None  # the server tree's CPU: its live processes' and what root reaped
     server_tasks_scale: float = 1.0  # the server's tasks for each one in server_tasks (a sample past MAX_TASK_READS)
-    server_root: int | None = None  # the server's process, when its tree was found
-    server_pids: frozenset[int] = frozenset()  # its tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +177,7 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
         cpu = ProcessReading(len(server), (sum(stats[p].ticks for p in server) + stats[server_pid].reaped)
                              / clock_ticks(), None)
     return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait,
-                    tasks if server else None, written, cpu, scale, server_pid if server else None, frozenset(server))
+                    tasks if server else None, written, cpu, scale)
 
 
 def shares(prev: ProcScan, cur: ProcScan) -> ProcShares:

@@ -90,34 +90,3 @@ def test_without_a_screen_the_server_is_read_whole_not_process_by_process() -> N
     assert whole["pid"] == os.getpid() and whole["processes"] >= 1 and whole["rss_bytes"] > 0
     assert whole["cpu_cores"] is not None
     assert snap.panels[SERVER_PROCESSES] == PER_PROCESS_NOT_READ
-
-
-def test_in_a_run_the_server_panel_takes_the_runs_pass_over_proc() -> None:
-    """Given a run's newest pass (its cost meter's), a headless OS source
-    takes the tree's CPU from it (cores between two passes, the same figure
-    again for a pass seen twice) and reads the tree's memory only; a stale
-    pass, or one of another server, is not taken."""
-    import os
-    import time
-    from dataclasses import replace
-
-    from benchtop.sources.fields import SERVER_PROCESS
-    from benchtop.sources.os import SHARED_SCAN_AGE_S
-    from benchtop.sources.proc_scan import scan
-
-    with _this_process_as_server(per_process=False) as src:
-        first = scan(os.getpid())
-        assert first.server_root == os.getpid() and os.getpid() in first.server_pids and first.server is not None
-        passes = [first, replace(first, t=first.t + 2.0, server=replace(first.server, cpu_s=first.server.cpu_s + 1.0))]
-        src.shared_scan = lambda: passes[0]
-        src.poll()
-        passes.pop(0)
-        shared = src.poll().panels[SERVER_PROCESS]
-        again = src.poll().panels[SERVER_PROCESS]
-        assert shared["pid"] == os.getpid() and shared["rss_bytes"] > 0 and shared["cpu_cores"] == 0.5
-        assert again["cpu_cores"] == 0.5
-        assert src._shared() is not None
-        passes[0] = replace(passes[0], t=time.monotonic() - SHARED_SCAN_AGE_S - 1)
-        assert src._shared() is None
-        passes[0] = replace(passes[0], t=time.monotonic(), server_root=1)
-        assert src._shared() is None
