@@ -148,8 +148,9 @@ class ScenarioDriver:
     def step_index(self) -> int:
         return self._cur.step.index if self._cur else len(self.scenario.steps)
 
-    def _scenario_t(self, local_t: float) -> float:
-        return self._seg_offsets[-1] + local_t
+    def _scenario_t(self, local_t: float, segment: int = -1) -> float:
+        """A time of engine `segment` (default: the current one) in scenario seconds."""
+        return self._seg_offsets[segment] + local_t
 
     def scenario_t(self, local_t: float) -> float:
         """A time of the current engine (EngineSample.t) in scenario seconds."""
@@ -191,7 +192,7 @@ class ScenarioDriver:
                 d = ev.to_dict()
                 # an event of its start (a busy host's priority note) comes before that: the scenario's clock
                 mapped = segment < len(self._seg_offsets)
-                d["t"] = round(self._seg_offsets[segment] + ev.t if mapped else self.elapsed, 3)
+                d["t"] = round(self._scenario_t(ev.t, segment) if mapped else self.elapsed, 3)
                 self.writer.append(TIMELINE, d)
             if previous:
                 previous(ev)

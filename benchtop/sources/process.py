@@ -132,19 +132,12 @@ def listener_pid(port: int, proc: Path = Path("/proc")) -> int | None:
     wanted = {f"socket:[{i}]" for i in inodes}
     pids = [entry.name for entry in os.scandir(proc) if entry.name.isdigit()]
     serving = DATABASES | POOLERS
-    likely = [pid for pid in pids if _command(proc, pid) in serving]
+    likely = [pid for pid in pids if process_name(int(pid), proc) in serving]
     first = set(likely)
     for pid in likely + [pid for pid in pids if pid not in first]:
         if _holds(proc / pid / "fd", wanted):
             return int(pid)
     return None
-
-
-def _command(proc: Path, pid: str) -> str:
-    try:
-        return read_bytes(f"{proc}/{pid}/comm").decode(errors="replace").strip()
-    except OSError:  # gone
-        return ""
 
 
 def _holds(fd_dir: Path, wanted: set[str]) -> bool:
@@ -227,8 +220,8 @@ def process_name(pid: int | None, proc: Path = Path("/proc")) -> str | None:
     if pid is None:
         return None
     try:
-        return (proc / str(pid) / "comm").read_text().strip() or None
-    except OSError:
+        return read_bytes(f"{proc}/{pid}/comm").decode(errors="replace").strip() or None
+    except OSError:  # gone
         return None
 
 
