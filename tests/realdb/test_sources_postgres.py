@@ -17,6 +17,7 @@ from benchtop.sources.base import Missing
 from benchtop.sources.poller import SourcePoller
 from benchtop.sources.postgres import PostgresSource
 from tests.fixtures.servers import Server, pg_admin_exec, pg_connect, retry
+from tests.fixtures.statement_log import StatementLog
 
 pytestmark = pytest.mark.realdb
 
@@ -185,3 +186,38 @@ def test_commits_leave_out_the_monitors_own(pg_server: Server) -> None:
         assert sorted(commits)[len(commits) // 2] < 1.0, (commits, own)
     finally:
         src.close()
+
+
+def test_without_a_screen_tables_and_indexes_are_read_every_ten_seconds(
+    pg_server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A headless run's source (per_process=False) reads the per-table and per-index statistics once in
+    RELATIONS_EVERY_S (they cost the server O(relations) and no verdict reads them); the polls between carry
+    the newest reading.  With a screen they are read at every poll."""
+    from benchtop.sources import postgres
+
+    def relation_reads(log: StatementLog) -> int:
+        texts = log.statements(user=pg_server.user)
+        return sum(("pg_stat_user_tables" in q) + ("pg_stat_user_indexes" in q) for q in texts)
+
+    headless = PostgresSource("postgresql", pg_server.target(), timeout_s=2.0, per_process=False)
+    shown = PostgresSource("postgresql", pg_server.target(), timeout_s=2.0)
+    headless.connect()
+    shown.connect()
+    try:
+        with pg_server.statement_log() as log:
+            first = headless.poll().panels
+            second = headless.poll().panels
+            assert relation_reads(log) == 2  # one of each, at the first poll
+            assert isinstance(first["tables"], list) and second["tables"] is first["tables"]
+            assert second["indexes"] is first["indexes"]
+            monkeypatch.setattr(postgres, "RELATIONS_EVERY_S", 0.0)  # ten seconds on
+            headless.poll()
+            assert relation_reads(log) == 4
+            monkeypatch.setattr(postgres, "RELATIONS_EVERY_S", 10.0)
+            shown.poll()
+            shown.poll()
+            assert relation_reads(log) == 8
+    finally:
+        headless.close()
+        shown.close()
