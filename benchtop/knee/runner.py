@@ -103,10 +103,15 @@ class KneeStepper:
             self.ctl.set_rate(x)
         else:
             self.ctl.set_threads(int(x))
+        timing, held = self.timing, ""
+        if self.search.phase == "confirm":
+            # the answer held for the whole time, its p99 over all of it
+            hold = self.search.settings.confirm_s
+            timing, held = replace(timing, min_s=hold, max_s=hold), f", held {hold:g} s to confirm the answer"
         self.ctl.note("mark", f"knee probe {len(self.search.probes) + 1}: "
-                      + (f"rate {x:g}/s" if self.search.settings.rate else f"{int(x)} threads"))
+                      + (f"rate {x:g}/s" if self.search.settings.rate else f"{int(x)} threads") + held)
         # the change follows a reading at once: the next interval is the probe's own
-        self.meter = ProbeMeter(x, self.timing, limit_ms=self.search.settings.p99_limit_ms)
+        self.meter = ProbeMeter(x, timing, limit_ms=self.search.settings.p99_limit_ms)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,12 @@ an engine, so simulated systems test it (tests/unit/test_knee_search.py).
    peak or limit crossing when that lies inside (kept off the gap's ends),
    else at its middle.
 3. Done when no gap is open (or the probe budget is spent).
+4. With `confirm_s`, the answer is held that long once more before it is
+   given: a probe of a few seconds under the limit at the edge may have had
+   a lucky stretch on a busy host (beside a CPU hog, 17,660/s held a 10 ms
+   p99 for 2 s and gave 13.9 ms over the next 20).  One that breaks a limit
+   closes everything from it up, as any probe does, and the best setting
+   below it is held in turn (MAX_CONFIRMS settings at most).
 
 Latency is assumed to grow with the setting: a probe over the limit closes
 everything above it (one that never became steady is measured once more
@@ -51,6 +57,8 @@ KEEP_OFF_ENDS = 0.25
 CLIFF = 0.3
 # the highest p99 limit a search takes, milliseconds
 MAX_P99_LIMIT_MS = 3_600_000.0
+# settings held for confirm_s before the search gives up on a confirmed answer
+MAX_CONFIRMS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +94,7 @@ class SearchSettings:
     growth: float = 0.05  # bracketing goes on while a step up gains at least this
     max_probes: int = 24
     rate: bool = False  # the setting is the arrival rate (a real number), not threads
+    confirm_s: float = 0.0  # the answer held this long once more before it is given (0: not held)
 
     def check(self) -> None:
         """ValueError (one line) for settings the search cannot use."""
@@ -103,6 +112,8 @@ class SearchSettings:
             raise ValueError(f"the bracketing factor must be above 1, not {self.factor:g}")
         if self.max_probes < 1:
             raise ValueError("the probe budget must be at least 1")
+        if not (math.isfinite(self.confirm_s) and self.confirm_s >= 0):
+            raise ValueError(f"the answer's confirmation must be 0 or more seconds, not {self.confirm_s:g}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +129,11 @@ class KneeSearch:
     settings: SearchSettings
     probes: list[Probe] = field(default_factory=list)
     fit: UslFit | None = None
-    phase: str = "bracket"  # bracket, narrow, done
+    phase: str = "bracket"  # bracket, narrow, confirm, done
     reason: str = ""  # why the search ended
     closed: bool = False  # it ended by its own rules (not a spent budget)
+    held: list[float] = field(default_factory=list)  # settings held for confirm_s, in order
+    confirmed: set[float] = field(default_factory=set)  # ... those that kept the limits
 
     def __post_init__(self) -> None:
         self.settings.check()
@@ -151,9 +164,9 @@ class KneeSearch:
 
     @property
     def best(self) -> Probe | None:
-        """The answer: the best steady feasible setting; the leader when none
-        steadied."""
-        ok = [p for p in self._acceptable() if p.steady]
+        """The answer: the best steady (or confirmed) feasible setting; the
+        leader when none steadied."""
+        ok = [p for p in self._acceptable() if p.steady or p.x in self.confirmed]
         return max(ok, key=lambda p: p.tps) if ok else self.leader
 
     def _acceptable(self) -> list[Probe]:
@@ -184,6 +197,10 @@ class KneeSearch:
     # -- the protocol -------------------------------------------------------
     def record(self, probe: Probe) -> None:
         self.probes.append(probe)
+        if self.phase == "confirm":
+            self.held.append(probe.x)
+            if self.feasible(probe):
+                self.confirmed.add(probe.x)
         if not self.settings.rate:
             pts = self._sorted()
             self.fit = fit_usl([p.x for p in pts], [p.tps for p in pts], [p.p99_ms for p in pts])
@@ -195,6 +212,8 @@ class KneeSearch:
         if len(self.probes) >= self.settings.max_probes:
             self._done("the probe budget is spent")
             return None
+        if self.phase == "confirm":
+            return self._confirm()
         retry = self._retry()
         if retry is not None:
             return retry
@@ -240,6 +259,9 @@ class KneeSearch:
             return leader.x
         # an unsteady probe over the limit twice is a limit break all the same
         unsteady = [p for p in self._around_best() if not p.steady and (self.feasible(p) or self._times(p.x) < 2)]
+        if not unsteady and self.settings.confirm_s > 0:
+            self.phase = "confirm"
+            return self._confirm()
         if not unsteady:
             self._done("the bracket is within the tolerance", closed=True)
         else:
@@ -248,6 +270,29 @@ class KneeSearch:
             self._done(f"the search ended on probes that never became steady ({where}): the answer is uncertain",
                        closed=True)
         return None
+
+    def _confirm(self) -> float | None:
+        """The best setting to hold for confirm_s, or the end: it held, or
+        MAX_CONFIRMS settings did not."""
+        best, held = self.best, self._held_text
+        if best is None:
+            self._done(f"no setting kept the limits when held for {self.settings.confirm_s:g} s ({held()})",
+                       closed=True)
+            return None
+        if best.x in self.confirmed:
+            broke = [x for x in self.held if x not in self.confirmed]
+            self._done(f"the answer kept the limits when held for {self.settings.confirm_s:g} s"
+                       + (f" ({held(broke)} did not)" if broke else ""), closed=True)
+            return None
+        if len(self.held) >= MAX_CONFIRMS:
+            self._done(f"{held()} broke the limits when held for {self.settings.confirm_s:g} s: the answer "
+                       "is uncertain", closed=True)
+            return None
+        return best.x
+
+    def _held_text(self, xs: list[float] | None = None) -> str:
+        return ", ".join(f"{x:g}/s" if self.settings.rate else f"{int(x)} thread{'s' if x != 1 else ''}"
+                         for x in (self.held if xs is None else xs))
 
     def _around_best(self) -> list[Probe]:
         """The probes the answer rests on: the best, its probed neighbours
@@ -423,6 +468,14 @@ class KneeSearch:
                        for p in self.probes],
             "complete": self.closed,
         }
+        if s.confirm_s > 0:
+            out["confirm_s"] = s.confirm_s
+            out["held"] = [{"rate" if s.rate else "threads": x if s.rate else int(x), "kept": x in self.confirmed}
+                           for x in self.held]
+            if best is not None and best.x in self.confirmed:
+                out["best"].update(confirmed=True, held_s=s.confirm_s)
+            elif best is not None:
+                out["best"]["confirmed"] = False
         return out
 
     def usl_dict(self) -> dict[str, Any] | None:

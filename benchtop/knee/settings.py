@@ -33,7 +33,7 @@ RATE_MIN_S, RATE_MAX_S = 2.0, 15.0
 # the default range of threads: up to four per CPU of this host
 THREADS_PER_CPU = 4
 KEYS = ("min_threads", "max_threads", "min_rate", "max_rate", "p99_limit", "error_limit", "tolerance",
-        "probe_min", "probe_max", "probe_cv", "probe_interval", "settle", "max_probes")
+        "probe_min", "probe_max", "probe_cv", "probe_interval", "settle", "max_probes", "confirm")
 
 
 class SearchSettingError(ValueError):
@@ -82,6 +82,9 @@ def add_knee_options(p: argparse.ArgumentParser) -> None:
                    help="readings within a probe (default 0.25 s)")
     g.add_argument("--settle", metavar="S", help="not counted after each change (default 0.25 s)")
     g.add_argument("--max-probes", dest="max_probes", type=int, metavar="N", help="probe budget (default 24)")
+    g.add_argument("--confirm", metavar="S",
+                   help="hold the answer this long once more before giving it; 0: do not (default: as long as the "
+                        "longest probe)")
 
 
 def namespace_values(ns: argparse.Namespace) -> dict[str, Any]:
@@ -179,7 +182,8 @@ def knee_options(values: Mapping[str, Any], max_threads_limit: int, cpus: int | 
         for key, convert in (("p99_limit", lambda v: {"p99_limit_ms": seconds(v, "--p99-limit", "ms")}),
                              ("error_limit", lambda v: {"error_limit": share(v, "--error-limit")}),
                              ("tolerance", lambda v: {"tolerance": share(v, "--tolerance")}),
-                             ("max_probes", lambda v: {"max_probes": _whole(v, "--max-probes")})):
+                             ("max_probes", lambda v: {"max_probes": _whole(v, "--max-probes")}),
+                             ("confirm", lambda v: {"confirm_s": seconds(v, "--confirm")})):
             if key in values:
                 search = replace(search, **convert(values[key]))
                 search.check()
@@ -200,6 +204,10 @@ def knee_options(values: Mapping[str, Any], max_threads_limit: int, cpus: int | 
                 replace(timing, max_s=max(timing.min_s, timing.max_s)).check()
         key = "probe_max" if "probe_max" in values else "probe_min"
         timing.check()
+        if "confirm" not in values:
+            # the answer held once more for the longest a probe may run: a few seconds at the edge may
+            # have been a lucky stretch (search.py)
+            search = replace(search, confirm_s=timing.max_s)
     except ValueError as exc:
         raise SearchSettingError(str(exc), key) from None
     return KneeOptions(search, timing)

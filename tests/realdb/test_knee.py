@@ -28,6 +28,9 @@ def test_knee_on_mysql(mysql_server, tmp_path: Path) -> None:
     assert len(probes) >= 2
     knee = json.loads((out / "summary.json").read_text())["knee"]
     assert knee["best"]["p99_ms"] <= 50 and knee["best"]["tps"] > 0
+    if knee["reason"].startswith("the answer kept the limits"):  # held as long as the longest probe before it was given
+        assert knee["best"]["confirmed"] is True and knee["held"][-1] == {"threads": knee["best"]["threads"],
+                                                                          "kept": True}
     if len({p["threads"] for p in probes}) >= 3:
         assert knee["usl"] is not None and knee["usl"]["sigma"] is not None
     # the workers stay connected between probes: a connection is made only for each thread added

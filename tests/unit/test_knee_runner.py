@@ -1,5 +1,6 @@
 """The knee stepper over a run's readings: a time budget spent as the search
-finishes leaves it complete; spent before, the search is cut short."""
+finishes leaves it complete; spent before, the search is cut short; the
+answer held to confirm it runs its whole time."""
 
 from __future__ import annotations
 
@@ -51,3 +52,16 @@ def test_a_budget_spent_as_the_search_finishes_leaves_it_complete() -> None:
 def test_a_budget_spent_before_the_search_finishes_cuts_it_short() -> None:
     search = drive(high=8)
     assert len(search.probes) == 1 and search.to_dict()["complete"] is False
+
+
+def test_the_answer_is_held_for_the_confirmation_whatever_its_steadiness() -> None:
+    """A probe ends once steady (here after its 4-reading window, 2 s); held to confirm the answer, the
+    setting runs the whole confirm_s."""
+    search = KneeSearch(SearchSettings(low=1, high=1, p99_limit_ms=5.0, confirm_s=3.0))
+    knobs = Knobs()
+    stepper = KneeStepper(knobs, search, TIMING)
+    stepper.begin()
+    while not stepper.feed(reading()):  # type: ignore[arg-type]  # what the stepper reads of a Sample
+        pass
+    assert [p.time_s for p in search.probes] == [2.0, 3.0] and knobs.threads == [1, 1]
+    assert search.held == [1.0] and search.reason == "the answer kept the limits when held for 3 s"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from typing import Callable
 
 import pytest
@@ -381,3 +382,59 @@ def test_a_setting_that_kept_the_limit_above_one_that_broke_it_is_not_the_answer
         search.record(Probe(x, tps, p99, transactions=20_000))
     assert search.best is not None and search.best.x == 4
     assert search.leader is not None and search.leader.x == 4
+
+
+def _edge(held_p99: Callable[[float], float | None]) -> Callable[[float, bool], tuple[float, float]]:
+    """An open-loop rate under one CPU hog: every short probe up to 17,660/s keeps a 10 ms p99 and the
+    rates above break it; held for the confirmation, a rate gives held_p99(rate) when that is a number."""
+    def at(x: float, held: bool) -> tuple[float, float]:
+        p99 = held_p99(x) if held else None
+        if p99 is not None:
+            return x, p99
+        return (x, 1.5 + x / 10_000) if x <= 17_660 else (min(x, 24_000), 300.0)
+    return at
+
+
+def run_held(system: Callable[[float, bool], tuple[float, float]], settings: SearchSettings) -> KneeSearch:
+    search = KneeSearch(settings)
+    while (x := search.next()) is not None:
+        tps, p99 = system(x, search.phase == "confirm")
+        search.record(Probe(x, tps, p99, transactions=int(tps * 3), time_s=3.0))
+    return search
+
+
+HELD = SearchSettings(low=500, high=100_000, p99_limit_ms=10.0, rate=True, confirm_s=10.0)
+
+
+def test_the_answer_is_held_once_more_and_kept_when_it_keeps_the_limit() -> None:
+    search = run_held(_edge(lambda x: None), HELD)
+    best = search.best
+    assert best is not None and search.held == [best.x] and best.x in search.confirmed
+    assert search.probes[-1].x == best.x and search.closed
+    assert search.reason == "the answer kept the limits when held for 10 s"
+    d = search.to_dict()
+    assert d["best"]["confirmed"] is True and d["held"] == [{"rate": best.x, "kept": True}] and d["confirm_s"] == 10
+    assert answer_text(d).startswith(f"best: rate {best.x:g}/s, ") and ", held 10 s under the limits. " in answer_text(d)
+
+
+def test_an_answer_that_breaks_the_limit_when_held_gives_way_to_the_next_setting_below() -> None:
+    first = run_held(_edge(lambda x: None), HELD).best
+    assert first is not None
+    search = run_held(_edge(lambda x: 13.9 if x == first.x else None), HELD)
+    best = search.best
+    assert best is not None and best.x < first.x and best.x in search.confirmed
+    assert search.held == [first.x, best.x]
+    assert search.reason == f"the answer kept the limits when held for 10 s ({first.x:g}/s did not)"
+    assert search.to_dict()["held"] == [{"rate": first.x, "kept": False}, {"rate": best.x, "kept": True}]
+
+
+def test_an_answer_held_three_times_without_keeping_the_limit_is_uncertain() -> None:
+    search = run_held(_edge(lambda x: 12.0), HELD)
+    assert len(search.held) == 3 and not search.confirmed and search.closed
+    assert search.reason.endswith("broke the limits when held for 10 s: the answer is uncertain")
+    assert search.best is not None and search.best.x < min(search.held)
+
+
+def test_without_a_confirmation_the_search_ends_on_its_bracket() -> None:
+    search = run_held(_edge(lambda x: None), replace(HELD, confirm_s=0.0))
+    assert search.held == [] and search.reason == "the bracket is within the tolerance"

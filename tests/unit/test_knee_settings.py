@@ -32,6 +32,14 @@ def test_defaults_and_a_rate_search() -> None:
     assert knee_options({"p99_limit": "0.5s"}, 4096).search.p99_limit_ms == 500.0
 
 
+def test_the_answer_is_held_as_long_as_the_longest_probe_unless_told() -> None:
+    assert knee_options({}, 4096).search.confirm_s == 6.0
+    assert knee_options({"min_rate": 100.0, "max_rate": 5000.0}, 4096).search.confirm_s == 15.0
+    assert knee_options({"probe_max": "2s"}, 4096).search.confirm_s == 2.0
+    assert knee_options({"confirm": "0"}, 4096).search.confirm_s == 0.0
+    assert knee_options({"confirm": "500ms", "probe_max": "2s"}, 4096).search.confirm_s == 0.5
+
+
 @pytest.mark.parametrize("values,message", [
     ({"min_threads": 0}, "threads range"),
     ({"max_threads": 10_000}, "threads range"),
