@@ -19,9 +19,10 @@ an engine, so simulated systems test it (tests/unit/test_knee_search.py).
    else at its middle.
 3. Done when no gap is open (or the probe budget is spent).
 4. With `confirm_s`, the answer is held that long once more before it is
-   given: a probe of a few seconds under the limit at the edge may have had
-   a lucky stretch on a busy host (beside a CPU hog, 17,660/s held a 10 ms
-   p99 for 2 s and gave 13.9 ms over the next 20).  One that breaks a limit
+   given (whether or not the probes around it steadied): a probe of a few
+   seconds under the limit at the edge may have had a lucky stretch on a
+   busy host (beside a CPU hog, 17,660/s held a 10 ms p99 for 2 s and gave
+   13.9 ms over the next 20).  One that breaks a limit
    closes everything from it up, as any probe does, and the best setting
    below it is held in turn (MAX_CONFIRMS settings at most).
 
@@ -134,6 +135,7 @@ class KneeSearch:
     closed: bool = False  # it ended by its own rules (not a spent budget)
     held: list[float] = field(default_factory=list)  # settings held for confirm_s, in order
     confirmed: set[float] = field(default_factory=set)  # ... those that kept the limits
+    unsteady: str = ""  # the probes around the answer that never became steady, said when it ends
 
     def __post_init__(self) -> None:
         self.settings.check()
@@ -259,40 +261,38 @@ class KneeSearch:
             return leader.x
         # an unsteady probe over the limit twice is a limit break all the same
         unsteady = [p for p in self._around_best() if not p.steady and (self.feasible(p) or self._times(p.x) < 2)]
-        if not unsteady and self.settings.confirm_s > 0:
+        if unsteady:
+            self.unsteady = (f"the search ended on probes that never became steady "
+                             f"({self._settings_text([p.x for p in unsteady])})")
+        if self.settings.confirm_s > 0:
+            # most of all when the search ended unsure: an answer measured twice may be the lucky one
             self.phase = "confirm"
             return self._confirm()
-        if not unsteady:
-            self._done("the bracket is within the tolerance", closed=True)
-        else:
-            where = ", ".join(f"{p.x:g}/s" if self.settings.rate else f"{int(p.x)} thread{'s' if p.x != 1 else ''}"
-                              for p in unsteady)
-            self._done(f"the search ended on probes that never became steady ({where}): the answer is uncertain",
-                       closed=True)
+        self._done(f"{self.unsteady}: the answer is uncertain" if unsteady else "the bracket is within the tolerance",
+                   closed=True)
         return None
 
     def _confirm(self) -> float | None:
         """The best setting to hold for confirm_s, or the end: it held, or
         MAX_CONFIRMS settings did not."""
-        best, held = self.best, self._held_text
+        best, held, hold = self.best, self._settings_text, self.settings.confirm_s
+        also = f"; {self.unsteady}" if self.unsteady else ""
         if best is None:
-            self._done(f"no setting kept the limits when held for {self.settings.confirm_s:g} s ({held()})",
-                       closed=True)
+            self._done(f"no setting kept the limits when held for {hold:g} s ({held(self.held)}){also}", closed=True)
             return None
         if best.x in self.confirmed:
             broke = [x for x in self.held if x not in self.confirmed]
-            self._done(f"the answer kept the limits when held for {self.settings.confirm_s:g} s"
-                       + (f" ({held(broke)} did not)" if broke else ""), closed=True)
+            self._done(f"the answer kept the limits when held for {hold:g} s"
+                       + (f" ({held(broke)} did not)" if broke else "") + also, closed=True)
             return None
         if len(self.held) >= MAX_CONFIRMS:
-            self._done(f"{held()} broke the limits when held for {self.settings.confirm_s:g} s: the answer "
-                       "is uncertain", closed=True)
+            self._done(f"{held(self.held)} broke the limits when held for {hold:g} s: the answer is uncertain{also}",
+                       closed=True)
             return None
         return best.x
 
-    def _held_text(self, xs: list[float] | None = None) -> str:
-        return ", ".join(f"{x:g}/s" if self.settings.rate else f"{int(x)} thread{'s' if x != 1 else ''}"
-                         for x in (self.held if xs is None else xs))
+    def _settings_text(self, xs: list[float]) -> str:
+        return ", ".join(f"{x:g}/s" if self.settings.rate else f"{int(x)} thread{'s' if x != 1 else ''}" for x in xs)
 
     def _around_best(self) -> list[Probe]:
         """The probes the answer rests on: the best, its probed neighbours

@@ -331,6 +331,21 @@ def test_threads_that_never_steady_are_measured_again_and_not_called_within_the_
     assert "within the tolerance" not in text
 
 
+def test_an_answer_the_search_is_unsure_of_is_held_all_the_same() -> None:
+    """A noisy host: the probes never steady and the best was measured twice; held for confirm_s (the
+    stepper's hold: the whole time), it kept the limit, and the reason says both."""
+    system = noisy_threads_system(1000.0, 0.03, 0.0003, lambda n: 0.4, 1)
+    search = KneeSearch(SearchSettings(low=1, high=64, p99_limit_ms=100.0, confirm_s=4.0))
+    while (x := search.next()) is not None:
+        timing = replace(THREADS_TIMING, min_s=4.0) if search.phase == "confirm" else THREADS_TIMING
+        search.record(measure(system, x, timing, 100.0))
+    best = search.best
+    assert best is not None and search.held == [best.x] and best.x in search.confirmed
+    assert search.probes[-1].x == best.x and search.probes[-1].time_s == 4.0
+    assert search.reason.startswith("the answer kept the limits when held for 4 s; the search ended on probes "
+                                    "that never became steady (")
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_the_best_is_a_steady_setting_when_faster_ones_never_steady(seed: int) -> None:
     # steady up to 8 threads; beyond, a neighbour makes every reading swing by 40%
