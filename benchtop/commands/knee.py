@@ -173,7 +173,8 @@ class ProbePrinter:
         return (f"benchtop knee {label}: {what}, {', '.join(limits) or 'no latency limit'}, "
                 f"tolerance {100 * s.tolerance:g}%; probes of {t.min_s:g}-{t.max_s:g} s until steady "
                 f"(TPS cv < {100 * t.cv:g}%, the TPS and p99 of {t.parts} parts within {100 * t.tolerance:g}%"
-                f"{' (the p99 of the limit)' if s.p99_limit_ms is not None else ''}, {t.min_transactions:,} transactions)"
+                f"{' (the p99 of the limit)' if s.p99_limit_ms is not None else ''}, "
+                f"{t.min_transactions:,} transactions)"
                 + (f"; the answer held {s.confirm_s:g} s once more" if s.confirm_s > 0 else ""))
 
     def line(self, text: str) -> None:

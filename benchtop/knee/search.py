@@ -275,18 +275,18 @@ class KneeSearch:
     def _confirm(self) -> float | None:
         """The best setting to hold for confirm_s, or the end: it held, or
         MAX_CONFIRMS settings did not."""
-        best, held, hold = self.best, self._settings_text, self.settings.confirm_s
+        best, named, hold = self.best, self._settings_text, self.settings.confirm_s
         also = f"; {self.unsteady}" if self.unsteady else ""
         if best is None:
-            self._done(f"no setting kept the limits when held for {hold:g} s ({held(self.held)}){also}", closed=True)
+            self._done(f"no setting kept the limits when held for {hold:g} s ({named(self.held)}){also}", closed=True)
             return None
         if best.x in self.confirmed:
             broke = [x for x in self.held if x not in self.confirmed]
             self._done(f"the answer kept the limits when held for {hold:g} s"
-                       + (f" ({held(broke)} did not)" if broke else "") + also, closed=True)
+                       + (f" ({named(broke)} did not)" if broke else "") + also, closed=True)
             return None
         if len(self.held) >= MAX_CONFIRMS:
-            self._done(f"{held(self.held)} broke the limits when held for {hold:g} s: the answer is uncertain{also}",
+            self._done(f"{named(self.held)} broke the limits when held for {hold:g} s: the answer is uncertain{also}",
                        closed=True)
             return None
         return best.x

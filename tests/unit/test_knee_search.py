@@ -429,7 +429,8 @@ def test_the_answer_is_held_once_more_and_kept_when_it_keeps_the_limit() -> None
     assert search.reason == "the answer kept the limits when held for 10 s"
     d = search.to_dict()
     assert d["best"]["confirmed"] is True and d["held"] == [{"rate": best.x, "kept": True}] and d["confirm_s"] == 10
-    assert answer_text(d).startswith(f"best: rate {best.x:g}/s, ") and ", held 10 s under the limits. " in answer_text(d)
+    text = answer_text(d)
+    assert text.startswith(f"best: rate {best.x:g}/s, ") and ", held 10 s under the limits. " in text
 
 
 def test_an_answer_that_breaks_the_limit_when_held_gives_way_to_the_next_setting_below() -> None:
