@@ -166,9 +166,12 @@ class KneeSearch:
 
     @property
     def best(self) -> Probe | None:
-        """The answer: the best steady (or confirmed) feasible setting; the
+        """The answer: the setting that kept the limits when held, once one
+        did (a steadier short probe below it does not take its place on a
+        few more TPS); before that, the best steady feasible setting; the
         leader when none steadied."""
-        ok = [p for p in self._acceptable() if p.steady or p.x in self.confirmed]
+        acceptable = self._acceptable()
+        ok = [p for p in acceptable if p.x in self.confirmed] or [p for p in acceptable if p.steady]
         return max(ok, key=lambda p: p.tps) if ok else self.leader
 
     def _acceptable(self) -> list[Probe]:

@@ -454,3 +454,14 @@ def test_an_answer_held_three_times_without_keeping_the_limit_is_uncertain() -> 
 def test_without_a_confirmation_the_search_ends_on_its_bracket() -> None:
     search = run_held(_edge(lambda x: None), replace(HELD, confirm_s=0.0))
     assert search.held == [] and search.reason == "the bracket is within the tolerance"
+
+
+def test_the_setting_that_kept_the_limits_when_held_is_the_answer_whatever_the_short_probes_say() -> None:
+    # a busy CI host: 3 threads held gave fewer TPS than 2 threads' short probe, and 3 is the answer all the same
+    search = KneeSearch(SearchSettings(low=1, high=4, p99_limit_ms=50.0, confirm_s=1.0))
+    for x, tps in ((1, 20_000.0), (2, 31_000.0), (3, 32_000.0), (4, 20_000.0)):
+        search.record(Probe(x, tps, 100.0 if x == 4 else 1.0, transactions=50_000))
+    assert search.next() == 3 and search.phase == "confirm"
+    search.record(Probe(3, 30_000.0, 1.2, transactions=300_000, time_s=1.0))
+    assert search.next() is None and search.held == [3.0]
+    assert search.best is not None and search.best.x == 3 and search.best.tps == 30_000.0
