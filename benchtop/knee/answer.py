@@ -95,10 +95,11 @@ def _sureness(best: Mapping[str, Any], probes: list[Mapping[str, Any]], key: str
     count = best.get("transactions")
     if not best["steady"] and isinstance(count, int) and count < MIN_TRANSACTIONS:
         figures.append(f"{count:,} transactions of the {MIN_TRANSACTIONS:,} a p99 needs")
-    head = ("steady" if best["steady"] else "NOT steady") + again
     if best.get("confirmed"):  # held to confirm the answer: its figures are that hold's
         head = (f"held {float(best.get('held_s', 0.0)):g} s under the limits"
                 + ("" if best["steady"] else ", NOT steady"))
+    else:
+        head = ("steady" if best["steady"] else "NOT steady") + again
     return f"{head}: {', '.join(figures)}" if figures else head
 
 

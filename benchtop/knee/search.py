@@ -22,9 +22,10 @@ an engine, so simulated systems test it (tests/unit/test_knee_search.py).
    given (whether or not the probes around it steadied): a probe of a few
    seconds under the limit at the edge may have had a lucky stretch on a
    busy host (beside a CPU hog, 17,660/s held a 10 ms p99 for 2 s and gave
-   13.9 ms over the next 20).  One that breaks a limit
-   closes everything from it up, as any probe does, and the best setting
-   below it is held in turn (MAX_CONFIRMS settings at most).
+   13.9 ms over the next 20).  One that breaks a limit closes everything
+   from it up, as any probe does, and the best setting below it is held in
+   turn (MAX_CONFIRMS settings at most); the first that keeps them is the
+   answer.
 
 Latency is assumed to grow with the setting: a probe over the limit closes
 everything above it (one that never became steady is measured once more
