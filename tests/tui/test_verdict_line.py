@@ -26,7 +26,9 @@ async def test_the_verdict_shows_under_the_charts() -> None:
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(40):
             await pilot.pause(0.05)
-            if app.screen.query(VerdictLine):
+            lines = app.screen.query(VerdictLine)
+            # laid out, not only mounted: a busy CI host queried it in between, at width 0
+            if lines and lines.first().content_size.width:
                 break
         line = app.screen.query_one("#below").query_one(VerdictLine)
         text = line.render().plain
