@@ -300,12 +300,17 @@ def neighbours_score(s: Signals) -> float | None:
     """The workers' time queued for a CPU, in the share the other processes
     hold the CPUs.  A process busy on most of the CPUs it may use (a client
     pinned to one CPU, a server under a quota) queues behind itself: its
-    wait is its own limit's, not the neighbours'."""
+    wait is its own limit's, not the neighbours'; so does a run that takes
+    most of the busy CPU, but only with more transactions in flight than
+    the server's CPUs (two hogs beside 2 workers on 2 CPUs got 0.76 cores
+    against the run's 1.24: the run alone would not have queued)."""
     share = neighbour_share(s)
     if cpu_wait_share(s) is None or share is None or not s.busy_workers:
         return None
-    if share < NEIGHBOUR_MAIN_SHARE:
-        return 0.0  # the run takes most of the busy CPU: it queues behind itself (server or client CPU)
+    if share < NEIGHBOUR_MAIN_SHARE and s.busy_workers > server_cpus(s):
+        # the run takes most of the busy CPU with more transactions in flight than the server has CPUs:
+        # it queues behind itself (server or client CPU); with fewer, alone it would not queue at all
+        return 0.0
     wait = 0.0
     if (s.client_cores or 0.0) < CLIENT_CPU_SHARE * client_cores_available(s):
         wait += s.worker_cpu_wait or 0.0

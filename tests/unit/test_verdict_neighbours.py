@@ -116,3 +116,16 @@ def test_a_run_that_takes_most_of_the_busy_cpu_queues_behind_itself():
                 db_sessions=8.0, io_waiting=0.0, lock_waiting=0.0, server_local=True)
     assert rules.neighbours_score(s) == 0.0
     assert decide(s).limit == "server_cpu"
+
+
+def test_a_light_run_beside_two_hogs_is_the_neighbours_though_it_takes_most_of_the_busy_cpu():
+    # the busy-host check's step 5 (2 MariaDB point-select workers beside two `sh` hogs on 2 CPUs), its first
+    # interval: the hogs got 0.76 cores against the run's 1.24, a share under NEIGHBOUR_MAIN_SHARE; with 2
+    # transactions in flight on 2 CPUs the run alone would not queue, so its wait is the hogs'
+    s = replace(LIGHT, tps=28800.0, latency_ms=0.069, client_cores=0.45, server_cores=0.79, run_queue=4,
+                neighbour_cores=0.76, neighbour_top="sh 0.74", worker_cpu_wait=0.5, server_cpu_wait=0.68)
+    assert rules.neighbour_share(s) < rules.NEIGHBOUR_MAIN_SHARE
+    v = decide(s)
+    assert v.limit == "neighbours", v.text()
+    # more workers than the server's CPUs: the same share is the run queueing behind itself
+    assert rules.neighbours_score(replace(s, threads=8, busy_workers=7.9)) == 0.0
