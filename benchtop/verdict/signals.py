@@ -31,7 +31,8 @@ class Signals:
 
     seconds: float = 1.0
     # the load, from the engine
-    threads: int = 0  # workers running
+    threads: int = 0  # workers running (on event loops: connections)
+    loop_threads: int = 0  # --connections: the event-loop threads carrying them (0: a thread each)
     tps: float = 0.0
     rate_target: float = 0.0  # transactions/s asked of an open loop; 0: closed loop
     backlog: float | None = None  # open loop: transactions due but not started, on average

@@ -129,3 +129,23 @@ def test_a_light_run_beside_two_hogs_is_the_neighbours_though_it_takes_most_of_t
     assert v.limit == "neighbours", v.text()
     # more workers than the server's CPUs: the same share is the run queueing behind itself
     assert rules.neighbours_score(replace(s, threads=8, busy_workers=7.9)) == 0.0
+
+
+# pgbench's select-only from 256 connections on 4 event loops, the server on the same 2 CPUs (the floor check's
+# row): the loops queued for a CPU 3.7 of 4 on average and the backends ran ~6 ms a second each
+MANY_ON_LOOPS = Signals(seconds=1.0, threads=256, loop_threads=4, tps=38074.0, busy_workers=256.0, latency_ms=6.72,
+                        queries_per_txn=1.0, writes_per_txn=0.0, cpus=2, client_cpus=2, client_cores=0.407,
+                        server_cores=1.461, server_process="postgres", server_cpus=2.0, host_busy_pct=99.0,
+                        iowait_pct=0.0, run_queue=6, neighbour_cores=0.033, worker_cpu_wait=3.748,
+                        server_cpu_wait=19.757, db_sessions=1.0, io_waiting=0.0, lock_waiting=0.0,
+                        top_statement="SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+                        top_statement_ms_per_s=465.9, top_statement_share=1.0, server_ms_per_query=0.012,
+                        server_local=True)
+
+
+def test_an_event_loop_queued_for_a_cpu_holds_every_connection_it_carries():
+    assert rules.cpu_wait_share(MANY_ON_LOOPS) > 0.9
+    v = decide(MANY_ON_LOOPS)
+    assert v.limit == "server_cpu", v.text()
+    # read as 3.7 workers of 256 queued, the run queue's time looked like the wire's
+    assert decide(replace(MANY_ON_LOOPS, loop_threads=0)).limit == "network"
