@@ -246,9 +246,10 @@ class RunController:
     def load_ended(self) -> bool:
         return self._t0 is not None and self.engine.state in ENDED
 
-    def _read(self, final: EngineSample | None = None) -> IntervalStats:
+    def _read(self, final: EngineSample | None = None, held: HostReading | None = None) -> IntervalStats:
         """The interval since the previous reading, up to a new snapshot, or
-        up to `final`, the stopped engine's (stop(): the run's last interval)."""
+        up to `final`, the stopped engine's (stop(): the run's last interval,
+        with `held`, the host reading taken as the stop began)."""
         with self._lock:
             cur = final or self.engine.snapshot()
             assert self._prev is not None, "start() first"
@@ -267,7 +268,7 @@ class RunController:
             if self._type_prev:
                 iv = replace(iv, txn_latency_ms=self._interval_types())
             if self.meter is not None and self._reading is not None:
-                reading = self.meter.read(memory=False)
+                reading = held or self.meter.read(memory=False)
                 iv = replace(iv, costs=self.meter.interval(self._reading, reading, iv.transactions, iv.threads))
                 self._reading = reading
             # the load's clock or ours: the reading asked for at the warm-up's end
@@ -560,6 +561,11 @@ class RunController:
                 return self._summary
             if self.stop_reason:
                 reason = self.stop_reason
+            # the last interval's host reading is taken while the load still runs: once stopped, the workers'
+            # threads and the server's backends are gone with their run-queue waits, and 256 backends ending
+            # at once are a burst of CPU their parent reaps
+            held = (self.meter.read(memory=False)
+                    if self.meter is not None and self._reading is not None and self._base is not None else None)
             self.engine.stop()
             # the measured time ends here (the engine's clock stops at the
             # request); transactions in hand may finish and are counted
@@ -578,7 +584,7 @@ class RunController:
             if self._base is not None and self._prev is not None and self._ends_an_interval(self._prev, after):
                 # the last interval ends with the summary's snapshot, however
                 # short: the intervals then add up to the summary exactly
-                iv = self._read(after)
+                iv = self._read(after, held)
                 self._final = Sample(iv, True, t=iv.t - self.t_offset, finished=True, reason=reason,
                                      fields=self._fields, verdict=self._verdict)
             base = self._base or after

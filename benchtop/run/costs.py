@@ -187,6 +187,10 @@ class CostMeter:
         self.host_settings = read_host_settings(data_path(self.engine, self.target, mon))
         self._sqlite_start = sqlite_bytes(self.target.database) if self.engine == "sqlite" else None
         self._first = self.read()
+        if self._pid is not None:
+            # the first interval's run-queue waits and neighbours count from here, as every later one's do from
+            # the reading before (without it the first interval read 'network' for want of them)
+            self.scan = scan(self._pid, files=self._files)
         return self._first
 
     @property

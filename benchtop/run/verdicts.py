@@ -209,7 +209,10 @@ class VerdictMeter:
         """Before the run's clock starts (the cost meter has found the
         server): a local PgBouncer's console is logged in to now, not inside
         the first interval (psycopg's import and a login on a busy host
-        held the first reading, and the run's stop, for seconds)."""
+        held the first reading, and the run's stop, for seconds); the cost
+        meter's first pass over /proc is where the first interval's waits
+        count from."""
+        self._scan = self._scanned()
         if self._local and self._process_name() == "pgbouncer":
             self._pool_reader().connect()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree
+from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree, tree_ticks
 from benchtop.sources.process import ProcessReading, clock_ticks, memory_shares, tree_rss
 
 _SECTOR_BYTES = 512
@@ -192,13 +192,13 @@ def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | 
     >>> p = {1: ProcCounters(100, None, None, 0, "pm", 50, (10, 580)),
     ...      2: ProcCounters(20, None, None, 0, "be", 0, (30, 490))}
     >>> tree_reading(p, 1)
-    ProcessReading(pids=2, cpu_s=1.7, rss_bytes=620)
+    ProcessReading(pids=2, cpu_s=1.72, rss_bytes=620)
     """
     top = procs.get(root)
     if top is None:
         return None
     mems = [c.memory for c in procs.values() if c.memory is not None]
-    ticks = sum(c.cpu_ticks for c in procs.values()) + top.reaped_ticks
+    ticks = tree_ticks([c.cpu_ticks for c in procs.values()], top.reaped_ticks)
     return ProcessReading(pids=len(mems), cpu_s=ticks / clock_ticks(), rss_bytes=tree_rss(mems))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree
+from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree, tree_ticks
 from benchtop.sources.process import DATABASES, POOLERS, ProcessReading, clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
@@ -173,8 +173,7 @@ def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc"
     files.sweep()
     cpu = None
     if server and server_pid is not None:
-        # the live tree's CPU and what its root has reaped of the children that ended
-        cpu = ProcessReading(len(server), (sum(stats[p].ticks for p in server) + stats[server_pid].reaped)
+        cpu = ProcessReading(len(server), tree_ticks([stats[p].ticks for p in server], stats[server_pid].reaped)
                              / clock_ticks(), None)
     return ProcScan(time.monotonic(), ticks, frozenset(server | mine), worker_wait,
                     tasks if server else None, written, cpu, scale)
