@@ -156,7 +156,8 @@ class VerdictMeter:
     def signals(self, iv: IntervalStats) -> Signals:
         work = iv.costs.work if iv.costs is not None else None
         kw: dict[str, Any] = {
-            "seconds": iv.dt, "threads": iv.threads, "loop_threads": iv.loop_threads, "tps": iv.tps, "rate_target": iv.rate_target,
+            "seconds": iv.dt, "threads": iv.threads, "loop_threads": iv.loop_threads, "tps": iv.tps,
+            "rate_target": iv.rate_target,
             "backlog": iv.queue if iv.rate_mode else None, "busy_workers": iv.concurrency,
             "latency_ms": iv.latency_ms.get("avg") if iv.transactions else None,
             "queries_per_txn": iv.qps / iv.tps if iv.tps > 0 else None,

@@ -62,7 +62,7 @@ def top_statement(s: Signals) -> str:
 def queued_workers(s: Signals) -> float:
     """The busy workers held in the run queue by benchtop's own threads: an
     event loop queued for a CPU holds every connection it carries (256
-    connections on 4 loops, the loops queued 3.8 of 4: 240 of 256 held, not
+    connections on 4 loops, the loops queued 3.8 of 4: 243 of 256 held, not
     3.8).
 
     >>> queued_workers(Signals(threads=256, loop_threads=4, busy_workers=256.0, worker_cpu_wait=3.8))
