@@ -400,9 +400,10 @@ static void heap_remove(bt_loop *l, bt_fiber *f)
  * read had waited on a miss (a third of bt_loop_run_once's samples). */
 enum { BT_PREFETCH_STACK = 1024 };
 
-/* A hint the compiler keeps: GCC 12 at -O2 dropped prefetch_stack's
- * __builtin_prefetch calls as dead code once it fetched the next fiber's
- * line too (the loop over the stack alone had survived). */
+/* On x86-64 a hint the compiler keeps: GCC 12 at -O2 dropped every
+ * __builtin_prefetch of prefetch_stack as dead code once it fetched the next
+ * fiber's line too (the loop over the stack alone had survived).  Elsewhere
+ * the builtin, which it may drop: a hint, never a change in what runs. */
 static inline void prefetch_line(const void *p)
 {
 #if defined(__x86_64__)
