@@ -13,6 +13,7 @@ from benchtop.record.folder import MONITOR, ResultsWriter
 from benchtop.record.monitor import MonitorRecord
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.os import OSSource
+from benchtop.sources.proc_table import LatestPass
 from benchtop.sources.poller import Poller, SourcePoller
 from benchtop.sources.registry import build_sources, is_local, source_class
 from benchtop.target import Target
@@ -163,11 +164,12 @@ class TappedPoller:
 
 
 def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float, with_target: bool,
-                  per_process: bool = True) -> list[SourcePoller]:
+                  per_process: bool = True, shared: LatestPass | None = None) -> list[SourcePoller]:
     """Sources for a run: the target itself (unless --no-monitor) and any
     --proxysql/--pgbouncer given.  A source that cannot connect now is kept:
     its poller reconnects with backoff and shows the outage.  `per_process`:
-    a screen shows each of the server's processes (Source.per_process)."""
+    a screen shows each of the server's processes (Source.per_process).
+    `shared`: the run's passes over /proc, for the host's source."""
     specs = list(extra)
     sources = build_sources(specs, timeout_s=min(5.0, max(1.0, interval)), per_process=per_process)
     if with_target and target.kind in ("mysql", "postgresql"):
@@ -176,5 +178,5 @@ def build_pollers(target: Target, extra: list[tuple[str, str]], interval: float,
     if with_target and any(is_local(s.target) for s in sources):
         server_port = (target.effective_port if target.kind in ("mysql", "postgresql") and is_local(target)
                        and not target.socket else None)
-        sources.append(OSSource(timeout_s=1.0, server_port=server_port, per_process=per_process))
+        sources.append(OSSource(timeout_s=1.0, server_port=server_port, per_process=per_process, shared=shared))
     return [SourcePoller(s, interval=interval) for s in sources]

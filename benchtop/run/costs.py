@@ -43,10 +43,11 @@ from benchtop.run.target_readings import (
 from benchtop.sources.base import SourceSnapshot
 from benchtop.sources.fields import SETTINGS
 from benchtop.sources.host_settings import host_flags, read_host_settings
-from benchtop.sources.host_state import read_tree_processes, tree_reading
+from benchtop.sources.host_state import tree_counters, tree_reading
 from benchtop.sources.os import OSCounters, read_counters, real_disks
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_scan import ProcScan, scan
+from benchtop.sources.proc_table import LatestPass, StatsPass, read_pass
 from benchtop.sources.process import ProcessReading, clock_ticks, self_cpu_s
 from benchtop.target import Target
 
@@ -124,10 +125,11 @@ class CostMeter:
     """Readings and results for one run.  `begin()` when counting starts,
     `interval()` on every reading, `count()` for each counted interval,
     `finish()` at the end.  `latest`: the target's newest monitor snapshot
-    (for WAL per interval), when a recorder polls it."""
+    (for WAL per interval), when a recorder polls it.  `shared`: where each
+    interval's pass over /proc is published for the OS monitor."""
 
     def __init__(self, engine: str, target: Target, latest: Callable[[], SourceSnapshot | None] | None = None,
-                 probe_target: bool = True) -> None:
+                 probe_target: bool = True, shared: LatestPass | None = None) -> None:
         self.engine = engine
         self.target = target
         self._latest = latest or (lambda: None)
@@ -147,6 +149,7 @@ class CostMeter:
         self.host_settings: dict[str, Any] = {}
         self._sqlite_start: int | None = None
         self._files = ProcFiles()
+        self._shared = shared
         self._readings_s = 0.0
         # the newest pass over /proc of an interval's reading: the verdict's neighbours and waits read it too
         self.scan: ProcScan | None = None
@@ -155,7 +158,8 @@ class CostMeter:
         return sum(w.wal_bytes or 0.0 for w in self._type_work)
 
     # -- readings
-    def read(self, memory: bool = True) -> HostReading:
+    def read(self, memory: bool = True, taken: StatsPass | None = None) -> HostReading:
+        """`taken`: a pass over /proc just made (else one is made)."""
         try:
             counters: OSCounters | None = read_counters(disks=self._disks)
         except (OSError, ValueError):
@@ -164,9 +168,10 @@ class CostMeter:
         t0 = time.thread_time()
         if self._pid is not None and memory:  # the server's memory is reported at the start and the end only
             # the tree's CPU and memory alone: each process's io would be read for nothing
-            server = tree_reading(read_tree_processes(self._pid, self._files, memory=True, io=False)[1], self._pid)
+            stats = (taken or read_pass(self._files)).stats
+            server = tree_reading(tree_counters(self._pid, stats, self._files, memory=True, io=False), self._pid)
         elif self._pid is not None:
-            self.scan = scan(self._pid, files=self._files)
+            self.scan = scan(self._pid, files=self._files, taken=taken, shared=self._shared)
             server = self.scan.server
         self._readings_s += time.thread_time() - t0
         return HostReading(time.monotonic(), counters, self_cpu_s(), server, self._readings_s)
@@ -186,11 +191,13 @@ class CostMeter:
         self._pid = server_pid(self.target, mon)
         self.host_settings = read_host_settings(data_path(self.engine, self.target, mon))
         self._sqlite_start = sqlite_bytes(self.target.database) if self.engine == "sqlite" else None
-        self._first = self.read()
+        taken = read_pass(self._files) if self._pid is not None else None
+        self._first = self.read(taken=taken)
         if self._pid is not None:
             # the first interval's run-queue waits and neighbours count from here, as every later one's do from
-            # the reading before (without it the first interval read 'network' for want of them)
-            self.scan = scan(self._pid, files=self._files)
+            # the reading before (without it the first interval read 'network' for want of them): from the same
+            # pass over /proc as the memory reading
+            self.scan = scan(self._pid, files=self._files, taken=taken, shared=self._shared)
         return self._first
 
     @property

@@ -40,6 +40,7 @@ from benchtop.run.costs import CostMeter
 from benchtop.run.guards import Guard
 from benchtop.run.verdicts import VerdictMeter
 from benchtop.sources.poller import Poller
+from benchtop.sources.proc_table import LatestPass
 from benchtop.target.instrumentation import InstrumentationError
 from benchtop.workload import Program, load_program
 from benchtop.workload.fileio import check_files, fileio_program
@@ -69,6 +70,8 @@ class RunSession:
         self._stack = ExitStack()
         self._programs: dict[tuple[str, str, str], Program] = {}
         self._counted: frozenset[tuple[str, str, str]] = frozenset()
+        # each interval's pass over /proc, made by the run's cost meter and read by the host's monitor too
+        self._passes = LatestPass()
         self.writer: ResultsWriter | None = None
         self.recorder = MonitorRecorder([])
         self.instrumentation: InstrumentationCycler | None = None
@@ -127,7 +130,7 @@ class RunSession:
         if left is not None:
             print(left, file=sys.stderr, flush=True)
         pollers = (build_pollers(opts.target, opts.monitor.extra, opts.monitor.interval_s, with_target=opts.monitor.target,
-                                 per_process=not opts.headless)
+                                 per_process=not opts.headless, shared=self._passes)
                    if self._monitor else [])
         self.recorder = MonitorRecorder(pollers, self.writer)
         if self._stop_if:
@@ -201,7 +204,8 @@ class RunSession:
             meter = None
             if opts.engine != "fileio":  # a scenario's steps measure their costs too
                 kind = opts.target.kind
-                meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind))
+                meter = CostMeter(opts.engine, opts.target, latest=lambda: self.recorder.latest.get(kind),
+                                  shared=self._passes)
             ctl = RunController(opts, program, conn, self.writer if results else None, self.instrumentation,
                                 self.guard if results else None, meter)
             if meter is not None:

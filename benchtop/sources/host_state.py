@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree, tree_ticks
@@ -178,9 +178,14 @@ def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc", memory
     """Every process's stat (one pass over /proc), and the counters of
     `root` and its descendants (empty when root is gone)."""
     stats = read_stats(files, proc)
+    return stats, tree_counters(root, stats, files, proc, memory, io)
+
+
+def tree_counters(root: int, stats: Mapping[int, PidStat], files: ProcFiles, proc: str = "/proc",
+                  memory: bool = False, io: bool = True) -> dict[int, ProcCounters]:
+    """The counters of `root` and its descendants among a pass's `stats` (empty when root is gone)."""
     # by pid: the rows' order among equals stays the same from one reading to the next
-    procs = {pid: process_counters(pid, stats[pid], files, proc, memory, io) for pid in sorted(tree(root, stats))}
-    return stats, procs
+    return {pid: process_counters(pid, stats[pid], files, proc, memory, io) for pid in sorted(tree(root, stats))}
 
 
 def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | None:

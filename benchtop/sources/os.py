@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from benchtop.sources.base import PER_PROCESS_NOT_READ, Missing, Source, SourceError, SourceSnapshot
 from benchtop.sources.fields import (
@@ -32,17 +32,19 @@ from benchtop.sources.host_state import (
     parse_meminfo,
     parse_swapping,
     process_rows,
-    read_tree_processes,
     title,
+    tree_counters,
     tree_reading,
 )
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import PidStat
+from benchtop.sources.proc_table import LatestPass, PidStat, StatsPass, read_pass
 from benchtop.sources.process import clock_ticks, listener_pid, process_name, self_cpu_s
 from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
 _CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+# a run's pass over /proc this recent serves the server tree's panels (its rates count from the pass's own time)
+SHARED_PASS_AGE_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +301,8 @@ class OSSource(Source):
     kind = "os"
 
     def __init__(self, name: str = "os", target: Target | None = None, timeout_s: float = 5.0,
-                 server_port: int | None = None, *, per_process: bool = True) -> None:
+                 server_port: int | None = None, *, per_process: bool = True,
+                 shared: LatestPass | None = None) -> None:
         super().__init__(name, target or Target(kind="null", host="localhost"), timeout_s, per_process=per_process)
         self._disks: set[str] | None = None
         self._prev: OSCounters | None = None
@@ -310,6 +313,7 @@ class OSSource(Source):
         self._swap_prev: tuple[float, tuple[int, int]] | None = None
         self._procs_prev: tuple[float, dict[int, ProcCounters]] | None = None
         self._files = ProcFiles()
+        self._shared = shared  # the run's own pass over /proc, read instead of another when recent
 
     def connect(self) -> None:
         try:
@@ -349,22 +353,24 @@ class OSSource(Source):
             panels[CONTEXT_SWITCHES_PER_S] = round(d.context_switches / d.seconds, 1)
         self._host_state(panels)
         if self._server_port:
-            # one pass over /proc for both panels
-            stats, procs = self._read_tree()
+            # one pass over /proc for both panels: the run's own when it made one lately
+            shared = self._shared.newest(SHARED_PASS_AGE_S) if self._shared is not None else None
+            taken = shared or read_pass(self._files)
+            procs = self._tree(taken.stats)
             if self._server_pid not in procs:
                 self._server_pid = listener_pid(self._server_port or 0)
                 self._server_prev = None
-                stats, procs = self._read_tree()
+                procs = self._tree(taken.stats)
             self._files.sweep()
-            panels[SERVER_PROCESS] = self._server_process(procs)
-            panels[SERVER_PROCESSES] = (self._server_processes(procs, stats) if self.per_process
+            panels[SERVER_PROCESS] = self._server_process(procs, taken.t)
+            panels[SERVER_PROCESSES] = (self._server_processes(procs, taken) if self.per_process
                                         else PER_PROCESS_NOT_READ)
         return self.snapshot(panels, t0, interval_s)
 
-    def _read_tree(self) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
+    def _tree(self, stats: Mapping[int, PidStat]) -> dict[int, ProcCounters]:
         if self._server_pid is None:
-            return {}, {}
-        return read_tree_processes(self._server_pid, self._files, memory=True, io=self.per_process)
+            return {}
+        return tree_counters(self._server_pid, stats, self._files, memory=True, io=self.per_process)
 
     def _host_state(self, panels: dict[str, Any], proc: Path = Path("/proc")) -> None:
         """Load, memory and swap, and each disk (iostat -x)."""
@@ -393,13 +399,13 @@ class OSSource(Source):
         if prev_disks is not None and now > prev_disks[0]:
             panels[DISKS] = disk_rows(prev_disks[1], cur, now - prev_disks[0])
 
-    def _server_processes(self, cur: dict[int, ProcCounters], stats: dict[int, PidStat], top: int = 50) -> Any:
+    def _server_processes(self, cur: dict[int, ProcCounters], taken: StatsPass, top: int = 50) -> Any:
         """Each process of the local server's tree with its CPU and I/O
         (pg_activity's per-backend CPU%, READ/s, WRITE/s), the busiest `top`
         (their titles alone are read)."""
         if self._server_pid is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
-        now = time.monotonic()
+        now, stats = taken.t, taken.stats
         prev, self._procs_prev = self._procs_prev, (now, cur)
         if prev is None or now <= prev[0]:
             return []
@@ -408,12 +414,12 @@ class OSSource(Source):
             r["title"] = title(r["pid"], stats[r["pid"]].name, self._files)
         return rows
 
-    def _server_process(self, procs: dict[int, ProcCounters]) -> Any:
-        """The server's process tree: memory, and CPU in cores over the interval."""
+    def _server_process(self, procs: dict[int, ProcCounters], now: float) -> Any:
+        """The server's process tree: memory, and CPU in cores over the interval
+        (`now`: when its pass over /proc began)."""
         reading = tree_reading(procs, self._server_pid) if self._server_pid is not None else None
         if reading is None:
             return Missing("server process not found", "run as root or as the server's user to find it by its port")
-        now = time.monotonic()
         prev, self._server_prev = self._server_prev, (now, reading.cpu_s)
         cores = None
         if prev is not None and now > prev[0]:

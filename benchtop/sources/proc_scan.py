@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree, tree_ticks
+from benchtop.sources.proc_table import LatestPass, PidStat, StatsPass, io_counter, read_pass, tree, tree_ticks
 from benchtop.sources.process import DATABASES, POOLERS, ProcessReading, clock_ticks, read_bytes
 
 # The load's threads as the engine names them (top -H, perf): their waits are the workers'.
@@ -138,14 +138,19 @@ def _worker_waits(files: ProcFiles, base: str, pid: int, only: tuple[bytes, ...]
 
 
 def scan(server_pid: int | None, own_pid: int | None = None, proc: str = "/proc",
-         files: ProcFiles | None = None) -> ProcScan:
+         files: ProcFiles | None = None, taken: StatsPass | None = None,
+         shared: LatestPass | None = None) -> ProcScan:
     """Every process's CPU, the run's processes, the server tree's CPU, and
     the run-queue waits and writes of the run's tasks.  `files`: a reader
     that keeps them open from one scan to the next (without it each file is
-    opened and closed)."""
+    opened and closed).  `taken`: a pass over /proc just made (else one is
+    made); `shared`: where the pass is published for the run's other readers."""
     files = files if files is not None else ProcFiles(most=0)
     own = own_pid if own_pid is not None else os.getpid()
-    stats = read_stats(files, proc)
+    taken = taken or read_pass(files, proc)
+    if shared is not None:
+        shared.publish(taken)
+    stats = taken.stats
     ticks = {pid: (st.name, st.ticks) for pid, st in stats.items()}
     server = tree(server_pid, stats)
     mine = tree(own, stats)

@@ -1,11 +1,13 @@
 """Every process of this host from one pass over /proc: one listing, then
 each process's /proc/PID/stat (command name, parent, CPU ticks, threads,
 resident pages).  A process tree (a server and its backends) comes from the
-parents in it, not from a second walk reading each process's children."""
+parents in it, not from a second walk reading each process's children.
+A run's readers share one such pass an interval (`LatestPass`)."""
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Mapping, NamedTuple, Sequence
 
 from benchtop.sources.proc_files import ProcFiles
@@ -65,6 +67,41 @@ def read_stats(files: ProcFiles, proc: str = "/proc") -> dict[int, PidStat]:
         except (OSError, ValueError, IndexError):
             continue  # gone since the listing
     return out
+
+
+class StatsPass(NamedTuple):
+    """One pass over /proc: when it began (monotonic) and every process's stat then."""
+
+    t: float
+    stats: Mapping[int, PidStat]
+
+
+def read_pass(files: ProcFiles, proc: str = "/proc") -> StatsPass:
+    return StatsPass(time.monotonic(), read_stats(files, proc))
+
+
+class LatestPass:
+    """The newest pass over /proc a run's interval scan made, for the run's
+    other readers of the same processes (the OS monitor's server tree): with
+    256 backends each pass is ~330 stat files read and parsed, and two
+    readers a second each making their own doubled that.
+
+    >>> shared = LatestPass()
+    >>> shared.publish(StatsPass(time.monotonic(), {}))
+    >>> shared.newest(1.0) is not None, shared.newest(-1.0)
+    (True, None)
+    """
+
+    def __init__(self) -> None:
+        self._newest: StatsPass | None = None
+
+    def publish(self, taken: StatsPass) -> None:
+        self._newest = taken  # one reference replaced: a reader in another thread sees the old pass or the new
+
+    def newest(self, max_age_s: float) -> StatsPass | None:
+        """The newest pass when it began at most `max_age_s` ago."""
+        taken = self._newest
+        return taken if taken is not None and time.monotonic() - taken.t <= max_age_s else None
 
 
 def tree_ticks(live: Sequence[int], reaped: int) -> int:

@@ -23,7 +23,7 @@ from benchtop.sources import proc_files
 from benchtop.sources.host_state import title
 from benchtop.sources.proc_files import ProcFiles
 from benchtop.sources.proc_scan import MAX_TASK_READS, WORKER_THREADS, ProcScan, _worker_waits, scan, shares
-from benchtop.sources.proc_table import read_stats, tree
+from benchtop.sources.proc_table import LatestPass, read_stats, tree
 from benchtop.sources.process import clock_ticks, listener_pid, listening_inodes, parse_listeners
 from benchtop.target import Target
 
@@ -167,11 +167,15 @@ def test_a_title_is_the_command_line_else_the_command_name(tmp_path: Path) -> No
 
 
 def test_the_cost_meter_reads_the_server_in_one_pass_and_counts_its_cpu() -> None:
-    meter = CostMeter("null", Target("null"), probe_target=False)
+    shared = LatestPass()
+    meter = CostMeter("null", Target("null"), probe_target=False, shared=shared)
     meter._pid = os.getpid()  # noqa: SLF001 - the server found at begin(): this process here
     first = meter.read(memory=False)
     second = meter.read(memory=False)
     assert meter.scan is not None and first.server is not None and second.server is not None
+    # its pass over /proc is the host monitor's too
+    newest = shared.newest(60.0)
+    assert newest is not None and os.getpid() in newest.stats and newest.t <= meter.scan.t
     assert second.server == meter.scan.server and second.server.pids >= 1
     assert 0 < first.readings_cpu_s < second.readings_cpu_s  # cumulative, from the readings' own thread time
     meter.close()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import socket
+import time
 from contextlib import contextmanager
 from typing import Iterator
 
 from benchtop.sources.os import OSCounters, OSSource, parse_diskstats, parse_stat, per_transaction
+from benchtop.sources.process import clock_ticks
 
 DISKSTATS = """\
    7       0 loop0 50 0 400 0 0 0 0 0 0 0 0
@@ -90,3 +92,25 @@ def test_without_a_screen_the_server_is_read_whole_not_process_by_process() -> N
     assert whole["pid"] == os.getpid() and whole["processes"] >= 1 and whole["rss_bytes"] > 0
     assert whole["cpu_cores"] is not None
     assert snap.panels[SERVER_PROCESSES] == PER_PROCESS_NOT_READ
+
+
+def test_in_a_run_the_server_tree_comes_from_the_runs_own_pass_over_proc() -> None:
+    """With the run's cost meter making a pass over /proc each interval, the
+    host's source reads its server tree from that pass (not a second listing
+    of every process), its CPU rate counted from when that pass was made."""
+    import os
+
+    from benchtop.sources.fields import SERVER_PROCESS
+    from benchtop.sources.proc_table import LatestPass, PidStat, StatsPass
+
+    shared = LatestPass()
+    with _this_process_as_server(per_process=False) as src:
+        src._shared = shared  # noqa: SLF001 - the session hands it over at construction
+        src.poll()  # finds this process by its port (no pass shared yet: it makes its own)
+        me, t = PidStat("python", 1, 0, 0, 1, 100), time.monotonic() - 0.5
+        shared.publish(StatsPass(t, {os.getpid(): me}))
+        first = src.poll()
+        shared.publish(StatsPass(t + 0.3, {os.getpid(): me._replace(ticks=clock_ticks() * 3 // 10)}))
+        second = src.poll()
+    assert first.panels[SERVER_PROCESS]["processes"] == 1  # the pass's one process, not this host's listing
+    assert second.panels[SERVER_PROCESS]["cpu_cores"] == 1.0  # 0.3 s of CPU over the 0.3 s between the passes
