@@ -6,12 +6,17 @@ readings, the monitor, the summary).
 
     python bench/floor_ab.py --a OLD/bin/benchtop --b NEW/bin/benchtop [--rounds 3] [--pgsql-port 15432]
 
-Each round runs A, B and bench/roundtrip_floor.c (built here) for 10 s of
+Each round runs A, B and bench/roundtrip_floor.c (built here), in an order
+that turns from round to round, for 10 s of
 pgbench's select-only (`pgbench -i -s 2` prepared) at 256 connections on 4
 threads, normal priority, against a running PostgreSQL (user sbtest,
 password from PGPASSWORD or ~/.pgpass).  The loops' CPU is their threads'
 own (/proc/PID/task, bt-loop*), read every 50 ms to their last reading;
-the whole process's from wait4.  Prints each run, then medians.
+the whole process's from wait4.  Prints each run, then medians, and A's
+and B's CPU per transaction at a like throughput: on the 2-core host a
+round's TPS moves 30,000-45,000 from minute to minute, every client's CPU
+per transaction falls as it rises (fewer wake-ups per transaction), and a
+change of a few percent hides under that unless compared at one TPS.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from scipy import stats
 
 from vs_peers import build_floor
 
@@ -109,7 +116,10 @@ def main() -> int:
     floor = build_floor(Path(os.environ.get("TMPDIR", "/tmp")))
     runs: dict[str, list[Run]] = {"A": [], "B": [], "floor": []}
     for i in range(args.rounds):
-        for name in runs:
+        # the order turns each round: a run right after another's 256 connections close may start on a busier
+        # host (with A always first, B's TPS was higher in 5 rounds of 5; turning, in 3 of 6)
+        names = list(runs)
+        for name in names[i % 3:] + names[:i % 3]:
             run = (floor_run(floor, args.pgsql_port) if name == "floor"
                    else benchtop_run(args.a if name == "A" else args.b, args.pgsql_port))
             runs[name].append(run)
@@ -122,6 +132,12 @@ def main() -> int:
         ratio = statistics.median(r.us_per_txn / f.us_per_txn for r, f in zip(done, runs["floor"]))
         print(f"{name:5} median {us:.2f} us per transaction, {ratio:.2f}x the floor of its round, "
               f"besides the loops {statistics.median(r.rest_s for r in done):.2f} s")
+    if args.rounds >= 3:
+        like = statistics.median(r.transactions for r in runs["A"] + runs["B"])
+        for name in ("A", "B"):
+            fit = stats.linregress([r.transactions for r in runs[name]], [r.us_per_txn for r in runs[name]])
+            print(f"{name:5} at a like {like:,.0f} transactions: {fit.intercept + fit.slope * like:.2f} us per transaction "
+                  f"(a line fitted over its rounds, r = {fit.rvalue:.2f})")
     return 0
 
 
