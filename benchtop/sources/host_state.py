@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from benchtop.sources.proc_files import ProcFiles
-from benchtop.sources.proc_table import PidStat, io_counter, read_stats, tree, tree_ticks
+from benchtop.sources.proc_table import PidStat, io_counter, tree, tree_ticks
 from benchtop.sources.process import ProcessReading, clock_ticks, memory_shares, tree_rss
 
 _SECTOR_BYTES = 512
@@ -173,14 +173,6 @@ def title(pid: int, name: str, files: ProcFiles, proc: str = "/proc") -> str:
     return text or name
 
 
-def read_tree_processes(root: int, files: ProcFiles, proc: str = "/proc", memory: bool = False,
-                        io: bool = True) -> tuple[dict[int, PidStat], dict[int, ProcCounters]]:
-    """Every process's stat (one pass over /proc), and the counters of
-    `root` and its descendants (empty when root is gone)."""
-    stats = read_stats(files, proc)
-    return stats, tree_counters(root, stats, files, proc, memory, io)
-
-
 def tree_counters(root: int, stats: Mapping[int, PidStat], files: ProcFiles, proc: str = "/proc",
                   memory: bool = False, io: bool = True) -> dict[int, ProcCounters]:
     """The counters of `root` and its descendants among a pass's `stats` (empty when root is gone)."""
@@ -192,7 +184,7 @@ def tree_reading(procs: dict[int, ProcCounters], root: int) -> ProcessReading | 
     """The tree's CPU (its live processes' and what root reaped) and memory
     (each process's anonymous memory, plus the largest shared part once:
     PostgreSQL's backends all map the same shared buffers) from a
-    read_tree_processes(root, memory=True) pass; None when root is gone.
+    tree_counters(root, ..., memory=True) reading; None when root is gone.
 
     >>> p = {1: ProcCounters(100, None, None, 0, "pm", 50, (10, 580)),
     ...      2: ProcCounters(20, None, None, 0, "be", 0, (30, 490))}
