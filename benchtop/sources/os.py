@@ -353,8 +353,10 @@ class OSSource(Source):
             panels[CONTEXT_SWITCHES_PER_S] = round(d.context_switches / d.seconds, 1)
         self._host_state(panels)
         if self._server_port:
-            # one pass over /proc for both panels: the run's own when it made one lately
-            shared = self._shared.newest(SHARED_PASS_AGE_S) if self._shared is not None else None
+            # one pass over /proc for both panels: the run's own when it made one lately, unless each process's
+            # row is shown (its I/O is read now, so its rates need a pass of now, not one up to a second old)
+            shared = (self._shared.newest(SHARED_PASS_AGE_S) if self._shared is not None and not self.per_process
+                      else None)
             taken = shared or read_pass(self._files)
             procs = self._tree(taken.stats)
             if self._server_pid not in procs:

@@ -114,3 +114,10 @@ def test_in_a_run_the_server_tree_comes_from_the_runs_own_pass_over_proc() -> No
         second = src.poll()
     assert first.panels[SERVER_PROCESS]["processes"] == 1  # the pass's one process, not this host's listing
     assert second.panels[SERVER_PROCESS]["cpu_cores"] == 1.0  # 0.3 s of CPU over the 0.3 s between the passes
+    # a screen's rows per process read their I/O at the poll: their rates count from a pass of the poll's own
+    with _this_process_as_server(per_process=True) as src:
+        src._shared = shared  # noqa: SLF001
+        src.poll()
+        shared.publish(StatsPass(time.monotonic(), {os.getpid(): me._replace(ticks=10**9)}))
+        third = src.poll()
+    assert third.panels[SERVER_PROCESS]["cpu_cores"] < 100
