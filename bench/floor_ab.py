@@ -136,7 +136,8 @@ def main() -> int:
         like = statistics.median(r.transactions for r in runs["A"] + runs["B"])
         for name in ("A", "B"):
             fit = stats.linregress([r.transactions for r in runs[name]], [r.us_per_txn for r in runs[name]])
-            print(f"{name:5} at a like {like:,.0f} transactions: {fit.intercept + fit.slope * like:.2f} us per transaction "
+            at = fit.intercept + fit.slope * like
+            print(f"{name:5} at a like {like:,.0f} transactions: {at:.2f} us per transaction "
                   f"(a line fitted over its rounds, r = {fit.rvalue:.2f})")
     return 0
 
