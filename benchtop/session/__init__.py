@@ -70,7 +70,7 @@ class RunSession:
         self._stack = ExitStack()
         self._programs: dict[tuple[str, str, str], Program] = {}
         self._counted: frozenset[tuple[str, str, str]] = frozenset()
-        # each interval's pass over /proc, made by the run's cost meter and read by the host's monitor too
+        # each interval's pass over /proc, made by the run's cost meter and read by a headless run's host monitor too
         self._passes = LatestPass()
         self.writer: ResultsWriter | None = None
         self.recorder = MonitorRecorder([])

@@ -43,7 +43,7 @@ from benchtop.target import Target
 
 _SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device
 _CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
-# a run's pass over /proc this recent serves the server tree's panels (its rates count from the pass's own time)
+# a run's pass over /proc this recent serves a headless run's server-tree panel (its rate counts from the pass's time)
 SHARED_PASS_AGE_S = 1.0
 
 
