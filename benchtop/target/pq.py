@@ -187,16 +187,17 @@ def _text(p: Any) -> str:
 
 
 def _rows(res: Any) -> list[dict[str, Any]]:
-    ncols = lib.PQnfields(res)
-    names = [ffi.string(lib.PQfname(res, c)).decode() for c in range(ncols)]
-    convert = [_converter(lib.PQftype(res, c)) for c in range(ncols)]
-    rows = []
-    for r in range(lib.PQntuples(res)):
-        row: dict[str, Any] = {}
-        for c in range(ncols):
-            if lib.PQgetisnull(res, r, c):
-                row[names[c]] = None
-            else:
-                row[names[c]] = convert[c](ffi.string(lib.PQgetvalue(res, r, c)).decode(errors="replace"))
-        rows.append(row)
-    return rows
+    nrows, ncols = lib.PQntuples(res), lib.PQnfields(res)
+    if nrows == 0:
+        return []
+    fields = [(ffi.string(lib.PQfname(res, c)).decode(), _converter(lib.PQftype(res, c))) for c in range(ncols)]
+    size, cells = lib.bt_pq_pack(res, ffi.NULL, ffi.NULL), nrows * ncols
+    buf, nulls = ffi.new("char[]", size), ffi.new("char[]", cells)
+    lib.bt_pq_pack(res, buf, nulls)
+    values = ffi.unpack(buf, size).decode(errors="replace").split("\0")
+    null = ffi.unpack(nulls, cells)
+    if not any(null):
+        return [{name: convert(v) for (name, convert), v in zip(fields, values[i:i + ncols])}
+                for i in range(0, cells, ncols)]
+    return [{name: None if z else convert(v) for (name, convert), v, z in
+             zip(fields, values[i:i + ncols], null[i:i + ncols])} for i in range(0, cells, ncols)]

@@ -53,6 +53,17 @@ def test_every_source_query_reads_as_psycopg_read_it(pg_server: Server) -> None:
         assert checked >= 12 and ids
 
 
+def test_a_large_result_with_nulls_empty_texts_and_non_ascii_reads_as_psycopg_read_it(pg_server: Server) -> None:
+    """Its values come out of libpq in one buffer (bt_pq_pack), not one call each."""
+    text = ("SELECT g AS n, CASE WHEN g % 3 = 0 THEN NULL ELSE 'é' || repeat('x', g % 5) END AS t, "
+            "CASE WHEN g % 4 = 0 THEN '' END AS e, g::float8 / 7 AS f FROM generate_series(1, 2000) g")
+    with pg_connect(pg_server, row_factory=dict_row) as ref, _pq(pg_server) as conn:
+        got = conn.query(text)
+        assert got == ref.execute(text).fetchall()
+        assert {r["e"] for r in got} == {"", None} and got[2]["t"] is None and got[0]["t"] == "éx"
+        assert conn.query("SELECT 1 AS a WHERE false") == []
+
+
 def test_a_failed_statement_keeps_the_connection_and_names_its_sqlstate(pg_server: Server) -> None:
     with _pq(pg_server) as conn:
         with pytest.raises(PqError) as err:
