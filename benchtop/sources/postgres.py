@@ -12,7 +12,7 @@ a `Missing`, a lost connection fails the poll.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 from benchtop.errors import one_line
 from benchtop.sources import sql
@@ -363,32 +363,27 @@ LOCK_TIMEOUT_MS = 50
 _STATEMENT_COUNTERS = ("calls", "total_ms", "rows", "shared_blks_hit", "shared_blks_read")
 
 
-def statement_deltas(
+class StatementChange(NamedTuple):
+    """A statement run in the interval: its row (user, db, query id) and its counters' growth."""
+
+    key: tuple[Any, ...]
+    row: Mapping[str, Any]
+    delta: dict[str, float]
+
+
+def statement_changes(
     baseline: dict[tuple[Any, ...], dict[str, float]],
     rows: Iterable[Mapping[str, Any]],
     seconds: float | None,
-    top: int = 20,
-    texts: Mapping[tuple[Any, ...], str] | None = None,
-) -> list[dict[str, Any]]:
-    """pg_stat_statements rows ranked by execution time in the interval;
-    `baseline` (key -> totals at the previous read) is replaced in place.
-    Rows of the same (user, db, query id) (top-level and nested) are summed.
-    Statement texts come from the rows or from `texts` (key -> text, for
-    counters read without them); the monitor's own statements are left out.
-
-    >>> base = {}
-    >>> row = {"userid": 1, "dbid": 2, "queryid": 3, "user": "u", "db": "d", "query": "SELECT $1",
-    ...        "calls": 10, "total_ms": 5.0, "rows": 10, "shared_blks_hit": 30, "shared_blks_read": 1}
-    >>> statement_deltas(base, [row], None)
-    []
-    >>> r = statement_deltas(base, [dict(row, calls=30, total_ms=15.0, rows=30, shared_blks_hit=90)], 2.0)[0]
-    >>> r["calls_per_s"], r["total_ms_per_s"], r["mean_ms"], r["rows_per_s"], r["shared_blks_hit_per_s"], r["hit_pct"]
-    (10.0, 5.0, 0.5, 10.0, 30.0, 100.0)
-    """
+    texts: dict[tuple[Any, ...], str],
+) -> list[StatementChange]:
+    """The pg_stat_statements rows that ran since `baseline` (key -> totals
+    at the previous read, replaced in place), rows of the same (user, db,
+    query id) (top-level and nested) summed; texts the rows carry go into
+    `texts`.  None on a first read (`seconds` None)."""
     current: dict[tuple[Any, ...], dict[str, float]] = {}
     about: dict[tuple[Any, ...], Mapping[str, Any]] = {}
-    texts = dict(texts or {})
-    # every statement the server has seen, every poll: kept to plain loops
+    # every statement the server has seen, every poll (thousands): one pass, kept to plain loops
     for row in rows:
         key = statement_key(row)
         text = row.get("query")
@@ -414,13 +409,34 @@ def statement_deltas(
         d = {k: cur[k] - (before or {}).get(k, 0.0) for k in cur}
         if d["calls"] < 0 or d["total_ms"] < 0:  # pg_stat_statements_reset() in between
             d = cur
-        if d["calls"] <= 0:
-            continue
-        blocks = d["shared_blks_hit"] + d["shared_blks_read"]
-        row = about[key]
-        text = texts.get(key)
+        if d["calls"] > 0:
+            out.append(StatementChange(key, about[key], d))
+    return out
+
+
+def statement_rows(changes: Iterable[StatementChange], seconds: float, top: int = 20,
+                   texts: Mapping[tuple[Any, ...], str] | None = None) -> list[dict[str, Any]]:
+    """The `top` statements by execution time in the interval, per second;
+    texts from `texts` (key -> text); the monitor's own statements left out.
+
+    >>> base, texts = {}, {}
+    >>> row = {"userid": 1, "dbid": 2, "queryid": 3, "user": "u", "db": "d", "query": "SELECT $1",
+    ...        "calls": 10, "total_ms": 5.0, "rows": 10, "shared_blks_hit": 30, "shared_blks_read": 1}
+    >>> statement_changes(base, [row], None, texts)
+    []
+    >>> changes = statement_changes(base, [dict(row, calls=30, total_ms=15.0, rows=30, shared_blks_hit=90)], 2.0, texts)
+    >>> r = statement_rows(changes, 2.0, texts=texts)[0]
+    >>> r["calls_per_s"], r["total_ms_per_s"], r["mean_ms"], r["rows_per_s"], r["shared_blks_hit_per_s"], r["hit_pct"]
+    (10.0, 5.0, 0.5, 10.0, 30.0, 100.0)
+    """
+    texts = texts or {}
+    out = []
+    for c in sorted(changes, key=lambda c: c.delta["total_ms"], reverse=True):
+        text = texts.get(c.key)
         if text is not None and is_own_statement(text):
             continue
+        d, row = c.delta, c.row
+        blocks = d["shared_blks_hit"] + d["shared_blks_read"]
         out.append(
             {
                 "user": row.get("user"),
@@ -436,8 +452,9 @@ def statement_deltas(
                 "query": flatten(text),
             }
         )
-    out.sort(key=lambda r: r["total_ms_per_s"], reverse=True)
-    return out[:top]
+        if len(out) == top:
+            break
+    return out
 
 
 def statement_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -819,9 +836,13 @@ class PostgresSource(Source):
                 # another user's statements have no query id for this one
                 rows = [r for r in self._query("top_statements") if r["queryid"] is not None]
                 base, seconds = self._since_last("top_statements", now)
+                changes = statement_changes(base, rows, seconds, self._texts)
+                if not seconds:
+                    panels[TOP_STATEMENTS] = []
+                    return
                 # Texts live in a file pg_stat_statements reads whole: counters are read
                 # without them, and texts only for statements not seen before.
-                ranked = statement_deltas(dict(base), rows, seconds, top=_TEXT_CANDIDATES, texts=self._texts)
+                ranked = statement_rows(changes, seconds, top=_TEXT_CANDIDATES, texts=self._texts)
                 known = {k[2] for k in self._texts}
                 wanted = {r["queryid"] for r in ranked if r["queryid"] not in known}
                 if wanted:
@@ -830,7 +851,7 @@ class PostgresSource(Source):
                 self._forget("top_statements")
                 panels[TOP_STATEMENTS] = _pgss_missing(exc.missing, self.target.user)
                 return
-            panels[TOP_STATEMENTS] = statement_deltas(base, rows, seconds, texts=self._texts)
+            panels[TOP_STATEMENTS] = statement_rows(changes, seconds, texts=self._texts)
 
         skipped: list[Mapping[str, Any]] = []
 
