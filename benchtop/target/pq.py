@@ -188,8 +188,8 @@ def _text(p: Any) -> str:
 
 def _rows(res: Any) -> list[dict[str, Any]]:
     nrows, ncols = lib.PQntuples(res), lib.PQnfields(res)
-    if nrows == 0:
-        return []
+    if ncols == 0:
+        return [{} for _ in range(nrows)]  # SELECT FROM t: rows without columns
     fields = [(ffi.string(lib.PQfname(res, c)).decode(), _converter(lib.PQftype(res, c))) for c in range(ncols)]
     size, cells = lib.bt_pq_pack(res, ffi.NULL, ffi.NULL), nrows * ncols
     buf, nulls = ffi.new("char[]", size), ffi.new("char[]", cells)

@@ -62,6 +62,7 @@ def test_a_large_result_with_nulls_empty_texts_and_non_ascii_reads_as_psycopg_re
         assert got == ref.execute(text).fetchall()
         assert {r["e"] for r in got} == {"", None} and got[2]["t"] is None and got[0]["t"] == "éx"
         assert conn.query("SELECT 1 AS a WHERE false") == []
+        assert conn.query("SELECT FROM generate_series(1, 2)") == [{}, {}]
 
 
 def test_a_failed_statement_keeps_the_connection_and_names_its_sqlstate(pg_server: Server) -> None:
