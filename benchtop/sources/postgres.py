@@ -380,7 +380,7 @@ def statement_changes(
     """The pg_stat_statements rows that ran since `baseline` (key -> totals
     at the previous read, replaced in place), rows of the same (user, db,
     query id) (top-level and nested) summed; texts the rows carry go into
-    `texts`.  None on a first read (`seconds` None)."""
+    `texts`.  Nothing on a first read (`seconds` None): no interval yet."""
     current: dict[tuple[Any, ...], dict[str, float]] = {}
     about: dict[tuple[Any, ...], Mapping[str, Any]] = {}
     # every statement the server has seen, every poll (thousands): one pass, kept to plain loops

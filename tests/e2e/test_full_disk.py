@@ -39,15 +39,17 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 def fill(fs: Path, leave: int = 0) -> None:
     st = os.statvfs(fs)
     size = st.f_bavail * st.f_frsize - leave
-    with open(fs / "filler", "wb") as f:
+    # unbuffered: a write the run's own writes left no room for fails here, not
+    # again in close() flushing what a buffer kept of it (ENOSPC out of `with`)
+    with open(fs / "filler", "wb", buffering=0) as f:
         while size > 0:
-            chunk = min(size, 1 << 20)
             try:
-                f.write(b"\0" * chunk)
-                f.flush()
+                written = f.write(b"\0" * min(size, 1 << 20))
             except OSError:
                 break
-            size -= chunk
+            if not written:
+                break
+            size -= written
 
 
 def test_a_full_file_system_is_refused_before_the_load(small_fs: Path) -> None:
