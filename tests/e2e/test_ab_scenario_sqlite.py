@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import run_benchtop
+
+# alone: each turn's time is asserted to a quarter second
+pytestmark = pytest.mark.alone
 
 FILE = """\
 engine = "sqlite"

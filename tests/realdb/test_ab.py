@@ -19,7 +19,7 @@ import pytest
 from benchtop.target.leftovers import ChangeRecord
 from tests.fixtures.servers import Server, mysql_admin_exec, retry
 
-pytestmark = pytest.mark.realdb
+pytestmark = [pytest.mark.realdb, pytest.mark.alone]
 
 ROOT = Path(__file__).parents[2]
 SIZE = ["--tables", "1", "--table-size", "1000"]

@@ -25,7 +25,8 @@ from tests.e2e.conftest import run_benchtop
 from tests.fixtures.servers import Server, mysql_admin_exec, pg_admin_exec, retry
 from tests.proxysql_standin import start_standin
 
-pytestmark = pytest.mark.realdb
+# alone: a busy neighbour thins the processlist samples that name prepared executions and order them
+pytestmark = [pytest.mark.realdb, pytest.mark.alone]
 
 SYSBENCH = shutil.which("sysbench")
 PGBENCH = shutil.which("pgbench") or next(

@@ -10,7 +10,7 @@ import pytest
 
 from tests.realdb.test_run_servers import bt
 
-pytestmark = [pytest.mark.realdb, pytest.mark.slow]
+pytestmark = [pytest.mark.realdb, pytest.mark.slow, pytest.mark.alone]
 
 SIZE = ["--tables", "1", "--table-size", "2000"]
 

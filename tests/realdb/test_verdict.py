@@ -23,7 +23,7 @@ import pytest
 from benchtop.sources.sync_probe import timed_sync_ms
 from tests.fixtures.servers import mysql_admin_exec, pg_admin_exec, retry
 
-pytestmark = pytest.mark.realdb
+pytestmark = [pytest.mark.realdb, pytest.mark.alone]
 
 ROOT = Path(__file__).parents[2]
 SIZE = ["--tables", "1", "--table-size", "2000"]
