@@ -9,6 +9,7 @@
  * COM_STMT_EXECUTE.  Each exchange here is a whole command and its whole
  * reply, so the library's state is as it left it when it is next called.
  */
+#define _GNU_SOURCE /* syscall(), for sockio.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "driver_mysql.h"
 #include "evloop.h"
+#include "sockio.h"
 
 #ifdef BT_MY_BLOCKING_READS
 /* libmariadb reads with recv(MSG_DONTWAIT) and, when the reply is not there
@@ -35,7 +37,7 @@ static ssize_t bt_my_pvio_read(MARIADB_PVIO *pvio, uchar *buf, size_t len)
     const bt_my_pvio_methods *bm = (const bt_my_pvio_methods *)pvio->methods;
     ssize_t r;
     for (;;) {
-        r = recv(bm->fd, buf, len, 0);
+        r = bt_recv(bm->fd, buf, len, 0);
         if (r >= 0)
             return r;
         if (errno == EINTR)
@@ -58,7 +60,7 @@ static ssize_t bt_my_pvio_write(MARIADB_PVIO *pvio, const uchar *buf, size_t len
 {
     const bt_my_pvio_methods *bm = (const bt_my_pvio_methods *)pvio->methods;
     for (;;) {
-        ssize_t r = send(bm->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t r = bt_send(bm->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (r >= 0)
             return r;
         if (errno == EINTR)
@@ -399,7 +401,7 @@ int bt_my_wire_execute(bt_my_conn *c, bt_my_stmt *st, const bt_value *params, in
     /* the library sends its own types again on its next execute of this statement */
     st->stmt->send_types_to_server = 1;
     for (size_t off = 0; off < c->wire.len;) {
-        ssize_t w = send(c->pvio_methods.fd, c->wire.buf + off, c->wire.len - off, MSG_NOSIGNAL);
+        ssize_t w = bt_send(c->pvio_methods.fd, c->wire.buf + off, c->wire.len - off, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && c->pvio_methods.async &&

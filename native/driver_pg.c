@@ -599,7 +599,8 @@ oom:
     return NULL;
 }
 
-static char *bt_pg_fmt_i64(char *buf, int64_t v)
+/* Writes v into buf as decimal text, NUL-terminated; returns its length. */
+static size_t bt_pg_fmt_i64(char *buf, int64_t v)
 {
     char tmp[24];
     int n = 0;
@@ -614,10 +615,11 @@ static char *bt_pg_fmt_i64(char *buf, int64_t v)
     while (n)
         *o++ = tmp[--n];
     *o = '\0';
-    return buf;
+    return (size_t)(o - buf);
 }
 
-/* Points st->values at this call's parameters, formatted as text. */
+/* Points st->values at this call's parameters, formatted as text (their
+ * lengths in st->pv). */
 static int bt_pg_bind(bt_pg_stmt *st, const bt_value *params, bt_err *err)
 {
     for (int i = 0; i < st->nparams; i++) {
@@ -625,14 +627,17 @@ static int bt_pg_bind(bt_pg_stmt *st, const bt_value *params, bt_err *err)
         bt_pg_param *p = &st->pv[i];
         if (v->type == BT_VAL_NULL) {
             st->values[i] = NULL;
+            p->len = 0;
         } else if (v->type == BT_VAL_INT) {
-            st->values[i] = bt_pg_fmt_i64(p->num, v->i);
+            p->len = bt_pg_fmt_i64(p->num, v->i);
+            st->values[i] = p->num;
         } else {
             /* text-format parameters are NUL-terminated: copy */
             p->s.len = 0;
             if (bt_textbuf_append(&p->s, v->s, v->len) != 0)
                 return bt_pg_oom(err);
             st->values[i] = p->s.buf;
+            p->len = strlen(p->s.buf);  /* as libpq reads it: to a NUL inside */
         }
     }
     return 0;

@@ -19,6 +19,7 @@
 typedef struct {
     char num[24];            /* an int parameter, formatted */
     bt_textbuf s;            /* a string parameter, copied and NUL-terminated */
+    size_t len;              /* this call's value's length (the wire path's Bind) */
 } bt_pg_param;
 
 typedef struct {

@@ -12,6 +12,7 @@
  * working on the same socket.  The wire path's reads block in recv() (the
  * socket is switched to blocking for them, back to non-blocking for libpq).
  */
+#define _GNU_SOURCE /* syscall(), for sockio.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +23,7 @@
 
 #include "driver_pg.h"
 #include "evloop.h"
+#include "sockio.h"
 
 /* The wire path waits for a reply inside recv(): one system call per
  * reply instead of poll() + recv(), 3-4% of a point select's client CPU.
@@ -85,7 +87,7 @@ static int bt_pg_wire_message(bt_pg_conn *c, const bt_pg_stmt *st)
     size_t name = strlen(st->name) + 1;
     size_t body = 4 + 1 + name + 2 + 2 + 2;  /* its length, portal, name, formats, count, result formats */
     for (int i = 0; i < st->nparams; i++) {
-        body += 4 + (st->values[i] ? strlen(st->values[i]) : 0);
+        body += 4 + st->pv[i].len;
         if (body > BT_PG_MSG_MAX)
             return -1;
     }
@@ -100,7 +102,7 @@ static int bt_pg_wire_message(bt_pg_conn *c, const bt_pg_stmt *st)
     p = bt_pg_put16(p, (uint16_t)st->nparams);
     for (int i = 0; i < st->nparams; i++) {
         const char *v = st->values[i];
-        size_t n = v ? strlen(v) : 0;
+        size_t n = st->pv[i].len;
         p = bt_pg_put32(p, v ? (uint32_t)n : 0xffffffffu);
         memcpy(p, v ? v : "", n);
         p += n;
@@ -116,7 +118,7 @@ static int bt_pg_wire_send(bt_pg_conn *c, bt_err *err)
     int fd = c->fd;
     size_t off = 0;
     while (off < c->out.len) {
-        ssize_t n = send(fd, c->out.buf + off, c->out.len - off, MSG_NOSIGNAL);
+        ssize_t n = bt_send(fd, c->out.buf + off, c->out.len - off, MSG_NOSIGNAL);
         if (n > 0) {
             off += (size_t)n;
         } else if (n < 0 && errno == EINTR) {
@@ -161,7 +163,7 @@ static int bt_pg_wire_fill(bt_pg_conn *c, size_t need, bt_err *err)
             return bt_pg_wire_lost(err, bt_io_aborted() ? "stopped" : strerror(errno));
         }
         c->just_sent = 0;
-        ssize_t n = recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+        ssize_t n = bt_recv(fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
         if (n > 0)
             c->in_len += (size_t)n;
         else if (n < 0 && errno == EINTR)
