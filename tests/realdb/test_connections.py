@@ -174,13 +174,16 @@ def test_2000_connections_through_pgbouncer(pgbouncer_server, tpcb_pg) -> None:
     was = next(r["value"] for r in old if r["key"] == "max_client_conn")
     pg_admin_exec(pgbouncer_server, "SET max_client_conn = 2500")
     try:
-        s = summary_of(bt(pgbouncer_server, "--headless", "--json", "--workload", "tpcb_select_only", "--scale", "1",
-                          "--connections", "2000", "--threads", "4", "--time", "3", "--report-interval", "0",
-                          "--warmup", "0", timeout=180))
+        res = bt(pgbouncer_server, "--headless", "--json", "--workload", "tpcb_select_only", "--scale", "1",
+                 "--connections", "2000", "--threads", "4", "--time", "3", "--report-interval", "0", "--warmup", "0",
+                 timeout=180)
     finally:
         pg_admin_exec(pgbouncer_server, f"SET max_client_conn = {was}")
+    s = summary_of(res)
     assert (s["threads"], s["connections"], s["connections_served"]) == (4, 2000, 2000), s
-    assert s["errors"] == 0 and s["transactions"] >= 2000
+    # its kind and the run's stderr: it failed once (an error in one run of nine, beside another worker's tests)
+    # saying neither
+    assert s["errors"] == 0 and s["transactions"] >= 2000, (s["errors_by_kind"], res.stderr[-2000:])
     # the ramp is said, and is not inside the 3 s measured
     assert s["initial_connection_ms"] > 0 and abs(s["time_s"] - 3) < 0.2, s
 
