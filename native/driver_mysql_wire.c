@@ -9,7 +9,6 @@
  * COM_STMT_EXECUTE.  Each exchange here is a whole command and its whole
  * reply, so the library's state is as it left it when it is next called.
  */
-#define _GNU_SOURCE /* syscall(), for sockio.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>

@@ -12,7 +12,6 @@
  * working on the same socket.  The wire path's reads block in recv() (the
  * socket is switched to blocking for them, back to non-blocking for libpq).
  */
-#define _GNU_SOURCE /* syscall(), for sockio.h */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

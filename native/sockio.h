@@ -6,8 +6,8 @@
  * samples in a point select at 256 connections (perf, cpu-clock).  No engine
  * thread is ever cancelled, so the drivers make the system calls directly:
  * errors come back as from libc (-1 and errno), signals interrupt them the
- * same way.  syscall() needs _GNU_SOURCE (or _DEFAULT_SOURCE), defined by
- * the file that includes this before its first include.
+ * same way.  syscall() is declared under _DEFAULT_SOURCE, which every build
+ * of the engine defines.
  */
 #ifndef BT_SOCKIO_H
 #define BT_SOCKIO_H
