@@ -343,6 +343,7 @@ typedef struct {
     uint64_t rows_loaded;             /* bulk load progress */
     char error[512];                  /* the fatal error, if state == FAILED */
     char connect_error[256];          /* the server's word on the latest refused connection attempt */
+    char lost_error[256];             /* why the latest lost connection was lost */
 } bt_snapshot;
 
 typedef struct bt_engine bt_engine;

@@ -573,6 +573,7 @@ int bt_engine_snapshot(bt_engine *e, bt_snapshot *out, uint64_t *lat_hist, uint6
     }
     memcpy(out->error, e->error, sizeof out->error);
     memcpy(out->connect_error, e->connect_error, sizeof out->connect_error);
+    memcpy(out->lost_error, e->lost_error, sizeof out->lost_error);
     pthread_mutex_unlock(&e->ctl_mu);
     if (out->latency_ns_min == UINT64_MAX)
         out->latency_ns_min = 0;

@@ -58,6 +58,7 @@ struct bt_engine {
     pthread_cond_t resume_cv; /* the pause ended or the run stopped (with pause_mu) */
     char error[512];
     char connect_error[256]; /* the latest refused connection attempt's message (ctl_mu) */
+    char lost_error[256];    /* the latest lost connection's message (ctl_mu) */
 };
 
 /* Starts a snapshot: zeroes `out` and the caller's histogram buffers (either

@@ -40,6 +40,16 @@ static int server_full(const bt_err *err)
            || strstr(err->msg, "connection slots are reserved") != NULL;
 }
 
+/* Why a connection failed, for the summary: best effort, never waiting for
+ * the lock a snapshot holds (`why` is one of e's messages, under ctl_mu). */
+static void keep_why(bt_engine *e, char why[static 256], const char *msg)
+{
+    if (pthread_mutex_trylock(&e->ctl_mu) == 0) {
+        snprintf(why, 256, "%.255s", msg);
+        pthread_mutex_unlock(&e->ctl_mu);
+    }
+}
+
 int bt_worker_connect(bt_client *c, bt_err *err)
 {
     bt_worker *w = c->w;
@@ -49,12 +59,7 @@ int bt_worker_connect(bt_client *c, bt_err *err)
     if (rc != 0) {
         c->conn = NULL;
         BT_ADD(w->connect_failures, 1);
-        /* why, for the summary (Too many connections, Access denied): best
-         * effort, never waiting for the lock a snapshot holds */
-        if (pthread_mutex_trylock(&e->ctl_mu) == 0) {
-            snprintf(e->connect_error, sizeof e->connect_error, "%.255s", err->msg);
-            pthread_mutex_unlock(&e->ctl_mu);
-        }
+        keep_why(e, e->connect_error, err->msg);  /* Too many connections, Access denied */
         return rc;
     }
     /* publish the socket, unless the controller already aborted our I/O */
@@ -226,7 +231,10 @@ __attribute__((noinline)) static int rollback(bt_client *c)
         return 0;
     bt_err err = {0};
     c->in_txn = 0;
-    return c->w->e->drv->exec_text(c->conn, "ROLLBACK", NULL, &err);
+    int rc = c->w->e->drv->exec_text(c->conn, "ROLLBACK", NULL, &err);
+    if (rc != 0)
+        keep_why(c->w->e, c->w->e->lost_error, err.msg);
+    return rc;
 }
 
 /* Runs one transaction to completion, retrying retryable failures.  Returns 0
@@ -249,7 +257,10 @@ static int run_one(bt_client *c, int32_t type, int *rolled_back)
             return -1;
         }
         if (rc == BT_DERR_LOST || rc == BT_DERR_CONNECT) {
-            BT_ADD(w->errors[err->errk == BT_ERRK_TIMEOUT ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
+            int timeout = err->errk == BT_ERRK_TIMEOUT;
+            BT_ADD(w->errors[timeout ? BT_ERRK_TIMEOUT : BT_ERRK_LOST_CONNECTION], 1);
+            if (!timeout)
+                keep_why(e, e->lost_error, err->msg);
             c->in_txn = 0;
             return reconnect(c) == 0 ? 1 : -1;
         }

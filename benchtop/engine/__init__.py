@@ -483,6 +483,7 @@ class Engine:
             rows_loaded=s.rows_loaded,
             error=ffi.string(s.error).decode(errors="replace"),
             connect_error=ffi.string(s.connect_error).decode(errors="replace"),
+            lost_error=ffi.string(s.lost_error).decode(errors="replace"),
             latency=lat,
             service=svc,
             groups=tuple(self._group_sample(i, name) for i, name in enumerate(self.group_names)) if with_groups else (),

@@ -76,6 +76,7 @@ class EngineSample:
     groups: tuple[GroupSample, ...] = ()  # when the workload declares thread groups
     connect_failures: int = 0  # connection attempts refused or unanswered (too many connections, denied, down)
     connect_error: str = ""  # the server's word on the latest refused attempt
+    lost_error: str = ""  # why the latest lost connection was lost (the server's or the socket's word)
     connected: int = -1  # running workers holding a connection now; -1: not known (a reading without it)
     connections_served: int = 0  # connections that completed at least one transaction
     loops_running: int = 0  # event-loop threads running (--connections); 0 with a thread per connection

@@ -293,6 +293,7 @@ class RunSummary:
     connected_min: int = -1  # the fewest workers connected at an interval's end (-1: not known)
     aborted_reason: str = ""  # why the first client aborted (a pgbench script's failed expression)
     refused_reason: str = ""  # the server's word on the latest refused connection attempt
+    lost_reason: str = ""  # why the latest of the lost connections was lost
     initial_connection_ms: float = 0.0  # the start's connections, before the measured time (pgbench's figure)
 
     @property
@@ -369,6 +370,8 @@ class RunSummary:
                         + (last.in_flight if last.state in ENDED else 0)),
             connect_failures=max(0, last.connect_failures - first.connect_failures),
             refused_reason=last.connect_error if last.connect_failures > first.connect_failures else "",
+            lost_reason=last.lost_error if last.errors.get("lost_connection", 0) > first.errors.get("lost_connection", 0)
+            else "",
             aborted_reason=last.error if last.errors.get("client_aborted", 0) > first.errors.get("client_aborted", 0)
             else "",
             loop_threads=last.loop_threads,
@@ -429,6 +432,7 @@ class RunSummary:
             "initial_connection_ms": round(self.initial_connection_ms, 3),
             "connect_failures": self.connect_failures,
             **({"connect_error": self.refused_reason} if self.refused_reason else {}),
+            **({"lost_error": self.lost_reason} if self.lost_reason else {}),
             **({"connected": self.connected_max} if self.connected_max >= 0 else {}),
             **({"connected_min": self.connected_min} if 0 <= self.connected_min < self.threads else {}),
             **({"warnings": self.warnings} if self.warnings else {}),
