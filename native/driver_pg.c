@@ -2,7 +2,7 @@
  * compile with -DBT_HAVE_PGSQL).
  *
  * Prepared mode (cfg->prepare != 0): statement key K is prepared once per
- * connection as "bt_K" (its '?' rewritten to $1..$n) and then run with
+ * connection as "bt<tag>_K" (its '?' rewritten to $1..$n) and then run with
  * PQexecPrepared, parameters in text format from per-statement buffers: one
  * Bind/Execute/Sync round trip per statement and no allocation in this file.
  * Text mode (--no-prepare): values are interpolated and sent with PQexec
@@ -19,7 +19,11 @@
  * transaction is already aborted, so it is reported as retryable (counted
  * under serialization failures, at most once per connection).  Poolers that
  * keep named statements working (PgBouncer 1.21+ with max_prepared_statements,
- * session pooling) never raise those errors and keep named statements.
+ * session pooling) never raise those errors and keep named statements.  The
+ * tag makes the names the connection's own: a pooler's server connections
+ * keep what other clients prepared (other runs, other workloads), and a "bt_0"
+ * of theirs took a Bind meant for ours (wrong parameter count, 08P01, read as
+ * a lost connection; with a like count, another statement's text run).
  *
  * Pipeline mode (cfg->pipeline, prepared mode only): inside an explicit
  * transaction, statements without a captured result are queued and sent in
@@ -427,6 +431,9 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
         goto out;
     }
     c->fd = PQsocket(c->pg);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    c->tag = (uint32_t)PQbackendPID(c->pg) * 2654435761u ^ (uint32_t)now.tv_nsec ^ (uint32_t)now.tv_sec;
     c->wire = c->prepare && !c->pipeline && c->timeout_ms == 0 && !PQsslInUse(c->pg) &&
               PQprotocolVersion(c->pg) == 3;
     rc = 0;
@@ -576,7 +583,7 @@ static bt_pg_stmt *bt_pg_stmt_get(bt_pg_conn *c, int32_t key, const char *sql, b
         return NULL;
     if (fresh) {
         /* in its slot already: freed by disconnect even if half built */
-        snprintf(st->name, sizeof st->name, "bt_%d", (int)key);
+        snprintf(st->name, sizeof st->name, "bt%08x_%d", (unsigned)c->tag, (int)key);
         int np = 0;
         st->sql = bt_pg_rewrite(sql, &np);
         if (!st->sql)

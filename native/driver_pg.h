@@ -23,7 +23,7 @@ typedef struct {
 } bt_pg_param;
 
 typedef struct {
-    int prepared;            /* "bt_<key>" exists on this connection */
+    int prepared;            /* its name exists on this connection */
     char name[24];
     char *sql;               /* with $n placeholders */
     int nparams;
@@ -63,6 +63,7 @@ typedef struct {
     bt_stmt_slots stmts;     /* bt_pg_stmt by key */
 
     int32_t timeout_ms;      /* cfg->query_timeout_ms */
+    uint32_t tag;            /* in its statements' names: "bt<tag>_<key>" */
     int in_txn;              /* pipeline mode: an explicit transaction is open */
     int npending;
     int timed_out;           /* a statement outlived it: the connection is given up */
