@@ -168,7 +168,7 @@ def translate(text: str, path: str) -> str:
             pending.append(done)
             sql = " ".join(pending).strip()
             if sql:
-                out[pending_line - 1] = _join(out[pending_line - 1], _exec_line(sql, None))
+                out[pending_line - 1] = _join(out[pending_line - 1], _exec_line(sql, None), path, pending_line)
             pending = []
             pending_line = lineno
         if parts[-1].strip():
@@ -180,20 +180,22 @@ def translate(text: str, path: str) -> str:
             if not sql:
                 raise WorkloadError(f"{path}:{lineno}: \\gset must follow a query")
             prefix = gset.group(1) or ""
-            out[pending_line - 1] = _join(out[pending_line - 1], _exec_line(sql, prefix + _column_name(sql, path, lineno)))
+            gset_exec = _exec_line(sql, prefix + _column_name(sql, path, lineno))
+            out[pending_line - 1] = _join(out[pending_line - 1], gset_exec, path, pending_line)
             pending = []
         i += 1
     if " ".join(pending).strip():
-        out[pending_line - 1] = _join(out[pending_line - 1], _exec_line(" ".join(pending), None))
+        out[pending_line - 1] = _join(out[pending_line - 1], _exec_line(" ".join(pending), None), path, pending_line)
     if not any(ln.startswith("exec") for part in out for ln in part.splitlines()):
         raise WorkloadError(f"{path}: the script runs no SQL")
     return "\n".join(out) + "\n"
 
 
-def _join(existing: str, new: str) -> str:
+def _join(existing: str, new: str, path: str, line: int) -> str:
     if existing:
         # two statements on one line: the second cannot keep its own line number
-        raise WorkloadError(f"several SQL statements on one line are not supported: {new[:60]}")
+        raise WorkloadError(f"{path}:{line}: several SQL statements on one line are not supported "
+                            "(put each on a line of its own)")
     return new
 
 

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from benchtop.errors import UsageError
@@ -142,6 +142,7 @@ def test_scenario_durations_and_rates_have_the_run_options_ranges(tmp_path) -> N
                                                 "\\sleep 1e400 ms", "\\set w 99999999999999999999", "\\gset",
                                                 "\\set", "SELECT 1 \\gset p_", "\\foo", "--", "'", ""]),
                                max_size=8).map(lambda ls: "\n".join(ls).encode())))
+@example(data=b"\x00;\x00")  # two statements on one line: its error named neither file nor line
 def test_any_pgbench_script_compiles_or_names_file_and_line(tmp_path_factory, data: bytes) -> None:
     from benchtop.workload.pgbench_script import ScriptSpec, pgbench_program
 
