@@ -4,6 +4,7 @@ reads on its next tick; a second one hurries the end."""
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from typing import Callable
@@ -31,11 +32,52 @@ class StopFlag:
         self._hurry.append(callback)
 
     def install(self) -> None:
-        def handler(signum: int, _frame: object) -> None:
-            self.set(f"signal {signal.Signals(signum).name}", signum)
-
+        """SIGINT and SIGTERM set this flag from now on (through the process's relay)."""
+        relay = _SignalRelay.get()
+        relay.flag = self
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
-                signal.signal(sig, handler)
+                signal.signal(sig, relay.handler)
             except ValueError:  # not the main thread (e.g. under a test runner)
                 pass
+
+
+class _SignalRelay:
+    """The process's stop signals, passed on by a thread of their own.
+
+    A Python signal handler runs in the main thread between two of its
+    bytecodes; one that set the flag's Event there took the lock that
+    Event.wait holds as its timeout returns, and a signal landing in that
+    window waited for it for good: the headless loop waits on the flag every
+    tick, and SIGTERM froze a run.  The handler only writes the signal's
+    number to a pipe; this thread sets the flag.  One per process, as signal
+    handlers are."""
+
+    _made: "_SignalRelay | None" = None
+    _making = threading.Lock()
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self.flag: StopFlag | None = None
+        threading.Thread(target=self._pass_on, name="benchtop-signals", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> "_SignalRelay":
+        with cls._making:
+            if cls._made is None:
+                cls._made = cls()
+            return cls._made
+
+    def handler(self, signum: int, _frame: object) -> None:
+        try:
+            os.write(self._write, bytes([signum]))
+        except BlockingIOError:
+            pass  # a full pipe: more signals than anyone reads are pending already
+
+    def _pass_on(self) -> None:
+        while True:
+            for signum in os.read(self._read, 64):
+                flag = self.flag
+                if flag is not None:
+                    flag.set(f"signal {signal.Signals(signum).name}", signum)
