@@ -69,6 +69,12 @@ class _SignalRelay:
                 cls._made = cls()
             return cls._made
 
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: the relay's thread stayed in the parent, so its own install() makes a new one."""
+        cls._made = None
+        cls._making = threading.Lock()
+
     def handler(self, signum: int, _frame: object) -> None:
         try:
             os.write(self._write, bytes([signum]))
@@ -81,3 +87,6 @@ class _SignalRelay:
                 flag = self.flag
                 if flag is not None:
                     flag.set(f"signal {signal.Signals(signum).name}", signum)
+
+
+os.register_at_fork(after_in_child=_SignalRelay.forget)
