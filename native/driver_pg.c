@@ -62,6 +62,7 @@
 
 #include <libpq-fe.h>
 
+#include "clock.h"
 #include "driver_pg.h"
 #include "evloop.h"
 
@@ -431,9 +432,7 @@ static int bt_pg_connect(const bt_conn_config *cfg, void **conn, bt_err *err)
         goto out;
     }
     c->fd = PQsocket(c->pg);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    c->tag = (uint32_t)PQbackendPID(c->pg) * 2654435761u ^ (uint32_t)now.tv_nsec ^ (uint32_t)now.tv_sec;
+    c->tag = (uint32_t)PQbackendPID(c->pg) * 2654435761u ^ (uint32_t)bt_now_ns();
     c->wire = c->prepare && !c->pipeline && c->timeout_ms == 0 && !PQsslInUse(c->pg) &&
               PQprotocolVersion(c->pg) == 3;
     rc = 0;

@@ -376,10 +376,12 @@ def test_statements_other_clients_left_on_pgbouncers_servers_are_not_ours(pgboun
     Bind of a run's own first statement on some other server connection, read
     as a lost connection (one run in five of the 2,000-connection test). A
     connection's statements carry a name of its own."""
-    holders = [pg_connect(pgbouncer_server, autocommit=False) for _ in range(20)]
+    config = pg_admin_exec(pgbouncer_server, "SHOW CONFIG", as_dict=True)
+    pool = int(next(r["value"] for r in config if r["key"] == "default_pool_size"))
+    holders = [pg_connect(pgbouncer_server, autocommit=False) for _ in range(pool)]
     try:
-        # 20 open transactions hold the pool's 20 server connections at once: half get one (on all of them,
-        # a run's first Prepare would fail "already exists" and say the pooler there)
+        # as many open transactions as the pool has server connections hold them all at once: half get one (on
+        # all of them, a run's first Prepare would fail "already exists" and say the pooler there)
         for conn in holders:
             conn.execute("SELECT 1")
         for conn in holders[::2]:
