@@ -197,10 +197,15 @@ class PreparedExecutions:
         scale = executes / seen if executes > seen else 1.0
         named_at = placed(self._labels, self._threads, executions)
         labelled = {key: text for key, (text, _v) in named_at.items()}
-        self.in_transactions = transactions(executions, named_at)
         texts = sorted(set(labelled.values()) | self._texts)
         commands, per_table = text_counts(digested, self.schema)
-        shares = fit(executions, labelled, texts, scale, counters, commands, tables, per_table)
+        fitted = fit(executions, labelled, texts, scale, counters, commands, tables, per_table)
+        shares = fitted.statements
+        # an execution of a shape only one statement ran is that statement's, named or not: a busy host's
+        # processlist names too few executions to place three transactions' statements by their labels alone
+        by_shape: dict[tuple[int, int], tuple[str, tuple[str, ...]]] = {
+            (e.thread, e.event): (fitted.sole[e.shape], ()) for e in executions if e.shape in fitted.sole}
+        self.in_transactions = transactions(executions, by_shape | named_at)
         named = len(labelled)
         self.notes.append(
             f"{round(len(executions) * scale)} executions of prepared statements (binary protocol), in no digest: "
@@ -209,6 +214,9 @@ class PreparedExecutions:
         if not named:
             self.notes.append("no running execution was named: the processlist shows other sessions' statements only "
                               "to a user with the PROCESS privilege; statements of one shape are shared evenly")
+        for alike, labels in fitted.unsure:
+            self.notes.append(f"{' and '.join(alike)} ran executions alike (rows and reads): their shares rest on "
+                              f"{labels} of them named and are unsure")
         if scale > 1.01:
             self.notes.append(f"the statement history dropped {1 - 1 / scale:.0%} of the executions between reads: "
                               "the rest stand for them")

@@ -35,6 +35,12 @@ LABEL_APART_PS = 15_000_000
 # the processlist shows a statement a little longer than performance_schema times it: a label's weight is
 # 1 / (its execution's time + this)
 SHOWN_LONGER_MS = 0.01
+# what a label counts for each point it is less like its execution than the likest statement (Shape.unlike)
+MISPLACED = 0.25
+# a shape shared among statements on fewer labels than this: their shares are unsure (within about 30 points)
+UNSURE_LABELS = 10
+# a shape whose executions the fit gives this share of to one statement: each of them is that statement's
+SOLE_SHARE = 0.95
 _ROW_COUNTER = {"insert": "ins", "replace": "ins", "update": "upd", "delete": "del"}
 _RANGE_WORDS = {"between", "<", ">", "<=", ">=", "in", "like", "or"}
 _AGGREGATES = {"sum", "count", "min", "max", "avg"}
@@ -92,6 +98,31 @@ class Shape:
             return False
         return not (self.sent > 1 and words & _AGGREGATES and "group" not in words)
 
+    def unlike(self, text: str) -> int:
+        """How many of a sort, a temporary table, a range read and many rows
+        read for one sent (an aggregate) the execution shows and the text's
+        words do not lead one to expect, or the other way round.  `fits`
+        rules a text out only when the execution shows what the text cannot
+        do; a text that fits with fewer of these is the likelier one (an
+        ORDER BY c over a range sorts, and a plain range does not).
+
+        >>> plain = Shape(7, 0, 7, True, False, False, False)
+        >>> plain.unlike("SELECT c FROM t WHERE id BETWEEN ? AND ?"), plain.unlike(
+        ...     "SELECT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c")
+        (0, 1)
+        >>> summed = Shape(1, 0, 7, True, False, False, False)
+        >>> summed.unlike("SELECT SUM(k) FROM t WHERE id BETWEEN ? AND ?"), summed.unlike(
+        ...     "SELECT c FROM t WHERE id BETWEEN ? AND ?")
+        (0, 1)
+        """
+        words = {t.text.lower() for t in tokens(text) if t.kind in ("ident", "op")}
+        expects = (bool(words & {"order", "group", "distinct", "distinctrow"}),
+                   bool(words & {"group", "distinct", "distinctrow", "union"}),
+                   bool(words & _RANGE_WORDS),
+                   bool(words & _AGGREGATES) and "group" not in words)
+        shows = (self.sorted, self.tmp, self.ranged, self.sent <= 1 < self.examined)
+        return sum(a != b for a, b in zip(expects, shows, strict=True))
+
 
 @dataclass(slots=True)
 class Execution:
@@ -103,6 +134,17 @@ class Execution:
     sent: int
     affected: int
     examined: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """The fit: each statement's executions, and the shapes whose executions
+    it gave (nearly) all to one statement, by that statement."""
+
+    statements: list[Attributed]
+    sole: dict[Shape, str]
+    # statements that ran executions alike, shared out on fewer than UNSURE_LABELS labels: (them, the labels)
+    unsure: list[tuple[tuple[str, ...], int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +313,7 @@ def text_counts(digested: dict[tuple[str, str], Totals],
 
 def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts: list[str], scale: float,
         counters: dict[str, int], texted: Counter[str], tables: dict[str, dict[str, int]],
-        texted_tables: Counter[tuple[str, str]]) -> list[Attributed]:
+        texted_tables: Counter[tuple[str, str]]) -> Fitted:
     """Non-negative least squares: x[shape, text] executions."""
     shapes = sorted({e.shape for e in executions}, key=lambda s: (s.sent, s.affected, s.examined, s.ranged,
                                                                      s.scanned, s.sorted, s.tmp))
@@ -283,11 +325,14 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
     known: Counter[tuple[Shape, str]] = Counter()
     timed: dict[tuple[Shape, str], list[float]] = defaultdict(list)
     named_in: Counter[Shape] = Counter()
+    likeness = {s: min((s.unlike(t) for t in texts if s.fits(t)), default=0) for s in shapes}
     for e in executions:
         text = labelled.get((e.thread, e.event))
         if text is None or not e.shape.fits(text):
             continue
-        prior[e.shape][text] += 1 / (e.ms + SHOWN_LONGER_MS)
+        # a label on an execution less like its text than another statement is likelier misplaced (the next
+        # execution of its thread started microseconds away) than right: it counts a quarter for each point
+        prior[e.shape][text] += MISPLACED ** (e.shape.unlike(text) - likeness[e.shape]) / (e.ms + SHOWN_LONGER_MS)
         known[(e.shape, text)] += 1
         named_in[e.shape] += 1
         timed[(e.shape, text)].append(e.ms)
@@ -308,20 +353,28 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
             unnamed or [t for t in texts if s.fits(t)])
         pairs += [(s, t) for t in here if s.fits(t)]
     if not pairs:
-        return []
+        return Fitted([], {}, [])
     col = {p: i for i, p in enumerate(pairs)}
     eqs: list[tuple[dict[int, float], float, float]] = []
     for s in shapes:
         n = per_shape[s] * scale
         eqs.append(({col[(s, t)]: 1.0 for t in texts if (s, t) in col}, n, 0.005 * n + 1))
-        total = sum(prior[s].values())
-        labels = named_in[s]
-        for t in texts:
-            if (s, t) not in col:
-                continue
-            p = prior[s][t] / total if total else 1.0 / max(1, sum(1 for tt in texts if (s, tt) in col))
-            # a proportion from k labelled executions is known to about sqrt(p(1-p)/k); unlabelled: hardly at all
-            sd = n * math.sqrt(max(p * (1 - p), 0.05) / labels) if labels else n
+        here = [t for t in texts if (s, t) in col]
+        if not here:
+            continue
+        # besides its labels, one made-up label shared by the statements most like the shape: few labels (a busy
+        # host's processlist named 13 of 5,200 executions) then leave a proportion open instead of settling it, and a
+        # shape none names goes to the statements that explain it rather than to any that fits
+        fewest = min(s.unlike(t) for t in here)
+        likest = [t for t in here if s.unlike(t) == fewest]
+        one = sum(prior[s].values()) / named_in[s] if named_in[s] else 1.0
+        weights = {t: prior[s][t] + (one / len(likest) if t in likest else 0.0) for t in here}
+        total = sum(weights.values())
+        labels = named_in[s] + 1
+        for t in here:
+            p = weights[t] / total
+            # a proportion from k labelled executions is known to about sqrt(p(1-p)/k)
+            sd = n * math.sqrt(max(p * (1 - p), 0.05) / labels)
             eqs.append(({col[(s, t)]: 1.0}, n * p, sd + 1))
     by_command: dict[str, list[int]] = defaultdict(list)
     for (s, t), i in col.items():
@@ -374,7 +427,16 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
         acc[2] += v * got.sent / got.n
         acc[3] += v * got.affected / got.n
         acc[4] += v * got.examined / got.n
-    return [Attributed(t, *v) for t, v in out.items() if round(v[0]) > 0]
+    given: dict[Shape, Counter[str]] = defaultdict(Counter)
+    for (s, t), v in zip(pairs, x, strict=True):
+        given[s][t] += v
+    sole = {s: t for s, ran in given.items() for t, v in ran.items() if v >= SOLE_SHARE * per_shape[s] * scale}
+    unsure = []
+    for s, ran in given.items():
+        shared = tuple(sorted(t for t, v in ran.items() if v >= (1 - SOLE_SHARE) * per_shape[s] * scale))
+        if len(shared) > 1 and named_in[s] < UNSURE_LABELS:
+            unsure.append((shared, named_in[s]))
+    return Fitted([Attributed(t, *v) for t, v in out.items() if round(v[0]) > 0], sole, unsure)
 
 
 @dataclass(slots=True)
