@@ -244,7 +244,10 @@ def test_totals_are_the_sum_of_the_intervals_with_many_threads_in_flight(tmp_pat
     summary = json.loads((out / "summary.json").read_text())
     saved = [json.loads(ln) for ln in (out / "intervals.jsonl").read_text().splitlines()]
     assert [iv["transactions"] for iv in saved] == printed
-    assert len(saved) == 3 and saved[-1]["t"] == pytest.approx(2.5, abs=0.1)  # the partial last interval
+    # the partial last interval ends the run; before it the ticks at 1 s and 2 s, or one line for both when the
+    # 256 threads (and a parallel test) kept the reading thread off the CPU past a tick (a stalled tick: no
+    # catch-up line), as a fresh-clone CI run on 2 cores once did
+    assert len(saved) in (2, 3) and saved[-1]["t"] == pytest.approx(2.5, abs=0.1)
     assert sum(printed) == summary["transactions"] == objs[-1]["transactions"] > 0
     assert summary["unfinished"] > 0
     assert summary["latency_ms"]["max"] <= 1000 * summary["time_s"] + 1
