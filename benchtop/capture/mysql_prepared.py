@@ -215,8 +215,8 @@ class PreparedExecutions:
             self.notes.append("no running execution was named: the processlist shows other sessions' statements only "
                               "to a user with the PROCESS privilege; statements of one shape are shared evenly")
         for alike, labels in fitted.unsure:
-            self.notes.append(f"{' and '.join(alike)} ran executions alike (rows and reads): their shares rest on "
-                              f"{labels} of them named and are unsure")
+            self.notes.append(f"{' and '.join(alike)} ran executions alike (rows and reads): how they share them "
+                              f"rests on {labels} executions the processlist named, and is unsure")
         if scale > 1.01:
             self.notes.append(f"the statement history dropped {1 - 1 / scale:.0%} of the executions between reads: "
                               "the rest stand for them")

@@ -37,7 +37,8 @@ LABEL_APART_PS = 15_000_000
 SHOWN_LONGER_MS = 0.01
 # what a label counts for each point it is less like its execution than the likest statement (Shape.unlike)
 MISPLACED = 0.25
-# a shape shared among statements on fewer labels than this: their shares are unsure (within about 30 points)
+# a shape shared among statements on fewer labels than this: their shares are unsure (from k labels a proportion
+# near a half is known to about sqrt(0.25 / k), 16 points at 10)
 UNSURE_LABELS = 10
 # a shape whose executions the fit gives this share of to one statement: each of them is that statement's
 SOLE_SHARE = 0.95

@@ -88,8 +88,9 @@ def test_a_shape_no_label_names_goes_to_the_statement_it_is_likest_and_alike_one
               "SELECT DISTINCT c FROM t WHERE id BETWEEN ? AND ? ORDER BY c": Shape(7, 0, 7, True, False, True, True),
               "UPDATE t SET k=k+1 WHERE id=?": Shape(0, 1, 1, False, False, False, False),
               "UPDATE t SET c=? WHERE id=?": Shape(0, 1, 1, False, False, False, False)}
-    executions = [Execution(0, i * 6 + j, (i * 6 + j) * 1000, shape, 0.1, shape.sent, shape.affected, 100)
-                  for i in range(200) for j, shape in enumerate(shapes.values())]
+    rows = {1: 1, 7: 100}  # each bucket's rows
+    executions = [Execution(0, i * 6 + j, (i * 6 + j) * 1000, shape, 0.1, rows.get(shape.sent, 0), shape.affected,
+                            rows[shape.examined]) for i in range(200) for j, shape in enumerate(shapes.values())]
     labels = {(0, 4): "UPDATE t SET k=k+1 WHERE id=?"}
     counters = {"Com_select": 800, "Com_update": 400}
     got = fit(executions, labels, list(shapes), 1.0, counters, Counter(), {}, Counter())
