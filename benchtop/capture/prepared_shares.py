@@ -90,7 +90,7 @@ class Shape:
             return not (self.sent or self.affected or self.examined)
         if (kind == "read" and self.affected) or (kind == "write" and self.sent):
             return False
-        words = {t.text.lower() for t in tokens(text) if t.kind in ("ident", "op")}
+        words = _words(text)
         if self.ranged and not words & _RANGE_WORDS:
             return False
         if self.sorted and not words & {"order", "group", "distinct", "distinctrow"}:
@@ -116,7 +116,7 @@ class Shape:
         ...     "SELECT c FROM t WHERE id BETWEEN ? AND ?")
         (0, 1)
         """
-        words = {t.text.lower() for t in tokens(text) if t.kind in ("ident", "op")}
+        words = _words(text)
         expects = (bool(words & {"order", "group", "distinct", "distinctrow"}),
                    bool(words & {"group", "distinct", "distinctrow", "union"}),
                    bool(words & _RANGE_WORDS),
@@ -158,6 +158,15 @@ class Attributed:
     rows_sent: float
     rows_affected: float
     rows_examined: float
+
+
+def _words(text: str) -> set[str]:
+    """A statement's words and operators, lower-cased (what Shape.fits and Shape.unlike read).
+
+    >>> sorted(_words("SELECT SUM(k) FROM t WHERE id > ?"))
+    ['(', ')', '>', 'from', 'id', 'k', 'select', 'sum', 't', 'where']
+    """
+    return {t.text.lower() for t in tokens(text) if t.kind in ("ident", "op")}
 
 
 def _bucket(n: Any) -> int:
@@ -326,14 +335,15 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
     known: Counter[tuple[Shape, str]] = Counter()
     timed: dict[tuple[Shape, str], list[float]] = defaultdict(list)
     named_in: Counter[Shape] = Counter()
-    likeness = {s: min((s.unlike(t) for t in texts if s.fits(t)), default=0) for s in shapes}
+    unlikeness = {(s, t): s.unlike(t) for s in shapes for t in texts if s.fits(t)}
+    likeness = {s: min((u for (us, _t), u in unlikeness.items() if us == s), default=0) for s in shapes}
     for e in executions:
         text = labelled.get((e.thread, e.event))
         if text is None or not e.shape.fits(text):
             continue
         # a label on an execution less like its text than another statement is likelier misplaced (the next
         # execution of its thread started microseconds away) than right: it counts a quarter for each point
-        prior[e.shape][text] += MISPLACED ** (e.shape.unlike(text) - likeness[e.shape]) / (e.ms + SHOWN_LONGER_MS)
+        prior[e.shape][text] += MISPLACED ** (unlikeness[(e.shape, text)] - likeness[e.shape]) / (e.ms + SHOWN_LONGER_MS)
         known[(e.shape, text)] += 1
         named_in[e.shape] += 1
         timed[(e.shape, text)].append(e.ms)
@@ -366,8 +376,8 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
         # besides its labels, one made-up label shared by the statements most like the shape: few labels (a busy
         # host's processlist named 13 of 5,200 executions) then leave a proportion open instead of settling it, and a
         # shape none names goes to the statements that explain it rather than to any that fits
-        fewest = min(s.unlike(t) for t in here)
-        likest = [t for t in here if s.unlike(t) == fewest]
+        fewest = min(unlikeness[(s, t)] for t in here)
+        likest = [t for t in here if unlikeness[(s, t)] == fewest]
         one = sum(prior[s].values()) / named_in[s] if named_in[s] else 1.0
         weights = {t: prior[s][t] + (one / len(likest) if t in likest else 0.0) for t in here}
         total = sum(weights.values())
@@ -418,7 +428,9 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
     for e in executions:
         sums[e.shape].add(e)
     out: dict[str, list[float]] = {}
+    given: dict[Shape, dict[str, float]] = defaultdict(dict)
     for (s, t), v in zip(pairs, x, strict=True):
+        given[s][t] = v
         got, acc = sums[s], out.setdefault(t, [0.0] * 5)
         caught, typical = timed[(s, t)], SHOWN_LONGER_MS
         acc[0] += v
@@ -428,9 +440,6 @@ def fit(executions: list[Execution], labelled: dict[tuple[int, int], str], texts
         acc[2] += v * got.sent / got.n
         acc[3] += v * got.affected / got.n
         acc[4] += v * got.examined / got.n
-    given: dict[Shape, Counter[str]] = defaultdict(Counter)
-    for (s, t), v in zip(pairs, x, strict=True):
-        given[s][t] += v
     sole = {s: t for s, ran in given.items() for t, v in ran.items() if v >= SOLE_SHARE * per_shape[s] * scale}
     unsure = []
     for s, ran in given.items():
