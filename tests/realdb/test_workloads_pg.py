@@ -153,6 +153,21 @@ def test_pgbench_scripts_run_as_pgbench_runs_them(pg_server, tmp_path: Path) -> 
         bt(pg_server, "cleanup", "--workload", "tpcb")
 
 
+def test_a_statement_done_after_the_end_is_not_counted_as_its_transaction_is_not(pg_server, tmp_path: Path) -> None:
+    """The summary's figures share one window: a statement that comes back
+    after the run's end is left out of the queries as its transaction is
+    left out of the transactions (it was counted, so the reads outnumbered
+    the transactions by the clients cut short: +256 at 256 connections)."""
+    import json
+
+    slow = tmp_path / "slow.sql"
+    slow.write_text("SELECT pg_sleep(0.4);\n")  # done at 0.4 and 0.8 s; the one at 1.2 s outlasts the 1 s run
+    summary = json.loads(ok(bt(pg_server, "--headless", "--json", "--pgbench-script", str(slow), "--threads", "2",
+                               "--time", "1", "--report-interval", "0")).strip().splitlines()[-1])
+    assert summary["unfinished"] == 2 and summary["transactions"] > 0, summary
+    assert summary["reads"] == summary["queries"] == summary["transactions"], summary
+
+
 def test_pgbench_script_set_errors_abort_the_client_as_pgbench_does(pg_server, tmp_path: Path) -> None:
     """A \\set that fails at run time (division by zero, an empty random
     range) aborts its client, as pgbench does: counted under client_aborted,
