@@ -36,24 +36,34 @@ def start_run(server, out: Path, seconds: int, *extra: str) -> subprocess.Popen[
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
 
 
+def whole_lines(f: Path) -> list[str]:
+    """f's lines so far, the one being appended left out: a read while a run
+    writes can end inside a line (cut at a page boundary: one of six runs of
+    test_query_timeout_rides_out_a_hung_server beside noisy-neighbour.sh read
+    a line's first 1,024 characters)."""
+    text = f.read_text() if f.exists() else ""
+    return [x for x in text[:text.rfind("\n") + 1].splitlines() if x.strip()]
+
+
 def wait_intervals(out: Path, n: int, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        f = out / "intervals.jsonl"
-        if f.exists() and len(f.read_text().splitlines()) >= n:
+        if len(whole_lines(out / "intervals.jsonl")) >= n:
             return
         time.sleep(0.1)
     raise AssertionError(f"fewer than {n} intervals in {out}")
 
 
 def intervals_of(out: Path) -> list[dict]:
-    f = out / "intervals.jsonl"
-    return [json.loads(x) for x in f.read_text().splitlines() if x.strip()] if f.exists() else []
+    return [json.loads(x) for x in whole_lines(out / "intervals.jsonl")]
 
 
 def recovered(intervals: list[dict], threads: int = 2) -> bool:
     """An interval without transactions (the fault), then one after it with
-    transactions and every worker connected (the recovery)."""
+    transactions and every worker connected (the recovery). Not asked of the
+    last line: stop_once signals the run as soon as a line shows the
+    recovery, so the last is a sliver of the next interval that may hold no
+    transaction yet (a CI run's did)."""
     zero = next((i for i, iv in enumerate(intervals) if iv["tps"] == 0), None)
     return zero is not None and any(iv["tps"] > 0 and iv.get("connected", threads) == threads
                                     for iv in intervals[zero + 1:])
@@ -99,7 +109,7 @@ def test_server_killed_and_restarted_during_a_run(prepared_mysql, tmp_path: Path
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert summary["reconnects"] >= 2 and summary["errors_by_kind"]["lost_connection"] >= 1
     intervals = [json.loads(x) for x in (out / "intervals.jsonl").read_text().splitlines()]
-    assert any(i["tps"] == 0 for i in intervals) and intervals[-1]["tps"] > 0
+    assert recovered(intervals), intervals
     events = [json.loads(x) for x in (out / "timeline.jsonl").read_text().splitlines()]
     outage = [e for e in events if e["kind"] == "outage"]
     assert len(outage) >= 2 and "restored" in outage[-1]["text"]
@@ -113,7 +123,7 @@ def test_hung_server_sigstop_then_sigcont(prepared_mysql, tmp_path: Path) -> Non
         wait_intervals(out, 1)
         prepared_mysql.kill(signal.SIGSTOP)
         time.sleep(3)
-        lines_during = len((out / "intervals.jsonl").read_text().splitlines())
+        lines_during = len(whole_lines(out / "intervals.jsonl"))
         prepared_mysql.kill(signal.SIGCONT)
         stdout, stderr = stop_once(proc, lambda: recovered(intervals_of(out)))
     finally:
@@ -124,7 +134,7 @@ def test_hung_server_sigstop_then_sigcont(prepared_mysql, tmp_path: Path) -> Non
     intervals = [json.loads(x) for x in (out / "intervals.jsonl").read_text().splitlines()]
     # the report kept its pace while the server hung: zero-tps lines, then recovery
     assert lines_during >= 3  # the one before the hang and two during its 3 s
-    assert any(i["tps"] == 0 for i in intervals) and intervals[-1]["tps"] > 0
+    assert recovered(intervals), intervals
 
 
 def test_pgbouncer_pause_and_resume(pg_server, pgbouncer_server, tmp_path: Path) -> None:
@@ -143,4 +153,4 @@ def test_pgbouncer_pause_and_resume(pg_server, pgbouncer_server, tmp_path: Path)
             proc.kill()
     assert proc.returncode == 0, stderr
     intervals = [json.loads(x) for x in (out / "intervals.jsonl").read_text().splitlines()]
-    assert any(i["tps"] == 0 for i in intervals) and intervals[-1]["tps"] > 0
+    assert recovered(intervals), intervals
