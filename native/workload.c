@@ -204,9 +204,10 @@ static int exec_stmt(bt_client *c, const bt_op *op, bt_err *err)
     if (rc != 0)
         return err->kind ? err->kind : BT_DERR_SQL;
     int32_t qk = op->x >= 0 && op->x <= 2 ? (int32_t)op->x : BT_QK_OTHER;
-    /* Done after the run's end, as the transaction it is part of (worker.c):
-     * outside the summary's window, so neither its count nor its latency
-     * (an fsync finishing after the end had stood above every transaction's). */
+    /* Done after the run's end: outside the summary's window, as the
+     * transaction it is part of is (worker.c), so neither counted nor timed;
+     * else an fsync ending after the end stands above every transaction's
+     * latency and the reads outnumber the transactions done. */
     uint64_t end = atomic_load_explicit(&e->stop_ns, memory_order_relaxed);
     uint64_t done = p->time_queries || end ? bt_now_ns() : 0;
     if (!end || done <= end) {

@@ -151,8 +151,8 @@ static void test_null_engine(void)
         total += h[i];
     CHECK(total == snap.transactions, "histogram %llu == transactions %llu", (unsigned long long)total,
           (unsigned long long)snap.transactions);
-    /* a transaction done after the stop is unfinished, and so is its read if that was done after it too;
-     * one whose read came back just before the end counts the read alone */
+    /* a transaction done after the stop is unfinished and its read, done after the stop too, is not counted;
+     * a read that came back just before the end counts though its transaction does not */
     CHECK(snap.queries[BT_QK_READ] >= snap.transactions &&
           snap.queries[BT_QK_READ] <= snap.transactions + snap.unfinished, "one read per transaction");
     CHECK(snap.state == BT_STATE_STOPPED, "state %d", snap.state);

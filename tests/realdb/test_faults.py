@@ -38,7 +38,7 @@ def start_run(server, out: Path, seconds: int, *extra: str) -> subprocess.Popen[
 
 def whole_lines(f: Path) -> list[str]:
     """f's lines so far, the one being appended left out: a read while a run
-    writes can end inside a line (cut at a page boundary: one of six runs of
+    writes can end inside a line (one of six runs of
     test_query_timeout_rides_out_a_hung_server beside noisy-neighbour.sh read
     a line's first 1,024 characters)."""
     text = f.read_text() if f.exists() else ""
